@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* In-place introsort generator. glibc's qsort() copies the whole array into a temporary buffer
+ * when it can, which would double the memory of a large trace model; this sorts in place with
+ * an inlined comparison. TD_DEFINE_SORT(fn, T, LESS) defines `static void fn(T *a, size_t n)`
+ * where LESS(x, y) compares two `const T *`. Not stable: make LESS a total order. */
+#ifndef TD_COMMON_SORT_H
+#define TD_COMMON_SORT_H
+
+#include <stddef.h>
+
+#define TD_DEFINE_SORT(fn, T, LESS)                                                          \
+	static void fn##_sift(T *a, size_t root, size_t n)                                   \
+	{                                                                                    \
+		for (;;) {                                                                   \
+			size_t c = 2 * root + 1;                                             \
+			T tmp;                                                               \
+			if (c >= n)                                                          \
+				return;                                                      \
+			if (c + 1 < n && LESS(&a[c], &a[c + 1]))                             \
+				c++;                                                         \
+			if (!LESS(&a[root], &a[c]))                                          \
+				return;                                                      \
+			tmp = a[root];                                                       \
+			a[root] = a[c];                                                      \
+			a[c] = tmp;                                                          \
+			root = c;                                                            \
+		}                                                                            \
+	}                                                                                    \
+	static void fn##_heap(T *a, size_t n)                                                \
+	{                                                                                    \
+		size_t i;                                                                    \
+		for (i = n / 2; i-- > 0;)                                                    \
+			fn##_sift(a, i, n);                                                  \
+		for (i = n; i-- > 1;) {                                                      \
+			T tmp = a[0];                                                        \
+			a[0] = a[i];                                                         \
+			a[i] = tmp;                                                          \
+			fn##_sift(a, 0, i);                                                  \
+		}                                                                            \
+	}                                                                                    \
+	static void fn##_rec(T *a, size_t n, int depth)                                      \
+	{                                                                                    \
+		while (n > 16) {                                                             \
+			size_t i, j, mid = n / 2;                                            \
+			T pivot, tmp;                                                        \
+			if (depth-- == 0) {                                                  \
+				fn##_heap(a, n);                                             \
+				return;                                                      \
+			}                                                                    \
+			/* median of three into a[mid] */                                    \
+			if (LESS(&a[mid], &a[0])) {                                          \
+				tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                     \
+			}                                                                    \
+			if (LESS(&a[n - 1], &a[mid])) {                                      \
+				tmp = a[mid]; a[mid] = a[n - 1]; a[n - 1] = tmp;             \
+				if (LESS(&a[mid], &a[0])) {                                  \
+					tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;             \
+				}                                                            \
+			}                                                                    \
+			pivot = a[mid];                                                      \
+			i = 0;                                                               \
+			j = n - 1;                                                           \
+			for (;;) {                                                           \
+				while (LESS(&a[i], &pivot))                                  \
+					i++;                                                 \
+				while (LESS(&pivot, &a[j]))                                  \
+					j--;                                                 \
+				if (i >= j)                                                  \
+					break;                                               \
+				tmp = a[i]; a[i] = a[j]; a[j] = tmp;                         \
+				i++;                                                         \
+				j--;                                                         \
+			}                                                                    \
+			/* recurse into the smaller side */                                  \
+			if (j + 1 < n - j - 1) {                                             \
+				fn##_rec(a, j + 1, depth);                                   \
+				a += j + 1;                                                  \
+				n -= j + 1;                                                  \
+			} else {                                                             \
+				fn##_rec(a + j + 1, n - j - 1, depth);                       \
+				n = j + 1;                                                   \
+			}                                                                    \
+		}                                                                            \
+		{                                                                            \
+			size_t i, j;                                                         \
+			for (i = 1; i < n; i++) {                                            \
+				T tmp = a[i];                                                \
+				for (j = i; j > 0 && LESS(&tmp, &a[j - 1]); j--)             \
+					a[j] = a[j - 1];                                     \
+				a[j] = tmp;                                                  \
+			}                                                                    \
+		}                                                                            \
+	}                                                                                    \
+	static void fn(T *a, size_t n)                                                       \
+	{                                                                                    \
+		int depth = 0;                                                               \
+		size_t m = n;                                                                \
+		while (m > 1) {                                                              \
+			depth += 2;                                                          \
+			m >>= 1;                                                             \
+		}                                                                            \
+		fn##_rec(a, n, depth);                                                       \
+	}
+
+#endif

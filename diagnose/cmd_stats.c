@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc stats TRACE [--format text|json] [-o FILE]: what is in a trace. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/cli.h"
+#include "diagnose/out.h"
+#include "parser/trace.h"
+
+struct dev_stat {
+	const struct td_device *d;
+	int64_t busy, span;
+};
+
+static const char *comp_name(enum td_compression c)
+{
+	return c == TD_COMP_GZIP ? "gzip" : c == TD_COMP_ZSTD ? "zstd" : "none";
+}
+
+static const char *layout_name(const struct td_trace *t)
+{
+	return t->layout == TD_LAYOUT_ARRAY ? "array" : "object";
+}
+
+static const char *era_name(const struct td_trace *t)
+{
+	if (t->legacy)
+		return "kineto-legacy";
+	if (t->layout == TD_LAYOUT_ARRAY && t->schema_version < 0)
+		return "chrome";
+	return "kineto";
+}
+
+static struct dev_stat *device_stats(const struct td_trace *t, size_t *n)
+{
+	struct dev_stat *ds = calloc(t->devices.len ? t->devices.len : 1, sizeof(*ds));
+	size_t i, k = 0;
+
+	for (i = 0; i < t->devices.len; i++) {
+		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
+		struct td_interval *iv;
+		size_t m;
+
+		if (!d->ops)
+			continue;
+		ds[k].d = d;
+		ds[k].span = d->last_end - d->first_ts;
+		m = td_trace_busy(t, d->id, d->first_ts, d->last_end, &iv);
+		ds[k].busy = td_intervals_total(iv, m);
+		free(iv);
+		k++;
+	}
+	*n = k;
+	return ds;
+}
+
+static double frac(int64_t a, int64_t b)
+{
+	return b > 0 ? (double)a / (double)b : 0.0;
+}
+
+struct anom_row {
+	const char *key;
+	uint64_t n;
+};
+
+static size_t anomalies(const struct td_trace *t, struct anom_row *rows)
+{
+	const struct td_anomalies *a = &t->anom;
+	struct anom_row all[] = {
+		{"negative_dur", a->negative_dur}, {"missing_dur", a->missing_dur},
+		{"missing_ts", a->missing_ts}, {"missing_name", a->missing_name},
+		{"bad_number", a->bad_number}, {"huge_number", a->huge_number},
+		{"invalid_utf8_names", a->invalid_utf8}, {"unknown_ph", a->unknown_ph},
+		{"unknown_cat", a->unknown_cat}, {"non_object_event", a->non_object_event},
+		{"unsorted_ts", a->unsorted_ts}, {"dur_overflow", a->dur_overflow},
+		{"sub_ns_digits", a->sub_ns_digits}, {"gpu_ops_without_launch", a->orphan_gpu_ops},
+	};
+	size_t i, k = 0;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i].n)
+			rows[k++] = all[i];
+	return k;
+}
+
+static void count_tracks(const struct td_trace *t, size_t *threads, size_t *streams)
+{
+	size_t i;
+
+	*threads = *streams = 0;
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (!tr->count)
+			continue;
+		if (tr->is_gpu)
+			(*streams)++;
+		else
+			(*threads)++;
+	}
+}
+
+static void print_json(FILE *f, const char *path, const struct td_trace *t,
+		       const struct dev_stat *ds, size_t nds)
+{
+	yajl_gen g = out_json_new(f);
+	struct anom_row rows[16];
+	size_t i, nrows = anomalies(t, rows), threads, streams;
+	int64_t s0 = 0, s1 = 0;
+
+	count_tracks(t, &threads, &streams);
+	td_trace_span(t, &s0, &s1);
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, "tracedoc.stats/1");
+	out_json_key(g, "trace");
+	out_json_str(g, path);
+	out_json_key(g, "format");
+	yajl_gen_map_open(g);
+	out_json_key(g, "layout");
+	out_json_str(g, layout_name(t));
+	out_json_key(g, "era");
+	out_json_str(g, era_name(t));
+	out_json_key(g, "rocm");
+	out_json_bool(g, t->rocm);
+	out_json_key(g, "compression");
+	out_json_str(g, comp_name(t->compression));
+	out_json_key(g, "schema_version");
+	out_json_int(g, t->schema_version);
+	out_json_key(g, "bytes");
+	out_json_int(g, (int64_t)t->bytes_in);
+	yajl_gen_map_close(g);
+	out_json_key(g, "events");
+	out_json_int(g, (int64_t)t->n_trace_events);
+	out_json_key(g, "partial");
+	out_json_bool(g, t->partial);
+	if (t->partial) {
+		out_json_key(g, "partial_reason");
+		out_json_str(g, t->partial_msg);
+	}
+	out_json_key(g, "by_kind");
+	yajl_gen_map_open(g);
+	for (i = 0; i < TD_K_COUNT; i++) {
+		if (!t->by_kind[i])
+			continue;
+		out_json_key(g, td_kind_name((enum td_kind)i));
+		out_json_int(g, (int64_t)t->by_kind[i]);
+	}
+	yajl_gen_map_close(g);
+	out_json_key(g, "span_ns");
+	out_json_int(g, s1 - s0);
+	out_json_key(g, "rank");
+	out_json_int(g, t->rank);
+	out_json_key(g, "world_size");
+	out_json_int(g, t->world_size);
+	out_json_key(g, "threads");
+	out_json_int(g, (int64_t)threads);
+	out_json_key(g, "streams");
+	out_json_int(g, (int64_t)streams);
+	out_json_key(g, "steps");
+	yajl_gen_map_open(g);
+	out_json_key(g, "count");
+	out_json_int(g, (int64_t)t->steps.len);
+	out_json_key(g, "median_ns");
+	out_json_int(g, td_trace_median_step(t));
+	yajl_gen_map_close(g);
+	out_json_key(g, "devices");
+	yajl_gen_array_open(g);
+	for (i = 0; i < nds; i++) {
+		yajl_gen_map_open(g);
+		out_json_key(g, "id");
+		out_json_int(g, ds[i].d->id);
+		out_json_key(g, "name");
+		out_json_str(g, ds[i].d->name ? td_trace_name(t, ds[i].d->name) : "");
+		out_json_key(g, "ops");
+		out_json_int(g, (int64_t)ds[i].d->ops);
+		out_json_key(g, "span_ns");
+		out_json_int(g, ds[i].span);
+		out_json_key(g, "busy_ns");
+		out_json_int(g, ds[i].busy);
+		out_json_key(g, "busy_fraction");
+		out_json_fixed(g, frac(ds[i].busy, ds[i].span), 6);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	out_json_key(g, "anomalies");
+	yajl_gen_map_open(g);
+	for (i = 0; i < nrows; i++) {
+		out_json_key(g, rows[i].key);
+		out_json_int(g, (int64_t)rows[i].n);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}
+
+static void print_text(FILE *f, const char *path, const struct td_trace *t,
+		       const struct dev_stat *ds, size_t nds)
+{
+	char b1[32], b2[32];
+	struct anom_row rows[16];
+	size_t i, nrows = anomalies(t, rows), threads, streams, col = 0;
+	int64_t s0 = 0, s1 = 0;
+
+	count_tracks(t, &threads, &streams);
+	td_trace_span(t, &s0, &s1);
+	fprintf(f, "trace      ");
+	out_text_name(f, path, 0);
+	fprintf(f, "%s\n", t->partial ? "  (PARTIAL)" : "");
+	fprintf(f, "format     %s %s%s, compression %s, %.1f MB uncompressed\n", era_name(t),
+		layout_name(t), t->rocm ? " (ROCm)" : "", comp_name(t->compression),
+		(double)t->bytes_in / 1e6);
+	fprintf(f, "events     %llu in traceEvents\n", (unsigned long long)t->n_trace_events);
+	for (i = 0; i < TD_K_COUNT; i++) {
+		if (!t->by_kind[i])
+			continue;
+		if (col == 0)
+			fprintf(f, "          ");
+		fprintf(f, " %s %llu", td_kind_name((enum td_kind)i),
+			(unsigned long long)t->by_kind[i]);
+		if (++col == 5) {
+			fputc('\n', f);
+			col = 0;
+		}
+	}
+	if (col)
+		fputc('\n', f);
+	fprintf(f, "span       %s\n", out_dur(b1, sizeof(b1), s1 - s0));
+	if (t->rank >= 0) {
+		fprintf(f, "rank       %lld", (long long)t->rank);
+		if (t->world_size > 0)
+			fprintf(f, " of %lld", (long long)t->world_size);
+		if (t->backend) {
+			fprintf(f, " (");
+			out_text_name(f, td_trace_name(t, t->backend), 40);
+			fprintf(f, ")");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "threads    %zu CPU threads, %zu GPU streams\n", threads, streams);
+	if (t->steps.len)
+		fprintf(f, "steps      %zu ProfilerStep#, median %s\n", t->steps.len,
+			out_dur(b1, sizeof(b1), td_trace_median_step(t)));
+	else
+		fprintf(f, "steps      none (no ProfilerStep# markers)\n");
+	if (!nds)
+		fprintf(f, "devices    no GPU activity in this trace\n");
+	for (i = 0; i < nds; i++) {
+		fprintf(f, "%s GPU %d ", i ? "          " : "devices   ", ds[i].d->id);
+		out_text_name(f, ds[i].d->name ? td_trace_name(t, ds[i].d->name) : "(unnamed)", 40);
+		fprintf(f, ": %llu ops, busy %s of %s (%.1f%%)\n", (unsigned long long)ds[i].d->ops,
+			out_dur(b1, sizeof(b1), ds[i].busy), out_dur(b2, sizeof(b2), ds[i].span),
+			100.0 * frac(ds[i].busy, ds[i].span));
+	}
+	if (!nrows)
+		fprintf(f, "anomalies  none\n");
+	for (i = 0; i < nrows; i++)
+		fprintf(f, "%s %s %llu\n", i ? "          " : "anomalies ", rows[i].key,
+			(unsigned long long)rows[i].n);
+	if (t->partial)
+		fprintf(f, "partial    %s\n", t->partial_msg);
+}
+
+static void stats_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc stats TRACE [--format text|json] [-o FILE]\n"
+		   "  TRACE   a Kineto / PyTorch profiler trace: .json, .json.gz or .json.zst, or - "
+		   "for stdin\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	const char *path = NULL, *format = "text", *outp = NULL;
+	struct td_trace t;
+	struct out_file of;
+	struct dev_stat *ds;
+	size_t nds;
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			stats_usage(stdout);
+			return EXIT_OK;
+		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+			format = argv[++i];
+		} else if (strncmp(argv[i], "--format=", 9) == 0) {
+			format = argv[i] + 9;
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			outp = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "tracedoc stats: unknown option '%s'\n", argv[i]);
+			stats_usage(stderr);
+			return EXIT_USAGE;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			fprintf(stderr, "tracedoc stats: one trace at a time\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!path) {
+		stats_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+		fprintf(stderr, "tracedoc stats: --format must be text or json, not '%s'\n", format);
+		return EXIT_USAGE;
+	}
+	td_trace_init(&t);
+	if ((rc = cli_load(path, &t)) != EXIT_OK) {
+		td_trace_free(&t);
+		return rc;
+	}
+	ds = device_stats(&t, &nds);
+	if (out_open(&of, outp) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		free(ds);
+		td_trace_free(&t);
+		return EXIT_INTERNAL;
+	}
+	if (strcmp(format, "json") == 0)
+		print_json(of.f, path, &t, ds, nds);
+	else
+		print_text(of.f, path, &t, ds, nds);
+	rc = out_close(&of, 1);
+	free(ds);
+	td_trace_free(&t);
+	if (rc != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
+			strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}

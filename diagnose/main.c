@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc: the command table and the shared pieces of every command. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "diagnose/cli.h"
+#include "parser/load.h"
+#include "parser/trace.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: tracedoc COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'tracedoc COMMAND --help' describes one command.\n"
+		   "exit codes: 0 ok, 1 gate regression, 2 usage, 3 bad input, 4 internal error\n");
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "tracedoc: out of memory (allocating %zu bytes)\n", n);
+	exit(EXIT_INTERNAL);
+}
+
+int cli_load(const char *path, struct td_trace *t)
+{
+	struct td_error err;
+	int rc = td_trace_load(path, NULL, t, &err);
+	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+	if (rc != 0) {
+		if (err.has_pos)
+			fprintf(stderr, "tracedoc: %s:%u:%u (byte %llu): %s\n", shown, err.line, err.col,
+				(unsigned long long)err.offset, err.msg);
+		else
+			fprintf(stderr, "tracedoc: %s: %s\n", shown, err.msg);
+		return rc == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
+	}
+	if (t->partial)
+		fprintf(stderr, "tracedoc: warning: %s: partial trace: %s\n", shown, t->partial_msg);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	td_set_oom_handler(oom);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("tracedoc 0.1.0\n");
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "tracedoc: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+#include "diagnose/out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/utf8.h"
+
+const char *out_dur(char *buf, size_t cap, int64_t ns)
+{
+	int64_t a = ns < 0 ? -ns : ns;
+	const char *sign = ns < 0 ? "-" : "";
+
+	if (a < 1000)
+		snprintf(buf, cap, "%s%lld ns", sign, (long long)a);
+	else if (a < 1000000)
+		snprintf(buf, cap, "%s%lld.%01lld us", sign, (long long)(a / 1000),
+			 (long long)(a % 1000 / 100));
+	else if (a < 1000000000)
+		snprintf(buf, cap, "%s%lld.%02lld ms", sign, (long long)(a / 1000000),
+			 (long long)(a % 1000000 / 10000));
+	else
+		snprintf(buf, cap, "%s%lld.%03lld s", sign, (long long)(a / 1000000000),
+			 (long long)(a % 1000000000 / 1000000));
+	return buf;
+}
+
+void out_text_name(FILE *f, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, shown = 0;
+
+	while (i < n) {
+		size_t k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		if (max && shown >= max) {
+			fputs("...", f);
+			return;
+		}
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+			fprintf(f, "\\x%02x", p[i]);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+		shown++;
+	}
+}
+
+static void gen_print(void *ctx, const char *s, size_t len)
+{
+	fwrite(s, 1, len, ctx);
+}
+
+yajl_gen out_json_new(FILE *f)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	yajl_gen_config(g, yajl_gen_indent_string, "  ");
+	yajl_gen_config(g, yajl_gen_print_callback, gen_print, f);
+	return g;
+}
+
+void out_json_key(yajl_gen g, const char *k)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+void out_json_str(yajl_gen g, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, o = 0;
+	char *buf;
+
+	if (td_utf8_valid(s, n)) {
+		yajl_gen_string(g, p, n);
+		return;
+	}
+	/* replace each invalid byte by U+FFFD so the output stays valid JSON */
+	buf = td_malloc(n * 3 + 1);
+	while (i < n) {
+		size_t k = td_utf8_seq(p + i, n - i);
+		if (k) {
+			memcpy(buf + o, p + i, k);
+			o += k;
+			i += k;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	yajl_gen_string(g, (const unsigned char *)buf, o);
+	free(buf);
+}
+
+void out_json_int(yajl_gen g, int64_t v)
+{
+	yajl_gen_integer(g, (long long)v);
+}
+
+void out_json_fixed(yajl_gen g, double v, int decimals)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	yajl_gen_number(g, buf, (size_t)n);
+}
+
+void out_json_bool(yajl_gen g, int v)
+{
+	yajl_gen_bool(g, v);
+}
+
+int out_open(struct out_file *o, const char *path)
+{
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	o->path = td_strndup(path, strlen(path));
+	o->tmp = td_malloc(strlen(path) + 16);
+	snprintf(o->tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
+	fd = mkstemp(o->tmp);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		free(o->path);
+		free(o->tmp);
+		memset(o, 0, sizeof(*o));
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int out_close(struct out_file *o, int ok)
+{
+	int rc = 0;
+
+	if (!o->f)
+		return 0;
+	if (o->f == stdout) {
+		if (fflush(stdout) != 0 || ferror(stdout))
+			rc = -1;
+		o->f = NULL;
+		return rc;
+	}
+	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0)
+		ok = 0, rc = -1;
+	if (fclose(o->f) != 0)
+		ok = 0, rc = -1;
+	if (ok && rename(o->tmp, o->path) != 0)
+		rc = -1, ok = 0;
+	if (!ok)
+		unlink(o->tmp);
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	return rc;
+}
+
+int out_use_color(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR");
+	return isatty(fileno(f)) && !(nc && *nc);
+}

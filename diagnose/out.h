@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Output helpers shared by the commands: durations for people, names escaped for a terminal,
+ * JSON through yajl_gen with invalid UTF-8 replaced, and atomic -o FILE. */
+#ifndef TD_DIAGNOSE_OUT_H
+#define TD_DIAGNOSE_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <yajl/yajl_gen.h>
+
+/* "1.234 ms", "56.7 us", "2.013 s", "850 ns" into buf; returns buf. */
+const char *out_dur(char *buf, size_t cap, int64_t ns);
+/* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max bytes with "..."
+ * (max 0 = no limit). */
+void out_text_name(FILE *f, const char *s, size_t max);
+
+/* yajl_gen conveniences. */
+yajl_gen out_json_new(FILE *f);
+void out_json_key(yajl_gen g, const char *k);
+void out_json_str(yajl_gen g, const char *s);
+void out_json_int(yajl_gen g, int64_t v);
+void out_json_fixed(yajl_gen g, double v, int decimals);
+void out_json_bool(yajl_gen g, int v);
+
+/* An output stream: stdout, or a temporary file beside `path` renamed over it on success. */
+struct out_file {
+	FILE *f;
+	char *path, *tmp;
+};
+int out_open(struct out_file *o, const char *path);
+/* Closes; renames into place when ok, else removes the temporary. Returns 0 or -1 (errno). */
+int out_close(struct out_file *o, int ok);
+
+/* 1 when colour should be used on f (a terminal, NO_COLOR unset). */
+int out_use_color(FILE *f);
+
+#endif

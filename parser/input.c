@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+#include "parser/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+
+#define RAW_CAP (256 * 1024)
+
+struct td_input {
+	int fd, own_fd;
+	enum td_compression comp;
+	unsigned char *raw;           /* compressed bytes */
+	size_t raw_len, raw_pos;
+	int raw_eof;
+	unsigned long long raw_off;   /* compressed bytes consumed */
+	z_stream z;
+	int z_init, z_end;            /* z_end: the last member ended cleanly */
+	ZSTD_DCtx *zd;
+	size_t zret;                  /* last ZSTD_decompressStream result: 0 = frame complete */
+	int truncated;
+};
+
+static int fill(struct td_input *in, struct td_error *err)
+{
+	ssize_t n;
+
+	if (in->raw_pos < in->raw_len || in->raw_eof)
+		return 0;
+	do
+		n = read(in->fd, in->raw, RAW_CAP);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return td_error_set(err, TD_EIO, "read error: %s", strerror(errno));
+	in->raw_len = (size_t)n;
+	in->raw_pos = 0;
+	if (n == 0)
+		in->raw_eof = 1;
+	return 0;
+}
+
+int td_input_open(const char *path, struct td_input **out, struct td_error *err)
+{
+	struct td_input *in = td_calloc(1, sizeof(*in));
+
+	*out = NULL;
+	if (strcmp(path, "-") == 0) {
+		in->fd = 0;
+	} else {
+		in->fd = open(path, O_RDONLY);
+		if (in->fd < 0) {
+			int e = errno;
+			free(in);
+			return td_error_set(err, TD_EIO, "cannot open: %s", strerror(e));
+		}
+		in->own_fd = 1;
+	}
+	in->raw = td_malloc(RAW_CAP);
+	/* gather up to 4 bytes for the magic (a pipe may deliver them one at a time) */
+	while (in->raw_len < 4) {
+		ssize_t n;
+		do
+			n = read(in->fd, in->raw + in->raw_len, RAW_CAP - in->raw_len);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			int e = errno;
+			td_input_close(in);
+			return td_error_set(err, TD_EIO, "read error: %s", strerror(e));
+		}
+		if (n == 0) {
+			in->raw_eof = 1;
+			break;
+		}
+		in->raw_len += (size_t)n;
+	}
+	if (in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		in->comp = TD_COMP_GZIP;
+		if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
+			td_input_close(in);
+			return td_error_set(err, TD_ENOMEM, "%s", "cannot start zlib");
+		}
+		in->z_init = 1;
+	} else if (in->raw_len >= 4 && in->raw[0] == 0x28 && in->raw[1] == 0xb5 &&
+		   in->raw[2] == 0x2f && in->raw[3] == 0xfd) {
+		in->comp = TD_COMP_ZSTD;
+		in->zd = ZSTD_createDCtx();
+		if (!in->zd) {
+			td_input_close(in);
+			return td_error_set(err, TD_ENOMEM, "%s", "cannot start zstd");
+		}
+	}
+	*out = in;
+	return 0;
+}
+
+enum td_compression td_input_compression(const struct td_input *in)
+{
+	return in->comp;
+}
+
+int td_input_truncated(const struct td_input *in)
+{
+	return in->truncated;
+}
+
+unsigned long long td_input_raw_offset(const struct td_input *in)
+{
+	return in->raw_off;
+}
+
+static ssize_t read_plain(struct td_input *in, unsigned char *buf, size_t cap,
+			  struct td_error *err)
+{
+	size_t n = in->raw_len - in->raw_pos;
+	ssize_t r;
+
+	if (n) { /* the bytes read to sniff the magic */
+		if (n > cap)
+			n = cap;
+		memcpy(buf, in->raw + in->raw_pos, n);
+		in->raw_pos += n;
+		in->raw_off += n;
+		return (ssize_t)n;
+	}
+	if (in->raw_eof)
+		return 0;
+	do
+		r = read(in->fd, buf, cap);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return td_error_set(err, TD_EIO, "read error: %s", strerror(errno));
+	if (r == 0)
+		in->raw_eof = 1;
+	in->raw_off += (unsigned long long)r;
+	return r;
+}
+
+static ssize_t read_gzip(struct td_input *in, unsigned char *buf, size_t cap,
+			 struct td_error *err)
+{
+	in->z.next_out = buf;
+	in->z.avail_out = (uInt)cap;
+	while (in->z.avail_out == cap) {
+		int rc;
+		size_t before;
+
+		if ((rc = fill(in, err)) < 0)
+			return rc;
+		if (in->raw_pos == in->raw_len) {
+			/* end of input: clean only after a complete member */
+			if (!in->z_end)
+				in->truncated = 1;
+			break;
+		}
+		if (in->z_end) {
+			/* another gzip member follows (concatenated .gz); ignore zero padding */
+			if (in->raw[in->raw_pos] == 0) {
+				in->raw_pos++;
+				in->raw_off++;
+				continue;
+			}
+			inflateReset(&in->z);
+			in->z_end = 0;
+		}
+		in->z.next_in = in->raw + in->raw_pos;
+		in->z.avail_in = (uInt)(in->raw_len - in->raw_pos);
+		before = in->z.avail_in;
+		rc = inflate(&in->z, Z_NO_FLUSH);
+		in->raw_off += before - in->z.avail_in;
+		in->raw_pos = in->raw_len - in->z.avail_in;
+		if (rc == Z_STREAM_END) {
+			in->z_end = 1;
+		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			return td_error_set(err, TD_EIO, "corrupt gzip data near compressed byte %llu: %s",
+					    in->raw_off, in->z.msg ? in->z.msg : "inflate failed");
+		}
+	}
+	return (ssize_t)(cap - in->z.avail_out);
+}
+
+static ssize_t read_zstd(struct td_input *in, unsigned char *buf, size_t cap,
+			 struct td_error *err)
+{
+	ZSTD_outBuffer ob = {buf, cap, 0};
+
+	while (ob.pos == 0) {
+		ZSTD_inBuffer ib;
+		int rc;
+
+		if ((rc = fill(in, err)) < 0)
+			return rc;
+		if (in->raw_pos == in->raw_len) {
+			/* flush what the decoder still holds, then check the last frame ended */
+			ib.src = in->raw;
+			ib.size = 0;
+			ib.pos = 0;
+			if (in->zret != 0) {
+				size_t r = ZSTD_decompressStream(in->zd, &ob, &ib);
+				if (ZSTD_isError(r))
+					return td_error_set(err, TD_EIO, "corrupt zstd data near compressed "
+							    "byte %llu: %s", in->raw_off,
+							    ZSTD_getErrorName(r));
+				in->zret = r;
+				if (ob.pos)
+					break;
+				in->truncated = 1;
+			}
+			break;
+		}
+		ib.src = in->raw + in->raw_pos;
+		ib.size = in->raw_len - in->raw_pos;
+		ib.pos = 0;
+		in->zret = ZSTD_decompressStream(in->zd, &ob, &ib);
+		if (ZSTD_isError(in->zret))
+			return td_error_set(err, TD_EIO, "corrupt zstd data near compressed byte %llu: %s",
+					    in->raw_off + ib.pos, ZSTD_getErrorName(in->zret));
+		in->raw_pos += ib.pos;
+		in->raw_off += ib.pos;
+	}
+	return (ssize_t)ob.pos;
+}
+
+ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_error *err)
+{
+	switch (in->comp) {
+	case TD_COMP_GZIP:
+		return read_gzip(in, buf, cap, err);
+	case TD_COMP_ZSTD:
+		return read_zstd(in, buf, cap, err);
+	default:
+		return read_plain(in, buf, cap, err);
+	}
+}
+
+void td_input_close(struct td_input *in)
+{
+	if (!in)
+		return;
+	if (in->z_init)
+		inflateEnd(&in->z);
+	if (in->zd)
+		ZSTD_freeDCtx(in->zd);
+	if (in->own_fd)
+		close(in->fd);
+	free(in->raw);
+	free(in);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace input: a file or standard input ("-"), plain, gzip or zstd, detected by the magic
+ * bytes rather than the suffix. Reads hand out uncompressed bytes. */
+#ifndef TD_PARSER_INPUT_H
+#define TD_PARSER_INPUT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "parser/trace.h"
+
+struct td_error;
+struct td_input;
+
+/* Opens `path` ("-" for stdin). Returns 0, or TD_EIO with err filled. */
+int td_input_open(const char *path, struct td_input **out, struct td_error *err);
+enum td_compression td_input_compression(const struct td_input *in);
+/* Reads up to `cap` uncompressed bytes. Returns the count, 0 at the end, or a negative TD_E*
+ * code with err filled (unreadable file, corrupt compressed data). */
+ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_error *err);
+/* After the end: 1 when the compressed stream stopped before its end (a truncated file). */
+int td_input_truncated(const struct td_input *in);
+/* Compressed bytes consumed so far. */
+unsigned long long td_input_raw_offset(const struct td_input *in);
+void td_input_close(struct td_input *in);
+
+#endif

@@ -1,0 +1,1007 @@
+/* SPDX-License-Identifier: MIT */
+/* yajl callbacks that turn a Kineto / chrome trace into td_trace events. A stack of container
+ * contexts tells each callback where it is (top object, traceEvents, one event, its args, ...);
+ * everything else is skipped as cheaply as yajl allows. Numbers arrive as raw text
+ * (yajl_number) and only the fields we keep are converted, exactly. */
+#include "parser/parser.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/utf8.h"
+#include "parser/num.h"
+#include "parser/trace.h"
+
+enum ctx {
+	C_SKIP,      /* a value we do not need */
+	C_TOP_OBJ,   /* {"schemaVersion":..., "traceEvents": [...]} */
+	C_EVENTS,    /* the traceEvents array, or a top-level array */
+	C_EVENT,     /* one event object */
+	C_ARGS,      /* its "args" */
+	C_DEVPROPS,  /* "deviceProperties": [...] */
+	C_DEVPROP,   /* one device */
+	C_DISTINFO,  /* "distributedInfo": {...} */
+};
+
+enum top_key { TK_OTHER, TK_EVENTS, TK_DEVPROPS, TK_DIST, TK_SCHEMA, TK_BASETIME, TK_UNIT, TK_NAME };
+enum ev_key { EK_OTHER, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS, EK_ID };
+enum arg_key {
+	AK_OTHER, AK_EXT, AK_CORR, AK_DEVICE, AK_STREAM, AK_BYTES, AK_NAME, AK_MEM_DEVID,
+	AK_MEM_TOTAL, AK_LABELS,
+};
+enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
+enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };
+
+enum cat {
+	CAT_NONE, CAT_OTHER, CAT_CPU_OP, CAT_USER_ANN, CAT_GPU_ANN, CAT_PYTHON, CAT_RUNTIME,
+	CAT_DRIVER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_SYNC, CAT_TRACE, CAT_OVERHEAD,
+	CAT_AC2G, CAT_FWDBWD, CAT_INSTANT,
+};
+
+#define MAXD 64
+
+struct pend {
+	char ph;
+	uint8_t cat, legacy_cat;
+	uint32_t name;
+	int64_t pid, tid;
+	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
+	int64_t ts, dur;
+	int64_t ext, corr, device, stream, bytes, mem_total;
+	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
+	uint32_t arg_name;
+};
+
+struct meta_name {
+	int64_t pid, tid;
+	uint8_t pid_str, tid_str;
+	uint32_t name;
+};
+
+struct td_parser {
+	yajl_handle h;
+	struct td_trace *t;
+	struct td_error *err;
+	int failed, code;
+	unsigned depth;
+	uint8_t ctx[MAXD];
+	uint8_t key;          /* current key in the innermost object we read */
+	int started, top_done, saw_events;
+	struct pend ev;
+	struct td_device dev;
+	int dev_has_id;
+	/* position */
+	uint64_t offset;      /* bytes before the current chunk */
+	uint64_t lines;       /* newlines before the current chunk */
+	uint64_t line_start;  /* absolute offset of the current line's first byte */
+	const unsigned char *chunk;
+	size_t chunk_len;
+	unsigned char tail[48];
+	size_t tail_len;
+	/* pending thread names, applied at finish */
+	struct td_vec thread_names;
+};
+
+static inline unsigned char ctx_at(const struct td_parser *p, unsigned d)
+{
+	return d < MAXD ? p->ctx[d] : C_SKIP;
+}
+
+static int fail(struct td_parser *p, int code, const char *fmt, ...) TD_PRINTF(3, 4);
+static int fail(struct td_parser *p, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->failed = 1;
+	p->code = code;
+	if (p->err) {
+		p->err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return 0; /* cancels the parse */
+}
+
+/* --- key and category matching ----------------------------------------------------------- */
+
+#define KEQ(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), lit, sizeof(lit) - 1) == 0)
+
+static int ieq(const unsigned char *s, size_t n, const char *lit)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)(c + 32);
+		if (!lit[i] || c != (unsigned char)lit[i])
+			return 0;
+	}
+	return lit[n] == '\0';
+}
+
+static void match_cat(struct pend *e, const unsigned char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		uint8_t cat;
+	} cats[] = {
+		{"cpu_op", CAT_CPU_OP}, {"operator", CAT_CPU_OP}, {"user_annotation", CAT_USER_ANN},
+		{"gpu_user_annotation", CAT_GPU_ANN}, {"python_function", CAT_PYTHON},
+		{"python", CAT_PYTHON}, {"cuda_runtime", CAT_RUNTIME}, {"runtime", CAT_RUNTIME},
+		{"cuda_driver", CAT_DRIVER}, {"kernel", CAT_KERNEL}, {"gpu_memcpy", CAT_MEMCPY},
+		{"memcpy", CAT_MEMCPY}, {"gpu_memset", CAT_MEMSET}, {"memset", CAT_MEMSET},
+		{"cuda_sync", CAT_SYNC}, {"hip_sync", CAT_SYNC}, {"trace", CAT_TRACE},
+		{"overhead", CAT_OVERHEAD}, {"ac2g", CAT_AC2G}, {"async", CAT_AC2G},
+		{"async_cpu_to_gpu", CAT_AC2G}, {"cpu_to_cuda", CAT_AC2G}, {"fwdbwd", CAT_FWDBWD},
+		{"forward_backward", CAT_FWDBWD}, {"cpu_instant_event", CAT_INSTANT},
+	};
+	size_t i;
+
+	e->cat = CAT_OTHER;
+	for (i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
+		if (ieq(s, n, cats[i].name)) {
+			e->cat = cats[i].cat;
+			break;
+		}
+	}
+	/* PyTorch 1.8/1.9 wrote capitalised categories. */
+	e->legacy_cat = KEQ(s, n, "Operator") || KEQ(s, n, "Runtime") || KEQ(s, n, "Kernel") ||
+			KEQ(s, n, "Memcpy") || KEQ(s, n, "Memset");
+}
+
+/* --- positions and errors ---------------------------------------------------------------- */
+
+static void remember_tail(struct td_parser *p, const unsigned char *b, size_t n)
+{
+	if (n >= sizeof(p->tail)) {
+		memcpy(p->tail, b + n - sizeof(p->tail), sizeof(p->tail));
+		p->tail_len = sizeof(p->tail);
+	} else {
+		size_t keep = sizeof(p->tail) - n;
+		if (keep > p->tail_len)
+			keep = p->tail_len;
+		memmove(p->tail, p->tail + p->tail_len - keep, keep);
+		memcpy(p->tail + keep, b, n);
+		p->tail_len = keep + n;
+	}
+}
+
+static void count_lines(struct td_parser *p, const unsigned char *b, size_t n, uint64_t base)
+{
+	const unsigned char *s = b, *end = b + n, *nl;
+
+	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		p->lines++;
+		p->line_start = base + (uint64_t)(nl + 1 - b);
+		s = nl + 1;
+	}
+}
+
+/* Appends a printable quote of bytes to buf: JSON-ish escapes for control and non-ASCII. */
+static size_t quote(char *buf, size_t cap, const unsigned char *b, size_t n)
+{
+	size_t o = 0, i;
+
+	for (i = 0; i < n && o + 5 < cap; i++) {
+		unsigned char c = b[i];
+		if (c == '\n')
+			o += (size_t)snprintf(buf + o, cap - o, "\\n");
+		else if (c == '\t')
+			o += (size_t)snprintf(buf + o, cap - o, "\\t");
+		else if (c < 0x20 || c >= 0x7f)
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+/* Fills err's position for an error at byte `k` of the current chunk, and appends a quote of
+ * the bytes around it to the message. */
+static void locate(struct td_parser *p, size_t k, struct td_error *err)
+{
+	uint64_t lines = p->lines, line_start = p->line_start, abs = p->offset + k;
+	unsigned char ctxb[96];
+	size_t before, after, n = 0;
+	char q[400];
+	size_t len = strlen(err->msg);
+	const unsigned char *nl, *s = p->chunk, *end;
+
+	if (k > p->chunk_len)
+		k = p->chunk_len;
+	end = p->chunk + k;
+	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		lines++;
+		line_start = p->offset + (uint64_t)(nl + 1 - p->chunk);
+		s = nl + 1;
+	}
+	err->has_pos = 1;
+	err->offset = abs;
+	err->line = (uint32_t)(lines + 1 > UINT32_MAX ? UINT32_MAX : lines + 1);
+	err->col = (uint32_t)(abs - line_start + 1 > UINT32_MAX ? UINT32_MAX : abs - line_start + 1);
+
+	/* up to 24 bytes before (from the previous chunks' tail if needed) and 24 after */
+	before = k < 24 ? k : 24;
+	if (before < 24) {
+		size_t from_tail = 24 - before;
+		if (from_tail > p->tail_len)
+			from_tail = p->tail_len;
+		memcpy(ctxb, p->tail + p->tail_len - from_tail, from_tail);
+		n = from_tail;
+	}
+	memcpy(ctxb + n, p->chunk + k - before, before);
+	n += before;
+	{
+		size_t at = n;
+		after = p->chunk_len - k < 24 ? p->chunk_len - k : 24;
+		memcpy(ctxb + n, p->chunk + k, after);
+		n += after;
+		if (len + 16 < sizeof(err->msg)) {
+			size_t qo = quote(q, sizeof(q), ctxb, at);
+			qo += (size_t)snprintf(q + qo, sizeof(q) - qo, " >>> ");
+			quote(q + qo, sizeof(q) - qo, ctxb + at, n - at);
+			snprintf(err->msg + len, sizeof(err->msg) - len, ": near \"%s\"", q);
+		}
+	}
+}
+
+/* --- value helpers ----------------------------------------------------------------------- */
+
+static int64_t num_or_count(struct td_parser *p, const char *s, size_t n, int scale, int *ok)
+{
+	int64_t v;
+	int st = td_num_scaled(s, n, scale, &v);
+
+	*ok = 1;
+	if (st & TD_NUM_SYNTAX) {
+		p->t->anom.bad_number++;
+		*ok = 0;
+		return 0;
+	}
+	if (st & TD_NUM_RANGE) {
+		p->t->anom.huge_number++;
+		*ok = 0;
+	}
+	if ((st & TD_NUM_INEXACT) && scale)
+		p->t->anom.sub_ns_digits++;
+	return v;
+}
+
+static uint32_t intern_name(struct td_parser *p, const unsigned char *s, size_t n)
+{
+	uint32_t before = p->t->names.count;
+	uint32_t id = td_strtab_intern(&p->t->names, (const char *)s, n);
+
+	if (p->t->names.count != before && !td_utf8_valid((const char *)s, n))
+		p->t->anom.invalid_utf8++;
+	return id;
+}
+
+/* pid / tid: numbers, numeric strings ("25738") as numbers, other strings interned. */
+static void set_id(struct td_parser *p, int64_t *v, uint8_t *is_str, const unsigned char *s,
+		   size_t n, int from_string)
+{
+	int64_t x;
+
+	if (td_num_int((const char *)s, n, &x) == TD_NUM_OK && n > 0) {
+		*v = x;
+		*is_str = 0;
+		return;
+	}
+	if (!from_string) /* a fractional or huge number: keep its text */
+		p->t->anom.bad_number++;
+	*v = intern_name(p, s, n);
+	*is_str = 1;
+}
+
+/* --- the callbacks ----------------------------------------------------------------------- */
+
+static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int is_string,
+		     int is_null)
+{
+	struct td_trace *t = p->t;
+	struct pend *e = &p->ev;
+	int ok;
+
+	if (p->depth == 0)
+		return fail(p, TD_EFORMAT, "the document is a single %s, not a trace (expected an "
+			    "object with \"traceEvents\" or an array of events)",
+			    is_null ? "null" : is_string ? "string" : "scalar");
+	switch (ctx_at(p, p->depth)) {
+	case C_EVENT:
+		switch (p->key) {
+		case EK_PH:
+			if (is_string && n >= 1)
+				e->ph = n == 1 ? (char)s[0] : '?';
+			break;
+		case EK_CAT:
+			if (is_string)
+				match_cat(e, s, n);
+			break;
+		case EK_NAME:
+			if (is_string)
+				e->name = intern_name(p, s, n);
+			break;
+		case EK_PID:
+			if (!is_null) {
+				set_id(p, &e->pid, &e->pid_str, s, n, is_string);
+				e->has_pid = 1;
+			}
+			break;
+		case EK_TID:
+			if (!is_null) {
+				set_id(p, &e->tid, &e->tid_str, s, n, is_string);
+				e->has_tid = 1;
+			}
+			break;
+		case EK_TS:
+			if (!is_null) {
+				e->ts = num_or_count(p, (const char *)s, n, 3, &ok);
+				e->has_ts = 1;
+				e->bad_ts = !ok;
+			}
+			break;
+		case EK_DUR:
+			if (!is_null) {
+				e->dur = num_or_count(p, (const char *)s, n, 3, &ok);
+				e->has_dur = ok;
+			}
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_ARGS:
+		if (is_null)
+			return 1;
+		switch (p->key) {
+		case AK_EXT:
+			e->ext = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_ext = ok;
+			break;
+		case AK_CORR:
+			e->corr = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_corr = ok;
+			break;
+		case AK_DEVICE:
+			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_device = ok;
+			break;
+		case AK_STREAM:
+			/* ROCm writes "0x0"; anything unparsable is counted and ignored */
+			if (is_string && n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+				char hex[24];
+				size_t m = n < sizeof(hex) - 1 ? n : sizeof(hex) - 1;
+				memcpy(hex, s, m);
+				hex[m] = '\0';
+				e->stream = strtoll(hex, NULL, 16);
+				e->has_stream = 1;
+			} else {
+				e->stream = num_or_count(p, (const char *)s, n, 0, &ok);
+				e->has_stream = ok;
+			}
+			break;
+		case AK_BYTES:
+			e->bytes = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_bytes = ok;
+			break;
+		case AK_MEM_DEVID:
+			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_device = ok;
+			break;
+		case AK_MEM_TOTAL:
+			e->mem_total = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_total = ok;
+			break;
+		case AK_NAME:
+		case AK_LABELS:
+			if (is_string && p->key == AK_NAME)
+				e->arg_name = intern_name(p, s, n);
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_TOP_OBJ:
+		switch (p->key) {
+		case TK_EVENTS:
+			return fail(p, TD_EFORMAT, "\"traceEvents\" is a %s; expected an array",
+				    is_null ? "null" : is_string ? "string" : "scalar");
+		case TK_SCHEMA:
+			if (!is_string && !is_null)
+				t->schema_version = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case TK_BASETIME:
+			if (!is_null)
+				t->base_time_ns = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case TK_UNIT:
+			if (is_string)
+				t->display_time_unit = intern_name(p, s, n);
+			break;
+		case TK_NAME:
+			if (is_string)
+				t->trace_name = intern_name(p, s, n);
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_EVENTS:
+		t->n_trace_events++;
+		t->by_kind[TD_K_UNKNOWN]++;
+		t->anom.non_object_event++;
+		return 1;
+	case C_DEVPROP:
+		if (is_null)
+			return 1;
+		switch (p->key) {
+		case DK_ID:
+			p->dev.id = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			p->dev_has_id = ok;
+			break;
+		case DK_NAME:
+			if (is_string)
+				p->dev.name = intern_name(p, s, n);
+			break;
+		case DK_MEM:
+			p->dev.total_mem = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_MAJOR:
+			p->dev.cc_major = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_MINOR:
+			p->dev.cc_minor = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_SMS:
+			p->dev.num_sms = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_DISTINFO:
+		if (is_null)
+			return 1;
+		if (p->key == IK_RANK)
+			t->rank = num_or_count(p, (const char *)s, n, 0, &ok);
+		else if (p->key == IK_WORLD)
+			t->world_size = num_or_count(p, (const char *)s, n, 0, &ok);
+		else if (p->key == IK_BACKEND && is_string)
+			t->backend = intern_name(p, s, n);
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+static int cb_null(void *ctx)
+{
+	return on_scalar(ctx, (const unsigned char *)"null", 4, 0, 1);
+}
+
+static int cb_bool(void *ctx, int v)
+{
+	return v ? on_scalar(ctx, (const unsigned char *)"1", 1, 0, 0)
+		 : on_scalar(ctx, (const unsigned char *)"0", 1, 0, 0);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	return on_scalar(ctx, (const unsigned char *)s, n, 0, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return on_scalar(ctx, s, n, 1, 0);
+}
+
+static int cb_key(void *ctx, const unsigned char *s, size_t n)
+{
+	struct td_parser *p = ctx;
+	uint8_t k = 0;
+
+	switch (ctx_at(p, p->depth)) {
+	case C_EVENT:
+		switch (n) {
+		case 2:
+			k = KEQ(s, n, "ph") ? EK_PH : KEQ(s, n, "ts") ? EK_TS : KEQ(s, n, "id") ? EK_ID : 0;
+			break;
+		case 3:
+			k = KEQ(s, n, "cat") ? EK_CAT : KEQ(s, n, "pid") ? EK_PID
+				: KEQ(s, n, "tid") ? EK_TID : KEQ(s, n, "dur") ? EK_DUR : 0;
+			break;
+		case 4:
+			k = KEQ(s, n, "name") ? EK_NAME : KEQ(s, n, "args") ? EK_ARGS : 0;
+			break;
+		default:
+			break;
+		}
+		break;
+	case C_ARGS:
+		switch (n) {
+		case 4:
+			k = KEQ(s, n, "name") ? AK_NAME : 0;
+			break;
+		case 5:
+			k = KEQ(s, n, "bytes") ? AK_BYTES : 0;
+			break;
+		case 6:
+			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
+				: KEQ(s, n, "labels") ? AK_LABELS : 0;
+			break;
+		case 9:
+			k = KEQ(s, n, "Device Id") ? AK_MEM_DEVID : 0;
+			break;
+		case 11:
+			k = KEQ(s, n, "External id") || KEQ(s, n, "external id") ? AK_EXT
+				: KEQ(s, n, "correlation") ? AK_CORR : 0;
+			break;
+		case 15:
+			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL : 0;
+			break;
+		default:
+			break;
+		}
+		break;
+	case C_TOP_OBJ:
+		k = KEQ(s, n, "traceEvents") ? TK_EVENTS : KEQ(s, n, "deviceProperties") ? TK_DEVPROPS
+			: KEQ(s, n, "distributedInfo") ? TK_DIST : KEQ(s, n, "schemaVersion") ? TK_SCHEMA
+			: KEQ(s, n, "baseTimeNanoseconds") ? TK_BASETIME
+			: KEQ(s, n, "displayTimeUnit") ? TK_UNIT : KEQ(s, n, "traceName") ? TK_NAME : 0;
+		break;
+	case C_DEVPROP:
+		k = KEQ(s, n, "id") ? DK_ID : KEQ(s, n, "name") ? DK_NAME
+			: KEQ(s, n, "totalGlobalMem") ? DK_MEM : KEQ(s, n, "computeMajor") ? DK_MAJOR
+			: KEQ(s, n, "computeMinor") ? DK_MINOR : KEQ(s, n, "numSms") ? DK_SMS : 0;
+		break;
+	case C_DISTINFO:
+		k = KEQ(s, n, "rank") ? IK_RANK : KEQ(s, n, "world_size") ? IK_WORLD
+			: KEQ(s, n, "backend") ? IK_BACKEND : 0;
+		break;
+	default:
+		break;
+	}
+	p->key = k;
+	return 1;
+}
+
+static int push(struct td_parser *p, uint8_t c)
+{
+	p->depth++;
+	if (p->depth < MAXD)
+		p->ctx[p->depth] = c;
+	p->key = 0;
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct td_parser *p = ctx;
+	uint8_t c = C_SKIP;
+
+	if (p->depth == 0) {
+		if (p->started)
+			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
+		p->started = 1;
+		p->t->layout = TD_LAYOUT_OBJECT;
+		return push(p, C_TOP_OBJ);
+	}
+	switch (ctx_at(p, p->depth)) {
+	case C_EVENTS:
+		p->t->n_trace_events++;
+		memset(&p->ev, 0, sizeof(p->ev));
+		c = C_EVENT;
+		break;
+	case C_EVENT:
+		c = p->key == EK_ARGS ? C_ARGS : C_SKIP;
+		break;
+	case C_TOP_OBJ:
+		if (p->key == TK_EVENTS)
+			return fail(p, TD_EFORMAT, "%s", "\"traceEvents\" is an object; expected an array");
+		c = p->key == TK_DIST ? C_DISTINFO : C_SKIP;
+		break;
+	case C_DEVPROPS:
+		memset(&p->dev, 0, sizeof(p->dev));
+		p->dev_has_id = 0;
+		c = C_DEVPROP;
+		break;
+	default:
+		break;
+	}
+	return push(p, c);
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct td_parser *p = ctx;
+	uint8_t c = C_SKIP;
+
+	if (p->depth == 0) {
+		if (p->started)
+			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
+		p->started = 1;
+		p->saw_events = 1;
+		p->t->layout = TD_LAYOUT_ARRAY;
+		return push(p, C_EVENTS);
+	}
+	switch (ctx_at(p, p->depth)) {
+	case C_TOP_OBJ:
+		if (p->key == TK_EVENTS) {
+			p->saw_events = 1;
+			c = C_EVENTS;
+		} else if (p->key == TK_DEVPROPS) {
+			c = C_DEVPROPS;
+		}
+		break;
+	case C_EVENTS:
+		p->t->n_trace_events++;
+		p->t->by_kind[TD_K_UNKNOWN]++;
+		p->t->anom.non_object_event++;
+		break;
+	default:
+		break;
+	}
+	return push(p, c);
+}
+
+static void finish_device(struct td_parser *p)
+{
+	struct td_device *d;
+
+	if (!p->dev_has_id)
+		return;
+	d = td_trace_device(p->t, p->dev.id);
+	d->name = p->dev.name;
+	d->total_mem = p->dev.total_mem;
+	d->cc_major = p->dev.cc_major;
+	d->cc_minor = p->dev.cc_minor;
+	d->num_sms = p->dev.num_sms;
+	d->has_props = 1;
+}
+
+static void finish_event(struct td_parser *p);
+
+static int pop(struct td_parser *p)
+{
+	unsigned char c = ctx_at(p, p->depth);
+
+	if (c == C_EVENT)
+		finish_event(p);
+	else if (c == C_DEVPROP)
+		finish_device(p);
+	p->depth--;
+	p->key = 0;
+	if (p->depth == 0) {
+		p->top_done = 1;
+		if (!p->saw_events)
+			return fail(p, TD_EFORMAT, "%s",
+				    "the top-level object has no \"traceEvents\" array");
+	}
+	return 1;
+}
+
+static int cb_end(void *ctx)
+{
+	return pop(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
+};
+
+/* --- events into the model --------------------------------------------------------------- */
+
+static int64_t stream_from_tid(const struct td_trace *t, const struct pend *e)
+{
+	if (!e->has_tid)
+		return -1;
+	if (!e->tid_str)
+		return e->tid;
+	{
+		/* legacy "stream 7" */
+		const char *s = td_strtab_str(&t->names, (uint32_t)e->tid);
+		const char *d = strpbrk(s, "0123456789");
+		return d ? strtoll(d, NULL, 10) : -1;
+	}
+}
+
+static enum td_kind span_kind(struct td_parser *p, struct pend *e)
+{
+	switch (e->cat) {
+	case CAT_CPU_OP: return TD_K_CPU_OP;
+	case CAT_USER_ANN: return TD_K_USER_ANNOTATION;
+	case CAT_GPU_ANN: return TD_K_GPU_ANNOTATION;
+	case CAT_PYTHON: return TD_K_PYTHON;
+	case CAT_RUNTIME:
+	case CAT_DRIVER: return TD_K_RUNTIME;
+	case CAT_KERNEL: return TD_K_KERNEL;
+	case CAT_MEMCPY: return TD_K_MEMCPY;
+	case CAT_MEMSET: return TD_K_MEMSET;
+	case CAT_SYNC: return TD_K_SYNC;
+	case CAT_TRACE:
+	case CAT_OVERHEAD: return TD_K_OTHER_SPAN;
+	case CAT_NONE:
+		/* torch.autograd.profiler's chrome export: no cat, pid names the side */
+		if (e->has_pid && e->pid_str) {
+			const char *s = td_strtab_str(&p->t->names, (uint32_t)e->pid);
+			if (strcmp(s, "CPU functions") == 0)
+				return TD_K_CPU_OP;
+			if (strcmp(s, "CUDA functions") == 0)
+				return TD_K_KERNEL;
+		}
+		p->t->anom.unknown_cat++;
+		return TD_K_OTHER_SPAN;
+	default:
+		p->t->anom.unknown_cat++;
+		return TD_K_OTHER_SPAN;
+	}
+}
+
+static void add_span(struct td_parser *p, struct pend *e, enum td_kind k)
+{
+	struct td_trace *t = p->t;
+	struct td_event *ev;
+	struct td_track *tr;
+	uint32_t track;
+	int64_t dur = e->dur;
+
+	if (!e->has_ts || e->bad_ts) {
+		t->anom.missing_ts++;
+		return;
+	}
+	if (!e->name)
+		t->anom.missing_name++;
+	if (td_kind_on_gpu_track(k)) {
+		int64_t dev = e->has_device ? e->device : (e->has_pid && !e->pid_str ? e->pid : 0);
+		int64_t stream = e->has_stream ? e->stream : stream_from_tid(t, e);
+		if (stream == 4294967295ll) /* CUPTI's "no stream" */
+			stream = -1;
+		track = td_trace_gpu_track(t, (int32_t)dev, stream);
+	} else {
+		track = td_trace_cpu_track(t, e->pid, e->pid_str, e->tid, e->tid_str);
+	}
+	tr = td_trace_track(t, track);
+	if (e->ts < tr->last_ts)
+		t->anom.unsorted_ts++;
+	tr->last_ts = e->ts;
+
+	ev = td_vec_push(&t->events);
+	ev->ts = e->ts;
+	if (!e->has_dur) {
+		t->anom.missing_dur++;
+		ev->flags |= TD_EF_NO_DUR;
+		dur = 0;
+	} else if (dur < 0) {
+		t->anom.negative_dur++;
+		dur = 0;
+	} else if (dur > TD_DUR_MAX) {
+		t->anom.dur_overflow++;
+		dur = TD_DUR_MAX;
+	}
+	ev->dur_lo = (uint32_t)dur;
+	ev->dur_hi = (uint16_t)(dur >> 32);
+	ev->kind = (uint8_t)k;
+	ev->name = e->name;
+	ev->track = track;
+	ev->corr = (uint32_t)e->corr;
+	if (!e->has_corr)
+		ev->flags |= TD_EF_NO_CORR;
+	if (e->cat == CAT_DRIVER)
+		ev->flags |= TD_EF_DRIVER;
+	if (k == TD_K_MEMCPY || k == TD_K_MEMSET) {
+		uint64_t *b = td_vec_push(&t->xfer_bytes);
+		*b = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
+		ev->aux = (uint32_t)(t->xfer_bytes.len - 1);
+	} else {
+		ev->aux = (uint32_t)e->ext;
+		if (!e->has_ext)
+			ev->flags |= TD_EF_NO_EXT;
+	}
+	if (k == TD_K_RUNTIME && !t->rocm) {
+		const char *nm = td_strtab_str(&t->names, e->name);
+		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')
+			t->rocm = 1;
+	}
+	if (td_kind_is_gpu_op(k)) {
+		struct td_device *d = td_trace_device(t, td_trace_track(t, track)->device);
+		if (d->ops == 0 || e->ts < d->first_ts)
+			d->first_ts = e->ts;
+		if (d->ops == 0 || e->ts + dur > d->last_end)
+			d->last_end = e->ts + dur;
+		d->ops++;
+	}
+}
+
+static void finish_event(struct td_parser *p)
+{
+	struct td_trace *t = p->t;
+	struct pend *e = &p->ev;
+	enum td_kind k;
+
+	if (e->legacy_cat)
+		t->legacy = 1;
+	switch (e->ph) {
+	case 'X':
+		k = span_kind(p, e);
+		add_span(p, e, k);
+		break;
+	case 's':
+	case 'f':
+	case 't':
+		k = e->cat == CAT_AC2G ? TD_K_FLOW_AC2G : e->cat == CAT_FWDBWD ? TD_K_FLOW_FWDBWD
+			: TD_K_FLOW_OTHER;
+		if (e->ph == 's')
+			t->flows_s++;
+		else if (e->ph == 'f')
+			t->flows_f++;
+		break;
+	case 'i':
+	case 'I':
+		if (e->name && strcmp(td_strtab_str(&t->names, e->name), "[memory]") == 0) {
+			k = TD_K_MEMORY;
+			if (e->has_device && e->device >= 0 && e->has_mem_total) {
+				struct td_device *d = td_trace_device(t, (int32_t)e->device);
+				if (e->mem_total > d->peak_allocated)
+					d->peak_allocated = e->mem_total;
+			}
+		} else {
+			k = TD_K_INSTANT;
+		}
+		break;
+	case 'C':
+		k = TD_K_COUNTER;
+		break;
+	case 'M':
+		k = TD_K_METADATA;
+		if (e->arg_name && e->name &&
+		    strcmp(td_strtab_str(&t->names, e->name), "thread_name") == 0) {
+			struct meta_name *m = td_vec_push(&p->thread_names);
+			m->pid = e->pid;
+			m->tid = e->tid;
+			m->pid_str = e->pid_str;
+			m->tid_str = e->tid_str;
+			m->name = e->arg_name;
+		}
+		break;
+	default:
+		k = TD_K_UNKNOWN;
+		t->anom.unknown_ph++;
+		break;
+	}
+	t->by_kind[k]++;
+}
+
+/* --- public API -------------------------------------------------------------------------- */
+
+struct td_parser *td_parser_new(struct td_trace *t)
+{
+	struct td_parser *p = td_calloc(1, sizeof(*p));
+
+	p->t = t;
+	p->h = yajl_alloc(&callbacks, NULL, p);
+	if (!p->h) {
+		free(p);
+		return NULL;
+	}
+	/* Names may hold invalid UTF-8: keep them (counted) rather than fail the trace. */
+	yajl_config(p->h, yajl_dont_validate_strings, 1);
+	td_vec_init(&p->thread_names, sizeof(struct meta_name));
+	return p;
+}
+
+void td_parser_free(struct td_parser *p)
+{
+	if (!p)
+		return;
+	yajl_free(p->h);
+	td_vec_free(&p->thread_names);
+	free(p);
+}
+
+static int yajl_failure(struct td_parser *p, struct td_error *err)
+{
+	size_t at = yajl_get_bytes_consumed(p->h);
+
+	if (!p->failed) {
+		unsigned char *m = yajl_get_error(p->h, 0, NULL, 0);
+		char *nl;
+
+		td_error_set(err, TD_EPARSE, "%s", m ? (const char *)m : "invalid JSON");
+		if ((nl = strchr(err->msg, '\n')) != NULL)
+			*nl = '\0';
+		if (m)
+			yajl_free_error(p->h, m);
+		p->failed = 1;
+		p->code = TD_EPARSE;
+	}
+	/* yajl counts the token that failed as consumed; point at its start when we can */
+	if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len)
+		at--;
+	locate(p, at, err);
+	return p->code;
+}
+
+int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_error *err)
+{
+	yajl_status st;
+
+	if (p->failed)
+		return p->code ? p->code : TD_EPARSE;
+	if (len == 0)
+		return 0;
+	p->err = err;
+	p->chunk = buf;
+	p->chunk_len = len;
+	st = yajl_parse(p->h, buf, len);
+	if (st != yajl_status_ok)
+		return yajl_failure(p, err);
+	count_lines(p, buf, len, p->offset);
+	remember_tail(p, buf, len);
+	p->offset += len;
+	p->t->bytes_in = p->offset;
+	return 0;
+}
+
+static void apply_thread_names(struct td_parser *p)
+{
+	struct td_trace *t = p->t;
+	size_t i, j;
+
+	for (i = 0; i < p->thread_names.len; i++) {
+		struct meta_name *m = &TD_VEC_AT(&p->thread_names, struct meta_name, i);
+		for (j = 0; j < t->tracks.len; j++) {
+			struct td_track *tr = td_trace_track(t, (uint32_t)j);
+			if (!tr->is_gpu && tr->pid == m->pid && tr->tid == m->tid &&
+			    tr->pid_is_str == m->pid_str && tr->tid_is_str == m->tid_str)
+				tr->name = m->name;
+		}
+	}
+}
+
+int td_parser_finish(struct td_parser *p, struct td_error *err)
+{
+	yajl_status st;
+
+	if (p->failed)
+		return p->code ? p->code : TD_EPARSE;
+	p->err = err;
+	p->chunk = (const unsigned char *)"";
+	p->chunk_len = 0;
+	st = yajl_complete_parse(p->h);
+	apply_thread_names(p);
+	if (!p->started) {
+		td_error_set(err, TD_EPARSE, "%s", p->offset ? "no JSON value in the input"
+							     : "the input is empty");
+		locate(p, 0, err);
+		return TD_EPARSE;
+	}
+	if (st != yajl_status_ok && p->failed)
+		return yajl_failure(p, err);
+	if (!p->top_done) {
+		/* Cut short: keep every complete event. */
+		p->t->partial = 1;
+		p->t->partial_offset = p->offset;
+		snprintf(p->t->partial_msg, sizeof(p->t->partial_msg),
+			 "the JSON ends early at byte %llu (inside %s); results cover the %llu "
+			 "complete events before it",
+			 (unsigned long long)p->offset,
+			 ctx_at(p, p->depth) == C_EVENTS || ctx_at(p, p->depth) == C_EVENT ||
+					 ctx_at(p, p->depth) == C_ARGS
+				 ? "traceEvents" : "the document",
+			 (unsigned long long)p->t->n_trace_events);
+		return 0;
+	}
+	if (st != yajl_status_ok)
+		return yajl_failure(p, err);
+	return 0;
+}

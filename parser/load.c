@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+#include "parser/load.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "parser/input.h"
+#include "parser/parser.h"
+#include "parser/trace.h"
+
+#define NBUF 4
+
+struct slot {
+	unsigned char *buf;
+	ssize_t len;       /* bytes, 0 = end of input, < 0 = error */
+};
+
+struct pipe {
+	struct td_input *in;
+	size_t chunk;
+	struct slot slots[NBUF];
+	unsigned head, tail;  /* filled slots are [tail, head) */
+	int stop;
+	struct td_error rerr; /* the reader's error */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *reader(void *arg)
+{
+	struct pipe *pp = arg;
+
+	for (;;) {
+		struct slot *s;
+		ssize_t n;
+
+		pthread_mutex_lock(&pp->mu);
+		while (pp->head - pp->tail == NBUF && !pp->stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->stop) {
+			pthread_mutex_unlock(&pp->mu);
+			return NULL;
+		}
+		s = &pp->slots[pp->head % NBUF];
+		pthread_mutex_unlock(&pp->mu);
+
+		n = td_input_read(pp->in, s->buf, pp->chunk, &pp->rerr);
+		pthread_mutex_lock(&pp->mu);
+		s->len = n;
+		pp->head++;
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+		if (n <= 0)
+			return NULL;
+	}
+}
+
+static int mark_truncated_input(struct td_input *in, struct td_trace *t)
+{
+	if (!td_input_truncated(in))
+		return 0;
+	if (!t->partial) {
+		t->partial = 1;
+		t->partial_offset = t->bytes_in;
+		snprintf(t->partial_msg, sizeof(t->partial_msg),
+			 "the compressed stream ends early (after %llu compressed bytes, %llu "
+			 "uncompressed); results cover the complete events before it",
+			 td_input_raw_offset(in), (unsigned long long)t->bytes_in);
+	}
+	return 1;
+}
+
+static int run_threaded(struct td_input *in, struct td_parser *p, size_t chunk,
+			struct td_error *err)
+{
+	struct pipe pp;
+	pthread_t th;
+	int rc = 0, i;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.in = in;
+	pp.chunk = chunk;
+	for (i = 0; i < NBUF; i++)
+		pp.slots[i].buf = td_malloc(chunk);
+	pthread_mutex_init(&pp.mu, NULL);
+	pthread_cond_init(&pp.cv, NULL);
+	if (pthread_create(&th, NULL, reader, &pp) != 0) {
+		for (i = 0; i < NBUF; i++)
+			free(pp.slots[i].buf);
+		return 1; /* caller falls back to one thread */
+	}
+	for (;;) {
+		struct slot *s;
+
+		pthread_mutex_lock(&pp.mu);
+		while (pp.head == pp.tail)
+			pthread_cond_wait(&pp.cv, &pp.mu);
+		s = &pp.slots[pp.tail % NBUF];
+		pthread_mutex_unlock(&pp.mu);
+		if (s->len < 0) {
+			*err = pp.rerr;
+			rc = err->code;
+			break;
+		}
+		if (s->len == 0)
+			break;
+		rc = td_parser_feed(p, s->buf, (size_t)s->len, err);
+		pthread_mutex_lock(&pp.mu);
+		pp.tail++;
+		pthread_cond_broadcast(&pp.cv);
+		pthread_mutex_unlock(&pp.mu);
+		if (rc)
+			break;
+	}
+	pthread_mutex_lock(&pp.mu);
+	pp.stop = 1;
+	pthread_cond_broadcast(&pp.cv);
+	pthread_mutex_unlock(&pp.mu);
+	pthread_join(th, NULL);
+	pthread_mutex_destroy(&pp.mu);
+	pthread_cond_destroy(&pp.cv);
+	for (i = 0; i < NBUF; i++)
+		free(pp.slots[i].buf);
+	return rc < 0 ? rc : 0;
+}
+
+static int run_inline(struct td_input *in, struct td_parser *p, size_t chunk,
+		      struct td_error *err)
+{
+	unsigned char *buf = td_malloc(chunk);
+	int rc = 0;
+
+	for (;;) {
+		ssize_t n = td_input_read(in, buf, chunk, err);
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((rc = td_parser_feed(p, buf, (size_t)n, err)) != 0)
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_trace *t,
+		  struct td_error *err)
+{
+	struct td_input *in;
+	struct td_parser *p;
+	size_t chunk = opts && opts->chunk ? opts->chunk : 1024 * 1024;
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	if ((rc = td_input_open(path, &in, err)) != 0)
+		return rc;
+	t->compression = td_input_compression(in);
+	p = td_parser_new(t);
+	if (!p) {
+		td_input_close(in);
+		return td_error_set(err, TD_ENOMEM, "%s", "cannot start the JSON parser");
+	}
+	rc = opts && opts->no_thread ? 1 : run_threaded(in, p, chunk, err);
+	if (rc == 1)
+		rc = run_inline(in, p, chunk, err);
+	if (rc == 0) {
+		rc = td_parser_finish(p, err);
+		if (rc == 0)
+			mark_truncated_input(in, t);
+		else if (td_input_truncated(in) && rc == TD_EPARSE && t->n_trace_events == 0)
+			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
+				 " (the compressed stream is truncated)");
+	}
+	td_parser_free(p);
+	td_input_close(in);
+	if (rc == 0)
+		td_trace_finalize(t);
+	return rc;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading a trace file into the model: one thread reads and decompresses while the caller's
+ * thread parses, so decompression overlaps parsing. */
+#ifndef TD_PARSER_LOAD_H
+#define TD_PARSER_LOAD_H
+
+#include <stddef.h>
+
+struct td_trace;
+struct td_error;
+
+struct td_load_opts {
+	size_t chunk;   /* bytes per chunk handed to the parser; 0 = default (1 MiB) */
+	int no_thread;  /* read and parse on the calling thread */
+};
+
+/* Reads `path` ("-" = stdin) into `t` (initialised by the caller) and finalizes it.
+ * Returns 0 (t->partial set when the input was cut short), or TD_EIO / TD_EPARSE / TD_EFORMAT
+ * with err filled; err->has_pos says whether line, column and offset are known. */
+int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_trace *t,
+		  struct td_error *err);
+
+#endif

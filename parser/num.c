@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include "parser/num.h"
+
+static const uint64_t pow10_tab[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+	100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+	1000000000000000000ull, 10000000000000000000ull,
+};
+
+int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
+{
+	const char *p = s, *end = s + len;
+	int neg = 0, st = TD_NUM_OK, ndig = 0, exp10 = scale;
+	uint64_t mant = 0;
+	int lost_nonzero = 0; /* digits that did not fit in mant */
+	int64_t e = 0;
+
+	*out = 0;
+	if (p < end && (*p == '-' || *p == '+'))
+		neg = (*p++ == '-');
+	if (p == end)
+		return TD_NUM_SYNTAX;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, ndig++) {
+		if (mant <= (UINT64_MAX - 9) / 10) {
+			mant = mant * 10 + (uint64_t)(*p - '0');
+		} else {
+			exp10++; /* integer digit beyond precision: scale up */
+			lost_nonzero |= *p != '0';
+		}
+	}
+	if (p < end && *p == '.') {
+		p++;
+		for (; p < end && *p >= '0' && *p <= '9'; p++, ndig++) {
+			if (mant <= (UINT64_MAX - 9) / 10) {
+				mant = mant * 10 + (uint64_t)(*p - '0');
+				exp10--;
+			} else {
+				lost_nonzero |= *p != '0';
+			}
+		}
+	}
+	if (ndig == 0)
+		return TD_NUM_SYNTAX;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		int eneg = 0, edig = 0;
+		p++;
+		if (p < end && (*p == '-' || *p == '+'))
+			eneg = (*p++ == '-');
+		for (; p < end && *p >= '0' && *p <= '9'; p++, edig++)
+			if (e < 100000)
+				e = e * 10 + (*p - '0');
+		if (!edig)
+			return TD_NUM_SYNTAX;
+		exp10 += (int)(eneg ? -e : e);
+	}
+	if (p != end)
+		return TD_NUM_SYNTAX;
+	if (lost_nonzero)
+		st |= TD_NUM_INEXACT;
+	if (mant == 0) {
+		*out = 0;
+		return st;
+	}
+	if (exp10 < 0) {
+		if (exp10 < -19) {
+			mant = 0;
+			st |= TD_NUM_INEXACT;
+		} else {
+			if (mant % pow10_tab[-exp10])
+				st |= TD_NUM_INEXACT;
+			mant /= pow10_tab[-exp10];
+		}
+	} else if (exp10 > 0) {
+		if (exp10 > 19 || mant > UINT64_MAX / pow10_tab[exp10]) {
+			*out = neg ? INT64_MIN : INT64_MAX;
+			return st | TD_NUM_RANGE;
+		}
+		mant *= pow10_tab[exp10];
+	}
+	if (neg) {
+		if (mant > (uint64_t)INT64_MAX + 1) {
+			*out = INT64_MIN;
+			return st | TD_NUM_RANGE;
+		}
+		*out = mant == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mant;
+	} else {
+		if (mant > (uint64_t)INT64_MAX) {
+			*out = INT64_MAX;
+			return st | TD_NUM_RANGE;
+		}
+		*out = (int64_t)mant;
+	}
+	return st;
+}

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+#include "parser/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+
+const char *td_kind_name(enum td_kind k)
+{
+	static const char *const names[TD_K_COUNT] = {
+		[TD_K_CPU_OP] = "cpu_op",
+		[TD_K_USER_ANNOTATION] = "user_annotation",
+		[TD_K_PYTHON] = "python_function",
+		[TD_K_RUNTIME] = "runtime",
+		[TD_K_KERNEL] = "kernel",
+		[TD_K_MEMCPY] = "memcpy",
+		[TD_K_MEMSET] = "memset",
+		[TD_K_SYNC] = "sync",
+		[TD_K_GPU_ANNOTATION] = "gpu_user_annotation",
+		[TD_K_OTHER_SPAN] = "other_span",
+		[TD_K_FLOW_AC2G] = "flow_ac2g",
+		[TD_K_FLOW_FWDBWD] = "flow_fwdbwd",
+		[TD_K_FLOW_OTHER] = "flow_other",
+		[TD_K_MEMORY] = "memory",
+		[TD_K_INSTANT] = "instant",
+		[TD_K_COUNTER] = "counter",
+		[TD_K_METADATA] = "metadata",
+		[TD_K_UNKNOWN] = "unknown",
+	};
+	return (unsigned)k < TD_K_COUNT ? names[k] : "?";
+}
+
+void td_trace_init(struct td_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	td_strtab_init(&t->names);
+	td_vec_init(&t->events, sizeof(struct td_event));
+	td_vec_init(&t->tracks, sizeof(struct td_track));
+	td_vec_init(&t->devices, sizeof(struct td_device));
+	td_vec_init(&t->xfer_bytes, sizeof(uint64_t));
+	td_vec_init(&t->steps, sizeof(struct td_step));
+	t->schema_version = -1;
+	t->rank = t->world_size = -1;
+	t->base_time_ns = -1;
+	t->track_nslots = 64;
+	t->track_slots = td_calloc(t->track_nslots, sizeof(uint32_t));
+	t->last_track = TD_NONE;
+	t->last_device = TD_NONE;
+}
+
+void td_trace_free(struct td_trace *t)
+{
+	td_strtab_free(&t->names);
+	td_vec_free(&t->events);
+	td_vec_free(&t->tracks);
+	td_vec_free(&t->devices);
+	td_vec_free(&t->xfer_bytes);
+	td_vec_free(&t->steps);
+	free(t->link);
+	free(t->track_slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* --- tracks: a small hash keyed by (side, a, b) ------------------------------------------ */
+
+static uint32_t track_hash(int gpu, int64_t a, int64_t b, int flags)
+{
+	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull ^ ((uint64_t)b + (uint64_t)flags) *
+		     0xc2b2ae3d27d4eb4full ^ (uint64_t)gpu;
+	h ^= h >> 31;
+	return (uint32_t)(h * 0x94d049bb133111ebull >> 32);
+}
+
+static int track_eq(const struct td_track *tr, int gpu, int64_t a, int64_t b, int flags)
+{
+	if (tr->is_gpu != gpu)
+		return 0;
+	if (gpu)
+		return tr->device == a && tr->stream == b;
+	return tr->pid == a && tr->tid == b && (tr->pid_is_str | tr->tid_is_str << 1) == flags;
+}
+
+static void track_rehash(struct td_trace *t)
+{
+	uint32_t n = t->track_nslots * 2, i;
+
+	free(t->track_slots);
+	t->track_slots = td_calloc(n, sizeof(uint32_t));
+	t->track_nslots = n;
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, i);
+		uint32_t h = tr->is_gpu ? track_hash(1, tr->device, tr->stream, 0)
+			: track_hash(0, tr->pid, tr->tid, tr->pid_is_str | tr->tid_is_str << 1);
+		uint32_t j = h & (n - 1);
+		while (t->track_slots[j])
+			j = (j + 1) & (n - 1);
+		t->track_slots[j] = i + 1;
+	}
+}
+
+static uint32_t track_get(struct td_trace *t, int gpu, int64_t a, int64_t b, int flags)
+{
+	uint32_t h, j, id;
+	struct td_track *tr;
+
+	if (t->last_track != TD_NONE && track_eq(td_trace_track(t, t->last_track), gpu, a, b, flags))
+		return t->last_track;
+	h = track_hash(gpu, a, b, flags);
+	j = h & (t->track_nslots - 1);
+	while ((id = t->track_slots[j]) != 0) {
+		if (track_eq(td_trace_track(t, id - 1), gpu, a, b, flags))
+			return t->last_track = id - 1;
+		j = (j + 1) & (t->track_nslots - 1);
+	}
+	tr = td_vec_push(&t->tracks);
+	tr->is_gpu = gpu;
+	if (gpu) {
+		tr->device = (int32_t)a;
+		tr->stream = b;
+	} else {
+		tr->pid = a;
+		tr->tid = b;
+		tr->pid_is_str = flags & 1;
+		tr->tid_is_str = (flags >> 1) & 1;
+	}
+	tr->last_ts = INT64_MIN;
+	t->track_slots[j] = (uint32_t)t->tracks.len;
+	if (t->tracks.len * 2 > t->track_nslots)
+		track_rehash(t);
+	return t->last_track = (uint32_t)t->tracks.len - 1;
+}
+
+uint32_t td_trace_cpu_track(struct td_trace *t, int64_t pid, int pid_is_str, int64_t tid,
+			    int tid_is_str)
+{
+	return track_get(t, 0, pid, tid, (pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0));
+}
+
+uint32_t td_trace_gpu_track(struct td_trace *t, int32_t device, int64_t stream)
+{
+	uint32_t id = track_get(t, 1, device, stream, 0);
+	td_trace_device(t, device);
+	return id;
+}
+
+struct td_device *td_trace_device(struct td_trace *t, int32_t id)
+{
+	struct td_device *d;
+	size_t i;
+
+	if (t->last_device != TD_NONE) {
+		d = &TD_VEC_AT(&t->devices, struct td_device, t->last_device);
+		if (d->id == id)
+			return d;
+	}
+	for (i = 0; i < t->devices.len; i++) {
+		d = &TD_VEC_AT(&t->devices, struct td_device, i);
+		if (d->id == id) {
+			t->last_device = (uint32_t)i;
+			return d;
+		}
+	}
+	d = td_vec_push(&t->devices);
+	d->id = id;
+	d->peak_allocated = -1;
+	t->last_device = (uint32_t)t->devices.len - 1;
+	return d;
+}
+
+/* --- finalize ---------------------------------------------------------------------------- */
+
+static int kind_rank(int k)
+{
+	/* at equal start and length, the wider concept encloses the narrower */
+	switch (k) {
+	case TD_K_USER_ANNOTATION: return 0;
+	case TD_K_PYTHON: return 1;
+	case TD_K_CPU_OP: return 2;
+	case TD_K_RUNTIME: return 3;
+	default: return 4;
+	}
+}
+
+static int ev_less(const struct td_event *a, const struct td_event *b)
+{
+	int64_t da, db;
+
+	if (a->track != b->track)
+		return a->track < b->track;
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	da = td_ev_dur(a);
+	db = td_ev_dur(b);
+	if (da != db)
+		return da > db;
+	if (a->kind != b->kind)
+		return kind_rank(a->kind) < kind_rank(b->kind) ||
+		       (kind_rank(a->kind) == kind_rank(b->kind) && a->kind < b->kind);
+	if (a->name != b->name)
+		return a->name < b->name;
+	if (a->corr != b->corr)
+		return a->corr < b->corr;
+	return a->aux < b->aux;
+}
+#define EV_LESS(a, b) ev_less((a), (b))
+TD_DEFINE_SORT(sort_events, struct td_event, EV_LESS)
+
+struct corr_idx {
+	uint32_t corr, idx;
+};
+#define CORR_LESS(a, b) ((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->idx < (b)->idx))
+TD_DEFINE_SORT(sort_corr, struct corr_idx, CORR_LESS)
+
+#define STEP_LESS(a, b) ((a)->ts < (b)->ts || ((a)->ts == (b)->ts && (a)->number < (b)->number))
+TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
+
+#define DEV_LESS(a, b) ((a)->id < (b)->id)
+TD_DEFINE_SORT(sort_devices, struct td_device, DEV_LESS)
+
+static void build_parents(struct td_trace *t, const struct td_track *tr, uint32_t *stack)
+{
+	uint32_t i, sp = 0;
+
+	for (i = tr->first; i < tr->first + tr->count; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		int64_t end = td_ev_end(e);
+
+		while (sp > 0) {
+			const struct td_event *top = td_trace_ev(t, stack[sp - 1]);
+			if (e->ts >= top->ts && end <= td_ev_end(top))
+				break;
+			sp--;
+		}
+		t->link[i] = sp ? stack[sp - 1] : TD_NONE;
+		stack[sp++] = i;
+	}
+}
+
+static int parse_step(const char *name, int64_t *n)
+{
+	static const char prefix[] = "ProfilerStep#";
+	const char *p;
+	int64_t v = 0;
+
+	if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+		return 0;
+	p = name + sizeof(prefix) - 1;
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (v < INT64_MAX / 10 - 10)
+			v = v * 10 + (*p - '0');
+	*n = v;
+	return *p == '\0';
+}
+
+void td_trace_finalize(struct td_trace *t)
+{
+	size_t n = t->events.len, i, nruntime = 0, j;
+	struct td_event *ev = t->events.data;
+	struct corr_idx *ci;
+	uint32_t *stack, maxcount = 0;
+	int64_t *step_num;
+
+	if (t->finalized)
+		return;
+	t->finalized = 1;
+	sort_events(ev, n);
+	sort_devices(t->devices.data, t->devices.len);
+	t->last_device = TD_NONE;
+	for (i = 0; i < t->tracks.len; i++)
+		td_trace_track(t, (uint32_t)i)->count = 0;
+	for (i = 0; i < n; i++) {
+		struct td_track *tr = td_trace_track(t, ev[i].track);
+		if (tr->count++ == 0)
+			tr->first = (uint32_t)i;
+	}
+	t->link = td_malloc((n ? n : 1) * sizeof(uint32_t));
+	for (i = 0; i < n; i++)
+		t->link[i] = TD_NONE;
+
+	/* CPU span trees */
+	for (i = 0; i < t->tracks.len; i++)
+		if (td_trace_track(t, (uint32_t)i)->count > maxcount)
+			maxcount = td_trace_track(t, (uint32_t)i)->count;
+	stack = td_malloc((maxcount + 1) * sizeof(uint32_t));
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (!tr->is_gpu)
+			build_parents(t, tr, stack);
+	}
+	free(stack);
+
+	/* runtime call <-> GPU op by correlation id */
+	for (i = 0; i < n; i++)
+		if (ev[i].kind == TD_K_RUNTIME && !(ev[i].flags & TD_EF_NO_CORR))
+			nruntime++;
+	ci = td_malloc((nruntime ? nruntime : 1) * sizeof(*ci));
+	for (i = 0, j = 0; i < n; i++)
+		if (ev[i].kind == TD_K_RUNTIME && !(ev[i].flags & TD_EF_NO_CORR)) {
+			ci[j].corr = ev[i].corr;
+			ci[j].idx = (uint32_t)i;
+			j++;
+		}
+	sort_corr(ci, nruntime);
+	for (i = 0; i < n; i++) {
+		size_t lo = 0, hi = nruntime;
+		if (!td_kind_on_gpu_track(ev[i].kind) || ev[i].kind == TD_K_GPU_ANNOTATION)
+			continue;
+		if (!(ev[i].flags & TD_EF_NO_CORR)) {
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (ci[mid].corr < ev[i].corr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nruntime && ci[lo].corr == ev[i].corr) {
+				t->link[i] = ci[lo].idx;
+				continue;
+			}
+		}
+		if (td_kind_is_gpu_op(ev[i].kind) && nruntime)
+			t->anom.orphan_gpu_ops++;
+	}
+	free(ci);
+
+	/* steps: ProfilerStep#N spans on the host, one per N */
+	step_num = td_malloc((t->names.count + 1) * sizeof(int64_t));
+	for (i = 0; i <= t->names.count; i++)
+		if (!parse_step(td_strtab_str(&t->names, (uint32_t)i), &step_num[i]))
+			step_num[i] = -1;
+	for (i = 0; i < n; i++) {
+		struct td_step *s;
+		if (ev[i].kind != TD_K_CPU_OP && ev[i].kind != TD_K_USER_ANNOTATION)
+			continue;
+		if (step_num[ev[i].name] < 0)
+			continue;
+		s = td_vec_push(&t->steps);
+		s->event = (uint32_t)i;
+		s->number = step_num[ev[i].name];
+		s->ts = ev[i].ts;
+		s->end = td_ev_end(&ev[i]);
+	}
+	free(step_num);
+	sort_steps(t->steps.data, t->steps.len);
+	/* the same step can be recorded twice (cpu_op and user_annotation): keep one */
+	for (i = 0, j = 0; i < t->steps.len; i++) {
+		struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
+		size_t k;
+		int dup = 0;
+		for (k = j > 8 ? j - 8 : 0; k < j; k++)
+			if (TD_VEC_AT(&t->steps, struct td_step, k).number == s->number) {
+				dup = 1;
+				break;
+			}
+		if (!dup)
+			TD_VEC_AT(&t->steps, struct td_step, j++) = *s;
+	}
+	t->steps.len = j;
+	free(t->track_slots);
+	t->track_slots = NULL;
+	t->track_nslots = 0;
+}
+
+int td_trace_span(const struct td_trace *t, int64_t *start, int64_t *end)
+{
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		if (!any || e->ts < *start)
+			*start = e->ts;
+		if (!any || td_ev_end(e) > *end)
+			*end = td_ev_end(e);
+		any = 1;
+	}
+	return any;
+}
+
+#define IV_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->end < (b)->end))
+TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
+
+size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
+		     struct td_interval **out)
+{
+	size_t cap = 0, n = 0, i, m;
+	struct td_interval *iv;
+	uint32_t k;
+
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (tr->is_gpu && tr->device == device)
+			cap += tr->count;
+	}
+	iv = td_malloc((cap ? cap : 1) * sizeof(*iv));
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (!tr->is_gpu || tr->device != device)
+			continue;
+		for (k = tr->first; k < tr->first + tr->count; k++) {
+			const struct td_event *e = td_trace_ev(t, k);
+			int64_t s = e->ts, en = td_ev_end(e);
+			if (!td_kind_is_gpu_op(e->kind))
+				continue;
+			if (s < from)
+				s = from;
+			if (en > to)
+				en = to;
+			if (en <= s)
+				continue;
+			iv[n].start = s;
+			iv[n].end = en;
+			n++;
+		}
+	}
+	sort_iv(iv, n);
+	for (i = 0, m = 0; i < n; i++) {
+		if (m && iv[i].start <= iv[m - 1].end) {
+			if (iv[i].end > iv[m - 1].end)
+				iv[m - 1].end = iv[i].end;
+		} else {
+			iv[m++] = iv[i];
+		}
+	}
+	*out = iv;
+	return m;
+}
+
+int64_t td_intervals_total(const struct td_interval *iv, size_t n)
+{
+	int64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += iv[i].end - iv[i].start;
+	return sum;
+}
+
+#define I64_LESS(a, b) (*(a) < *(b))
+TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
+
+int64_t td_trace_median_step(const struct td_trace *t)
+{
+	size_t n = t->steps.len, i;
+	int64_t *d, med;
+
+	if (!n)
+		return 0;
+	d = td_malloc(n * sizeof(*d));
+	for (i = 0; i < n; i++) {
+		const struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
+		d[i] = s->end - s->ts;
+	}
+	sort_i64(d, n);
+	/* the lower median for an even count: an observed step, no averaging */
+	med = d[(n - 1) / 2];
+	free(d);
+	return med;
+}

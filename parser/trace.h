@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* The normalized trace model: every duration event of a profiler trace as a compact 32-byte
+ * record, grouped into tracks (a CPU thread or a GPU stream), with names interned, the CPU span
+ * tree per thread, runtime-call <-> GPU-op links and ProfilerStep# steps.
+ *
+ * Ownership: a struct td_trace owns everything it points to; td_trace_free() releases it all.
+ * Times are integer nanoseconds on the trace's own clock (Kineto's `ts` microseconds x 1000). */
+#ifndef TD_PARSER_TRACE_H
+#define TD_PARSER_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strtab.h"
+#include "common/vec.h"
+
+/* Normalized event kinds. The first group is stored as struct td_event; the rest are counted. */
+enum td_kind {
+	TD_K_CPU_OP,          /* cat cpu_op / Operator */
+	TD_K_USER_ANNOTATION, /* cat user_annotation (record_function ranges, ProfilerStep#) */
+	TD_K_PYTHON,          /* cat python_function (with_stack=True) */
+	TD_K_RUNTIME,         /* cuda_runtime / cuda_driver / Runtime / hip* API calls */
+	TD_K_KERNEL,          /* GPU kernel */
+	TD_K_MEMCPY,          /* GPU memcpy */
+	TD_K_MEMSET,          /* GPU memset */
+	TD_K_SYNC,            /* cuda_sync / hip_sync: a GPU-side record of a host wait */
+	TD_K_GPU_ANNOTATION,  /* gpu_user_annotation */
+	TD_K_OTHER_SPAN,      /* any other ph:X (Trace, overhead, unknown categories) */
+	TD_K_NSTORED,
+	TD_K_FLOW_AC2G = TD_K_NSTORED, /* ph s/f/t, CPU -> GPU launch flows */
+	TD_K_FLOW_FWDBWD,     /* ph s/f, forward -> backward flows */
+	TD_K_FLOW_OTHER,
+	TD_K_MEMORY,          /* [memory] instants */
+	TD_K_INSTANT,         /* other instants */
+	TD_K_COUNTER,         /* ph C */
+	TD_K_METADATA,        /* ph M */
+	TD_K_UNKNOWN,         /* unknown ph, or not an object */
+	TD_K_COUNT
+};
+const char *td_kind_name(enum td_kind k);
+static inline int td_kind_is_gpu_op(int k)
+{
+	return k == TD_K_KERNEL || k == TD_K_MEMCPY || k == TD_K_MEMSET;
+}
+static inline int td_kind_on_gpu_track(int k)
+{
+	return td_kind_is_gpu_op(k) || k == TD_K_SYNC || k == TD_K_GPU_ANNOTATION;
+}
+
+/* Event flags. */
+#define TD_EF_DRIVER 0x01   /* runtime event from the driver API (cuda_driver) */
+#define TD_EF_NO_DUR 0x02   /* ph:X without dur */
+#define TD_EF_NO_CORR 0x04  /* no correlation id */
+#define TD_EF_NO_EXT 0x08   /* no External id */
+
+/* A stored event: 32 bytes. `aux` is the External id for CPU ops, runtime calls and kernels,
+ * and an index into td_trace.xfer_bytes for memcpy / memset. */
+struct td_event {
+	int64_t ts;
+	uint32_t dur_lo;
+	uint16_t dur_hi;
+	uint8_t kind;
+	uint8_t flags;
+	uint32_t name;   /* strtab id */
+	uint32_t track;  /* index into td_trace.tracks */
+	uint32_t corr;   /* correlation id (runtime, GPU ops, sync) */
+	uint32_t aux;
+};
+#define TD_DUR_MAX ((int64_t)0xffffffffffffll)
+static inline int64_t td_ev_dur(const struct td_event *e)
+{
+	return (int64_t)e->dur_lo | ((int64_t)e->dur_hi << 32);
+}
+static inline int64_t td_ev_end(const struct td_event *e)
+{
+	return e->ts + td_ev_dur(e);
+}
+
+/* A thread on the host, or a stream on a device. */
+struct td_track {
+	int is_gpu;
+	int64_t pid, tid;          /* CPU: numeric ids, or strtab ids when *_is_str */
+	uint8_t pid_is_str, tid_is_str;
+	int32_t device;            /* GPU: device index */
+	int64_t stream;            /* GPU: stream id (-1 when none, e.g. context-wide syncs) */
+	uint32_t name;             /* thread_name metadata, when present */
+	uint32_t first, count;     /* range in td_trace.events after finalize */
+	int64_t last_ts;           /* while parsing: for the unsorted-timestamp count */
+};
+
+struct td_device {
+	int32_t id;
+	uint32_t name;             /* strtab id, from deviceProperties */
+	int64_t total_mem;
+	int32_t cc_major, cc_minor, num_sms;
+	int has_props;
+	/* from the events */
+	uint64_t ops;              /* kernels + memcpy + memset */
+	int64_t first_ts, last_end;
+	int64_t peak_allocated;    /* max "Total Allocated" of [memory] events, -1 when none */
+};
+
+enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
+enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
+
+/* Counts of odd but parseable data. */
+struct td_anomalies {
+	uint64_t negative_dur, missing_dur, missing_ts, missing_name, bad_number, huge_number;
+	uint64_t invalid_utf8, unknown_ph, unknown_cat, non_object_event, unsorted_ts, dur_overflow;
+	uint64_t sub_ns_digits, unmatched_flow_ids, orphan_gpu_ops;
+};
+
+struct td_step {
+	uint32_t event;            /* index of the ProfilerStep#N event */
+	int64_t number;            /* N */
+	int64_t ts, end;
+};
+
+struct td_trace {
+	struct td_strtab names;
+	struct td_vec events;      /* struct td_event */
+	struct td_vec tracks;      /* struct td_track */
+	struct td_vec devices;     /* struct td_device, sorted by id after finalize */
+	struct td_vec xfer_bytes;  /* uint64_t */
+	struct td_vec steps;       /* struct td_step, by ts */
+	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
+	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
+	uint32_t *link;
+
+	/* input and metadata */
+	enum td_compression compression;
+	enum td_layout layout;
+	int legacy;                /* PyTorch 1.8/1.9 categories (Operator, Runtime, Kernel) */
+	int rocm;                  /* hip* runtime names seen */
+	int64_t schema_version;    /* -1 when absent */
+	int64_t rank, world_size;  /* -1 when absent */
+	uint32_t backend;          /* distributedInfo.backend */
+	int64_t base_time_ns;      /* baseTimeNanoseconds, -1 when absent */
+	uint32_t display_time_unit, trace_name;
+	uint64_t n_trace_events;   /* elements of the traceEvents array */
+	uint64_t bytes_in;         /* uncompressed bytes read */
+	uint64_t by_kind[TD_K_COUNT];
+	int partial;               /* truncated input: results cover the complete events only */
+	uint64_t partial_offset;   /* where the input ended */
+	char partial_msg[256];
+	struct td_anomalies anom;
+	uint64_t flows_s, flows_f; /* flow starts / finishes */
+	uint64_t memory_events;
+	int finalized;
+	/* lookup state while parsing */
+	uint32_t *track_slots, track_nslots, last_track, last_device;
+};
+#define TD_NONE UINT32_MAX
+
+static inline uint32_t td_trace_parent(const struct td_trace *t, uint32_t i);
+static inline uint32_t td_trace_launch(const struct td_trace *t, uint32_t i);
+
+void td_trace_init(struct td_trace *t);
+void td_trace_free(struct td_trace *t);
+
+/* Parsing side (used by the reader): find or add a CPU track (pid, tid) or GPU track. */
+uint32_t td_trace_cpu_track(struct td_trace *t, int64_t pid, int pid_is_str, int64_t tid,
+			    int tid_is_str);
+uint32_t td_trace_gpu_track(struct td_trace *t, int32_t device, int64_t stream);
+struct td_device *td_trace_device(struct td_trace *t, int32_t id);
+
+/* Sorts events by (track, ts, longer first), builds the CPU span trees, the runtime <-> GPU-op
+ * links and the steps. Call once, after the last event. */
+void td_trace_finalize(struct td_trace *t);
+
+/* Time span of all stored events: [*start, *end). Returns 0 when there are none. */
+int td_trace_span(const struct td_trace *t, int64_t *start, int64_t *end);
+
+/* Busy intervals of a device: the union of its kernel, memcpy and memset intervals clipped to
+ * [from, to), sorted. The caller frees *out. Returns the number of intervals. */
+struct td_interval {
+	int64_t start, end;
+};
+size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
+		     struct td_interval **out);
+int64_t td_intervals_total(const struct td_interval *iv, size_t n);
+
+/* Median step duration (ns), 0 when there are no steps. */
+int64_t td_trace_median_step(const struct td_trace *t);
+
+static inline struct td_event *td_trace_ev(const struct td_trace *t, uint32_t i)
+{
+	return &((struct td_event *)t->events.data)[i];
+}
+static inline struct td_track *td_trace_track(const struct td_trace *t, uint32_t i)
+{
+	return &((struct td_track *)t->tracks.data)[i];
+}
+static inline uint32_t td_trace_parent(const struct td_trace *t, uint32_t i)
+{
+	return td_kind_on_gpu_track(td_trace_ev(t, i)->kind) ? TD_NONE : t->link[i];
+}
+static inline uint32_t td_trace_launch(const struct td_trace *t, uint32_t i)
+{
+	return td_kind_on_gpu_track(td_trace_ev(t, i)->kind) ? t->link[i] : TD_NONE;
+}
+static inline const char *td_trace_name(const struct td_trace *t, uint32_t id)
+{
+	return td_strtab_str(&t->names, id);
+}
+
+#endif
