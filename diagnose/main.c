@@ -40,7 +40,10 @@ static void oom(size_t n)
 int cli_load(const char *path, struct td_trace *t)
 {
 	struct td_error err;
-	int rc = td_trace_load(path, NULL, t, &err);
+	/* TD_NO_THREAD=1 reads and parses on one thread (for benchmarks and debugging) */
+	const char *nt = getenv("TD_NO_THREAD");
+	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1'};
+	int rc = td_trace_load(path, &opts, t, &err);
 	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
 	if (rc != 0) {

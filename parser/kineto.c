@@ -72,6 +72,7 @@ struct td_parser {
 	uint8_t ctx[MAXD];
 	uint8_t key;          /* current key in the innermost object we read */
 	int started, top_done, saw_events;
+	unsigned event_depth;   /* depth of the event being read, 0 when none */
 	struct pend ev;
 	struct td_device dev;
 	int dev_has_id;
@@ -244,7 +245,7 @@ static void locate(struct td_parser *p, size_t k, struct td_error *err)
 		after = p->chunk_len - k < 24 ? p->chunk_len - k : 24;
 		memcpy(ctxb + n, p->chunk + k, after);
 		n += after;
-		if (len + 16 < sizeof(err->msg)) {
+		if (n && len + 16 < sizeof(err->msg)) {
 			size_t qo = quote(q, sizeof(q), ctxb, at);
 			qo += (size_t)snprintf(q + qo, sizeof(q) - qo, " >>> ");
 			quote(q + qo, sizeof(q) - qo, ctxb + at, n - at);
@@ -599,6 +600,7 @@ static int cb_start_map(void *ctx)
 	case C_EVENTS:
 		p->t->n_trace_events++;
 		memset(&p->ev, 0, sizeof(p->ev));
+		p->event_depth = p->depth + 1;
 		c = C_EVENT;
 		break;
 	case C_EVENT:
@@ -674,8 +676,10 @@ static int pop(struct td_parser *p)
 {
 	unsigned char c = ctx_at(p, p->depth);
 
-	if (c == C_EVENT)
+	if (c == C_EVENT && p->depth == p->event_depth) {
 		finish_event(p);
+		p->event_depth = 0;
+	}
 	else if (c == C_DEVPROP)
 		finish_device(p);
 	p->depth--;
@@ -988,12 +992,14 @@ int td_parser_finish(struct td_parser *p, struct td_error *err)
 	if (st != yajl_status_ok && p->failed)
 		return yajl_failure(p, err);
 	if (!p->top_done) {
-		/* Cut short: keep every complete event. */
+		/* Cut short: keep every complete event; the one being read is dropped. */
+		if (p->event_depth)
+			p->t->n_trace_events--;
 		p->t->partial = 1;
 		p->t->partial_offset = p->offset;
 		snprintf(p->t->partial_msg, sizeof(p->t->partial_msg),
 			 "the JSON ends early at byte %llu (inside %s); results cover the %llu "
-			 "complete events before it",
+			 "complete event(s) before it",
 			 (unsigned long long)p->offset,
 			 ctx_at(p, p->depth) == C_EVENTS || ctx_at(p, p->depth) == C_EVENT ||
 					 ctx_at(p, p->depth) == C_ARGS

@@ -173,9 +173,10 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 		rc = td_parser_finish(p, err);
 		if (rc == 0)
 			mark_truncated_input(in, t);
-		else if (td_input_truncated(in) && rc == TD_EPARSE && t->n_trace_events == 0)
-			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
-				 " (the compressed stream is truncated)");
+		else if (td_input_truncated(in) && t->bytes_in == 0)
+			td_error_set(err, TD_EPARSE, "the %s stream ends before any data could be "
+				     "decompressed (truncated file)",
+				     t->compression == TD_COMP_ZSTD ? "zstd" : "gzip");
 	}
 	td_parser_free(p);
 	td_input_close(in);

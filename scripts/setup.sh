@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs what tracedoc needs to build and test, from Debian packages. As root it runs
+# apt-get; otherwise it prints the exact command to run. Safe to run again.
+set -eu
+pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev \
+libcmocka-dev yajl-tools zstd gzip python3"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	exit 0
+fi
+if [ "$(id -u)" = 0 ]; then
+	echo "setup: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends $missing >&2
+else
+	echo "setup: missing packages:$missing" >&2
+	echo "run:   sudo apt-get install -y$missing" >&2
+	exit 1
+fi

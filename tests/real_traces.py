@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Every real trace in ../shared/traces: `tracedoc stats --format json` must equal an independent
+computation made here with Python's json module (times exact through Decimal): the number of
+traceEvents elements, the kernel/memcpy/memset/cpu_op/runtime counts, and per device the op
+count, busy_ns (union of kernel+memcpy+memset intervals, first op start to last op end) and
+busy_fraction. Skips with a message when ../shared is absent.
+usage: real_traces.py TRACEDOC REPO_ROOT"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+
+GPU = {"kernel": "kernel", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
+       "memset": "memset"}
+CPU = {"cpu_op", "operator"}
+RUNTIME = {"cuda_runtime", "cuda_driver", "runtime"}
+
+
+def ns(v):
+    return int(Decimal(str(v)) * 1000) if not isinstance(v, int) else v * 1000
+
+
+def reference(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as f:
+        doc = json.load(f, parse_float=Decimal)
+    events = doc if isinstance(doc, list) else doc["traceEvents"]
+    kinds = {"kernel": 0, "memcpy": 0, "memset": 0, "cpu_op": 0, "runtime": 0}
+    ivs = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = str(e.get("cat", "")).lower()
+        if cat in CPU:
+            kinds["cpu_op"] += 1
+        elif cat in RUNTIME:
+            kinds["runtime"] += 1
+        if cat not in GPU:
+            continue
+        kinds[GPU[cat]] += 1
+        dev = e.get("args", {}).get("device", e.get("pid"))
+        s = ns(e["ts"])
+        ivs.setdefault(dev, []).append((s, s + ns(e.get("dur", 0))))
+    devices = {}
+    for dev, iv in ivs.items():
+        iv.sort()
+        busy, cs, ce = 0, None, None
+        for s, e in iv:
+            if cs is not None and s <= ce:
+                ce = max(ce, e)
+                continue
+            if cs is not None:
+                busy += ce - cs
+            cs, ce = s, e
+        busy += ce - cs
+        span = max(e for _, e in iv) - min(s for s, _ in iv)
+        devices[dev] = {"ops": len(iv), "busy_ns": busy, "span_ns": span,
+                        "busy_fraction": round(busy / span, 6) if span else 0.0}
+    return len(events), kinds, devices
+
+
+def main():
+    tracedoc, root = sys.argv[1], sys.argv[2]
+    tdir = os.path.normpath(os.path.join(root, "..", "shared", "traces"))
+    if not os.path.isdir(tdir):
+        print(f"SKIPPED: {tdir} not found; real-trace checks need ../shared beside the checkout")
+        return 0
+    paths = sorted(os.path.join(tdir, f) for f in os.listdir(tdir) if f.endswith(".json.gz"))
+    sub = os.path.join(tdir, "dlrm-8rank")
+    if os.path.isdir(sub):
+        paths += sorted(os.path.join(sub, f) for f in os.listdir(sub) if f.endswith(".json"))
+    passed = failed = 0
+    for p in paths:
+        out = subprocess.run([tracedoc, "stats", "--format", "json", p], capture_output=True)
+        problems = []
+        if out.returncode != 0:
+            problems.append(f"exit {out.returncode}: {out.stderr.decode(errors='replace')}")
+        else:
+            got = json.loads(out.stdout)
+            n, kinds, devices = reference(p)
+            if got["events"] != n:
+                problems.append(f"events {got['events']} != {n}")
+            if got["partial"]:
+                problems.append("marked partial")
+            for k, v in kinds.items():
+                if got["by_kind"].get(k, 0) != v:
+                    problems.append(f"{k} {got['by_kind'].get(k, 0)} != {v}")
+            gdev = {d["id"]: d for d in got["devices"]}
+            if sorted(gdev) != sorted(devices):
+                problems.append(f"devices {sorted(gdev)} != {sorted(devices)}")
+            for dev, ref in devices.items():
+                g = gdev.get(dev, {})
+                for key in ("ops", "busy_ns", "span_ns"):
+                    if g.get(key) != ref[key]:
+                        problems.append(f"device {dev} {key} {g.get(key)} != {ref[key]}")
+                if abs(float(g.get("busy_fraction", -1)) - ref["busy_fraction"]) > 1.5e-6:
+                    problems.append(f"device {dev} busy_fraction {g.get('busy_fraction')} != "
+                                    f"{ref['busy_fraction']}")
+        name = os.path.relpath(p, tdir)
+        if problems:
+            failed += 1
+            print(f"FAIL {name}: " + "; ".join(problems))
+        else:
+            passed += 1
+            print(f"ok   {name}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* Microsecond decimals to integer nanoseconds, exactly from the digits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "parser/num.h"
+
+static int64_t ns(const char *s, int *st)
+{
+	int64_t v;
+	*st = td_num_scaled(s, strlen(s), 3, &v);
+	return v;
+}
+
+static void test_exact_fractions(void **state)
+{
+	int st;
+	(void)state;
+	/* 1365627862814.773 us: a double would give ...814772.9999 */
+	assert_int_equal(ns("1365627862814.773", &st), 1365627862814773LL);
+	assert_int_equal(st, TD_NUM_OK);
+	assert_int_equal(ns("1707417525512283", &st), 1707417525512283000LL);
+	assert_int_equal(ns("0.001", &st), 1);
+	assert_int_equal(ns("4.5", &st), 4500);
+	assert_int_equal(ns("20.001", &st), 20001);
+	assert_int_equal(ns("0", &st), 0);
+	assert_int_equal(ns("-5", &st), -5000);
+	assert_int_equal(ns("1.5e3", &st), 1500000);
+	assert_int_equal(ns("2E-3", &st), 2);
+	assert_int_equal(ns("1e0", &st), 1000);
+	assert_int_equal(st, TD_NUM_OK);
+}
+
+static void test_sub_ns_digits_flagged(void **state)
+{
+	int st;
+	(void)state;
+	assert_int_equal(ns("95.0001234", &st), 95000);
+	assert_true(st & TD_NUM_INEXACT);
+	assert_int_equal(ns("0.0005", &st), 0);
+	assert_true(st & TD_NUM_INEXACT);
+	assert_int_equal(ns("-0.0015", &st), -1);
+	assert_true(st & TD_NUM_INEXACT);
+	/* trailing zeros below the unit are exact */
+	assert_int_equal(ns("1.0010000", &st), 1001);
+	assert_int_equal(st, TD_NUM_OK);
+}
+
+static void test_range_and_syntax(void **state)
+{
+	int64_t v;
+	(void)state;
+	assert_int_equal(td_num_int("9223372036854775807", 19, &v), TD_NUM_OK);
+	assert_int_equal(v, INT64_MAX);
+	assert_int_equal(td_num_int("-9223372036854775808", 20, &v), TD_NUM_OK);
+	assert_int_equal(v, INT64_MIN);
+	assert_true(td_num_int("9223372036854775808", 19, &v) & TD_NUM_RANGE);
+	assert_int_equal(v, INT64_MAX);
+	assert_true(td_num_int("184467440737095516150", 21, &v) & TD_NUM_RANGE);
+	assert_true(td_num_int("99999999999999999999999", 23, &v) & TD_NUM_RANGE);
+	assert_true(td_num_scaled("1e400", 5, 3, &v) & TD_NUM_RANGE);
+	assert_true(td_num_int("", 0, &v) & TD_NUM_SYNTAX);
+	assert_true(td_num_int("-", 1, &v) & TD_NUM_SYNTAX);
+	assert_true(td_num_int("1x", 2, &v) & TD_NUM_SYNTAX);
+	assert_true(td_num_int("1e", 2, &v) & TD_NUM_SYNTAX);
+	assert_true(td_num_int(".", 1, &v) & TD_NUM_SYNTAX);
+	/* "1.5" as an integer keeps the integer part, flagged */
+	assert_true(td_num_int("1.5", 3, &v) & TD_NUM_INEXACT);
+	assert_int_equal(v, 1);
+	/* the text is not NUL-terminated in yajl's buffer */
+	assert_int_equal(td_num_int("12345", 3, &v), TD_NUM_OK);
+	assert_int_equal(v, 123);
+}
+
+static void test_many_digits(void **state)
+{
+	int st;
+	(void)state;
+	/* more digits than fit in 64 bits: the dropped ones are below the ns unit */
+	assert_int_equal(ns("1.000000000000000000000000001", &st), 1000);
+	assert_true(st & TD_NUM_INEXACT);
+	assert_int_equal(ns("123456789.123456789", &st), 123456789123LL);
+	assert_true(st & TD_NUM_INEXACT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_fractions),
+		cmocka_unit_test(test_sub_ns_digits_flagged),
+		cmocka_unit_test(test_range_and_syntax),
+		cmocka_unit_test(test_many_digits),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The in-place introsort: sorted output, a permutation of the input, on adversarial shapes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/sort.h"
+
+struct kv {
+	int64_t k;
+	uint32_t id;
+};
+#define KV_LESS(a, b) ((a)->k < (b)->k || ((a)->k == (b)->k && (a)->id < (b)->id))
+TD_DEFINE_SORT(sort_kv, struct kv, KV_LESS)
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void check(struct kv *a, size_t n)
+{
+	size_t i;
+	uint64_t sum_before = 0, sum_after = 0;
+
+	for (i = 0; i < n; i++)
+		sum_before += (uint64_t)a[i].k * 31 + a[i].id;
+	sort_kv(a, n);
+	for (i = 0; i < n; i++)
+		sum_after += (uint64_t)a[i].k * 31 + a[i].id;
+	assert_true(sum_before == sum_after);
+	for (i = 1; i < n; i++)
+		assert_true(KV_LESS(&a[i - 1], &a[i]));
+}
+
+static void test_shapes(void **state)
+{
+	size_t sizes[] = {0, 1, 2, 3, 16, 17, 100, 1000, 100000};
+	size_t s, i, n;
+	int shape;
+	(void)state;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		n = sizes[s];
+		for (shape = 0; shape < 6; shape++) {
+			struct kv *a = malloc((n ? n : 1) * sizeof(*a));
+			for (i = 0; i < n; i++) {
+				a[i].id = (uint32_t)i;
+				switch (shape) {
+				case 0: a[i].k = (int64_t)(next() % 1000000); break;
+				case 1: a[i].k = (int64_t)i; break;                 /* sorted */
+				case 2: a[i].k = (int64_t)(n - i); break;           /* reversed */
+				case 3: a[i].k = 7; break;                          /* all equal keys */
+				case 4: a[i].k = (int64_t)(i % 3); break;           /* few values */
+				default: a[i].k = (int64_t)((i & 1) ? i : n - i);   /* organ pipe */
+				}
+			}
+			check(a, n);
+			free(a);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shapes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
