@@ -14,6 +14,9 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/utf8.h"
+#include <pthread.h>
+
+#include "parser/builder.h"
 #include "parser/num.h"
 #include "parser/trace.h"
 
@@ -37,30 +40,31 @@ enum arg_key {
 enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
 enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };
 
-enum cat {
-	CAT_NONE, CAT_OTHER, CAT_CPU_OP, CAT_USER_ANN, CAT_GPU_ANN, CAT_PYTHON, CAT_RUNTIME,
-	CAT_DRIVER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_SYNC, CAT_TRACE, CAT_OVERHEAD,
-	CAT_AC2G, CAT_FWDBWD, CAT_INSTANT,
-};
 
 #define MAXD 64
 
-struct pend {
-	char ph;
-	uint8_t cat, legacy_cat;
-	uint32_t name;
-	int64_t pid, tid;
-	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
-	int64_t ts, dur;
-	int64_t ext, corr, device, stream, bytes, mem_total;
-	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
-	uint32_t arg_name;
+/* deviceProperties entries, applied to the model at the end */
+struct dev_props {
+	struct td_device d;
+	char *name;
 };
 
-struct meta_name {
-	int64_t pid, tid;
-	uint8_t pid_str, tid_str;
-	uint32_t name;
+#define NBATCH 4
+#define BATCH_BYTES (1u << 20)
+
+/* Hand-off of raw events to the builder thread. */
+struct batch {
+	unsigned char *buf;
+	size_t len;
+};
+
+struct model_thread {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[NBATCH];
+	unsigned head, tail; /* filled batches are [tail, head) */
+	int done;            /* no more batches will come */
 };
 
 struct td_parser {
@@ -73,9 +77,19 @@ struct td_parser {
 	uint8_t key;          /* current key in the innermost object we read */
 	int started, top_done, saw_events;
 	unsigned event_depth;   /* depth of the event being read, 0 when none */
-	struct pend ev;
+	struct td_raw ev;
+	char *sbuf;           /* the current event's string area */
+	size_t sbuf_cap;
 	struct td_device dev;
+	char *dev_name;
 	int dev_has_id;
+	struct td_vec devs;   /* struct dev_props */
+	char *unit, *trace_name, *backend;
+	struct td_anomalies anom; /* counted on this thread, added to the model at the end */
+	uint64_t non_objects;
+	struct td_builder builder;
+	struct model_thread *mt;
+	struct batch *cur;    /* the batch being filled (threaded) */
 	/* position */
 	uint64_t offset;      /* bytes before the current chunk */
 	uint64_t lines;       /* newlines before the current chunk */
@@ -84,8 +98,12 @@ struct td_parser {
 	size_t chunk_len;
 	unsigned char tail[48];
 	size_t tail_len;
-	/* pending thread names, applied at finish */
-	struct td_vec thread_names;
+	/* the last pid/tid text converted */
+	unsigned char id_cache[24];
+	size_t id_cache_len;
+	int id_cache_from_string;
+	int64_t id_cache_v;
+	uint8_t id_cache_str;
 };
 
 static inline unsigned char ctx_at(const struct td_parser *p, unsigned d)
@@ -127,7 +145,7 @@ static int ieq(const unsigned char *s, size_t n, const char *lit)
 	return lit[n] == '\0';
 }
 
-static void match_cat(struct pend *e, const unsigned char *s, size_t n)
+static void match_cat(struct td_raw *e, const unsigned char *s, size_t n)
 {
 	static const struct {
 		const char *name;
@@ -145,6 +163,44 @@ static void match_cat(struct pend *e, const unsigned char *s, size_t n)
 	};
 	size_t i;
 
+	/* fast path: the exact spellings current Kineto writes */
+	switch (n) {
+	case 6:
+		if (KEQ(s, n, "cpu_op")) {
+			e->cat = CAT_CPU_OP;
+			e->legacy_cat = 0;
+			return;
+		}
+		if (KEQ(s, n, "kernel")) {
+			e->cat = CAT_KERNEL;
+			e->legacy_cat = 0;
+			return;
+		}
+		break;
+	case 12:
+		if (KEQ(s, n, "cuda_runtime")) {
+			e->cat = CAT_RUNTIME;
+			e->legacy_cat = 0;
+			return;
+		}
+		break;
+	case 15:
+		if (KEQ(s, n, "python_function")) {
+			e->cat = CAT_PYTHON;
+			e->legacy_cat = 0;
+			return;
+		}
+		break;
+	case 4:
+		if (KEQ(s, n, "ac2g")) {
+			e->cat = CAT_AC2G;
+			e->legacy_cat = 0;
+			return;
+		}
+		break;
+	default:
+		break;
+	}
 	e->cat = CAT_OTHER;
 	for (i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
 		if (ieq(s, n, cats[i].name)) {
@@ -171,17 +227,6 @@ static void remember_tail(struct td_parser *p, const unsigned char *b, size_t n)
 		memmove(p->tail, p->tail + p->tail_len - keep, keep);
 		memcpy(p->tail + keep, b, n);
 		p->tail_len = keep + n;
-	}
-}
-
-static void count_lines(struct td_parser *p, const unsigned char *b, size_t n, uint64_t base)
-{
-	const unsigned char *s = b, *end = b + n, *nl;
-
-	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-		p->lines++;
-		p->line_start = base + (uint64_t)(nl + 1 - b);
-		s = nl + 1;
 	}
 }
 
@@ -263,32 +308,69 @@ static int64_t num_or_count(struct td_parser *p, const char *s, size_t n, int sc
 
 	*ok = 1;
 	if (st & TD_NUM_SYNTAX) {
-		p->t->anom.bad_number++;
+		p->anom.bad_number++;
 		*ok = 0;
 		return 0;
 	}
 	if (st & TD_NUM_RANGE) {
-		p->t->anom.huge_number++;
+		p->anom.huge_number++;
 		*ok = 0;
 	}
 	if ((st & TD_NUM_INEXACT) && scale)
-		p->t->anom.sub_ns_digits++;
+		p->anom.sub_ns_digits++;
 	return v;
 }
 
-static uint32_t intern_name(struct td_parser *p, const unsigned char *s, size_t n)
+/* Copies a string into the current event's string area. */
+static void slice(struct td_parser *p, struct td_slice *sl, const unsigned char *s, size_t n)
 {
-	uint32_t before = p->t->names.count;
-	uint32_t id = td_strtab_intern(&p->t->names, (const char *)s, n);
+	struct td_raw *e = &p->ev;
 
-	if (p->t->names.count != before && !td_utf8_valid((const char *)s, n))
-		p->t->anom.invalid_utf8++;
-	return id;
+	if (n > UINT32_MAX / 2)
+		n = UINT32_MAX / 2;
+	if (e->str_len + n > p->sbuf_cap) {
+		p->sbuf_cap = (e->str_len + n) * 2 + 256;
+		p->sbuf = td_realloc(p->sbuf, p->sbuf_cap);
+	}
+	memcpy(p->sbuf + e->str_len, s, n);
+	sl->off = e->str_len;
+	sl->len = (uint32_t)n;
+	sl->set = 1;
+	e->str_len += (uint32_t)n;
+}
+
+static char *copy_str(char *old, const unsigned char *s, size_t n)
+{
+	free(old);
+	return td_strndup((const char *)s, n);
 }
 
 /* pid / tid: numbers, numeric strings ("25738") as numbers, other strings interned. */
-static void set_id(struct td_parser *p, int64_t *v, uint8_t *is_str, const unsigned char *s,
-		   size_t n, int from_string)
+static void set_id_slow(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+			const unsigned char *s, size_t n, int from_string);
+static void set_id(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+		   const unsigned char *s, size_t n, int from_string)
+{
+
+	/* the same few pids and tids repeat: reuse the last conversion of the same text */
+	if (n == p->id_cache_len && from_string == p->id_cache_from_string &&
+	    memcmp(s, p->id_cache, n) == 0) {
+		*v = p->id_cache_v;
+		*is_str = p->id_cache_str;
+		return;
+	}
+	set_id_slow(p, v, is_str, text, s, n, from_string);
+	if (!*is_str && n <= sizeof(p->id_cache)) {
+		memcpy(p->id_cache, s, n);
+		p->id_cache_len = n;
+		p->id_cache_from_string = from_string;
+		p->id_cache_v = *v;
+		p->id_cache_str = *is_str;
+	}
+}
+
+static void set_id_slow(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+			const unsigned char *s, size_t n, int from_string)
 {
 	int64_t x;
 
@@ -298,8 +380,9 @@ static void set_id(struct td_parser *p, int64_t *v, uint8_t *is_str, const unsig
 		return;
 	}
 	if (!from_string) /* a fractional or huge number: keep its text */
-		p->t->anom.bad_number++;
-	*v = intern_name(p, s, n);
+		p->anom.bad_number++;
+	*v = 0;
+	slice(p, text, s, n);
 	*is_str = 1;
 }
 
@@ -309,7 +392,7 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		     int is_null)
 {
 	struct td_trace *t = p->t;
-	struct pend *e = &p->ev;
+	struct td_raw *e = &p->ev;
 	int ok;
 
 	if (p->depth == 0)
@@ -329,17 +412,17 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			break;
 		case EK_NAME:
 			if (is_string)
-				e->name = intern_name(p, s, n);
+				slice(p, &e->name, s, n);
 			break;
 		case EK_PID:
 			if (!is_null) {
-				set_id(p, &e->pid, &e->pid_str, s, n, is_string);
+				set_id(p, &e->pid, &e->pid_str, &e->pid_text, s, n, is_string);
 				e->has_pid = 1;
 			}
 			break;
 		case EK_TID:
 			if (!is_null) {
-				set_id(p, &e->tid, &e->tid_str, s, n, is_string);
+				set_id(p, &e->tid, &e->tid_str, &e->tid_text, s, n, is_string);
 				e->has_tid = 1;
 			}
 			break;
@@ -405,7 +488,7 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		case AK_NAME:
 		case AK_LABELS:
 			if (is_string && p->key == AK_NAME)
-				e->arg_name = intern_name(p, s, n);
+				slice(p, &e->arg_name, s, n);
 			break;
 		default:
 			break;
@@ -426,11 +509,11 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			break;
 		case TK_UNIT:
 			if (is_string)
-				t->display_time_unit = intern_name(p, s, n);
+				p->unit = copy_str(p->unit, s, n);
 			break;
 		case TK_NAME:
 			if (is_string)
-				t->trace_name = intern_name(p, s, n);
+				p->trace_name = copy_str(p->trace_name, s, n);
 			break;
 		default:
 			break;
@@ -438,8 +521,7 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		return 1;
 	case C_EVENTS:
 		t->n_trace_events++;
-		t->by_kind[TD_K_UNKNOWN]++;
-		t->anom.non_object_event++;
+		p->non_objects++;
 		return 1;
 	case C_DEVPROP:
 		if (is_null)
@@ -451,7 +533,7 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			break;
 		case DK_NAME:
 			if (is_string)
-				p->dev.name = intern_name(p, s, n);
+				p->dev_name = copy_str(p->dev_name, s, n);
 			break;
 		case DK_MEM:
 			p->dev.total_mem = num_or_count(p, (const char *)s, n, 0, &ok);
@@ -477,7 +559,7 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		else if (p->key == IK_WORLD)
 			t->world_size = num_or_count(p, (const char *)s, n, 0, &ok);
 		else if (p->key == IK_BACKEND && is_string)
-			t->backend = intern_name(p, s, n);
+			p->backend = copy_str(p->backend, s, n);
 		return 1;
 	default:
 		return 1;
@@ -613,6 +695,8 @@ static int cb_start_map(void *ctx)
 		break;
 	case C_DEVPROPS:
 		memset(&p->dev, 0, sizeof(p->dev));
+		free(p->dev_name);
+		p->dev_name = NULL;
 		p->dev_has_id = 0;
 		c = C_DEVPROP;
 		break;
@@ -646,8 +730,7 @@ static int cb_start_array(void *ctx)
 		break;
 	case C_EVENTS:
 		p->t->n_trace_events++;
-		p->t->by_kind[TD_K_UNKNOWN]++;
-		p->t->anom.non_object_event++;
+		p->non_objects++;
 		break;
 	default:
 		break;
@@ -657,17 +740,14 @@ static int cb_start_array(void *ctx)
 
 static void finish_device(struct td_parser *p)
 {
-	struct td_device *d;
+	struct dev_props *d;
 
 	if (!p->dev_has_id)
 		return;
-	d = td_trace_device(p->t, p->dev.id);
-	d->name = p->dev.name;
-	d->total_mem = p->dev.total_mem;
-	d->cc_major = p->dev.cc_major;
-	d->cc_minor = p->dev.cc_minor;
-	d->num_sms = p->dev.num_sms;
-	d->has_props = 1;
+	d = td_vec_push(&p->devs);
+	d->d = p->dev;
+	d->name = p->dev_name;
+	p->dev_name = NULL;
 }
 
 static void finish_event(struct td_parser *p);
@@ -703,186 +783,107 @@ static const yajl_callbacks callbacks = {
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
 
-/* --- events into the model --------------------------------------------------------------- */
+/* --- events to the builder, on this thread or the builder's ----------------------------- */
 
-static int64_t stream_from_tid(const struct td_trace *t, const struct pend *e)
+static size_t rec_size(const struct td_raw *e)
 {
-	if (!e->has_tid)
-		return -1;
-	if (!e->tid_str)
-		return e->tid;
-	{
-		/* legacy "stream 7" */
-		const char *s = td_strtab_str(&t->names, (uint32_t)e->tid);
-		const char *d = strpbrk(s, "0123456789");
-		return d ? strtoll(d, NULL, 10) : -1;
-	}
+	return (sizeof(*e) + e->str_len + 7) & ~(size_t)7;
 }
 
-static enum td_kind span_kind(struct td_parser *p, struct pend *e)
+static void *model_main(void *arg)
 {
-	switch (e->cat) {
-	case CAT_CPU_OP: return TD_K_CPU_OP;
-	case CAT_USER_ANN: return TD_K_USER_ANNOTATION;
-	case CAT_GPU_ANN: return TD_K_GPU_ANNOTATION;
-	case CAT_PYTHON: return TD_K_PYTHON;
-	case CAT_RUNTIME:
-	case CAT_DRIVER: return TD_K_RUNTIME;
-	case CAT_KERNEL: return TD_K_KERNEL;
-	case CAT_MEMCPY: return TD_K_MEMCPY;
-	case CAT_MEMSET: return TD_K_MEMSET;
-	case CAT_SYNC: return TD_K_SYNC;
-	case CAT_TRACE:
-	case CAT_OVERHEAD: return TD_K_OTHER_SPAN;
-	case CAT_NONE:
-		/* torch.autograd.profiler's chrome export: no cat, pid names the side */
-		if (e->has_pid && e->pid_str) {
-			const char *s = td_strtab_str(&p->t->names, (uint32_t)e->pid);
-			if (strcmp(s, "CPU functions") == 0)
-				return TD_K_CPU_OP;
-			if (strcmp(s, "CUDA functions") == 0)
-				return TD_K_KERNEL;
+	struct td_parser *p = arg;
+	struct model_thread *mt = p->mt;
+
+	for (;;) {
+		struct batch *b;
+		size_t off = 0;
+
+		pthread_mutex_lock(&mt->mu);
+		while (mt->head == mt->tail && !mt->done)
+			pthread_cond_wait(&mt->cv, &mt->mu);
+		if (mt->head == mt->tail) {
+			pthread_mutex_unlock(&mt->mu);
+			return NULL;
 		}
-		p->t->anom.unknown_cat++;
-		return TD_K_OTHER_SPAN;
-	default:
-		p->t->anom.unknown_cat++;
-		return TD_K_OTHER_SPAN;
+		b = &mt->b[mt->tail % NBATCH];
+		pthread_mutex_unlock(&mt->mu);
+		while (off < b->len) {
+			struct td_raw e;
+			memcpy(&e, b->buf + off, sizeof(e));
+			td_builder_add(&p->builder, &e, (const char *)b->buf + off + sizeof(e));
+			off += rec_size(&e);
+		}
+		pthread_mutex_lock(&mt->mu);
+		mt->tail++;
+		pthread_cond_broadcast(&mt->cv);
+		pthread_mutex_unlock(&mt->mu);
 	}
 }
 
-static void add_span(struct td_parser *p, struct pend *e, enum td_kind k)
+/* Hands the filled batch to the builder and takes the next free one. */
+static void ship(struct td_parser *p)
 {
-	struct td_trace *t = p->t;
-	struct td_event *ev;
-	struct td_track *tr;
-	uint32_t track;
-	int64_t dur = e->dur;
+	struct model_thread *mt = p->mt;
 
-	if (!e->has_ts || e->bad_ts) {
-		t->anom.missing_ts++;
-		return;
-	}
-	if (!e->name)
-		t->anom.missing_name++;
-	if (td_kind_on_gpu_track(k)) {
-		int64_t dev = e->has_device ? e->device : (e->has_pid && !e->pid_str ? e->pid : 0);
-		int64_t stream = e->has_stream ? e->stream : stream_from_tid(t, e);
-		if (stream == 4294967295ll) /* CUPTI's "no stream" */
-			stream = -1;
-		track = td_trace_gpu_track(t, (int32_t)dev, stream);
-	} else {
-		track = td_trace_cpu_track(t, e->pid, e->pid_str, e->tid, e->tid_str);
-	}
-	tr = td_trace_track(t, track);
-	if (e->ts < tr->last_ts)
-		t->anom.unsorted_ts++;
-	tr->last_ts = e->ts;
-
-	ev = td_vec_push(&t->events);
-	ev->ts = e->ts;
-	if (!e->has_dur) {
-		t->anom.missing_dur++;
-		ev->flags |= TD_EF_NO_DUR;
-		dur = 0;
-	} else if (dur < 0) {
-		t->anom.negative_dur++;
-		dur = 0;
-	} else if (dur > TD_DUR_MAX) {
-		t->anom.dur_overflow++;
-		dur = TD_DUR_MAX;
-	}
-	ev->dur_lo = (uint32_t)dur;
-	ev->dur_hi = (uint16_t)(dur >> 32);
-	ev->kind = (uint8_t)k;
-	ev->name = e->name;
-	ev->track = track;
-	ev->corr = (uint32_t)e->corr;
-	if (!e->has_corr)
-		ev->flags |= TD_EF_NO_CORR;
-	if (e->cat == CAT_DRIVER)
-		ev->flags |= TD_EF_DRIVER;
-	if (k == TD_K_MEMCPY || k == TD_K_MEMSET) {
-		uint64_t *b = td_vec_push(&t->xfer_bytes);
-		*b = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
-		ev->aux = (uint32_t)(t->xfer_bytes.len - 1);
-	} else {
-		ev->aux = (uint32_t)e->ext;
-		if (!e->has_ext)
-			ev->flags |= TD_EF_NO_EXT;
-	}
-	if (k == TD_K_RUNTIME && !t->rocm) {
-		const char *nm = td_strtab_str(&t->names, e->name);
-		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')
-			t->rocm = 1;
-	}
-	if (td_kind_is_gpu_op(k)) {
-		struct td_device *d = td_trace_device(t, td_trace_track(t, track)->device);
-		if (d->ops == 0 || e->ts < d->first_ts)
-			d->first_ts = e->ts;
-		if (d->ops == 0 || e->ts + dur > d->last_end)
-			d->last_end = e->ts + dur;
-		d->ops++;
-	}
+	pthread_mutex_lock(&mt->mu);
+	mt->head++;
+	pthread_cond_broadcast(&mt->cv);
+	while (mt->head - mt->tail == NBATCH)
+		pthread_cond_wait(&mt->cv, &mt->mu);
+	p->cur = &mt->b[mt->head % NBATCH];
+	p->cur->len = 0;
+	pthread_mutex_unlock(&mt->mu);
 }
 
 static void finish_event(struct td_parser *p)
 {
-	struct td_trace *t = p->t;
-	struct pend *e = &p->ev;
-	enum td_kind k;
+	struct td_raw *e = &p->ev;
+	size_t need;
 
-	if (e->legacy_cat)
-		t->legacy = 1;
-	switch (e->ph) {
-	case 'X':
-		k = span_kind(p, e);
-		add_span(p, e, k);
-		break;
-	case 's':
-	case 'f':
-	case 't':
-		k = e->cat == CAT_AC2G ? TD_K_FLOW_AC2G : e->cat == CAT_FWDBWD ? TD_K_FLOW_FWDBWD
-			: TD_K_FLOW_OTHER;
-		if (e->ph == 's')
-			t->flows_s++;
-		else if (e->ph == 'f')
-			t->flows_f++;
-		break;
-	case 'i':
-	case 'I':
-		if (e->name && strcmp(td_strtab_str(&t->names, e->name), "[memory]") == 0) {
-			k = TD_K_MEMORY;
-			if (e->has_device && e->device >= 0 && e->has_mem_total) {
-				struct td_device *d = td_trace_device(t, (int32_t)e->device);
-				if (e->mem_total > d->peak_allocated)
-					d->peak_allocated = e->mem_total;
-			}
-		} else {
-			k = TD_K_INSTANT;
-		}
-		break;
-	case 'C':
-		k = TD_K_COUNTER;
-		break;
-	case 'M':
-		k = TD_K_METADATA;
-		if (e->arg_name && e->name &&
-		    strcmp(td_strtab_str(&t->names, e->name), "thread_name") == 0) {
-			struct meta_name *m = td_vec_push(&p->thread_names);
-			m->pid = e->pid;
-			m->tid = e->tid;
-			m->pid_str = e->pid_str;
-			m->tid_str = e->tid_str;
-			m->name = e->arg_name;
-		}
-		break;
-	default:
-		k = TD_K_UNKNOWN;
-		t->anom.unknown_ph++;
-		break;
+	if (!p->mt) {
+		td_builder_add(&p->builder, e, p->sbuf);
+		return;
 	}
-	t->by_kind[k]++;
+	need = rec_size(e);
+	if (p->cur->len + need > BATCH_BYTES && p->cur->len > 0)
+		ship(p);
+	if (need > BATCH_BYTES) {
+		/* an event larger than a batch (a huge name): let the builder drain, then add it here */
+		pthread_mutex_lock(&p->mt->mu);
+		while (p->mt->head != p->mt->tail)
+			pthread_cond_wait(&p->mt->cv, &p->mt->mu);
+		pthread_mutex_unlock(&p->mt->mu);
+		td_builder_add(&p->builder, e, p->sbuf);
+		return;
+	}
+	memcpy(p->cur->buf + p->cur->len, e, sizeof(*e));
+	memcpy(p->cur->buf + p->cur->len + sizeof(*e), p->sbuf, e->str_len);
+	p->cur->len += need;
+}
+
+/* Sends what is left and waits for the builder to finish. */
+static void stop_model_thread(struct td_parser *p)
+{
+	struct model_thread *mt = p->mt;
+	int i;
+
+	if (!mt)
+		return;
+	pthread_mutex_lock(&mt->mu);
+	if (p->cur && p->cur->len)
+		mt->head++;
+	mt->done = 1;
+	pthread_cond_broadcast(&mt->cv);
+	pthread_mutex_unlock(&mt->mu);
+	pthread_join(mt->th, NULL);
+	pthread_mutex_destroy(&mt->mu);
+	pthread_cond_destroy(&mt->cv);
+	for (i = 0; i < NBATCH; i++)
+		free(mt->b[i].buf);
+	free(mt);
+	p->mt = NULL;
+	p->cur = NULL;
 }
 
 /* --- public API -------------------------------------------------------------------------- */
@@ -899,16 +900,58 @@ struct td_parser *td_parser_new(struct td_trace *t)
 	}
 	/* Names may hold invalid UTF-8: keep them (counted) rather than fail the trace. */
 	yajl_config(p->h, yajl_dont_validate_strings, 1);
-	td_vec_init(&p->thread_names, sizeof(struct meta_name));
+	td_builder_init(&p->builder, t);
+	td_vec_init(&p->devs, sizeof(struct dev_props));
+	p->sbuf_cap = 4096;
+	p->sbuf = td_malloc(p->sbuf_cap);
+	return p;
+}
+
+struct td_parser *td_parser_new_threaded(struct td_trace *t)
+{
+	struct td_parser *p = td_parser_new(t);
+	struct model_thread *mt;
+	int i;
+
+	if (!p)
+		return NULL;
+	mt = td_calloc(1, sizeof(*mt));
+	for (i = 0; i < NBATCH; i++)
+		mt->b[i].buf = td_malloc(BATCH_BYTES);
+	pthread_mutex_init(&mt->mu, NULL);
+	pthread_cond_init(&mt->cv, NULL);
+	p->mt = mt;
+	p->cur = &mt->b[0];
+	if (pthread_create(&mt->th, NULL, model_main, p) != 0) {
+		/* no thread: build on this one */
+		pthread_mutex_destroy(&mt->mu);
+		pthread_cond_destroy(&mt->cv);
+		for (i = 0; i < NBATCH; i++)
+			free(mt->b[i].buf);
+		free(mt);
+		p->mt = NULL;
+		p->cur = NULL;
+	}
 	return p;
 }
 
 void td_parser_free(struct td_parser *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
+	stop_model_thread(p);
 	yajl_free(p->h);
-	td_vec_free(&p->thread_names);
+	td_builder_free(&p->builder);
+	for (i = 0; i < p->devs.len; i++)
+		free(TD_VEC_AT(&p->devs, struct dev_props, i).name);
+	td_vec_free(&p->devs);
+	free(p->dev_name);
+	free(p->unit);
+	free(p->trace_name);
+	free(p->backend);
+	free(p->sbuf);
 	free(p);
 }
 
@@ -935,7 +978,22 @@ static int yajl_failure(struct td_parser *p, struct td_error *err)
 	return p->code;
 }
 
-int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_error *err)
+uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl)
+{
+	const unsigned char *b = buf, *s = b, *end = b + len, *nl;
+	uint64_t n = 0;
+
+	*last_nl = 0;
+	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		n++;
+		*last_nl = (size_t)(nl - b);
+		s = nl + 1;
+	}
+	return n;
+}
+
+int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uint64_t lines,
+			   size_t last_nl, struct td_error *err)
 {
 	yajl_status st;
 
@@ -949,27 +1007,57 @@ int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_e
 	st = yajl_parse(p->h, buf, len);
 	if (st != yajl_status_ok)
 		return yajl_failure(p, err);
-	count_lines(p, buf, len, p->offset);
+	if (lines) {
+		p->lines += lines;
+		p->line_start = p->offset + last_nl + 1;
+	}
 	remember_tail(p, buf, len);
 	p->offset += len;
 	p->t->bytes_in = p->offset;
 	return 0;
 }
 
-static void apply_thread_names(struct td_parser *p)
+int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_error *err)
+{
+	size_t last_nl;
+	uint64_t lines = td_count_lines(buf, len, &last_nl);
+
+	return td_parser_feed_counted(p, buf, len, lines, last_nl, err);
+}
+
+/* After the builder has seen every event: what this thread kept aside. */
+static void apply_deferred(struct td_parser *p)
 {
 	struct td_trace *t = p->t;
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < p->thread_names.len; i++) {
-		struct meta_name *m = &TD_VEC_AT(&p->thread_names, struct meta_name, i);
-		for (j = 0; j < t->tracks.len; j++) {
-			struct td_track *tr = td_trace_track(t, (uint32_t)j);
-			if (!tr->is_gpu && tr->pid == m->pid && tr->tid == m->tid &&
-			    tr->pid_is_str == m->pid_str && tr->tid_is_str == m->tid_str)
-				tr->name = m->name;
-		}
+	stop_model_thread(p);
+	for (i = 0; i < p->devs.len; i++) {
+		struct dev_props *dp = &TD_VEC_AT(&p->devs, struct dev_props, i);
+		struct td_device *d = td_trace_device(t, dp->d.id);
+		d->name = dp->name ? td_builder_intern(&p->builder, dp->name,
+						      (uint32_t)strlen(dp->name)) : 0;
+		d->total_mem = dp->d.total_mem;
+		d->cc_major = dp->d.cc_major;
+		d->cc_minor = dp->d.cc_minor;
+		d->num_sms = dp->d.num_sms;
+		d->has_props = 1;
 	}
+	if (p->unit)
+		t->display_time_unit = td_builder_intern(&p->builder, p->unit, (uint32_t)strlen(p->unit));
+	if (p->trace_name)
+		t->trace_name = td_builder_intern(&p->builder, p->trace_name,
+						  (uint32_t)strlen(p->trace_name));
+	if (p->backend)
+		t->backend = td_builder_intern(&p->builder, p->backend, (uint32_t)strlen(p->backend));
+	td_builder_finish(&p->builder);
+	t->by_kind[TD_K_UNKNOWN] += p->non_objects;
+	t->anom.non_object_event += p->non_objects;
+	t->anom.bad_number += p->anom.bad_number;
+	t->anom.huge_number += p->anom.huge_number;
+	t->anom.sub_ns_digits += p->anom.sub_ns_digits;
+	memset(&p->anom, 0, sizeof(p->anom));
+	p->non_objects = 0;
 }
 
 int td_parser_finish(struct td_parser *p, struct td_error *err)
@@ -982,7 +1070,7 @@ int td_parser_finish(struct td_parser *p, struct td_error *err)
 	p->chunk = (const unsigned char *)"";
 	p->chunk_len = 0;
 	st = yajl_complete_parse(p->h);
-	apply_thread_names(p);
+	apply_deferred(p);
 	if (!p->started) {
 		td_error_set(err, TD_EPARSE, "%s", p->offset ? "no JSON value in the input"
 							     : "the input is empty");

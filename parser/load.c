@@ -17,6 +17,8 @@
 struct slot {
 	unsigned char *buf;
 	ssize_t len;       /* bytes, 0 = end of input, < 0 = error */
+	uint64_t lines;    /* newlines in buf, counted here so the parser need not */
+	size_t last_nl;
 };
 
 struct pipe {
@@ -49,6 +51,8 @@ static void *reader(void *arg)
 		pthread_mutex_unlock(&pp->mu);
 
 		n = td_input_read(pp->in, s->buf, pp->chunk, &pp->rerr);
+		if (n > 0)
+			s->lines = td_count_lines(s->buf, (size_t)n, &s->last_nl);
 		pthread_mutex_lock(&pp->mu);
 		s->len = n;
 		pp->head++;
@@ -108,7 +112,7 @@ static int run_threaded(struct td_input *in, struct td_parser *p, size_t chunk,
 		}
 		if (s->len == 0)
 			break;
-		rc = td_parser_feed(p, s->buf, (size_t)s->len, err);
+		rc = td_parser_feed_counted(p, s->buf, (size_t)s->len, s->lines, s->last_nl, err);
 		pthread_mutex_lock(&pp.mu);
 		pp.tail++;
 		pthread_cond_broadcast(&pp.cv);
@@ -161,7 +165,7 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	if ((rc = td_input_open(path, &in, err)) != 0)
 		return rc;
 	t->compression = td_input_compression(in);
-	p = td_parser_new(t);
+	p = opts && opts->no_thread ? td_parser_new(t) : td_parser_new_threaded(t);
 	if (!p) {
 		td_input_close(in);
 		return td_error_set(err, TD_ENOMEM, "%s", "cannot start the JSON parser");

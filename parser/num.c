@@ -17,6 +17,29 @@ int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
 	int64_t e = 0;
 
 	*out = 0;
+	/* fast path: up to 15 integer digits, an optional fraction no longer than the scale */
+	if (len > 0 && len <= 19 && scale >= 0 && scale <= 3) {
+		uint64_t v = 0;
+		const char *q = s;
+		int nd = 0, fd = 0;
+		while (q < end && *q >= '0' && *q <= '9' && nd < 15) {
+			v = v * 10 + (uint64_t)(*q++ - '0');
+			nd++;
+		}
+		if (nd && q < end && *q == '.') {
+			q++;
+			while (q < end && *q >= '0' && *q <= '9' && fd < scale) {
+				v = v * 10 + (uint64_t)(*q++ - '0');
+				fd++;
+			}
+			if (fd == 0)
+				q = s; /* "1." is not JSON: take the general path */
+		}
+		if (nd && q == end) {
+			*out = (int64_t)(v * pow10_tab[scale - fd]);
+			return TD_NUM_OK;
+		}
+	}
 	if (p < end && (*p == '-' || *p == '+'))
 		neg = (*p++ == '-');
 	if (p == end)

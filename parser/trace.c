@@ -7,6 +7,15 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 
+/* a piece of one track's events while parsing (see sort_by_track) */
+#define CHUNK_EVENTS 16384
+
+struct td_chunk {
+	struct td_chunk *next;
+	uint32_t len;
+	struct td_event ev[CHUNK_EVENTS];
+};
+
 const char *td_kind_name(enum td_kind k)
 {
 	static const char *const names[TD_K_COUNT] = {
@@ -52,6 +61,16 @@ void td_trace_init(struct td_trace *t)
 
 void td_trace_free(struct td_trace *t)
 {
+	size_t i;
+
+	for (i = 0; i < t->tracks.len; i++) {
+		struct td_chunk *c = td_trace_track(t, (uint32_t)i)->chunks;
+		while (c) {
+			struct td_chunk *next = c->next;
+			free(c);
+			c = next;
+		}
+	}
 	td_strtab_free(&t->names);
 	td_vec_free(&t->events);
 	td_vec_free(&t->tracks);
@@ -219,6 +238,88 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 #define DEV_LESS(a, b) ((a)->id < (b)->id)
 TD_DEFINE_SORT(sort_devices, struct td_device, DEV_LESS)
 
+/* Insertion sort for a track that is almost in order (Kineto writes a parent span after its
+ * children): O(n + moves). Gives up, leaving a permutation, once the moves exceed 8n; then
+ * returns 0 and the caller sorts with the introsort. */
+static int sort_nearly_sorted(struct td_event *a, size_t n)
+{
+	size_t i, budget = 8 * n + 64;
+
+	for (i = 1; i < n; i++) {
+		struct td_event tmp;
+		size_t j = i;
+
+		if (!ev_less(&a[i], &a[i - 1]))
+			continue;
+		tmp = a[i];
+		while (j > 0 && ev_less(&tmp, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
+			if (--budget == 0) {
+				a[j] = tmp;
+				return 0;
+			}
+		}
+		a[j] = tmp;
+	}
+	return 1;
+}
+
+/* Events arrive per track in chunks, so a track's events keep their arrival order, which is
+ * nearly time order. Finalize concatenates the chunks track by track into one array (freeing
+ * each chunk as it is copied, so memory stays near one copy) and sorts each track, cheaply when
+ * it was already nearly sorted. */
+
+struct td_event *td_trace_push(struct td_trace *t, uint32_t track)
+{
+	struct td_track *tr = td_trace_track(t, track);
+	struct td_event *e;
+
+	if (!tr->tail || tr->tail->len == CHUNK_EVENTS) {
+		struct td_chunk *c = td_malloc(sizeof(*c));
+		c->next = NULL;
+		c->len = 0;
+		if (tr->tail)
+			tr->tail->next = c;
+		else
+			tr->chunks = c;
+		tr->tail = c;
+	}
+	e = &tr->tail->ev[tr->tail->len++];
+	memset(e, 0, sizeof(*e));
+	tr->count++;
+	t->n_events++;
+	return e;
+}
+
+static void sort_by_track(struct td_trace *t)
+{
+	size_t ntr = t->tracks.len, i, pos = 0;
+
+	for (i = 0; i < ntr; i++) {
+		struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		struct td_chunk *c = tr->chunks;
+
+		tr->first = (uint32_t)pos;
+		while (c) {
+			struct td_chunk *next = c->next;
+			td_vec_reserve(&t->events, pos + c->len + (next ? CHUNK_EVENTS : 0));
+			memcpy((struct td_event *)t->events.data + pos, c->ev, c->len * sizeof(c->ev[0]));
+			pos += c->len;
+			free(c);
+			c = next;
+		}
+		tr->chunks = tr->tail = NULL;
+		t->events.len = pos;
+	}
+	for (i = 0; i < ntr; i++) {
+		struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		struct td_event *a = (struct td_event *)t->events.data + tr->first;
+		if (!sort_nearly_sorted(a, tr->count))
+			sort_events(a, tr->count);
+	}
+}
+
 static void build_parents(struct td_trace *t, const struct td_track *tr, uint32_t *stack)
 {
 	uint32_t i, sp = 0;
@@ -258,8 +359,8 @@ static int parse_step(const char *name, int64_t *n)
 
 void td_trace_finalize(struct td_trace *t)
 {
-	size_t n = t->events.len, i, nruntime = 0, j;
-	struct td_event *ev = t->events.data;
+	size_t n, i, nruntime = 0, j;
+	struct td_event *ev;
 	struct corr_idx *ci;
 	uint32_t *stack, maxcount = 0;
 	int64_t *step_num;
@@ -267,16 +368,11 @@ void td_trace_finalize(struct td_trace *t)
 	if (t->finalized)
 		return;
 	t->finalized = 1;
-	sort_events(ev, n);
+	sort_by_track(t);
+	n = t->events.len;
+	ev = t->events.data;
 	sort_devices(t->devices.data, t->devices.len);
 	t->last_device = TD_NONE;
-	for (i = 0; i < t->tracks.len; i++)
-		td_trace_track(t, (uint32_t)i)->count = 0;
-	for (i = 0; i < n; i++) {
-		struct td_track *tr = td_trace_track(t, ev[i].track);
-		if (tr->count++ == 0)
-			tr->first = (uint32_t)i;
-	}
 	t->link = td_malloc((n ? n : 1) * sizeof(uint32_t));
 	for (i = 0; i < n; i++)
 		t->link[i] = TD_NONE;

@@ -86,6 +86,7 @@ struct td_track {
 	uint32_t name;             /* thread_name metadata, when present */
 	uint32_t first, count;     /* range in td_trace.events after finalize */
 	int64_t last_ts;           /* while parsing: for the unsorted-timestamp count */
+	struct td_chunk *chunks, *tail; /* while parsing: the track's events, in arrival order */
 };
 
 struct td_device {
@@ -118,7 +119,8 @@ struct td_step {
 
 struct td_trace {
 	struct td_strtab names;
-	struct td_vec events;      /* struct td_event */
+	struct td_vec events;      /* struct td_event, grouped by track (after finalize) */
+	uint64_t n_events;         /* events stored so far */
 	struct td_vec tracks;      /* struct td_track */
 	struct td_vec devices;     /* struct td_device, sorted by id after finalize */
 	struct td_vec xfer_bytes;  /* uint64_t */
@@ -163,6 +165,8 @@ uint32_t td_trace_cpu_track(struct td_trace *t, int64_t pid, int pid_is_str, int
 			    int tid_is_str);
 uint32_t td_trace_gpu_track(struct td_trace *t, int32_t device, int64_t stream);
 struct td_device *td_trace_device(struct td_trace *t, int32_t id);
+/* Appends a zeroed event to a track (before finalize). */
+struct td_event *td_trace_push(struct td_trace *t, uint32_t track);
 
 /* Sorts events by (track, ts, longer first), builds the CPU span trees, the runtime <-> GPU-op
  * links and the steps. Call once, after the last event. */

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/* The model builder: raw events (numbers converted, strings copied) into the td_trace model.
+ * Interns names, finds tracks and devices, stores the compact events and counts odd data. */
+#include "parser/builder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/utf8.h"
+#include "parser/trace.h"
+
+#define SLICE_EQ(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), lit, sizeof(lit) - 1) == 0)
+
+struct meta_name {
+	int64_t pid, tid;
+	uint8_t pid_str, tid_str;
+	uint32_t name;
+};
+
+/* interned ids of one event */
+struct ids {
+	uint32_t name;
+	int64_t pid, tid;
+};
+
+void td_builder_init(struct td_builder *b, struct td_trace *t)
+{
+	b->t = t;
+	td_vec_init(&b->thread_names, sizeof(struct meta_name));
+}
+
+void td_builder_free(struct td_builder *b)
+{
+	td_vec_free(&b->thread_names);
+}
+
+uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len)
+{
+	struct td_trace *t = b->t;
+	uint32_t before = t->names.count;
+	uint32_t id = td_strtab_intern(&t->names, s, len);
+
+	if (t->names.count != before && !td_utf8_valid(s, len))
+		t->anom.invalid_utf8++;
+	return id;
+}
+
+void td_builder_finish(struct td_builder *b)
+{
+	struct td_trace *t = b->t;
+	size_t i, j;
+
+	for (i = 0; i < b->thread_names.len; i++) {
+		struct meta_name *m = &TD_VEC_AT(&b->thread_names, struct meta_name, i);
+		for (j = 0; j < t->tracks.len; j++) {
+			struct td_track *tr = td_trace_track(t, (uint32_t)j);
+			if (!tr->is_gpu && tr->pid == m->pid && tr->tid == m->tid &&
+			    tr->pid_is_str == m->pid_str && tr->tid_is_str == m->tid_str)
+				tr->name = m->name;
+		}
+	}
+}
+
+/* --- events into the model --------------------------------------------------------------- */
+
+static int64_t stream_from_tid(const struct td_raw *e, const char *strs)
+{
+	if (!e->has_tid)
+		return -1;
+	if (!e->tid_str)
+		return e->tid;
+	{
+		/* legacy "stream 7" */
+		const char *s = strs + e->tid_text.off;
+		uint32_t i;
+		int64_t v = 0;
+		int any = 0;
+		for (i = 0; i < e->tid_text.len; i++) {
+			if (s[i] >= '0' && s[i] <= '9') {
+				if (v < INT64_MAX / 10 - 10)
+					v = v * 10 + (s[i] - '0');
+				any = 1;
+			} else if (any) {
+				break;
+			}
+		}
+		return any ? v : -1;
+	}
+}
+
+static enum td_kind span_kind(struct td_builder *b, const struct td_raw *e, const char *strs)
+{
+	switch (e->cat) {
+	case CAT_CPU_OP: return TD_K_CPU_OP;
+	case CAT_USER_ANN: return TD_K_USER_ANNOTATION;
+	case CAT_GPU_ANN: return TD_K_GPU_ANNOTATION;
+	case CAT_PYTHON: return TD_K_PYTHON;
+	case CAT_RUNTIME:
+	case CAT_DRIVER: return TD_K_RUNTIME;
+	case CAT_KERNEL: return TD_K_KERNEL;
+	case CAT_MEMCPY: return TD_K_MEMCPY;
+	case CAT_MEMSET: return TD_K_MEMSET;
+	case CAT_SYNC: return TD_K_SYNC;
+	case CAT_TRACE:
+	case CAT_OVERHEAD: return TD_K_OTHER_SPAN;
+	case CAT_NONE:
+		/* torch.autograd.profiler's chrome export: no cat, pid names the side */
+		if (e->has_pid && e->pid_str) {
+			const char *s = strs + e->pid_text.off;
+			if (SLICE_EQ(s, e->pid_text.len, "CPU functions"))
+				return TD_K_CPU_OP;
+			if (SLICE_EQ(s, e->pid_text.len, "CUDA functions"))
+				return TD_K_KERNEL;
+		}
+		b->t->anom.unknown_cat++;
+		return TD_K_OTHER_SPAN;
+	default:
+		b->t->anom.unknown_cat++;
+		return TD_K_OTHER_SPAN;
+	}
+}
+
+static void add_span(struct td_builder *b, const struct td_raw *e, const struct ids *id,
+		     const char *strs, enum td_kind k)
+{
+	struct td_trace *t = b->t;
+	struct td_event *ev;
+	struct td_track *tr;
+	uint32_t track;
+	int64_t dur = e->dur;
+
+	if (!e->has_ts || e->bad_ts) {
+		t->anom.missing_ts++;
+		return;
+	}
+	if (!id->name)
+		t->anom.missing_name++;
+	if (td_kind_on_gpu_track(k)) {
+		int64_t dev = e->has_device ? e->device : (e->has_pid && !e->pid_str ? e->pid : 0);
+		int64_t stream = e->has_stream ? e->stream : stream_from_tid(e, strs);
+		if (stream == 4294967295ll) /* CUPTI's "no stream" */
+			stream = -1;
+		track = td_trace_gpu_track(t, (int32_t)dev, stream);
+	} else {
+		track = td_trace_cpu_track(t, id->pid, e->pid_str, id->tid, e->tid_str);
+	}
+	tr = td_trace_track(t, track);
+	if (e->ts < tr->last_ts)
+		t->anom.unsorted_ts++;
+	tr->last_ts = e->ts;
+
+	ev = td_trace_push(t, track);
+	ev->ts = e->ts;
+	if (!e->has_dur) {
+		t->anom.missing_dur++;
+		ev->flags |= TD_EF_NO_DUR;
+		dur = 0;
+	} else if (dur < 0) {
+		t->anom.negative_dur++;
+		dur = 0;
+	} else if (dur > TD_DUR_MAX) {
+		t->anom.dur_overflow++;
+		dur = TD_DUR_MAX;
+	}
+	ev->dur_lo = (uint32_t)dur;
+	ev->dur_hi = (uint16_t)(dur >> 32);
+	ev->kind = (uint8_t)k;
+	ev->name = id->name;
+	ev->track = track;
+	ev->corr = (uint32_t)e->corr;
+	if (!e->has_corr)
+		ev->flags |= TD_EF_NO_CORR;
+	if (e->cat == CAT_DRIVER)
+		ev->flags |= TD_EF_DRIVER;
+	if (k == TD_K_MEMCPY || k == TD_K_MEMSET) {
+		uint64_t *nb = td_vec_push(&t->xfer_bytes);
+		*nb = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
+		ev->aux = (uint32_t)(t->xfer_bytes.len - 1);
+	} else {
+		ev->aux = (uint32_t)e->ext;
+		if (!e->has_ext)
+			ev->flags |= TD_EF_NO_EXT;
+	}
+	if (k == TD_K_RUNTIME && !t->rocm) {
+		const char *nm = td_strtab_str(&t->names, id->name);
+		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')
+			t->rocm = 1;
+	}
+	if (td_kind_is_gpu_op(k)) {
+		struct td_device *d = td_trace_device(t, td_trace_track(t, track)->device);
+		if (d->ops == 0 || e->ts < d->first_ts)
+			d->first_ts = e->ts;
+		if (d->ops == 0 || e->ts + dur > d->last_end)
+			d->last_end = e->ts + dur;
+		d->ops++;
+	}
+}
+
+void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *strs)
+{
+	struct td_trace *t = b->t;
+	struct ids id;
+	enum td_kind k;
+
+	id.name = e->name.set ? td_builder_intern(b, strs + e->name.off, e->name.len) : 0;
+	id.pid = e->pid_str ? td_builder_intern(b, strs + e->pid_text.off, e->pid_text.len) : e->pid;
+	id.tid = e->tid_str ? td_builder_intern(b, strs + e->tid_text.off, e->tid_text.len) : e->tid;
+
+	if (e->legacy_cat)
+		t->legacy = 1;
+	switch (e->ph) {
+	case 'X':
+		k = span_kind(b, e, strs);
+		add_span(b, e, &id, strs, k);
+		break;
+	case 's':
+	case 'f':
+	case 't':
+		k = e->cat == CAT_AC2G ? TD_K_FLOW_AC2G : e->cat == CAT_FWDBWD ? TD_K_FLOW_FWDBWD
+			: TD_K_FLOW_OTHER;
+		if (e->ph == 's')
+			t->flows_s++;
+		else if (e->ph == 'f')
+			t->flows_f++;
+		break;
+	case 'i':
+	case 'I':
+		if (e->name.set && SLICE_EQ(strs + e->name.off, e->name.len, "[memory]")) {
+			k = TD_K_MEMORY;
+			if (e->has_device && e->device >= 0 && e->has_mem_total) {
+				struct td_device *d = td_trace_device(t, (int32_t)e->device);
+				if (e->mem_total > d->peak_allocated)
+					d->peak_allocated = e->mem_total;
+			}
+		} else {
+			k = TD_K_INSTANT;
+		}
+		break;
+	case 'C':
+		k = TD_K_COUNTER;
+		break;
+	case 'M':
+		k = TD_K_METADATA;
+		if (e->arg_name.set && e->name.set &&
+		    SLICE_EQ(strs + e->name.off, e->name.len, "thread_name")) {
+			struct meta_name *m = td_vec_push(&b->thread_names);
+			m->pid = id.pid;
+			m->tid = id.tid;
+			m->pid_str = e->pid_str;
+			m->tid_str = e->tid_str;
+			m->name = td_builder_intern(b, strs + e->arg_name.off, e->arg_name.len);
+		}
+		break;
+	default:
+		k = TD_K_UNKNOWN;
+		t->anom.unknown_ph++;
+		break;
+	}
+	t->by_kind[k]++;
+}
+

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to parser/: the boundary between the yajl callbacks (which only convert numbers and
+ * copy strings) and the model builder (which interns names, finds tracks and stores events).
+ * The two can run on different threads; only the builder touches the td_trace model. */
+#ifndef TD_PARSER_BUILDER_H
+#define TD_PARSER_BUILDER_H
+
+#include <stdint.h>
+
+#include "common/vec.h"
+
+struct td_trace;
+
+enum td_cat {
+	CAT_NONE, CAT_OTHER, CAT_CPU_OP, CAT_USER_ANN, CAT_GPU_ANN, CAT_PYTHON, CAT_RUNTIME,
+	CAT_DRIVER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_SYNC, CAT_TRACE, CAT_OVERHEAD,
+	CAT_AC2G, CAT_FWDBWD, CAT_INSTANT,
+};
+
+/* A string copied out of yajl's buffer: bytes [off, off+len) of the event's string area. */
+struct td_slice {
+	uint32_t off, len;
+	uint8_t set;
+};
+
+/* One trace event as read, numbers converted, strings not yet interned. */
+struct td_raw {
+	char ph;
+	uint8_t cat, legacy_cat;
+	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
+	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
+	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
+	int64_t ts, dur, ext, corr, device, stream, bytes, mem_total;
+	struct td_slice name, arg_name, pid_text, tid_text;
+	uint32_t str_len; /* bytes in the string area */
+};
+
+struct td_builder {
+	struct td_trace *t;
+	struct td_vec thread_names;
+};
+
+void td_builder_init(struct td_builder *b, struct td_trace *t);
+/* Adds one event; `strs` is its string area. */
+void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *strs);
+/* Interns a string (counting invalid UTF-8). Builder thread only. */
+uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len);
+/* Applies what needs every event first (thread names). */
+void td_builder_finish(struct td_builder *b);
+void td_builder_free(struct td_builder *b);
+
+#endif
