@@ -20,5 +20,6 @@ enum {
 int cli_load(const char *path, struct td_trace *t);
 
 int cmd_stats(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
+	{"diagnose", cmd_diagnose, "what slows the run, in order of payoff, with the fix"},
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
 };
 

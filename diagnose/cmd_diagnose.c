@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc diagnose TRACE [--format text|md|json] [-o FILE] [--color auto|always|never]:
+ * the prioritized fix report. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diagnose/cli.h"
+#include "diagnose/out.h"
+#include "diagnose/render.h"
+#include "parser/trace.h"
+#include "rules/rule.h"
+
+static void diagnose_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc diagnose TRACE [--format text|md|json] [-o FILE] "
+		   "[--color auto|always|never]\n"
+		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst) or - for "
+		   "stdin\n"
+		   "  prints what slows the run, in order of the time a fix would win back\n");
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	const char *path = NULL, *format = "text", *outp = NULL, *color = "auto";
+	struct td_trace t;
+	struct td_analysis a;
+	struct td_report r;
+	struct out_file of;
+	struct render_ctx rc;
+	int i, rc_exit;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			diagnose_usage(stdout);
+			return EXIT_OK;
+		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+			format = argv[++i];
+		} else if (strncmp(argv[i], "--format=", 9) == 0) {
+			format = argv[i] + 9;
+		} else if (strcmp(argv[i], "--color") == 0 && i + 1 < argc) {
+			color = argv[++i];
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			outp = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "tracedoc diagnose: unknown option '%s'\n", argv[i]);
+			diagnose_usage(stderr);
+			return EXIT_USAGE;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			fprintf(stderr, "tracedoc diagnose: one trace at a time\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!path) {
+		diagnose_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(format, "text") && strcmp(format, "md") && strcmp(format, "json")) {
+		fprintf(stderr, "tracedoc diagnose: --format must be text, md or json, not '%s'\n",
+			format);
+		return EXIT_USAGE;
+	}
+	if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
+		fprintf(stderr, "tracedoc diagnose: --color must be auto, always or never\n");
+		return EXIT_USAGE;
+	}
+	td_trace_init(&t);
+	if ((rc_exit = cli_load(path, &t)) != EXIT_OK) {
+		td_trace_free(&t);
+		return rc_exit;
+	}
+	td_analysis_run(&a, &t, NULL);
+	td_diagnose(&a, &r);
+	if (out_open(&of, outp) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		rc_exit = EXIT_INTERNAL;
+	} else {
+		rc.path = path;
+		rc.a = &a;
+		rc.r = &r;
+		rc.color = strcmp(color, "always") == 0 ||
+			   (strcmp(color, "auto") == 0 && !outp && strcmp(format, "text") == 0 &&
+			    out_use_color(of.f));
+		if (strcmp(format, "json") == 0)
+			render_json(of.f, &rc);
+		else if (strcmp(format, "md") == 0)
+			render_md(of.f, &rc);
+		else
+			render_text(of.f, &rc);
+		if (out_close(&of, 1) != 0) {
+			fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
+				strerror(errno));
+			rc_exit = EXIT_INTERNAL;
+		}
+	}
+	td_report_free(&r);
+	td_analysis_free(&a);
+	td_trace_free(&t);
+	return rc_exit;
+}

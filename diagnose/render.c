@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/* The diagnose report in three forms: text for a terminal (100 columns, colour only on a tty),
+ * GitHub Markdown for pull requests (everything from the trace escaped), and JSON
+ * (tracedoc.report/1, documented in the README). Same input, same bytes. */
+#include "diagnose/render.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "diagnose/out.h"
+#include "parser/trace.h"
+#include "rules/rule.h"
+
+#define WIDTH 100
+
+/* --- the summary every format shares ----------------------------------------------------- */
+
+struct cause_row {
+	enum td_cause cause;
+	int64_t ns;
+	uint32_t what;   /* top activity */
+	size_t dev;
+};
+
+static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
+{
+	size_t n = 0, d, i, j;
+	int c;
+
+	for (c = 0; c < CAUSE_COUNT; c++) {
+		int64_t ns = 0, best = -1;
+		uint32_t what = 0;
+		size_t wd = 0;
+		for (d = 0; d < a->ndev; d++) {
+			ns += a->dev[d].idle_by_cause[c];
+			for (i = 0; i < a->dev[d].idle.len; i++) {
+				const struct td_idle_item *it = &TD_VEC_AT(&a->dev[d].idle, struct td_idle_item, i);
+				if (it->cause == c && it->ns > best) {
+					best = it->ns;
+					what = it->what;
+					wd = d;
+				}
+			}
+		}
+		if (ns > 0) {
+			rows[n].cause = (enum td_cause)c;
+			rows[n].ns = ns;
+			rows[n].what = what;
+			rows[n].dev = wd;
+			n++;
+		}
+	}
+	for (i = 1; i < n; i++) /* largest first; ties by cause order */
+		for (j = i; j > 0 && rows[j].ns > rows[j - 1].ns; j--) {
+			struct cause_row tmp = rows[j];
+			rows[j] = rows[j - 1];
+			rows[j - 1] = tmp;
+		}
+	return n;
+}
+
+static void totals(const struct td_analysis *a, int64_t *busy, int64_t *idle, int64_t *win)
+{
+	size_t d;
+
+	*busy = *idle = *win = 0;
+	for (d = 0; d < a->ndev; d++) {
+		*busy += a->dev[d].busy_ns;
+		*idle += a->dev[d].idle_ns;
+		*win += a->dev[d].win_end - a->dev[d].win_start;
+	}
+}
+
+static const char *dev_name(const struct td_trace *t, int32_t id)
+{
+	size_t i;
+	for (i = 0; i < t->devices.len; i++) {
+		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
+		if (d->id == id && d->name)
+			return td_trace_name(t, d->name);
+	}
+	return "";
+}
+
+static void window_of(const struct td_analysis *a, int64_t *s, int64_t *e)
+{
+	*s = a->has_steps ? a->steps_start : a->ndev ? a->dev[0].win_start : 0;
+	*e = a->has_steps ? a->steps_end : a->ndev ? a->dev[0].win_end : 0;
+}
+
+/* "1623142623460.245": the trace's microsecond timestamp, to search for in Perfetto */
+static const char *ts_us(char *buf, size_t cap, int64_t ns)
+{
+	snprintf(buf, cap, "%lld.%03lld", (long long)(ns / 1000), (long long)((ns % 1000 + 1000) % 1000));
+	return buf;
+}
+
+/* --- text -------------------------------------------------------------------------------- */
+
+struct col {
+	FILE *f;
+	int color;
+};
+
+static void sgr(const struct col *c, const char *code)
+{
+	if (c->color)
+		fprintf(c->f, "\033[%sm", code);
+}
+
+/* Writes s word-wrapped at WIDTH, continuation lines indented by `indent`; `col` is the column
+ * the cursor is at. Names are escaped (control bytes, invalid UTF-8). */
+static void wrap(FILE *f, const char *s, int col, int indent)
+{
+	char word[4096];
+	int first = 1;
+
+	while (*s) {
+		const char *q;
+		size_t len;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		for (q = s; *q && *q != ' '; q++)
+			;
+		len = (size_t)(q - s);
+		if (!first) {
+			if (col + 1 + (int)len > WIDTH && col > indent) {
+				fprintf(f, "\n%*s", indent, "");
+				col = indent;
+			} else {
+				fputc(' ', f);
+				col++;
+			}
+		}
+		if (len >= sizeof(word))
+			len = sizeof(word) - 1;
+		memcpy(word, s, len);
+		word[len] = '\0';
+		out_text_name(f, word, 0);
+		col += (int)len;
+		first = 0;
+		s = q;
+	}
+}
+
+void render_text(FILE *f, const struct render_ctx *rc)
+{
+	const struct td_analysis *a = rc->a;
+	const struct td_trace *t = a->t;
+	struct col c = {f, rc->color};
+	struct cause_row rows[CAUSE_COUNT];
+	size_t nrows = cause_rows(a, rows), i, j;
+	int64_t busy, idle, win, ws, we;
+	char b1[32], b2[32], b3[48];
+
+	totals(a, &busy, &idle, &win);
+	window_of(a, &ws, &we);
+	sgr(&c, "1");
+	fprintf(f, "tracedoc diagnose ");
+	out_text_name(f, rc->path, 0);
+	sgr(&c, "0");
+	fputc('\n', f);
+	fprintf(f, "trace    %llu events%s", (unsigned long long)t->n_trace_events,
+		t->partial ? " (PARTIAL: input cut short)" : "");
+	if (t->rank >= 0)
+		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
+	fputc('\n', f);
+	if (a->has_steps)
+		fprintf(f, "window   %zu steps (ProfilerStep#), %s, median step %s\n", t->steps.len,
+			td_fmt_dur(b1, sizeof(b1), we - ws),
+			td_fmt_dur(b2, sizeof(b2), td_trace_median_step(t)));
+	else if (a->ndev)
+		fprintf(f, "window   first to last GPU op, %s (no ProfilerStep# markers)\n",
+			td_fmt_dur(b1, sizeof(b1), we - ws));
+	if (!a->ndev) {
+		fprintf(f, "GPU      no GPU activity in this trace (no kernels, copies or memsets): "
+			   "nothing to say about GPU time\n");
+	}
+	for (i = 0; i < a->ndev; i++) {
+		const struct td_dev_analysis *d = &a->dev[i];
+		int64_t w = d->win_end - d->win_start;
+		fprintf(f, "GPU %-4d ", d->device);
+		out_text_name(f, dev_name(t, d->device), 40);
+		fprintf(f, "%sbusy %.1f%%, idle %s\n", *dev_name(t, d->device) ? ": " : "",
+			w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
+			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
+	}
+	if (nrows) {
+		fprintf(f, "\nwhere the GPU idle time went\n");
+		for (i = 0; i < nrows; i++) {
+			fprintf(f, "  %-36s %10s %6.1f%%  ", td_cause_title(rows[i].cause),
+				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
+				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
+			out_text_name(f, rows[i].what ? td_an_label(a, rows[i].what) : "", 40);
+			fputc('\n', f);
+		}
+	}
+	fputc('\n', f);
+	if (!rc->r->findings.len)
+		fprintf(f, "no findings\n");
+	for (i = 0; i < rc->r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
+		const char *colour = fd->severity == SEV_HIGH ? "1;31" : fd->severity == SEV_MEDIUM
+			? "1;33" : "1";
+		int col;
+
+		sgr(&c, colour);
+		col = fprintf(f, "%zu. [%s] %s", i + 1, td_severity_name(fd->severity), fd->rule);
+		sgr(&c, "0");
+		fputc(' ', f);
+		wrap(f, fd->title, col + 1, 3);
+		fprintf(f, "\n   saves ~%s (%.1f%% of the window", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+			100.0 * fd->savings_fraction);
+		if (fd->per_step_ns)
+			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+		fprintf(f, "), count %llu\n", (unsigned long long)fd->count);
+		for (j = 0; j < fd->where.len; j++) {
+			fprintf(f, "   %s ", j ? "      " : "where:");
+			wrap(f, TD_VEC_AT(&fd->where, char *, j), 10, 12);
+			fputc('\n', f);
+		}
+		if (fd->evidence.len)
+			fprintf(f, "   evidence (ts in us as in the trace, for Perfetto):\n");
+		for (j = 0; j < fd->evidence.len; j++) {
+			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+			int n = fprintf(f, "     %s  +%-9s ", ts_us(b3, sizeof(b3), e->ts),
+					td_fmt_dur(b1, sizeof(b1), e->dur));
+			wrap(f, e->text, n, 8);
+			fputc('\n', f);
+		}
+		if (fd->fix && *fd->fix) {
+			sgr(&c, "1");
+			fprintf(f, "   fix:");
+			sgr(&c, "0");
+			fputc(' ', f);
+			wrap(f, fd->fix, 8, 8);
+			fputc('\n', f);
+		}
+		fputc('\n', f);
+	}
+	if (t->partial)
+		fprintf(f, "note: partial trace: %s\n", t->partial_msg);
+}
+
+/* --- Markdown ---------------------------------------------------------------------------- */
+
+/* Escapes text for a Markdown table cell or paragraph: nothing from the trace may open HTML,
+ * end a table cell, start code or emphasis, or break the line. Invalid UTF-8 becomes U+FFFD. */
+static void md(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		unsigned char ch = p[i];
+		size_t k;
+		switch (ch) {
+		case '|': fputs("\\|", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '&': fputs("&amp;", f); i++; continue;
+		case '`': case '*': case '_': case '[': case ']': case '\\': case '#': case '~':
+			fputc('\\', f);
+			fputc(ch, f);
+			i++;
+			continue;
+		case '\n': case '\r': case '\t':
+			fputc(' ', f);
+			i++;
+			continue;
+		default:
+			break;
+		}
+		if (ch < 0x20 || ch == 0x7f) {
+			i++;
+			continue;
+		}
+		k = ch < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		if (!k) {
+			fputs("\xef\xbf\xbd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+	}
+}
+
+void render_md(FILE *f, const struct render_ctx *rc)
+{
+	const struct td_analysis *a = rc->a;
+	const struct td_trace *t = a->t;
+	struct cause_row rows[CAUSE_COUNT];
+	size_t nrows = cause_rows(a, rows), i, j;
+	int64_t busy, idle, win, ws, we;
+	char b1[32], b2[32], b3[48];
+
+	totals(a, &busy, &idle, &win);
+	window_of(a, &ws, &we);
+	fprintf(f, "### tracedoc: %zu finding%s for ", rc->r->findings.len,
+		rc->r->findings.len == 1 ? "" : "s");
+	md(f, rc->path);
+	fputs("\n\n", f);
+	if (t->partial) {
+		fputs("> **Partial trace:** ", f);
+		md(f, t->partial_msg);
+		fputs("\n\n", f);
+	}
+	if (a->has_steps)
+		fprintf(f, "%zu steps, median step %s", t->steps.len,
+			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
+	else
+		fprintf(f, "no ProfilerStep# markers: window is first to last GPU op, %s",
+			td_fmt_dur(b1, sizeof(b1), we - ws));
+	for (i = 0; i < a->ndev; i++) {
+		const struct td_dev_analysis *d = &a->dev[i];
+		int64_t w = d->win_end - d->win_start;
+		fprintf(f, " · GPU %d ", d->device);
+		md(f, dev_name(t, d->device));
+		fprintf(f, " busy **%.1f%%**, idle %s", w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
+			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
+	}
+	if (!a->ndev)
+		fputs(" · no GPU activity in this trace", f);
+	fputs("\n\n", f);
+	if (rc->r->findings.len) {
+		fputs("| # | severity | rule | finding | est. savings |\n|---|---|---|---|---|\n", f);
+		for (i = 0; i < rc->r->findings.len; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
+			fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
+			md(f, fd->title);
+			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+				100.0 * fd->savings_fraction);
+		}
+		fputc('\n', f);
+	} else {
+		fputs("No findings.\n\n", f);
+	}
+	if (nrows) {
+		fputs("<details><summary>Where the GPU idle time went</summary>\n\n"
+		      "| cause | time | share | top activity |\n|---|---|---|---|\n", f);
+		for (i = 0; i < nrows; i++) {
+			fprintf(f, "| %s | %s | %.1f%% | ", td_cause_title(rows[i].cause),
+				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
+				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
+			md(f, rows[i].what ? td_an_label(a, rows[i].what) : "");
+			fputs(" |\n", f);
+		}
+		fputs("\n</details>\n\n", f);
+	}
+	for (i = 0; i < rc->r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
+		fprintf(f, "#### %zu. ", i + 1);
+		md(f, fd->title);
+		fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
+			td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+			100.0 * fd->savings_fraction);
+		if (fd->per_step_ns)
+			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+		fputs(")\n\n", f);
+		if (fd->fix && *fd->fix) {
+			fputs("**Fix:** ", f);
+			md(f, fd->fix);
+			fputs("\n\n", f);
+		}
+		if (fd->where.len || fd->evidence.len) {
+			fputs("<details><summary>Where and evidence</summary>\n\n", f);
+			for (j = 0; j < fd->where.len; j++) {
+				fputs("- ", f);
+				md(f, TD_VEC_AT(&fd->where, char *, j));
+				fputc('\n', f);
+			}
+			if (fd->evidence.len)
+				fputs("\n| ts (us, as in the trace) | duration | what |\n|---|---|---|\n", f);
+			for (j = 0; j < fd->evidence.len; j++) {
+				const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+				fprintf(f, "| %s | %s | ", ts_us(b3, sizeof(b3), e->ts),
+					td_fmt_dur(b1, sizeof(b1), e->dur));
+				md(f, e->text);
+				fputs(" |\n", f);
+			}
+			fputs("\n</details>\n\n", f);
+		}
+	}
+}
+
+/* --- JSON -------------------------------------------------------------------------------- */
+
+void render_json(FILE *f, const struct render_ctx *rc)
+{
+	const struct td_analysis *a = rc->a;
+	const struct td_trace *t = a->t;
+	struct cause_row rows[CAUSE_COUNT];
+	size_t nrows = cause_rows(a, rows), i, j;
+	int64_t busy, idle, win, ws, we;
+	yajl_gen g = out_json_new(f);
+
+	totals(a, &busy, &idle, &win);
+	window_of(a, &ws, &we);
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, "tracedoc.report/1");
+	out_json_key(g, "trace");
+	yajl_gen_map_open(g);
+	out_json_key(g, "path");
+	out_json_str(g, rc->path);
+	out_json_key(g, "events");
+	out_json_int(g, (int64_t)t->n_trace_events);
+	out_json_key(g, "partial");
+	out_json_bool(g, t->partial);
+	out_json_key(g, "rank");
+	out_json_int(g, t->rank);
+	out_json_key(g, "world_size");
+	out_json_int(g, t->world_size);
+	yajl_gen_map_close(g);
+	out_json_key(g, "window");
+	yajl_gen_map_open(g);
+	out_json_key(g, "start_ns");
+	out_json_int(g, ws);
+	out_json_key(g, "end_ns");
+	out_json_int(g, we);
+	out_json_key(g, "duration_ns");
+	out_json_int(g, we - ws);
+	out_json_key(g, "steps");
+	out_json_int(g, (int64_t)t->steps.len);
+	out_json_key(g, "median_step_ns");
+	out_json_int(g, td_trace_median_step(t));
+	yajl_gen_map_close(g);
+	out_json_key(g, "summary");
+	yajl_gen_map_open(g);
+	out_json_key(g, "gpu_busy_fraction");
+	out_json_fixed(g, win ? (double)busy / (double)win : 0.0, 6);
+	out_json_key(g, "gpu_idle_ns");
+	out_json_int(g, idle);
+	out_json_key(g, "idle_by_cause");
+	yajl_gen_array_open(g);
+	for (i = 0; i < nrows; i++) {
+		yajl_gen_map_open(g);
+		out_json_key(g, "cause");
+		out_json_str(g, td_cause_id(rows[i].cause));
+		out_json_key(g, "ns");
+		out_json_int(g, rows[i].ns);
+		out_json_key(g, "what");
+		out_json_str(g, rows[i].what ? td_an_label(a, rows[i].what) : "");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	out_json_key(g, "devices");
+	yajl_gen_array_open(g);
+	for (i = 0; i < a->ndev; i++) {
+		const struct td_dev_analysis *d = &a->dev[i];
+		int64_t w = d->win_end - d->win_start;
+		yajl_gen_map_open(g);
+		out_json_key(g, "id");
+		out_json_int(g, d->device);
+		out_json_key(g, "name");
+		out_json_str(g, dev_name(t, d->device));
+		out_json_key(g, "busy_ns");
+		out_json_int(g, d->busy_ns);
+		out_json_key(g, "idle_ns");
+		out_json_int(g, d->idle_ns);
+		out_json_key(g, "busy_fraction");
+		out_json_fixed(g, w ? (double)d->busy_ns / (double)w : 0.0, 6);
+		out_json_key(g, "kernels");
+		out_json_int(g, (int64_t)d->kernels);
+		out_json_key(g, "small_kernels");
+		out_json_int(g, (int64_t)d->small_kernels);
+		out_json_key(g, "idle");
+		yajl_gen_array_open(g);
+		for (j = 0; j < d->idle.len && j < 20; j++) {
+			const struct td_idle_item *it = &TD_VEC_AT(&d->idle, struct td_idle_item, j);
+			yajl_gen_map_open(g);
+			out_json_key(g, "cause");
+			out_json_str(g, td_cause_id((enum td_cause)it->cause));
+			out_json_key(g, "what");
+			out_json_str(g, it->what ? td_an_label(a, it->what) : "");
+			out_json_key(g, "ns");
+			out_json_int(g, it->ns);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	out_json_key(g, "findings");
+	yajl_gen_array_open(g);
+	for (i = 0; i < rc->r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
+		yajl_gen_map_open(g);
+		out_json_key(g, "rule");
+		out_json_str(g, fd->rule);
+		out_json_key(g, "severity");
+		out_json_str(g, td_severity_name(fd->severity));
+		out_json_key(g, "device");
+		out_json_int(g, fd->device);
+		out_json_key(g, "title");
+		out_json_str(g, fd->title);
+		out_json_key(g, "est_savings_ns");
+		out_json_int(g, fd->savings_ns);
+		out_json_key(g, "est_savings_fraction");
+		out_json_fixed(g, fd->savings_fraction, 6);
+		out_json_key(g, "est_savings_per_step_ns");
+		out_json_int(g, fd->per_step_ns);
+		out_json_key(g, "count");
+		out_json_int(g, (int64_t)fd->count);
+		out_json_key(g, "where");
+		yajl_gen_array_open(g);
+		for (j = 0; j < fd->where.len; j++)
+			out_json_str(g, TD_VEC_AT(&fd->where, char *, j));
+		yajl_gen_array_close(g);
+		out_json_key(g, "evidence");
+		yajl_gen_array_open(g);
+		for (j = 0; j < fd->evidence.len; j++) {
+			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+			yajl_gen_map_open(g);
+			out_json_key(g, "ts_ns");
+			out_json_int(g, e->ts);
+			out_json_key(g, "dur_ns");
+			out_json_int(g, e->dur);
+			out_json_key(g, "text");
+			out_json_str(g, e->text);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		out_json_key(g, "fix");
+		out_json_str(g, fd->fix ? fd->fix : "");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}

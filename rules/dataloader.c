@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* dataloader: time in enumerate(DataLoader)#...__next__ per step, its share of the step and the
+ * GPU idle under it. Flagged from params.dataloader_share of step time (5%, the TensorBoard
+ * plugin's threshold); sized by the GPU idle it causes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules/rule.h"
+
+static void run(struct td_analysis *a, struct td_report *r)
+{
+	const struct td_trace *t = a->t;
+	int64_t total = 0, longest = 0, w, idle = 0;
+	uint64_t calls = 0;
+	int single = 0;
+	uint32_t name = 0, i, top[8];
+	size_t ntop = 0, d, best_dev = 0, k;
+	int64_t ws, we;
+	struct td_finding *f;
+	char b1[32], b2[32], b3[32];
+
+	if (!a->ndev && !a->has_steps)
+		return;
+	ws = a->has_steps ? a->steps_start : a->dev[0].win_start;
+	we = a->has_steps ? a->steps_end : a->dev[0].win_end;
+	w = we - ws;
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		unsigned c = td_an_class(a, e->name);
+		uint32_t p;
+		int nested = 0;
+
+		if (!(c & NC_DATALOADER) || td_kind_on_gpu_track(e->kind) || e->ts < ws || e->ts >= we)
+			continue;
+		for (p = td_trace_parent(t, i); p != TD_NONE; p = td_trace_parent(t, p))
+			nested |= (td_an_class(a, td_trace_ev(t, p)->name) & NC_DATALOADER) != 0;
+		if (nested)
+			continue;
+		total += td_ev_dur(e);
+		calls++;
+		if (c & NC_SINGLE_PROC_DL)
+			single = 1;
+		if (!name || td_ev_dur(e) > longest) {
+			name = e->name;
+			longest = td_ev_dur(e);
+		}
+		/* keep the longest few calls for evidence */
+		if (ntop < 8) {
+			top[ntop++] = i;
+		} else {
+			size_t m = 0;
+			for (k = 1; k < ntop; k++)
+				if (td_ev_dur(td_trace_ev(t, top[k])) < td_ev_dur(td_trace_ev(t, top[m])))
+					m = k;
+			if (td_ev_dur(e) > td_ev_dur(td_trace_ev(t, top[m])))
+				top[m] = i;
+		}
+	}
+	if (!calls || w <= 0 || (double)total < a->params.dataloader_share * (double)w)
+		return;
+	for (d = 0; d < a->ndev; d++)
+		if (a->dev[d].idle_by_cause[CAUSE_DATALOADER] > idle) {
+			idle = a->dev[d].idle_by_cause[CAUSE_DATALOADER];
+			best_dev = d;
+		}
+	f = td_report_add(r, "dataloader", a->ndev ? a->dev[best_dev].device : -1);
+	f->savings_ns = idle;
+	f->count = calls;
+	if (a->has_steps && t->steps.len) {
+		int64_t per = total / (int64_t)t->steps.len;
+		td_finding_title(f, "DataLoader takes %.0f%% of each step (%s of %s per step); the GPU "
+				 "waits for it %s (%.0f%% of the window)",
+				 100.0 * (double)total / (double)w, td_fmt_dur(b1, sizeof(b1), per),
+				 td_fmt_dur(b2, sizeof(b2), w / (int64_t)t->steps.len),
+				 td_fmt_dur(b3, sizeof(b3), idle), 100.0 * (double)idle / (double)w);
+	} else {
+		td_finding_title(f, "DataLoader takes %.0f%% of the trace (%s in %llu calls); the GPU "
+				 "waits for it %s (%.0f%%)", 100.0 * (double)total / (double)w,
+				 td_fmt_dur(b1, sizeof(b1), total), (unsigned long long)calls,
+				 td_fmt_dur(b3, sizeof(b3), idle), 100.0 * (double)idle / (double)w);
+	}
+	td_finding_where(f, "%s (%llu calls, %s in total, longest %s)", td_trace_name(t, name),
+			 (unsigned long long)calls, td_fmt_dur(b1, sizeof(b1), total),
+			 td_fmt_dur(b2, sizeof(b2), longest));
+	/* evidence: longest first, ties by time */
+	for (k = 0; k < ntop; k++) {
+		size_t m = k, j;
+		for (j = k + 1; j < ntop; j++) {
+			int64_t dj = td_ev_dur(td_trace_ev(t, top[j])), dm = td_ev_dur(td_trace_ev(t, top[m]));
+			if (dj > dm || (dj == dm && top[j] < top[m]))
+				m = j;
+		}
+		i = top[k];
+		top[k] = top[m];
+		top[m] = i;
+	}
+	for (k = 0; k < ntop && (int)k < a->params.evidence_max; k++) {
+		const struct td_event *e = td_trace_ev(t, top[k]);
+		int64_t busy = a->ndev ? td_an_busy_between(a, best_dev, e->ts, td_ev_end(e)) : 0;
+		td_finding_evidence(f, e->ts, td_ev_dur(e), "__next__ took %s; GPU busy %.0f%% meanwhile",
+				    td_fmt_dur(b1, sizeof(b1), td_ev_dur(e)),
+				    td_ev_dur(e) ? 100.0 * (double)busy / (double)td_ev_dur(e) : 0.0);
+	}
+	if (single)
+		td_finding_fix(f, "%s", "The loader runs in the training process "
+			       "(_SingleProcessDataLoaderIter, num_workers=0). Load in parallel: "
+			       "DataLoader(dataset, batch_size=..., num_workers=8, pin_memory=True, "
+			       "persistent_workers=True, prefetch_factor=4) - start with num_workers "
+			       "near the CPU cores per GPU.");
+	else
+		td_finding_fix(f, "%s", "The worker processes cannot keep up. Raise num_workers and "
+			       "prefetch_factor, set persistent_workers=True and pin_memory=True, and "
+			       "profile Dataset.__getitem__ (decoding and augmentation are the usual "
+			       "cost: move them to the GPU, e.g. torchvision.transforms.v2 on CUDA "
+			       "tensors or NVIDIA DALI).");
+}
+
+const struct td_rule rule_dataloader = {
+	.id = "dataloader",
+	.title = "DataLoader time per step and the GPU idle it causes",
+	.run = run,
+};

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+#include "rules/names.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int starts(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int any_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+unsigned td_name_class(const char *n)
+{
+	static const char *const sync[] = {
+		"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+		"cudaThreadSynchronize", "cuStreamSynchronize", "cuCtxSynchronize",
+		"cuEventSynchronize", "hipStreamSynchronize", "hipDeviceSynchronize",
+		"hipEventSynchronize", NULL,
+	};
+	static const char *const create[] = {
+		"aten::randn", "aten::rand", "aten::randint", "aten::zeros", "aten::ones",
+		"aten::empty", "aten::full", "aten::arange", "aten::linspace", "aten::eye",
+		"aten::tensor", "aten::scalar_tensor", "aten::normal", NULL,
+	};
+	unsigned c = 0;
+
+	if (starts(n, "enumerate(DataLoader)#") || starts(n, "enumerate(DataPipe)#")) {
+		c |= NC_DATALOADER;
+		if (strstr(n, "_SingleProcessDataLoaderIter"))
+			c |= NC_SINGLE_PROC_DL;
+	}
+	if (starts(n, "ProfilerStep#"))
+		c |= NC_STEP;
+	if (any_of(n, sync))
+		c |= NC_SYNC_CALL;
+	if (starts(n, "cudaMemcpy") || starts(n, "hipMemcpy") || starts(n, "cuMemcpy")) {
+		c |= NC_MEMCPY_CALL;
+		if (!strstr(n, "Async"))
+			c |= NC_MEMCPY_SYNC;
+	}
+	if (starts(n, "cudaMemset") || starts(n, "hipMemset") || starts(n, "cuMemset"))
+		c |= NC_MEMSET_CALL;
+	if (starts(n, "cudaMalloc") || starts(n, "cudaFree") || starts(n, "cudaHostAlloc") ||
+	    starts(n, "hipMalloc") || starts(n, "hipFree") || starts(n, "hipHostMalloc") ||
+	    starts(n, "hipHostFree") || starts(n, "cuMemAlloc") || starts(n, "cuMemFree") ||
+	    starts(n, "cudaMallocHost") || starts(n, "cudaFreeHost") || starts(n, "cuMemHostAlloc"))
+		c |= NC_ALLOC;
+	if (starts(n, "cudaLaunch") || starts(n, "cuLaunch") || starts(n, "cudaGraphLaunch") ||
+	    starts(n, "cuGraphLaunch") || starts(n, "hipLaunch") || starts(n, "hipExtModuleLaunch") ||
+	    starts(n, "hipModuleLaunch") || starts(n, "hipGraphLaunch") ||
+	    starts(n, "hipExtLaunch"))
+		c |= NC_LAUNCH;
+	if (starts(n, "aten::_"))
+		c |= NC_INTERNAL_OP;
+	if (any_of(n, create))
+		c |= NC_CREATE_OP;
+	if (!strcmp(n, "aten::to") || !strcmp(n, "aten::_to_copy") || !strcmp(n, "aten::copy_"))
+		c |= NC_TO_OP;
+	if (strstr(n, "_single_tensor_"))
+		c |= NC_SINGLE_TENSOR_OPT;
+	/* python_function frames look like "path/file.py(42): func"; user code is what is not
+	 * under site-packages, torch/ or the interpreter */
+	{
+		const char *paren = strstr(n, ".py(");
+		if (paren && !strstr(n, "site-packages/") && !strstr(n, "dist-packages/") &&
+		    !starts(n, "torch/") && !strstr(n, "/torch/") && !starts(n, "<built-in") &&
+		    !strstr(n, "/lib/python") && !starts(n, "threading.py"))
+			c |= NC_PY_USER;
+	}
+	return c;
+}
+
+static enum td_mem_kind mem_kind(const char *s, size_t n)
+{
+	if (n >= 8 && !strncmp(s, "Pageable", 8))
+		return MK_PAGEABLE;
+	if (n >= 6 && !strncmp(s, "Pinned", 6))
+		return MK_PINNED;
+	if (n >= 6 && !strncmp(s, "Device", 6))
+		return MK_DEVICE;
+	if (n >= 7 && !strncmp(s, "Managed", 7))
+		return MK_MANAGED;
+	if (n >= 4 && !strncmp(s, "Host", 4))
+		return MK_HOST;
+	return MK_UNKNOWN;
+}
+
+void td_memcpy_kind(const char *name, enum td_copy_dir *dir, enum td_mem_kind *src,
+		    enum td_mem_kind *dst)
+{
+	const char *p = strstr(name, "Memcpy ");
+	const char *open, *arrow;
+
+	*dir = CD_OTHER;
+	*src = *dst = MK_UNKNOWN;
+	if (!p)
+		return;
+	p += 7;
+	if (!strncmp(p, "HtoD", 4))
+		*dir = CD_HTOD;
+	else if (!strncmp(p, "DtoH", 4))
+		*dir = CD_DTOH;
+	else if (!strncmp(p, "DtoD", 4))
+		*dir = CD_DTOD;
+	else if (!strncmp(p, "HtoH", 4))
+		*dir = CD_HTOH;
+	else if (!strncmp(p, "PtoP", 4))
+		*dir = CD_PTOP;
+	open = strchr(p, '(');
+	arrow = open ? strstr(open, "->") : NULL;
+	if (open && arrow) {
+		*src = mem_kind(open + 1, (size_t)(arrow - open - 1));
+		arrow += 2;
+		while (*arrow == ' ')
+			arrow++;
+		*dst = mem_kind(arrow, strlen(arrow));
+	}
+}
+
+const char *td_copy_dir_name(enum td_copy_dir d)
+{
+	static const char *const n[] = {"other", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+	return n[d];
+}
+
+const char *td_mem_kind_name(enum td_mem_kind k)
+{
+	static const char *const n[] = {"?", "pageable", "pinned", "device", "managed", "host"};
+	return n[k];
+}
+
+const char *td_frame_label(const char *name, char *buf, size_t cap)
+{
+	const char *paren = strstr(name, ".py(");
+	const char *close = paren ? strstr(paren, "): ") : NULL;
+
+	if (paren && close) {
+		const char *file = name, *slash;
+		/* the last two path components are enough to find the file */
+		for (slash = paren; slash > name; slash--)
+			if (*slash == '/')
+				break;
+		if (slash > name) {
+			const char *prev = slash - 1;
+			while (prev > name && *prev != '/')
+				prev--;
+			file = *prev == '/' ? prev + 1 : prev;
+		}
+		snprintf(buf, cap, "%.*s:%.*s %s", (int)(paren + 3 - file), file,
+			 (int)(close - paren - 4), paren + 4, close + 3);
+		return buf;
+	}
+	snprintf(buf, cap, "%s", name);
+	return buf;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* What a name means: runtime-call families, DataLoader and step markers, memcpy direction and
+ * memory kinds, Python frames. Classified once per interned name. */
+#ifndef TD_RULES_NAMES_H
+#define TD_RULES_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NC_DATALOADER 0x0001  /* enumerate(DataLoader)#...__next__, enumerate(DataPipe)#... */
+#define NC_STEP 0x0002        /* ProfilerStep#N */
+#define NC_SYNC_CALL 0x0004   /* cuda/hip Stream/Device/Event Synchronize */
+#define NC_MEMCPY_CALL 0x0008 /* cudaMemcpy*, hipMemcpy*, cuMemcpy* */
+#define NC_MEMCPY_SYNC 0x0010 /* the synchronous ones (no Async) */
+#define NC_ALLOC 0x0020       /* cudaMalloc / cudaFree / host alloc, hip and cu variants */
+#define NC_LAUNCH 0x0040      /* kernel or graph launch */
+#define NC_PY_USER 0x0080     /* a python_function frame in user code (not torch / libraries) */
+#define NC_SINGLE_PROC_DL 0x0100 /* _SingleProcessDataLoaderIter: num_workers=0 */
+#define NC_INTERNAL_OP 0x0200 /* aten::_xxx: an implementation detail of a public op */
+#define NC_CREATE_OP 0x0400   /* aten::randn/zeros/ones/empty/full/arange/rand/... */
+#define NC_TO_OP 0x0800       /* aten::to / aten::_to_copy / aten::copy_ */
+#define NC_SINGLE_TENSOR_OPT 0x1000 /* _single_tensor_adam / sgd / adamw ... */
+#define NC_MEMSET_CALL 0x2000
+
+enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
+enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };
+
+unsigned td_name_class(const char *name);
+/* "Memcpy HtoD (Pageable -> Device)" -> CD_HTOD, MK_PAGEABLE, MK_DEVICE */
+void td_memcpy_kind(const char *name, enum td_copy_dir *dir, enum td_mem_kind *src,
+		    enum td_mem_kind *dst);
+const char *td_copy_dir_name(enum td_copy_dir d);
+const char *td_mem_kind_name(enum td_mem_kind k);
+/* "train.py(42): train_step" -> "train.py:42 train_step" in buf; other names copied. */
+const char *td_frame_label(const char *name, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* Findings: construction, grading, ordering; and the rule registry. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/rule.h"
+
+const struct td_rule *const td_rules[] = {
+	&rule_gpu_idle, &rule_dataloader, &rule_sync_stall, &rule_transfer, &rule_small_kernels,
+	NULL,
+};
+
+const char *td_severity_name(enum td_severity s)
+{
+	static const char *const n[] = {"info", "low", "medium", "high"};
+	return n[s];
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+	char *s;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	s = td_malloc((size_t)(n < 0 ? 0 : n) + 1);
+	vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	return s;
+}
+
+struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device)
+{
+	struct td_finding *f = td_vec_push(&r->findings);
+
+	f->rule = rule;
+	f->device = device;
+	td_vec_init(&f->where, sizeof(char *));
+	td_vec_init(&f->evidence, sizeof(struct td_evidence));
+	return f;
+}
+
+void td_finding_title(struct td_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(f->title);
+	f->title = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+void td_finding_where(struct td_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	char **w = td_vec_push(&f->where);
+	va_start(ap, fmt);
+	*w = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const char *fmt, ...)
+{
+	va_list ap;
+	struct td_evidence *e = td_vec_push(&f->evidence);
+	e->ts = ts;
+	e->dur = dur;
+	va_start(ap, fmt);
+	e->text = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+void td_finding_fix(struct td_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(f->fix);
+	f->fix = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+const char *td_fmt_dur(char *buf, size_t cap, int64_t ns)
+{
+	int64_t a = ns < 0 ? -ns : ns;
+	const char *sign = ns < 0 ? "-" : "";
+
+	if (a < 1000)
+		snprintf(buf, cap, "%s%lld ns", sign, (long long)a);
+	else if (a < 1000000)
+		snprintf(buf, cap, "%s%.1f us", sign, (double)a / 1e3);
+	else if (a < 1000000000)
+		snprintf(buf, cap, "%s%.1f ms", sign, (double)a / 1e6);
+	else
+		snprintf(buf, cap, "%s%.2f s", sign, (double)a / 1e9);
+	return buf;
+}
+
+int64_t td_an_window_ns(const struct td_analysis *a, int32_t device)
+{
+	size_t i;
+
+	for (i = 0; i < a->ndev; i++)
+		if (a->dev[i].device == device || device < 0)
+			return a->dev[i].win_end - a->dev[i].win_start;
+	return a->has_steps ? a->steps_end - a->steps_start : 0;
+}
+
+size_t td_an_steps(const struct td_analysis *a)
+{
+	return a->t->steps.len;
+}
+
+static int finding_less(const struct td_finding *x, const struct td_finding *y)
+{
+	int c;
+
+	if (x->savings_ns != y->savings_ns)
+		return x->savings_ns > y->savings_ns;
+	if ((c = strcmp(x->rule, y->rule)) != 0)
+		return c < 0;
+	if (x->device != y->device)
+		return x->device < y->device;
+	return strcmp(x->title ? x->title : "", y->title ? y->title : "") < 0;
+}
+#define FINDING_LESS(x, y) finding_less((x), (y))
+TD_DEFINE_SORT(sort_findings, struct td_finding, FINDING_LESS)
+
+void td_diagnose(struct td_analysis *a, struct td_report *r)
+{
+	size_t i;
+
+	td_vec_init(&r->findings, sizeof(struct td_finding));
+	for (i = 0; td_rules[i]; i++)
+		td_rules[i]->run(a, r);
+	for (i = 0; i < r->findings.len; i++) {
+		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		int64_t w = td_an_window_ns(a, f->device);
+		f->savings_fraction = w > 0 ? (double)f->savings_ns / (double)w : 0.0;
+		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
+		f->severity = f->savings_fraction >= a->params.sev_high ? SEV_HIGH
+			: f->savings_fraction >= a->params.sev_medium ? SEV_MEDIUM
+			: f->savings_fraction >= a->params.sev_low ? SEV_LOW : SEV_INFO;
+		if (!f->title)
+			td_finding_title(f, "%s", f->rule);
+		if (!f->fix)
+			td_finding_fix(f, "%s", "");
+	}
+	sort_findings(r->findings.data, r->findings.len);
+}
+
+void td_report_free(struct td_report *r)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->findings.len; i++) {
+		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		for (j = 0; j < f->where.len; j++)
+			free(TD_VEC_AT(&f->where, char *, j));
+		for (j = 0; j < f->evidence.len; j++)
+			free(TD_VEC_AT(&f->evidence, struct td_evidence, j).text);
+		td_vec_free(&f->where);
+		td_vec_free(&f->evidence);
+		free(f->title);
+		free(f->fix);
+	}
+	td_vec_free(&r->findings);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* The contract between the engine and each rule. A rule is a const descriptor whose run()
+ * reads the shared analysis and adds findings to the report; rules hold no state of their own,
+ * so they can run on any number of traces in one process. Library code: never prints. */
+#ifndef TD_RULES_RULE_H
+#define TD_RULES_RULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "rules/analysis.h"
+
+enum td_severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH };
+const char *td_severity_name(enum td_severity s);
+
+struct td_evidence {
+	int64_t ts, dur;   /* trace clock, ns: ts / 1000 is the "ts" to search for in Perfetto */
+	char *text;
+};
+
+struct td_finding {
+	const char *rule;          /* stable id */
+	int32_t device;            /* -1: not tied to one device */
+	enum td_severity severity; /* from savings_fraction */
+	char *title;
+	int64_t savings_ns;        /* estimated time a fix wins back, in the window */
+	double savings_fraction;   /* savings over the window's duration */
+	int64_t per_step_ns;       /* savings per step (0 without steps) */
+	uint64_t count;
+	struct td_vec where;       /* char *: call sites, ops, kernels */
+	struct td_vec evidence;    /* struct td_evidence */
+	char *fix;
+};
+
+struct td_report {
+	struct td_vec findings;    /* struct td_finding, ordered after td_report_finish() */
+};
+
+struct td_rule {
+	const char *id;            /* kebab-case, stable: CLI, JSON, baselines */
+	const char *title;
+	/* Called once per trace, after the analysis; adds findings with td_report_add(). */
+	void (*run)(struct td_analysis *a, struct td_report *r);
+};
+
+extern const struct td_rule rule_gpu_idle, rule_sync_stall, rule_transfer, rule_small_kernels,
+	rule_dataloader;
+/* All rules, NULL-terminated. */
+extern const struct td_rule *const td_rules[];
+
+struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);
+void td_finding_title(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
+void td_finding_where(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
+void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const char *fmt, ...)
+	TD_PRINTF(4, 5);
+void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
+
+/* Runs every rule, then sizes, grades and orders the findings (savings descending; ties by
+ * rule id, device and title, so the order is total). */
+void td_diagnose(struct td_analysis *a, struct td_report *r);
+void td_report_free(struct td_report *r);
+
+/* Human duration ("1.23 ms") into buf, for titles. */
+const char *td_fmt_dur(char *buf, size_t cap, int64_t ns);
+/* The window of the analysed device that a finding is measured against. */
+int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
+size_t td_an_steps(const struct td_analysis *a);
+
+#endif
