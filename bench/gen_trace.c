@@ -137,6 +137,8 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 		call_dur = c_ts + c_dur - call_ts + 2000;
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
 		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
+	if (sync) /* loss.item(): aten::item > aten::_local_scalar_dense > the copy */
+		span(g, "cpu_op", "aten::item", g->pid, g->tid, op_ts - 1000, call_dur + 10000, args);
 	span(g, "cpu_op", sync ? "aten::_local_scalar_dense" : "aten::copy_", g->pid, g->tid, op_ts,
 	     call_dur + 8000, args);
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 41, \"correlation\": %"

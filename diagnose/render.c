@@ -170,7 +170,8 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
 	fputc('\n', f);
 	if (a->has_steps)
-		fprintf(f, "window   %zu steps (ProfilerStep#), %s, median step %s\n", t->steps.len,
+		fprintf(f, "window   %zu step%s (ProfilerStep#), %s, median step %s\n", t->steps.len,
+			t->steps.len == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), we - ws),
 			td_fmt_dur(b2, sizeof(b2), td_trace_median_step(t)));
 	else if (a->ndev)
@@ -311,7 +312,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	if (a->has_steps)
-		fprintf(f, "%zu steps, median step %s", t->steps.len,
+		fprintf(f, "%zu step%s, median step %s", t->steps.len, t->steps.len == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
 	else
 		fprintf(f, "no ProfilerStep# markers: window is first to last GPU op, %s",

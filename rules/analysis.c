@@ -365,10 +365,24 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			if (from < ge) {
 				static const char lat[] = "launch latency";
 				static const char dep[] = "op queued, waiting on another stream or event";
-				int is_dep = ge - lend > a->params.launch_delay_ns;
-				credit(&m, &acc, is_dep ? CAUSE_DEPENDENCY : CAUSE_LAUNCH,
-				       is_dep ? td_strtab_intern(&a->labels, dep, sizeof(dep) - 1)
-					      : td_strtab_intern(&a->labels, lat, sizeof(lat) - 1),
+				static const char queued[] = "gap between ops queued on one stream";
+				const char *why = lat;
+				uint8_t cause = CAUSE_LAUNCH;
+
+				if (ge - lend > a->params.launch_delay_ns) {
+					/* queued long before. Behind its own stream's previous op, which ended
+					 * as the gap began: GPU-side launch overhead; else a wait on
+					 * something else (another stream, an event, a collective) */
+					const struct td_event *pe = next > 0 ? td_trace_ev(t, next - 1) : NULL;
+					if (pe && pe->track == td_trace_ev(t, next)->track &&
+					    td_kind_is_gpu_op(pe->kind) && td_ev_end(pe) >= gs) {
+						why = queued;
+					} else {
+						why = dep;
+						cause = CAUSE_DEPENDENCY;
+					}
+				}
+				credit(&m, &acc, cause, td_strtab_intern(&a->labels, why, strlen(why)),
 				       ge - from);
 				host_until = from;
 			}

@@ -129,13 +129,36 @@ static int finding_less(const struct td_finding *x, const struct td_finding *y)
 #define FINDING_LESS(x, y) finding_less((x), (y))
 TD_DEFINE_SORT(sort_findings, struct td_finding, FINDING_LESS)
 
+static void free_finding(struct td_finding *f)
+{
+	size_t j;
+
+	for (j = 0; j < f->where.len; j++)
+		free(TD_VEC_AT(&f->where, char *, j));
+	for (j = 0; j < f->evidence.len; j++)
+		free(TD_VEC_AT(&f->evidence, struct td_evidence, j).text);
+	td_vec_free(&f->where);
+	td_vec_free(&f->evidence);
+	free(f->title);
+	free(f->fix);
+}
+
 void td_diagnose(struct td_analysis *a, struct td_report *r)
 {
-	size_t i;
+	size_t i, j;
 
 	td_vec_init(&r->findings, sizeof(struct td_finding));
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
+	/* a finding that wins nothing back is not worth a reader's time */
+	for (i = 0, j = 0; i < r->findings.len; i++) {
+		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		if (f->savings_ns > 0)
+			TD_VEC_AT(&r->findings, struct td_finding, j++) = *f;
+		else
+			free_finding(f);
+	}
+	r->findings.len = j;
 	for (i = 0; i < r->findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		int64_t w = td_an_window_ns(a, f->device);
@@ -154,18 +177,9 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 
 void td_report_free(struct td_report *r)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < r->findings.len; i++) {
-		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
-		for (j = 0; j < f->where.len; j++)
-			free(TD_VEC_AT(&f->where, char *, j));
-		for (j = 0; j < f->evidence.len; j++)
-			free(TD_VEC_AT(&f->evidence, struct td_evidence, j).text);
-		td_vec_free(&f->where);
-		td_vec_free(&f->evidence);
-		free(f->title);
-		free(f->fix);
-	}
+	for (i = 0; i < r->findings.len; i++)
+		free_finding(&TD_VEC_AT(&r->findings, struct td_finding, i));
 	td_vec_free(&r->findings);
 }

@@ -57,8 +57,8 @@ void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const ch
 	TD_PRINTF(4, 5);
 void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 
-/* Runs every rule, then sizes, grades and orders the findings (savings descending; ties by
- * rule id, device and title, so the order is total). */
+/* Runs every rule, drops findings that would win nothing back, then sizes, grades and orders
+ * the rest (savings descending; ties by rule id, device and title, so the order is total). */
 void td_diagnose(struct td_analysis *a, struct td_report *r);
 void td_report_free(struct td_report *r);
 

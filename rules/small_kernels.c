@@ -99,11 +99,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 		f->savings_ns = dv->run_gap_ns;
 		f->count = c.kernels;
 		td_finding_title(f, "%llu of %llu kernels are small (< %s); %llu of them run back to "
-				 "back in %llu launch-bound runs, with %s of GPU idle between them",
+				 "back in %llu launch-bound run%s, with %s of GPU idle between them",
 				 (unsigned long long)dv->small_kernels, (unsigned long long)dv->kernels,
 				 td_fmt_dur(b1, sizeof(b1), a->params.small_kernel_ns),
 				 (unsigned long long)c.kernels, (unsigned long long)c.runs,
-				 td_fmt_dur(b2, sizeof(b2), dv->run_gap_ns));
+				 c.runs == 1 ? "" : "s", td_fmt_dur(b2, sizeof(b2), dv->run_gap_ns));
 		while (nshown < 5) {
 			uint32_t best = 0, s;
 			for (s = 1; s < c.ng; s++) {
@@ -120,9 +120,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 			if (!best)
 				break;
 			shown[nshown++] = best;
-			td_finding_where(f, "%s: %llu kernels in %llu runs, %s idle between them%s",
+			td_finding_where(f, "%s: %llu kernels in %llu run%s, %s idle between them%s",
 					 td_an_label(a, best), (unsigned long long)c.g[best].kernels,
-					 (unsigned long long)c.g[best].runs,
+					 (unsigned long long)c.g[best].runs, c.g[best].runs == 1 ? "" : "s",
 					 td_fmt_dur(b1, sizeof(b1), c.g[best].idle),
 					 c.g[best].optimizer ? " (per-parameter optimizer loop)" : "");
 		}

@@ -259,8 +259,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 			break;
 		top[ntop++] = best;
 	}
-	td_finding_title(f, "%llu host syncs%s%s block the host %s; the GPU idles %s after them",
-			 (unsigned long long)calls, ntop ? " at " : "",
+	td_finding_title(f, "%llu host sync%s%s%s block the host %s; the GPU idles %s after them",
+			 (unsigned long long)calls, calls == 1 ? "" : "s", ntop ? " at " : "",
 			 ntop ? td_an_label(a, top[0]) : "", td_fmt_dur(b1, sizeof(b1), blocked),
 			 td_fmt_dur(b2, sizeof(b2), bubbles));
 	for (i = 0; i < ntop; i++) {

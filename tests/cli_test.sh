@@ -48,6 +48,28 @@ for fmt in text json; do
 	done
 done
 
+# diagnose: golden reports in every format, the same bytes twice, valid JSON, escaped Markdown
+for f in mini-kineto.json legacy-autograd.json demo-train.json.gz $(cd fixtures && ls rules/*.json); do
+	base=$(basename "$f" | sed 's/\.json.*//')
+	for fmt in text md json; do
+		"$bin" diagnose --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
+		"$bin" diagnose --format "$fmt" "fixtures/$f" >"$tmp/b" 2>/dev/null
+		compare_golden "diagnose-$base.$fmt" "$tmp/a"
+		if cmp -s "$tmp/a" "$tmp/b"; then ok; else bad "diagnose $f $fmt not deterministic"; fi
+		if [ "$fmt" = json ]; then
+			if json_verify -q <"$tmp/a"; then ok; else bad "diagnose $f json is not valid JSON"; fi
+		fi
+	done
+done
+"$bin" diagnose --format md fixtures/rules/nasty-names.json >"$tmp/md"
+if grep -q '<script>\|[^\\]|with' "$tmp/md"; then bad "markdown lets a name through unescaped"; else ok; fi
+expect_rc 2 "$bin" diagnose --format html fixtures/mini-kineto.json
+expect_rc 2 "$bin" diagnose
+expect_rc 3 "$bin" diagnose fixtures/bad/not-json.txt
+echo "previous" >"$tmp/d.md"
+expect_rc 3 "$bin" diagnose --format md -o "$tmp/d.md" fixtures/bad/stray-quote.json
+if [ "$(cat "$tmp/d.md")" = previous ]; then ok; else bad "diagnose -o clobbered the old file"; fi
+
 # stdin, compressed or not, reads like the file
 for f in mini-kineto.json mini-kineto.json.gz mini-kineto.json.zst; do
 	"$bin" stats --format json - <"fixtures/$f" | grep -v '"trace":' >"$tmp/stdin"
