@@ -9,7 +9,7 @@ size=${1:-1000}
 build=${2:-build}
 out=bench/out
 mkdir -p "$out"
-cmake --build "$build" -j2 --target tracedoc gen_trace rssrun >/dev/null
+cmake --build "$build" -j2 --target tracedoc gen_trace rssrun yajl_empty >/dev/null
 td=$build/tracedoc
 rss=$build/bench/rssrun
 trace=$out/trace-${size}MB.json
@@ -44,8 +44,10 @@ row() {
 
 echo "trace: $trace, $((bytes / 1000000)) MB, $events events, $(nproc) cores; best of $runs runs"
 row "json_verify (yajl, no callbacks)" sh -c "json_verify -q < $trace"
+row "yajl, empty callbacks" sh -c "$build/bench/yajl_empty < $trace"
 row "tracedoc stats" "$td" stats "$trace"
 row "tracedoc stats (one thread)" env TD_NO_THREAD=1 "$td" stats "$trace"
+row "tracedoc diagnose" "$td" diagnose "$trace"
 runs_saved=$runs; runs=1; row "python3 json.load (1 run)" python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$trace"
 runs=$runs_saved
 echo "compressed input ($(($(stat -c %s "$trace.gz") / 1000000)) MB gzip, $(($(stat -c %s "$trace.zst") / 1000000)) MB zstd; MB/s of uncompressed bytes):"
