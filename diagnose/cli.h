@@ -19,7 +19,14 @@ enum {
  * warning when the trace is partial. Returns EXIT_OK or EXIT_INPUT. */
 int cli_load(const char *path, struct td_trace *t);
 
+struct td_config;
+/* Fills cfg with the defaults, then path's settings when path is set; prints the error and
+ * returns EXIT_USAGE when the file is wrong. */
+int cli_config(const char *path, struct td_config *cfg);
+
 int cmd_stats(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 
 #endif

@@ -9,12 +9,14 @@
 #include "diagnose/out.h"
 #include "diagnose/render.h"
 #include "parser/trace.h"
+#include "rules/config.h"
+#include "rules/metrics.h"
 #include "rules/rule.h"
 
 static void diagnose_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc diagnose TRACE [--format text|md|json] [-o FILE] "
-		   "[--color auto|always|never]\n"
+		   "[--config FILE] [--color auto|always|never]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst) or - for "
 		   "stdin\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
@@ -22,7 +24,9 @@ static void diagnose_usage(FILE *f)
 
 int cmd_diagnose(int argc, char **argv)
 {
-	const char *path = NULL, *format = "text", *outp = NULL, *color = "auto";
+	const char *path = NULL, *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL;
+	struct td_config cfg;
+	struct td_metrics m;
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_report r;
@@ -42,6 +46,8 @@ int cmd_diagnose(int argc, char **argv)
 			color = argv[++i];
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			outp = argv[++i];
+		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+			cfgp = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "tracedoc diagnose: unknown option '%s'\n", argv[i]);
 			diagnose_usage(stderr);
@@ -66,13 +72,17 @@ int cmd_diagnose(int argc, char **argv)
 		fprintf(stderr, "tracedoc diagnose: --color must be auto, always or never\n");
 		return EXIT_USAGE;
 	}
+	if ((rc_exit = cli_config(cfgp, &cfg)) != EXIT_OK)
+		return rc_exit;
 	td_trace_init(&t);
 	if ((rc_exit = cli_load(path, &t)) != EXIT_OK) {
 		td_trace_free(&t);
+		td_config_free(&cfg);
 		return rc_exit;
 	}
-	td_analysis_run(&a, &t, NULL);
+	td_analysis_run(&a, &t, &cfg);
 	td_diagnose(&a, &r);
+	td_metrics_compute(&a, &r, &m);
 	if (out_open(&of, outp) != 0) {
 		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
 		rc_exit = EXIT_INTERNAL;
@@ -80,6 +90,7 @@ int cmd_diagnose(int argc, char **argv)
 		rc.path = path;
 		rc.a = &a;
 		rc.r = &r;
+		rc.m = &m;
 		rc.color = strcmp(color, "always") == 0 ||
 			   (strcmp(color, "auto") == 0 && !outp && strcmp(format, "text") == 0 &&
 			    out_use_color(of.f));
@@ -98,5 +109,9 @@ int cmd_diagnose(int argc, char **argv)
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);
+	if (cfg.pattern_limit_hits)
+		fprintf(stderr, "tracedoc: warning: %llu pattern matches stopped at the PCRE2 match "
+				"limit (treated as no match)\n", (unsigned long long)cfg.pattern_limit_hits);
+	td_config_free(&cfg);
 	return rc_exit;
 }

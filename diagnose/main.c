@@ -9,6 +9,7 @@
 #include "diagnose/cli.h"
 #include "parser/load.h"
 #include "parser/trace.h"
+#include "rules/config.h"
 
 struct cmd {
 	const char *name;
@@ -18,7 +19,9 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{"diagnose", cmd_diagnose, "what slows the run, in order of payoff, with the fix"},
+	{"gate", cmd_gate, "fail CI when a trace regresses against a baseline or budgets"},
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
+	{"config", cmd_config, "print the default configuration, or check a config file"},
 };
 
 static void usage(FILE *f)
@@ -57,6 +60,22 @@ int cli_load(const char *path, struct td_trace *t)
 	}
 	if (t->partial)
 		fprintf(stderr, "tracedoc: warning: %s: partial trace: %s\n", shown, t->partial_msg);
+	return EXIT_OK;
+}
+
+int cli_config(const char *path, struct td_config *cfg)
+{
+	struct td_error err;
+
+	td_config_default(cfg);
+	if (!path)
+		return EXIT_OK;
+	memset(&err, 0, sizeof(err));
+	if (td_config_load(cfg, path, &err) != 0) {
+		fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
+		td_config_free(cfg);
+		return EXIT_USAGE;
+	}
 	return EXIT_OK;
 }
 

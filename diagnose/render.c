@@ -10,6 +10,7 @@
 #include "common/utf8.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
+#include "rules/metrics.h"
 #include "rules/rule.h"
 
 #define WIDTH 100
@@ -170,10 +171,10 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
 	fputc('\n', f);
 	if (a->has_steps)
-		fprintf(f, "window   %zu step%s (ProfilerStep#), %s, median step %s\n", t->steps.len,
-			t->steps.len == 1 ? "" : "s",
+		fprintf(f, "window   %zu step%s, %s, median step %s\n", a->nsteps,
+			a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), we - ws),
-			td_fmt_dur(b2, sizeof(b2), td_trace_median_step(t)));
+			td_fmt_dur(b2, sizeof(b2), td_an_median_step(a)));
 	else if (a->ndev)
 		fprintf(f, "window   first to last GPU op, %s (no ProfilerStep# markers)\n",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
@@ -241,6 +242,16 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			wrap(f, fd->fix, 8, 8);
 			fputc('\n', f);
 		}
+		fputc('\n', f);
+	}
+	for (i = 0; i < rc->r->suppressed.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
+		if (i == 0)
+			fprintf(f, "suppressed by the config:\n");
+		fprintf(f, "   %s (saves ~%s): ", fd->rule, td_fmt_dur(b1, sizeof(b1), fd->savings_ns));
+		wrap(f, fd->title, 20, 5);
+		fprintf(f, "\n     reason: ");
+		wrap(f, fd->suppressed, 13, 13);
 		fputc('\n', f);
 	}
 	if (t->partial)
@@ -312,8 +323,8 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	if (a->has_steps)
-		fprintf(f, "%zu step%s, median step %s", t->steps.len, t->steps.len == 1 ? "" : "s",
-			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
+		fprintf(f, "%zu step%s, median step %s", a->nsteps, a->nsteps == 1 ? "" : "s",
+			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)));
 	else
 		fprintf(f, "no ProfilerStep# markers: window is first to last GPU op, %s",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
@@ -387,6 +398,19 @@ void render_md(FILE *f, const struct render_ctx *rc)
 			fputs("\n</details>\n\n", f);
 		}
 	}
+	if (rc->r->suppressed.len) {
+		fputs("<details><summary>Suppressed by the config</summary>\n\n"
+		      "| rule | finding | est. savings | reason |\n|---|---|---|---|\n", f);
+		for (i = 0; i < rc->r->suppressed.len; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
+			fprintf(f, "| `%s` | ", fd->rule);
+			md(f, fd->title);
+			fprintf(f, " | %s | ", td_fmt_dur(b1, sizeof(b1), fd->savings_ns));
+			md(f, fd->suppressed);
+			fputs(" |\n", f);
+		}
+		fputs("\n</details>\n", f);
+	}
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
@@ -427,9 +451,9 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_key(g, "duration_ns");
 	out_json_int(g, we - ws);
 	out_json_key(g, "steps");
-	out_json_int(g, (int64_t)t->steps.len);
+	out_json_int(g, (int64_t)a->nsteps);
 	out_json_key(g, "median_step_ns");
-	out_json_int(g, td_trace_median_step(t));
+	out_json_int(g, td_an_median_step(a));
 	yajl_gen_map_close(g);
 	out_json_key(g, "summary");
 	yajl_gen_map_open(g);
@@ -533,6 +557,36 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	out_json_key(g, "suppressed");
+	yajl_gen_array_open(g);
+	for (i = 0; i < rc->r->suppressed.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
+		yajl_gen_map_open(g);
+		out_json_key(g, "rule");
+		out_json_str(g, fd->rule);
+		out_json_key(g, "title");
+		out_json_str(g, fd->title);
+		out_json_key(g, "est_savings_ns");
+		out_json_int(g, fd->savings_ns);
+		out_json_key(g, "reason");
+		out_json_str(g, fd->suppressed);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	if (rc->m) {
+		out_json_key(g, "metrics");
+		yajl_gen_map_open(g);
+		for (i = 0; i < rc->m->n; i++) {
+			if (!rc->m->m[i].present)
+				continue;
+			out_json_key(g, rc->m->m[i].id);
+			if (rc->m->m[i].kind == MK_FRACTION)
+				out_json_fixed(g, rc->m->m[i].value, 6);
+			else
+				out_json_fixed(g, rc->m->m[i].value, 3);
+		}
+		yajl_gen_map_close(g);
+	}
 	yajl_gen_map_close(g);
 	yajl_gen_free(g);
 	fputc('\n', f);

@@ -8,10 +8,13 @@
 struct td_analysis;
 struct td_report;
 
+struct td_metrics;
+
 struct render_ctx {
 	const char *path;
 	const struct td_analysis *a;
 	const struct td_report *r;
+	const struct td_metrics *m; /* for the JSON report (a gate baseline); may be NULL */
 	int color;
 };
 

@@ -483,6 +483,12 @@ TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
 size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
 		     struct td_interval **out)
 {
+	return td_trace_busy_skip(t, device, from, to, NULL, out);
+}
+
+size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
+			  const uint8_t *skip_name, struct td_interval **out)
+{
 	size_t cap = 0, n = 0, i, m;
 	struct td_interval *iv;
 	uint32_t k;
@@ -500,7 +506,7 @@ size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			int64_t s = e->ts, en = td_ev_end(e);
-			if (!td_kind_is_gpu_op(e->kind))
+			if (!td_kind_is_gpu_op(e->kind) || (skip_name && skip_name[e->name]))
 				continue;
 			if (s < from)
 				s = from;

@@ -182,6 +182,9 @@ struct td_interval {
 };
 size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
 		     struct td_interval **out);
+/* The same, leaving out ops whose name id has skip_name[id] set (skip_name may be NULL). */
+size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
+			  const uint8_t *skip_name, struct td_interval **out);
 int64_t td_intervals_total(const struct td_interval *iv, size_t n);
 
 /* Median step duration (ns), 0 when there are no steps. */

@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "rules/config.h"
 
 const char *td_cause_id(enum td_cause c)
 {
@@ -136,8 +137,12 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 	for (e = cur; e != TD_NONE; e = td_trace_parent(t, e)) {
 		const struct td_event *x = td_trace_ev(t, e);
 		unsigned c = a->name_class[x->name];
+		if (c & NC_IGNORE)
+			continue;
 		if (c & NC_DATALOADER)
 			dl = e;
+		if ((c & NC_USER_SYNC) && sync == TD_NONE)
+			sync = e;
 		if (x->kind == TD_K_RUNTIME) {
 			if (c & NC_SYNC_CALL)
 				sync = e;
@@ -255,7 +260,8 @@ static void walk_host(struct td_analysis *a, struct idle_map *m, struct gap_acc 
 			cur = td_trace_parent(t, cur);
 		for (; k < end && td_trace_ev(t, k)->ts <= pos; k++) {
 			const struct td_event *x = td_trace_ev(t, k);
-			if (td_ev_end(x) > pos && x->kind != TD_K_OTHER_SPAN)
+			if (td_ev_end(x) > pos && x->kind != TD_K_OTHER_SPAN &&
+			    !(a->name_class[x->name] & NC_IGNORE))
 				cur = k;
 		}
 	}
@@ -301,7 +307,7 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			uint32_t l;
-			if (!td_kind_is_gpu_op(e->kind))
+			if (!td_kind_is_gpu_op(e->kind) || (a->name_class[e->name] & NC_IGNORE))
 				continue;
 			ops[nops].ts = e->ts;
 			ops[nops].ev = k;
@@ -328,7 +334,7 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		d->win_start = dv ? dv->first_ts : 0;
 		d->win_end = dv ? dv->last_end : 0;
 	}
-	d->nbusy = td_trace_busy(t, d->device, d->win_start, d->win_end, &d->busy);
+	d->nbusy = td_trace_busy_skip(t, d->device, d->win_start, d->win_end, a->skip_name, &d->busy);
 	d->busy_ns = td_intervals_total(d->busy, d->nbusy);
 	d->idle_ns = (d->win_end - d->win_start) - d->busy_ns;
 	for (i = 0; i < nops; i++)
@@ -425,7 +431,7 @@ int td_an_is_small(const struct td_analysis *a, uint32_t k)
 	const struct td_event *e = td_trace_ev(t, k);
 	uint32_t l = td_trace_launch(t, k);
 
-	if (e->kind != TD_K_KERNEL)
+	if (e->kind != TD_K_KERNEL || (a->name_class[e->name] & NC_IGNORE))
 		return 0;
 	return td_ev_dur(e) < a->params.small_kernel_ns ||
 	       (l != TD_NONE && td_ev_dur(e) < td_ev_dur(td_trace_ev(t, l)));
@@ -490,7 +496,8 @@ static void count_kernels(const struct td_analysis *a, struct td_dev_analysis *d
 			continue;
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
-			if (e->kind != TD_K_KERNEL || e->ts < d->win_start || e->ts >= d->win_end)
+			if (e->kind != TD_K_KERNEL || e->ts < d->win_start || e->ts >= d->win_end ||
+			    (a->name_class[e->name] & NC_IGNORE))
 				continue;
 			d->kernels++;
 			if (td_an_is_small(a, k))
@@ -504,32 +511,104 @@ static void sum_run(void *ctx, const struct td_small_run *run)
 	*(int64_t *)ctx += run->idle_ns;
 }
 
-void td_analysis_run(struct td_analysis *a, const struct td_trace *t, const struct td_params *p)
+#define STEP_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end > (y)->end))
+TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
+
+/* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
+ * per start time. */
+static void find_steps(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	struct td_vec v;
+	uint32_t i;
+	size_t k, j;
+
+	td_vec_init(&v, sizeof(struct td_interval));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		struct td_interval *s;
+		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
+		    !(a->name_class[e->name] & NC_STEP))
+			continue;
+		s = td_vec_push(&v);
+		s->start = e->ts;
+		s->end = td_ev_end(e);
+	}
+	sort_steps(v.data, v.len);
+	for (k = 0, j = 0; k < v.len; k++) { /* the same step recorded twice */
+		struct td_interval *s = &TD_VEC_AT(&v, struct td_interval, k);
+		if (j && TD_VEC_AT(&v, struct td_interval, j - 1).start == s->start)
+			continue;
+		TD_VEC_AT(&v, struct td_interval, j++) = *s;
+	}
+	a->steps = v.data;
+	a->nsteps = j;
+	if (j) {
+		a->has_steps = 1;
+		a->steps_start = a->steps[0].start;
+		a->steps_end = a->steps[0].end;
+		for (k = 0; k < j; k++)
+			if (a->steps[k].end > a->steps_end)
+				a->steps_end = a->steps[k].end;
+	}
+}
+
+#define I64_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
+
+int64_t td_an_median_step(const struct td_analysis *a)
+{
+	int64_t *d, med;
+	size_t i;
+
+	if (!a->nsteps)
+		return 0;
+	d = td_malloc(a->nsteps * sizeof(*d));
+	for (i = 0; i < a->nsteps; i++)
+		d[i] = a->steps[i].end - a->steps[i].start;
+	sort_i64(d, a->nsteps);
+	med = d[(a->nsteps - 1) / 2];
+	free(d);
+	return med;
+}
+
+void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg)
 {
 	size_t i, k = 0;
 
 	memset(a, 0, sizeof(*a));
 	a->t = t;
-	if (p)
-		a->params = *p;
+	a->cfg = cfg;
+	if (cfg)
+		a->params = cfg->params;
 	else
 		td_params_default(&a->params);
 	td_strtab_init(&a->labels);
-	a->name_class = td_malloc((t->names.count + 1) * sizeof(uint16_t));
-	for (i = 0; i <= t->names.count; i++)
-		a->name_class[i] = (uint16_t)td_name_class(td_strtab_str(&t->names, (uint32_t)i));
-	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
-	if (t->steps.len) {
-		const struct td_step *s0 = &TD_VEC_AT(&t->steps, struct td_step, 0);
-		a->has_steps = 1;
-		a->steps_start = s0->ts;
-		a->steps_end = s0->end;
-		for (i = 0; i < t->steps.len; i++) {
-			const struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
-			if (s->end > a->steps_end)
-				a->steps_end = s->end;
+	a->name_class = td_malloc((t->names.count + 1) * sizeof(uint32_t));
+	for (i = 0; i <= t->names.count; i++) {
+		const char *n = td_strtab_str(&t->names, (uint32_t)i);
+		size_t len = td_strtab_len(&t->names, (uint32_t)i);
+		uint32_t c = td_name_class(n);
+		if (cfg && i) {
+			if (td_config_match(cfg, PAT_SYNC_OPS, n, len))
+				c |= NC_USER_SYNC;
+			if (td_config_match(cfg, PAT_STEP_MARKERS, n, len))
+				c |= NC_STEP;
+			if (td_config_match(cfg, PAT_DATALOADER, n, len))
+				c |= NC_DATALOADER;
+			if (td_config_match(cfg, PAT_COMMUNICATION, n, len))
+				c |= NC_COMM;
+			if (td_config_match(cfg, PAT_IGNORE, n, len)) {
+				c |= NC_IGNORE;
+				if (!a->skip_name)
+					a->skip_name = td_calloc(t->names.count + 1, 1);
+				a->skip_name[i] = 1;
+			}
 		}
+		a->name_class[i] = c;
 	}
+	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
+	find_steps(a);
 	for (i = 0; i < t->devices.len; i++)
 		if (TD_VEC_AT(&t->devices, struct td_device, i).ops)
 			a->ndev++;
@@ -557,6 +636,8 @@ void td_analysis_free(struct td_analysis *a)
 	}
 	free(a->dev);
 	free(a->name_class);
+	free(a->skip_name);
+	free(a->steps);
 	td_strtab_free(&a->labels);
 	memset(a, 0, sizeof(*a));
 }

@@ -91,23 +91,31 @@ typedef void (*td_run_fn)(void *ctx, const struct td_small_run *run);
 void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void *ctx);
 int td_an_is_small(const struct td_analysis *a, uint32_t kernel);
 
+struct td_config;
+
 struct td_analysis {
 	const struct td_trace *t;
 	struct td_params params;
+	struct td_config *cfg;      /* patterns and suppressions (may be NULL) */
 	struct td_strtab labels;    /* strings the analysis composes ("aten::item <- ...") */
-	uint16_t *name_class;       /* NC_* per trace name id */
+	uint32_t *name_class;       /* NC_* per trace name id */
+	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_steps;
+	struct td_interval *steps;  /* ProfilerStep# (or configured marker) spans, by start */
+	size_t nsteps;
 	int64_t steps_start, steps_end;
 	struct td_dev_analysis *dev; /* devices with GPU ops, by id */
 	size_t ndev;
 };
 
-/* Analyses a finalized trace. */
-void td_analysis_run(struct td_analysis *a, const struct td_trace *t, const struct td_params *p);
+/* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults). */
+void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg);
+/* Median step duration (lower median), 0 without steps. */
+int64_t td_an_median_step(const struct td_analysis *a);
 void td_analysis_free(struct td_analysis *a);
 
-static inline unsigned td_an_class(const struct td_analysis *a, uint32_t name)
+static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)
 {
 	return a->name_class[name];
 }

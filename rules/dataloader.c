@@ -66,12 +66,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 	f = td_report_add(r, "dataloader", a->ndev ? a->dev[best_dev].device : -1);
 	f->savings_ns = idle;
 	f->count = calls;
-	if (a->has_steps && t->steps.len) {
-		int64_t per = total / (int64_t)t->steps.len;
+	if (a->has_steps && a->nsteps) {
+		int64_t per = total / (int64_t)a->nsteps;
 		td_finding_title(f, "DataLoader takes %.0f%% of each step (%s of %s per step); the GPU "
 				 "waits for it %s (%.0f%% of the window)",
 				 100.0 * (double)total / (double)w, td_fmt_dur(b1, sizeof(b1), per),
-				 td_fmt_dur(b2, sizeof(b2), w / (int64_t)t->steps.len),
+				 td_fmt_dur(b2, sizeof(b2), w / (int64_t)a->nsteps),
 				 td_fmt_dur(b3, sizeof(b3), idle), 100.0 * (double)idle / (double)w);
 	} else {
 		td_finding_title(f, "DataLoader takes %.0f%% of the trace (%s in %llu calls); the GPU "

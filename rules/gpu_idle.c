@@ -19,17 +19,16 @@ TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
 static void step_busy(struct td_analysis *a, size_t d, struct td_finding *f)
 {
-	const struct td_trace *t = a->t;
-	size_t n = t->steps.len, i;
+	size_t n = a->nsteps, i;
 	int64_t *pm;
 
 	if (n < 2)
 		return;
 	pm = td_malloc(n * sizeof(*pm));
 	for (i = 0; i < n; i++) {
-		const struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
-		int64_t len = s->end - s->ts;
-		pm[i] = len > 0 ? td_an_busy_between(a, d, s->ts, s->end) * 1000 / len : 0;
+		const struct td_interval *s = &a->steps[i];
+		int64_t len = s->end - s->start;
+		pm[i] = len > 0 ? td_an_busy_between(a, d, s->start, s->end) * 1000 / len : 0;
 	}
 	sort_i64(pm, n);
 	td_finding_where(f, "busy per step: min %.1f%%, median %.1f%%, max %.1f%% over %zu steps",

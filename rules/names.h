@@ -21,6 +21,10 @@
 #define NC_TO_OP 0x0800       /* aten::to / aten::_to_copy / aten::copy_ */
 #define NC_SINGLE_TENSOR_OPT 0x1000 /* _single_tensor_adam / sgd / adamw ... */
 #define NC_MEMSET_CALL 0x2000
+/* from the config's patterns */
+#define NC_COMM 0x4000        /* communication kernel (NCCL / RCCL) */
+#define NC_IGNORE 0x8000      /* left out of the analysis */
+#define NC_USER_SYNC 0x10000  /* an op the config says synchronizes */
 
 enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
 enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };

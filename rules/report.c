@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "rules/config.h"
 #include "rules/rule.h"
 
 const struct td_rule *const td_rules[] = {
@@ -111,7 +112,7 @@ int64_t td_an_window_ns(const struct td_analysis *a, int32_t device)
 
 size_t td_an_steps(const struct td_analysis *a)
 {
-	return a->t->steps.len;
+	return a->nsteps;
 }
 
 static int finding_less(const struct td_finding *x, const struct td_finding *y)
@@ -148,19 +149,35 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 	size_t i, j;
 
 	td_vec_init(&r->findings, sizeof(struct td_finding));
+	td_vec_init(&r->suppressed, sizeof(struct td_finding));
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
 	/* a finding that wins nothing back is not worth a reader's time */
 	for (i = 0, j = 0; i < r->findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
-		if (f->savings_ns > 0)
-			TD_VEC_AT(&r->findings, struct td_finding, j++) = *f;
-		else
+		const struct td_suppression *s = NULL;
+		if (f->savings_ns > 0 && a->cfg && a->cfg->suppress.len) {
+			const char *texts[17];
+			size_t n = 0, k;
+			texts[n++] = f->title ? f->title : "";
+			for (k = 0; k < f->where.len && n < 17; k++)
+				texts[n++] = TD_VEC_AT(&f->where, char *, k);
+			s = td_config_suppressed(a->cfg, f->rule, texts, n);
+		}
+		if (f->savings_ns <= 0) {
 			free_finding(f);
+		} else if (s) {
+			struct td_finding *sf = td_vec_push(&r->suppressed);
+			*sf = *f;
+			sf->suppressed = s->reason;
+		} else {
+			TD_VEC_AT(&r->findings, struct td_finding, j++) = *f;
+		}
 	}
 	r->findings.len = j;
-	for (i = 0; i < r->findings.len; i++) {
-		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+	for (i = 0; i < r->findings.len + r->suppressed.len; i++) {
+		struct td_finding *f = i < r->findings.len ? &TD_VEC_AT(&r->findings, struct td_finding, i)
+			: &TD_VEC_AT(&r->suppressed, struct td_finding, i - r->findings.len);
 		int64_t w = td_an_window_ns(a, f->device);
 		f->savings_fraction = w > 0 ? (double)f->savings_ns / (double)w : 0.0;
 		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
@@ -173,6 +190,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 			td_finding_fix(f, "%s", "");
 	}
 	sort_findings(r->findings.data, r->findings.len);
+	sort_findings(r->suppressed.data, r->suppressed.len);
 }
 
 void td_report_free(struct td_report *r)
@@ -181,5 +199,8 @@ void td_report_free(struct td_report *r)
 
 	for (i = 0; i < r->findings.len; i++)
 		free_finding(&TD_VEC_AT(&r->findings, struct td_finding, i));
+	for (i = 0; i < r->suppressed.len; i++)
+		free_finding(&TD_VEC_AT(&r->suppressed, struct td_finding, i));
 	td_vec_free(&r->findings);
+	td_vec_free(&r->suppressed);
 }

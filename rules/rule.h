@@ -32,10 +32,12 @@ struct td_finding {
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */
 	char *fix;
+	const char *suppressed;    /* the config's reason, for findings in td_report.suppressed */
 };
 
 struct td_report {
-	struct td_vec findings;    /* struct td_finding, ordered after td_report_finish() */
+	struct td_vec findings;    /* struct td_finding, ordered after td_diagnose() */
+	struct td_vec suppressed;  /* findings a config suppression covers, with its reason */
 };
 
 struct td_rule {
@@ -57,8 +59,9 @@ void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const ch
 	TD_PRINTF(4, 5);
 void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 
-/* Runs every rule, drops findings that would win nothing back, then sizes, grades and orders
- * the rest (savings descending; ties by rule id, device and title, so the order is total). */
+/* Runs every rule, drops findings that would win nothing back, moves those the config
+ * suppresses aside, then sizes, grades and orders the rest (savings descending; ties by rule
+ * id, device and title, so the order is total). */
 void td_diagnose(struct td_analysis *a, struct td_report *r);
 void td_report_free(struct td_report *r);
 

@@ -185,10 +185,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 		int is_copy = 0;
 		int64_t bub;
 
-		if (e->kind != TD_K_RUNTIME || e->ts < ws || e->ts >= we)
+		if (td_kind_on_gpu_track(e->kind) || e->ts < ws || e->ts >= we)
 			continue;
 		c = td_an_class(a, e->name);
-		if (c & NC_MEMCPY_CALL) {
+		if (e->kind != TD_K_RUNTIME && !(c & NC_USER_SYNC))
+			continue;
+		if (c & NC_USER_SYNC) {
+			/* configured as synchronizing */
+		} else if (c & NC_MEMCPY_CALL) {
 			enum td_copy_dir dir;
 			enum td_mem_kind src, dst;
 			op = copy_of(pairs, npairs, (uint32_t)i);

@@ -136,7 +136,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				}
 		if (to_ops)
 			td_finding_where(f, "aten::to / _to_copy / copy_: %llu ops%s", (unsigned long long)to_ops,
-					 t->steps.len ? "" : " in the trace");
+					 a->nsteps ? "" : " in the trace");
 		if (first_pageable != TD_NONE) {
 			const struct td_event *e = td_trace_ev(t, first_pageable);
 			uint32_t l = td_trace_launch(t, first_pageable);

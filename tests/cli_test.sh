@@ -70,6 +70,68 @@ echo "previous" >"$tmp/d.md"
 expect_rc 3 "$bin" diagnose --format md -o "$tmp/d.md" fixtures/bad/stray-quote.json
 if [ "$(cat "$tmp/d.md")" = previous ]; then ok; else bad "diagnose -o clobbered the old file"; fi
 
+# gate: exit codes, goldens (md, json, JUnit), determinism, budgets, partial input, configs
+R=fixtures/rules
+expect_rc 0 "$bin" gate --baseline $R/sync.json $R/sync.json
+expect_rc 1 "$bin" gate --baseline $R/sync-nearmiss.json $R/sync.json
+if grep -q '^sync_calls_per_step .*FAIL' "$tmp/out"; then ok; else bad "gate did not name the new syncs"; cat "$tmp/out"; fi
+"$bin" diagnose --format json -o "$tmp/base.json" $R/sync-nearmiss.json
+expect_rc 1 "$bin" gate --baseline "$tmp/base.json" $R/sync.json
+"$bin" diagnose --format json -o "$tmp/self.json" $R/sync.json
+expect_rc 0 "$bin" gate --baseline "$tmp/self.json" $R/sync.json
+for fmt in text md json; do
+	"$bin" gate --baseline $R/sync-nearmiss.json --format $fmt --junit "$tmp/j1.xml" $R/sync.json >"$tmp/g1" 2>/dev/null
+	"$bin" gate --baseline $R/sync-nearmiss.json --format $fmt --junit "$tmp/j2.xml" $R/sync.json >"$tmp/g2" 2>/dev/null
+	compare_golden "gate-sync.$fmt" "$tmp/g1"
+	if cmp -s "$tmp/g1" "$tmp/g2" && cmp -s "$tmp/j1.xml" "$tmp/j2.xml"; then ok; else bad "gate $fmt not deterministic"; fi
+done
+compare_golden "gate-sync.junit.xml" "$tmp/j1.xml"
+if python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/j1.xml"; then ok; else bad "JUnit XML is not well-formed"; fi
+printf '{"gate": {"budgets": {"max_syncs_per_step": 1}}}' >"$tmp/budget.json"
+expect_rc 1 "$bin" gate --config "$tmp/budget.json" $R/sync.json
+expect_rc 0 "$bin" gate --config "$tmp/budget.json" $R/sync-nearmiss.json
+expect_rc 1 "$bin" gate --baseline fixtures/mini-kineto.json fixtures/odd/truncated.json
+if grep -q 'partial' "$tmp/err"; then ok; else bad "partial trace not named"; fi
+expect_rc 3 "$bin" gate --baseline fixtures/bad/not-json.txt fixtures/mini-kineto.json
+expect_rc 2 "$bin" gate
+expect_rc 2 "$bin" gate --format xml fixtures/mini-kineto.json
+printf '{"rules": {"bogus": 1}}' >"$tmp/c1.json"
+expect_rc 2 "$bin" gate --config "$tmp/c1.json" fixtures/mini-kineto.json
+if grep -q 'rules.bogus: unknown key' "$tmp/err"; then ok; else bad "config error does not name the key"; cat "$tmp/err"; fi
+printf '{"patterns": {"dataloader": ["(unclosed"]}}' >"$tmp/c2.json"
+expect_rc 2 "$bin" diagnose --config "$tmp/c2.json" fixtures/mini-kineto.json
+if grep -q 'patterns.dataloader\[0\]: bad pattern .*at offset 9' "$tmp/err"; then ok; else bad "bad pattern message"; cat "$tmp/err"; fi
+expect_rc 2 "$bin" diagnose --config "$tmp/missing.json" fixtures/mini-kineto.json
+"$bin" config --print-defaults >"$tmp/defaults.json"
+expect_rc 0 "$bin" config --check "$tmp/defaults.json"
+if json_verify -q <"$tmp/defaults.json"; then ok; else bad "defaults are not JSON"; fi
+
+# suppressions show in the report, with their reason, and leave the findings
+printf '{"suppress": [{"rule": "transfer", "match": "pageable", "reason": "known: ticket 42"}]}' >"$tmp/s.json"
+"$bin" diagnose --config "$tmp/s.json" $R/transfer.json >"$tmp/sup"
+if grep -q 'suppressed by the config' "$tmp/sup" && grep -q 'known: ticket 42' "$tmp/sup" &&
+   ! grep -q '^[0-9]*\. \[[a-z]*\] transfer .*pageable' "$tmp/sup"; then ok; else bad "suppression"; cat "$tmp/sup"; fi
+
+# a pathological pattern stops at PCRE2's limit instead of hanging
+printf '[{"ph":"X","cat":"kernel","name":"%s","ts":1,"dur":1,"pid":0,"tid":7}]' \
+	"$(head -c 3000 /dev/zero | tr '\0' a)b" >"$tmp/long.json"
+printf '{"patterns": {"ignore": ["(a+)+$"]}}' >"$tmp/evil.json"
+expect_rc 0 timeout 60 "$bin" diagnose --config "$tmp/evil.json" "$tmp/long.json"
+if grep -q 'match limit' "$tmp/err"; then ok; else bad "limit hit not reported"; fi
+
+# the real traces: nw0 against nw4 fails on DataLoader and step time; the reverse passes
+S=../shared/traces
+if [ -d "$S" ]; then
+	expect_rc 1 "$bin" gate --baseline $S/resnet50-nw4.pt.trace.json.gz $S/resnet50-nw0.pt.trace.json.gz
+	if grep -q '^dataloader_ns_per_step .*FAIL' "$tmp/out" && grep -q '^step_time_median_ns .*FAIL' "$tmp/out"; then ok; else bad "gate nw0 vs nw4 names the wrong metrics"; fi
+	expect_rc 0 "$bin" gate --baseline $S/resnet50-nw0.pt.trace.json.gz $S/resnet50-nw4.pt.trace.json.gz
+	expect_rc 0 "$bin" gate --baseline $S/resnet50-nw0.pt.trace.json.gz $S/resnet50-nw0.pt.trace.json.gz
+	"$bin" diagnose --format json -o "$tmp/nw0.json" $S/resnet50-nw0.pt.trace.json.gz
+	expect_rc 0 "$bin" gate --baseline "$tmp/nw0.json" $S/resnet50-nw0.pt.trace.json.gz
+else
+	echo "SKIPPED: real-trace gate checks ($S not found)"
+fi
+
 # stdin, compressed or not, reads like the file
 for f in mini-kineto.json mini-kineto.json.gz mini-kineto.json.zst; do
 	"$bin" stats --format json - <"fixtures/$f" | grep -v '"trace":' >"$tmp/stdin"

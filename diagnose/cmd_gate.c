@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc gate [--baseline BASE] CURRENT [--config FILE] [--format text|md|json]
+ *               [--junit FILE] [-o FILE]
+ * Fails (exit 1) when CURRENT regresses against BASE (a trace, or a JSON report saved by
+ * `tracedoc diagnose --format json`) or breaks a budget of the config. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "diagnose/cli.h"
+#include "diagnose/out.h"
+#include "parser/trace.h"
+#include "rules/config.h"
+#include "rules/metrics.h"
+#include "rules/rule.h"
+
+#define MAX_CHECKS 64
+
+struct side {
+	struct td_trace t;
+	struct td_analysis a;
+	struct td_report r;
+	struct td_metrics m;
+	int loaded; /* 1: trace analysed (t, a, r valid); 2: metrics from a report */
+};
+
+static void side_free(struct side *s)
+{
+	if (s->loaded == 1) {
+		td_report_free(&s->r);
+		td_analysis_free(&s->a);
+		td_trace_free(&s->t);
+	}
+	s->loaded = 0;
+}
+
+/* A saved report starts with {"schema": "tracedoc.report/1" (diagnose writes it first). */
+static char *read_report(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char head[256];
+	size_t n;
+	char *buf = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	head[n] = '\0';
+	if (strstr(head, "\"tracedoc.report/1\"") && fseek(f, 0, SEEK_END) == 0 &&
+	    (len = ftell(f)) >= 0 && len < (64L << 20) && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)len + 1);
+		if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+			buf[len] = '\0';
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static int load_side(const char *path, struct td_config *cfg, struct side *s, int allow_report)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (allow_report) {
+		char *json = read_report(path);
+		if (json) {
+			struct td_error err;
+			memset(&err, 0, sizeof(err));
+			rc = td_metrics_from_report(json, &s->m, &err);
+			free(json);
+			if (rc) {
+				fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
+				return EXIT_INPUT;
+			}
+			s->loaded = 2;
+			return EXIT_OK;
+		}
+	}
+	td_trace_init(&s->t);
+	if ((rc = cli_load(path, &s->t)) != EXIT_OK) {
+		td_trace_free(&s->t);
+		return rc;
+	}
+	td_analysis_run(&s->a, &s->t, cfg);
+	td_diagnose(&s->a, &s->r);
+	td_metrics_compute(&s->a, &s->r, &s->m);
+	s->loaded = 1;
+	return EXIT_OK;
+}
+
+/* --- values for people ------------------------------------------------------------------- */
+
+static const char *fmt_value(char *buf, size_t cap, const char *name, double v)
+{
+	if (isnan(v))
+		snprintf(buf, cap, "-");
+	else if (strstr(name, "_ns"))
+		td_fmt_dur(buf, cap, (int64_t)llround(v));
+	else if (strstr(name, "fraction") || strstr(name, "gpu_busy"))
+		snprintf(buf, cap, "%.1f%%", 100 * v);
+	else if (strstr(name, "bytes"))
+		snprintf(buf, cap, "%.2f MB", v / 1e6);
+	else
+		snprintf(buf, cap, "%.2f", v);
+	return buf;
+}
+
+static const char *fmt_change(char *buf, size_t cap, const struct td_check *c)
+{
+	if (!c->has_base || isnan(c->base) || isnan(c->cur))
+		snprintf(buf, cap, "-");
+	else if (c->base == 0)
+		snprintf(buf, cap, c->cur == 0 ? "0%%" : "new");
+	else
+		snprintf(buf, cap, "%+.1f%%", 100 * (c->cur - c->base) / c->base);
+	return buf;
+}
+
+static const char *verdict_name(enum td_verdict v)
+{
+	return v == V_FAIL ? "FAIL" : v == V_NEW ? "FAIL (new)" : v == V_SKIP ? "skipped" : "pass";
+}
+
+/* --- renderers --------------------------------------------------------------------------- */
+
+struct gate_out {
+	const char *base_path, *cur_path;
+	const struct side *cur;
+	const struct td_check *checks;
+	size_t n, fails;
+	const char *partial; /* why the current trace cannot be gated, or NULL */
+};
+
+static void text_out(FILE *f, const struct gate_out *g)
+{
+	char b1[48], b2[48], b3[32];
+	size_t i;
+
+	fprintf(f, "tracedoc gate: %s", g->fails || g->partial ? "FAIL" : "PASS");
+	if (g->partial)
+		fprintf(f, " (the current trace is partial)");
+	else
+		fprintf(f, " (%zu of %zu checks failed)", g->fails, g->n);
+	fprintf(f, "\nbaseline %s\ncurrent  %s\n", g->base_path ? g->base_path : "(none: budgets only)",
+		g->cur_path);
+	if (g->partial)
+		fprintf(f, "partial: %s\n", g->partial);
+	fprintf(f, "\n%-30s %12s %12s %8s  %-22s %s\n", "metric", "baseline", "current", "change",
+		"threshold", "verdict");
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		if (!strcmp(c->name, "new high finding")) {
+			fprintf(f, "%-30s %12s %12s %8s  %-22s %s\n", c->name, "-", c->rule, "",
+				c->verdict == V_NEW ? "not in baseline" : "step time fell",
+				verdict_name(c->verdict));
+			continue;
+		}
+		fprintf(f, "%-30s %12s %12s %8s  %-22s %s\n", c->name,
+			fmt_value(b1, sizeof(b1), c->name, c->base), fmt_value(b2, sizeof(b2), c->name, c->cur),
+			fmt_change(b3, sizeof(b3), c), c->rule, verdict_name(c->verdict));
+	}
+	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
+		fprintf(f, "\ntop findings in the current trace:\n");
+		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
+			fprintf(f, "  %zu. [%s] %s: ", i + 1, td_severity_name(fd->severity), fd->rule);
+			out_text_name(f, fd->title, 0);
+			fputc('\n', f);
+		}
+	}
+}
+
+/* Markdown-safe text (same rules as the diagnose report) */
+static void md(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("|`*_[]\\#~", *s))
+			fprintf(f, "\\%c", *s);
+		else if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else if ((unsigned char)*s < 0x20)
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void md_out(FILE *f, const struct gate_out *g)
+{
+	char b1[48], b2[48], b3[32];
+	size_t i;
+
+	if (g->partial)
+		fprintf(f, "### :x: tracedoc gate failed: the current trace is partial\n\n");
+	else if (g->fails)
+		fprintf(f, "### :x: tracedoc gate failed: %zu of %zu checks\n\n", g->fails, g->n);
+	else
+		fprintf(f, "### :white_check_mark: tracedoc gate passed: %zu checks\n\n", g->n);
+	fputs("Baseline ", f);
+	md(f, g->base_path ? g->base_path : "(none: budgets only)");
+	fputs(" · current ", f);
+	md(f, g->cur_path);
+	fputs("\n\n", f);
+	if (g->partial) {
+		fputs("> ", f);
+		md(f, g->partial);
+		fputs("\n\n", f);
+	}
+	fputs("| metric | baseline | current | change | threshold | verdict |\n"
+	      "|---|---|---|---|---|---|\n", f);
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		fputs("| ", f);
+		md(f, c->name);
+		if (!strcmp(c->name, "new high finding")) {
+			fputs(" | - | `", f);
+			md(f, c->rule);
+			fprintf(f, c->verdict == V_NEW ? "` | | not in baseline | **%s** |\n"
+						       : "` | | step time fell | %s |\n", verdict_name(c->verdict));
+			continue;
+		}
+		fprintf(f, " | %s | %s | %s | ", fmt_value(b1, sizeof(b1), c->name, c->base),
+			fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
+		md(f, c->rule);
+		fprintf(f, c->verdict == V_FAIL ? " | **%s** |\n" : " | %s |\n", verdict_name(c->verdict));
+	}
+	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
+		fputs("\n**Top findings in the current trace**\n\n", f);
+		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
+			fprintf(f, "%zu. **%s** `%s`: ", i + 1, td_severity_name(fd->severity), fd->rule);
+			md(f, fd->title);
+			fputs("  \n   Fix: ", f);
+			md(f, fd->fix);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void json_num(yajl_gen g, double v)
+{
+	if (isnan(v))
+		yajl_gen_null(g);
+	else
+		out_json_fixed(g, v, 6);
+}
+
+static void json_out(FILE *f, const struct gate_out *o)
+{
+	yajl_gen g = out_json_new(f);
+	size_t i;
+
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, "tracedoc.gate/1");
+	out_json_key(g, "verdict");
+	out_json_str(g, o->fails || o->partial ? "fail" : "pass");
+	out_json_key(g, "failed");
+	out_json_int(g, (int64_t)o->fails);
+	out_json_key(g, "partial");
+	if (o->partial)
+		out_json_str(g, o->partial);
+	else
+		yajl_gen_null(g);
+	out_json_key(g, "baseline");
+	if (o->base_path)
+		out_json_str(g, o->base_path);
+	else
+		yajl_gen_null(g);
+	out_json_key(g, "current");
+	out_json_str(g, o->cur_path);
+	out_json_key(g, "checks");
+	yajl_gen_array_open(g);
+	for (i = 0; i < o->n; i++) {
+		const struct td_check *c = &o->checks[i];
+		yajl_gen_map_open(g);
+		out_json_key(g, "name");
+		out_json_str(g, c->name);
+		out_json_key(g, "baseline");
+		json_num(g, c->base);
+		out_json_key(g, "current");
+		json_num(g, c->cur);
+		out_json_key(g, "threshold");
+		json_num(g, c->threshold);
+		out_json_key(g, "rule");
+		out_json_str(g, c->rule);
+		out_json_key(g, "verdict");
+		out_json_str(g, c->verdict == V_PASS ? "pass" : c->verdict == V_SKIP ? "skip" : "fail");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	out_json_key(g, "findings");
+	yajl_gen_array_open(g);
+	for (i = 0; o->cur->loaded == 1 && i < o->cur->r.findings.len && i < 5; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&o->cur->r.findings, struct td_finding, i);
+		yajl_gen_map_open(g);
+		out_json_key(g, "rule");
+		out_json_str(g, fd->rule);
+		out_json_key(g, "severity");
+		out_json_str(g, td_severity_name(fd->severity));
+		out_json_key(g, "title");
+		out_json_str(g, fd->title);
+		out_json_key(g, "est_savings_ns");
+		out_json_int(g, fd->savings_ns);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}
+
+static void xml(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		size_t k;
+		switch (p[i]) {
+		case '&': fputs("&amp;", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '"': fputs("&quot;", f); i++; continue;
+		case '\'': fputs("&apos;", f); i++; continue;
+		default: break;
+		}
+		if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\t') {
+			i++;
+			continue;
+		}
+		k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		if (!k) {
+			fputs("\xef\xbf\xbd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+	}
+}
+
+static void junit_out(FILE *f, const struct gate_out *g)
+{
+	char b1[48], b2[48], b3[32];
+	size_t i, tests = g->n + (g->partial ? 1 : 0), fails = g->fails + (g->partial ? 1 : 0);
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<testsuites name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\">\n"
+		   "  <testsuite name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n",
+		tests, fails, tests, fails);
+	if (g->partial) {
+		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"complete trace\">\n"
+			   "      <failure message=\"the current trace is partial\">");
+		xml(f, g->partial);
+		fprintf(f, "</failure>\n    </testcase>\n");
+	}
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"");
+		xml(f, c->name);
+		if (c->verdict == V_NEW) {
+			fprintf(f, " ");
+			xml(f, c->rule);
+		}
+		fprintf(f, "\">");
+		if (c->verdict == V_FAIL || c->verdict == V_NEW) {
+			fprintf(f, "\n      <failure message=\"");
+			if (c->verdict == V_NEW) {
+				fprintf(f, "a new high finding: ");
+				xml(f, c->rule);
+			} else {
+				fprintf(f, "%s -&gt; %s (%s), allowed ", fmt_value(b1, sizeof(b1), c->name, c->base),
+					fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
+				xml(f, c->rule);
+			}
+			fprintf(f, "\"/>\n    ");
+		} else if (c->verdict == V_SKIP) {
+			fprintf(f, "<skipped message=\"metric not available\"/>");
+		}
+		fprintf(f, "</testcase>\n");
+	}
+	fprintf(f, "  </testsuite>\n</testsuites>\n");
+}
+
+/* --- the command ------------------------------------------------------------------------- */
+
+static void gate_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE] "
+		   "[--format text|md|json] [--junit FILE] [-o FILE]\n"
+		   "  BASE     a trace, or a report saved by 'tracedoc diagnose --format json'\n"
+		   "  CURRENT  a trace\n"
+		   "  exit 0 pass, 1 regression or budget failure (or a partial trace), 2 usage or "
+		   "config error, 3 bad input\n");
+}
+
+int cmd_gate(int argc, char **argv)
+{
+	const char *basep = NULL, *curp = NULL, *format = "text", *outp = NULL, *junitp = NULL;
+	const char *cfgp = NULL;
+	struct td_config cfg;
+	struct side *base = NULL, *cur;
+	struct td_check checks[MAX_CHECKS];
+	struct gate_out g;
+	struct out_file of;
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			gate_usage(stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) {
+			basep = argv[++i];
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			cfgp = argv[++i];
+		} else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			format = argv[++i];
+		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc) {
+			junitp = argv[++i];
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			outp = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "tracedoc gate: unknown option '%s'\n", argv[i]);
+			gate_usage(stderr);
+			return EXIT_USAGE;
+		} else if (!curp) {
+			curp = argv[i];
+		} else {
+			fprintf(stderr, "tracedoc gate: one current trace (the baseline goes with "
+					"--baseline)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!curp) {
+		gate_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(format, "text") && strcmp(format, "md") && strcmp(format, "json")) {
+		fprintf(stderr, "tracedoc gate: --format must be text, md or json, not '%s'\n", format);
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK)
+		return rc;
+	cur = calloc(1, sizeof(*cur));
+	if (basep) {
+		base = calloc(1, sizeof(*base));
+		if ((rc = load_side(basep, &cfg, base, 1)) != EXIT_OK)
+			goto out;
+	}
+	if ((rc = load_side(curp, &cfg, cur, 0)) != EXIT_OK)
+		goto out;
+
+	memset(&g, 0, sizeof(g));
+	g.base_path = basep;
+	g.cur_path = curp;
+	g.cur = cur;
+	g.checks = checks;
+	g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS, &g.n);
+	if (cur->t.partial)
+		g.partial = cur->t.partial_msg;
+	else if (base && base->loaded == 1 && base->t.partial)
+		g.partial = "the baseline trace is partial";
+	else if (base && base->loaded == 2 && base->m.partial)
+		g.partial = "the baseline report was made from a partial trace";
+
+	if (out_open(&of, outp) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	if (!strcmp(format, "json"))
+		json_out(of.f, &g);
+	else if (!strcmp(format, "md"))
+		md_out(of.f, &g);
+	else
+		text_out(of.f, &g);
+	if (out_close(&of, 1) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout", strerror(errno));
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	if (junitp) {
+		if (out_open(&of, junitp) != 0) {
+			fprintf(stderr, "tracedoc: cannot write %s: %s\n", junitp, strerror(errno));
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+		junit_out(of.f, &g);
+		if (out_close(&of, 1) != 0) {
+			fprintf(stderr, "tracedoc: cannot write %s: %s\n", junitp, strerror(errno));
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+	}
+	if (g.partial)
+		fprintf(stderr, "tracedoc gate: failing: %s\n", g.partial);
+	rc = g.fails || g.partial ? EXIT_REGRESSION : EXIT_OK;
+out:
+	if (base) {
+		side_free(base);
+		free(base);
+	}
+	side_free(cur);
+	free(cur);
+	td_config_free(&cfg);
+	return rc;
+}

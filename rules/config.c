@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "rules/config.h"
+
+#include <errno.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/alloc.h"
+
+#define MATCH_LIMIT 100000
+#define DEPTH_LIMIT 1000
+
+struct td_pattern_set {
+	size_t n;
+	pcre2_code **code;
+	char **src;
+	pcre2_match_data *md;
+	pcre2_match_context *mctx;
+};
+
+static const char *const pattern_keys[PAT_COUNT] = {
+	"sync_ops", "step_markers", "dataloader", "communication", "ignore",
+};
+static const char *const default_comm = "(?i)nccl|rccl";
+
+/* --- patterns ---------------------------------------------------------------------------- */
+
+static void *compile(const char *src, const char *path, struct td_error *err)
+{
+	int ec;
+	PCRE2_SIZE off;
+	pcre2_code *code = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED,
+					 PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &off, NULL);
+
+	if (!code) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(ec, msg, sizeof(msg));
+		td_error_set(err, TD_EINVAL, "%s: bad pattern \"%s\": %s at offset %zu", path, src,
+			     (const char *)msg, (size_t)off);
+		return NULL;
+	}
+	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* interpreted when JIT is missing */
+	return code;
+}
+
+static int set_add(struct td_pattern_set **ps, const char *src, const char *path,
+		   struct td_error *err)
+{
+	struct td_pattern_set *s = *ps;
+	void *code = compile(src, path, err);
+
+	if (!code)
+		return TD_EINVAL;
+	if (!s) {
+		s = *ps = td_calloc(1, sizeof(*s));
+		s->md = pcre2_match_data_create(4, NULL);
+		s->mctx = pcre2_match_context_create(NULL);
+		pcre2_set_match_limit(s->mctx, MATCH_LIMIT);
+		pcre2_set_depth_limit(s->mctx, DEPTH_LIMIT);
+	}
+	s->code = td_realloc(s->code, (s->n + 1) * sizeof(*s->code));
+	s->src = td_realloc(s->src, (s->n + 1) * sizeof(*s->src));
+	s->code[s->n] = code;
+	s->src[s->n] = td_strndup(src, strlen(src));
+	s->n++;
+	return 0;
+}
+
+static void set_free(struct td_pattern_set *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++) {
+		pcre2_code_free(s->code[i]);
+		free(s->src[i]);
+	}
+	free(s->code);
+	free(s->src);
+	pcre2_match_data_free(s->md);
+	pcre2_match_context_free(s->mctx);
+	free(s);
+}
+
+/* 1 match, 0 no match, -1 limit hit */
+static int match_one(void *code, pcre2_match_data *md, pcre2_match_context *mctx, const char *s,
+		     size_t len)
+{
+	int rc = pcre2_match(code, (PCRE2_SPTR)s, len, 0, 0, md, mctx);
+
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT)
+		return -1;
+	return 0;
+}
+
+int td_config_match(struct td_config *c, enum td_pattern_kind k, const char *name, size_t len)
+{
+	struct td_pattern_set *s = c->patterns[k];
+	size_t i;
+
+	if (!s)
+		return 0;
+	for (i = 0; i < s->n; i++) {
+		int m = match_one(s->code[i], s->md, s->mctx, name, len);
+		if (m > 0)
+			return 1;
+		if (m < 0)
+			c->pattern_limit_hits++;
+	}
+	return 0;
+}
+
+const struct td_suppression *td_config_suppressed(struct td_config *c, const char *rule,
+						  const char *const *texts, size_t ntexts)
+{
+	size_t i, j;
+	pcre2_match_data *md = NULL;
+	pcre2_match_context *mctx = NULL;
+	const struct td_suppression *hit = NULL;
+
+	for (i = 0; i < c->suppress.len && !hit; i++) {
+		const struct td_suppression *s = &TD_VEC_AT(&c->suppress, struct td_suppression, i);
+		if (strcmp(s->rule, rule) != 0)
+			continue;
+		if (!s->code) {
+			hit = s;
+			break;
+		}
+		if (!md) {
+			md = pcre2_match_data_create(4, NULL);
+			mctx = pcre2_match_context_create(NULL);
+			pcre2_set_match_limit(mctx, MATCH_LIMIT);
+			pcre2_set_depth_limit(mctx, DEPTH_LIMIT);
+		}
+		for (j = 0; j < ntexts; j++) {
+			int m = match_one(s->code, md, mctx, texts[j], strlen(texts[j]));
+			if (m < 0)
+				c->pattern_limit_hits++;
+			if (m > 0) {
+				hit = s;
+				break;
+			}
+		}
+	}
+	pcre2_match_data_free(md);
+	pcre2_match_context_free(mctx);
+	return hit;
+}
+
+/* --- defaults ---------------------------------------------------------------------------- */
+
+void td_config_default(struct td_config *c)
+{
+	struct td_error err;
+
+	memset(c, 0, sizeof(*c));
+	td_params_default(&c->params);
+	c->gate.time_threshold = 0.10;
+	c->gate.time_floor_ns = 500000;
+	c->gate.busy_floor = 0.01;
+	c->gate.count_tolerance = 0.10;
+	c->gate.sync_tolerance = 0;
+	c->gate.pageable_tolerance = 0;
+	c->gate.min_gpu_busy = -1;
+	c->gate.max_syncs_per_step = -1;
+	c->gate.max_pageable_copies_per_step = -1;
+	c->gate.max_step_time_ns = -1;
+	c->gate.max_idle_fraction = -1;
+	c->gate.fail_on_new_high = 1;
+	td_vec_init(&c->suppress, sizeof(struct td_suppression));
+	set_add(&c->patterns[PAT_COMMUNICATION], default_comm, "patterns.communication", &err);
+}
+
+void td_config_free(struct td_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < PAT_COUNT; i++)
+		set_free(c->patterns[i]);
+	for (i = 0; i < c->suppress.len; i++) {
+		struct td_suppression *s = &TD_VEC_AT(&c->suppress, struct td_suppression, i);
+		free(s->rule);
+		free(s->match);
+		free(s->reason);
+		if (s->code)
+			pcre2_code_free(s->code);
+	}
+	td_vec_free(&c->suppress);
+	memset(c, 0, sizeof(*c));
+}
+
+/* --- reading ----------------------------------------------------------------------------- */
+
+static int type_error(struct td_error *err, const char *path, const char *want)
+{
+	return td_error_set(err, TD_EINVAL, "%s: expected %s", path, want);
+}
+
+static int get_num(yajl_val v, const char *path, double min, double max, double *out,
+		   struct td_error *err)
+{
+	if (!YAJL_IS_NUMBER(v))
+		return type_error(err, path, "a number");
+	*out = YAJL_GET_DOUBLE(v);
+	if (*out < min || *out > max)
+		return td_error_set(err, TD_EINVAL, "%s: %g is out of range [%g, %g]", path, *out, min,
+				    max);
+	return 0;
+}
+
+struct num_key {
+	const char *key;
+	double min, max, scale; /* value stored = value * scale */
+	int is_int64, is_int;
+	size_t off;
+};
+
+#define P(f) offsetof(struct td_params, f)
+static const struct num_key rule_keys[] = {
+	{"small_kernel_us", 0, 1e9, 1000, 1, 0, P(small_kernel_ns)},
+	{"small_run_min", 2, 1e6, 1, 0, 1, P(small_run_min)},
+	{"small_run_gap_us", 0, 1e9, 1000, 1, 0, P(small_run_gap_ns)},
+	{"dataloader_share", 0, 1, 1, 0, 0, P(dataloader_share)},
+	{"launch_delay_us", 0, 1e9, 1000, 1, 0, P(launch_delay_ns)},
+	{"gap_report_us", 0, 1e12, 1000, 1, 0, P(gap_report_ns)},
+	{"evidence_max", 0, 1000, 1, 0, 1, P(evidence_max)},
+	{"low_util", 0, 1, 1, 0, 0, P(low_util)},
+	{"util_chunks", 2, 100000, 1, 0, 1, P(util_chunks)},
+};
+#undef P
+#define G(f) offsetof(struct td_gate_config, f)
+static const struct num_key gate_keys[] = {
+	{"time_threshold", 0, 100, 1, 0, 0, G(time_threshold)},
+	{"time_floor_us", 0, 1e12, 1000, 1, 0, G(time_floor_ns)},
+	{"busy_floor", 0, 1, 1, 0, 0, G(busy_floor)},
+	{"count_tolerance", 0, 1e6, 1, 0, 0, G(count_tolerance)},
+	{"sync_tolerance", 0, 1e6, 1, 0, 0, G(sync_tolerance)},
+	{"pageable_tolerance", 0, 1e6, 1, 0, 0, G(pageable_tolerance)},
+};
+static const struct num_key budget_keys[] = {
+	{"min_gpu_busy", 0, 1, 1, 0, 0, G(min_gpu_busy)},
+	{"max_syncs_per_step", 0, 1e12, 1, 0, 0, G(max_syncs_per_step)},
+	{"max_pageable_copies_per_step", 0, 1e12, 1, 0, 0, G(max_pageable_copies_per_step)},
+	{"max_step_time_us", 0, 1e15, 1000, 1, 0, G(max_step_time_ns)},
+	{"max_idle_fraction", 0, 1, 1, 0, 0, G(max_idle_fraction)},
+};
+#undef G
+
+static int read_nums(yajl_val obj, const char *path, const struct num_key *keys, size_t nkeys,
+		     void *base, int allow_null, struct td_error *err)
+{
+	size_t i, k;
+	char p[256];
+
+	if (!YAJL_IS_OBJECT(obj))
+		return type_error(err, path, "an object");
+	for (i = 0; i < obj->u.object.len; i++) {
+		const char *key = obj->u.object.keys[i];
+		yajl_val v = obj->u.object.values[i];
+		double d = 0;
+		int rc;
+
+		snprintf(p, sizeof(p), "%s.%s", path, key);
+		for (k = 0; k < nkeys; k++)
+			if (strcmp(keys[k].key, key) == 0)
+				break;
+		if (k == nkeys) {
+			if (!strcmp(path, "rules") && !strcmp(key, "severity"))
+				continue; /* read by the caller */
+			if (!strcmp(path, "gate") && (!strcmp(key, "budgets") ||
+						       !strcmp(key, "fail_on_new_high")))
+				continue;
+			return td_error_set(err, TD_EINVAL, "%s: unknown key", p);
+		}
+		if (allow_null && YAJL_IS_NULL(v)) {
+			d = -1;
+		} else {
+			if ((rc = get_num(v, p, keys[k].min, keys[k].max, &d, err)) != 0)
+				return rc;
+			if (keys[k].is_int && d != (double)(long long)d)
+				return type_error(err, p, "a whole number");
+			d *= keys[k].scale;
+		}
+		if (keys[k].is_int64)
+			*(int64_t *)((char *)base + keys[k].off) = (int64_t)d;
+		else if (keys[k].is_int)
+			*(int *)((char *)base + keys[k].off) = (int)d;
+		else
+			*(double *)((char *)base + keys[k].off) = d;
+	}
+	return 0;
+}
+
+static int read_patterns(struct td_config *c, yajl_val obj, struct td_error *err)
+{
+	size_t i, j, k;
+	char p[256];
+	int rc;
+
+	if (!YAJL_IS_OBJECT(obj))
+		return type_error(err, "patterns", "an object");
+	for (i = 0; i < obj->u.object.len; i++) {
+		const char *key = obj->u.object.keys[i];
+		yajl_val v = obj->u.object.values[i];
+
+		for (k = 0; k < PAT_COUNT; k++)
+			if (strcmp(pattern_keys[k], key) == 0)
+				break;
+		snprintf(p, sizeof(p), "patterns.%s", key);
+		if (k == PAT_COUNT)
+			return td_error_set(err, TD_EINVAL, "%s: unknown key", p);
+		if (!YAJL_IS_ARRAY(v))
+			return type_error(err, p, "an array of patterns");
+		set_free(c->patterns[k]); /* the file's list replaces the default */
+		c->patterns[k] = NULL;
+		for (j = 0; j < v->u.array.len; j++) {
+			yajl_val s = v->u.array.values[j];
+			snprintf(p, sizeof(p), "patterns.%s[%zu]", key, j);
+			if (!YAJL_IS_STRING(s))
+				return type_error(err, p, "a string");
+			if ((rc = set_add(&c->patterns[k], s->u.string, p, err)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int read_suppress(struct td_config *c, yajl_val arr, struct td_error *err)
+{
+	size_t i, j;
+	char p[256];
+
+	if (!YAJL_IS_ARRAY(arr))
+		return type_error(err, "suppress", "an array");
+	for (i = 0; i < arr->u.array.len; i++) {
+		yajl_val o = arr->u.array.values[i];
+		struct td_suppression s = {NULL, NULL, NULL, NULL};
+		int rc = 0;
+
+		snprintf(p, sizeof(p), "suppress[%zu]", i);
+		if (!YAJL_IS_OBJECT(o))
+			return type_error(err, p, "an object {rule, match, reason}");
+		for (j = 0; j < o->u.object.len && !rc; j++) {
+			const char *key = o->u.object.keys[j];
+			yajl_val v = o->u.object.values[j];
+			char **dst = !strcmp(key, "rule") ? &s.rule : !strcmp(key, "match") ? &s.match
+				: !strcmp(key, "reason") ? &s.reason : NULL;
+			snprintf(p, sizeof(p), "suppress[%zu].%s", i, key);
+			if (!dst)
+				rc = td_error_set(err, TD_EINVAL, "%s: unknown key", p);
+			else if (!YAJL_IS_STRING(v))
+				rc = type_error(err, p, "a string");
+			else {
+				free(*dst);
+				*dst = td_strndup(v->u.string, strlen(v->u.string));
+			}
+		}
+		if (!rc && (!s.rule || !s.reason))
+			rc = td_error_set(err, TD_EINVAL, "suppress[%zu]: needs \"rule\" and \"reason\"", i);
+		if (!rc && s.match && *s.match) {
+			snprintf(p, sizeof(p), "suppress[%zu].match", i);
+			if (!(s.code = compile(s.match, p, err)))
+				rc = TD_EINVAL;
+		}
+		if (rc) {
+			free(s.rule);
+			free(s.match);
+			free(s.reason);
+			return rc;
+		}
+		if (!s.match)
+			s.match = td_strndup("", 0);
+		*(struct td_suppression *)td_vec_push(&c->suppress) = s;
+	}
+	return 0;
+}
+
+int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
+{
+	char ebuf[512];
+	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	size_t i;
+	int rc = 0;
+
+	if (!root) {
+		char *nl;
+		td_error_set(err, TD_EINVAL, "not valid JSON: %s", ebuf);
+		while ((nl = strchr(err->msg, '\n')) != NULL)
+			*nl = ' ';
+		return TD_EINVAL;
+	}
+	if (!YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		return type_error(err, "(top level)", "an object");
+	}
+	for (i = 0; i < root->u.object.len && !rc; i++) {
+		const char *key = root->u.object.keys[i];
+		yajl_val v = root->u.object.values[i];
+
+		if (!strcmp(key, "rules")) {
+			rc = read_nums(v, "rules", rule_keys, sizeof(rule_keys) / sizeof(rule_keys[0]),
+				       &c->params, 0, err);
+			if (!rc) {
+				const char *path[] = {"severity", NULL};
+				yajl_val sev = yajl_tree_get(v, path, yajl_t_any);
+				if (sev) {
+					static const struct num_key sk[] = {
+						{"high", 0, 1, 1, 0, 0, offsetof(struct td_params, sev_high)},
+						{"medium", 0, 1, 1, 0, 0, offsetof(struct td_params, sev_medium)},
+						{"low", 0, 1, 1, 0, 0, offsetof(struct td_params, sev_low)},
+					};
+					rc = read_nums(sev, "rules.severity", sk, 3, &c->params, 0, err);
+				}
+			}
+		} else if (!strcmp(key, "patterns")) {
+			rc = read_patterns(c, v, err);
+		} else if (!strcmp(key, "suppress")) {
+			rc = read_suppress(c, v, err);
+		} else if (!strcmp(key, "gate")) {
+			rc = read_nums(v, "gate", gate_keys, sizeof(gate_keys) / sizeof(gate_keys[0]),
+				       &c->gate, 0, err);
+			if (!rc) {
+				const char *bp[] = {"budgets", NULL}, *fp[] = {"fail_on_new_high", NULL};
+				yajl_val b = yajl_tree_get(v, bp, yajl_t_any);
+				yajl_val f = yajl_tree_get(v, fp, yajl_t_any);
+				if (b)
+					rc = read_nums(b, "gate.budgets", budget_keys,
+						       sizeof(budget_keys) / sizeof(budget_keys[0]), &c->gate,
+						       1, err);
+				if (!rc && f) {
+					if (!YAJL_IS_TRUE(f) && !YAJL_IS_FALSE(f))
+						rc = type_error(err, "gate.fail_on_new_high", "true or false");
+					else
+						c->gate.fail_on_new_high = YAJL_IS_TRUE(f);
+				}
+			}
+		} else if (!strcmp(key, "$schema") || !strcmp(key, "comment")) {
+			continue;
+		} else {
+			rc = td_error_set(err, TD_EINVAL, "%s: unknown key", key);
+		}
+	}
+	if (!rc && !(c->params.sev_high >= c->params.sev_medium &&
+		     c->params.sev_medium >= c->params.sev_low))
+		rc = td_error_set(err, TD_EINVAL, "%s",
+				  "rules.severity: needs high >= medium >= low");
+	yajl_tree_free(root);
+	return rc;
+}
+
+int td_config_load(struct td_config *c, const char *path, struct td_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+	int rc;
+
+	if (!f)
+		return td_error_set(err, TD_EIO, "cannot open: %s", strerror(errno));
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || n > (16 << 20) ||
+	    fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		return td_error_set(err, TD_EIO, "%s", "cannot read (or larger than 16 MB)");
+	}
+	buf = td_malloc((size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(buf);
+		return td_error_set(err, TD_EIO, "%s", "read error");
+	}
+	fclose(f);
+	buf[n] = '\0';
+	rc = td_config_parse(c, buf, err);
+	free(buf);
+	return rc;
+}
+
+/* --- the defaults as a config file ------------------------------------------------------- */
+
+struct gbuf {
+	char *s;
+	size_t n;
+};
+
+static void gen_cb(void *ctx, const char *s, size_t len)
+{
+	struct gbuf *b = ctx;
+	b->s = td_realloc(b->s, b->n + len + 1);
+	memcpy(b->s + b->n, s, len);
+	b->n += len;
+	b->s[b->n] = '\0';
+}
+
+static void put_num(yajl_gen g, const char *key, double v)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%.10g", v);
+	yajl_gen_string(g, (const unsigned char *)key, strlen(key));
+	yajl_gen_number(g, buf, (size_t)n);
+}
+
+static void put_nums(yajl_gen g, const struct num_key *keys, size_t n, const void *base)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		double v = keys[i].is_int64 ? (double)*(const int64_t *)((const char *)base + keys[i].off)
+			: keys[i].is_int ? (double)*(const int *)((const char *)base + keys[i].off)
+					 : *(const double *)((const char *)base + keys[i].off);
+		if (v < 0) {
+			yajl_gen_string(g, (const unsigned char *)keys[i].key, strlen(keys[i].key));
+			yajl_gen_null(g);
+			continue;
+		}
+		put_num(g, keys[i].key, v / keys[i].scale);
+	}
+}
+
+char *td_config_defaults_json(void)
+{
+	struct td_config c;
+	struct gbuf b = {NULL, 0};
+	yajl_gen g = yajl_gen_alloc(NULL);
+	size_t k;
+
+	td_config_default(&c);
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	yajl_gen_config(g, yajl_gen_indent_string, "  ");
+	yajl_gen_config(g, yajl_gen_print_callback, gen_cb, &b);
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"rules", 5);
+	yajl_gen_map_open(g);
+	put_nums(g, rule_keys, sizeof(rule_keys) / sizeof(rule_keys[0]), &c.params);
+	yajl_gen_string(g, (const unsigned char *)"severity", 8);
+	yajl_gen_map_open(g);
+	put_num(g, "high", c.params.sev_high);
+	put_num(g, "medium", c.params.sev_medium);
+	put_num(g, "low", c.params.sev_low);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_string(g, (const unsigned char *)"patterns", 8);
+	yajl_gen_map_open(g);
+	for (k = 0; k < PAT_COUNT; k++) {
+		size_t i;
+		yajl_gen_string(g, (const unsigned char *)pattern_keys[k], strlen(pattern_keys[k]));
+		yajl_gen_array_open(g);
+		for (i = 0; c.patterns[k] && i < c.patterns[k]->n; i++)
+			yajl_gen_string(g, (const unsigned char *)c.patterns[k]->src[i],
+					strlen(c.patterns[k]->src[i]));
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_string(g, (const unsigned char *)"suppress", 8);
+	yajl_gen_array_open(g);
+	yajl_gen_array_close(g);
+	yajl_gen_string(g, (const unsigned char *)"gate", 4);
+	yajl_gen_map_open(g);
+	put_nums(g, gate_keys, sizeof(gate_keys) / sizeof(gate_keys[0]), &c.gate);
+	yajl_gen_string(g, (const unsigned char *)"fail_on_new_high", 16);
+	yajl_gen_bool(g, c.gate.fail_on_new_high);
+	yajl_gen_string(g, (const unsigned char *)"budgets", 7);
+	yajl_gen_map_open(g);
+	put_nums(g, budget_keys, sizeof(budget_keys) / sizeof(budget_keys[0]), &c.gate);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	td_config_free(&c);
+	gen_cb(&b, "\n", 1);
+	return b.s;
+}

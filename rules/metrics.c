@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+#include "rules/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/config.h"
+#include "rules/rule.h"
+
+static const struct {
+	const char *id;
+	enum td_metric_kind kind;
+} metric_ids[] = {
+	{"step_time_median_ns", MK_TIME},
+	{"step_time_p90_ns", MK_TIME},
+	{"gpu_busy_fraction", MK_FRACTION},
+	{"idle_ns_per_step", MK_TIME},
+	{"idle_dataloader_ns_per_step", MK_TIME},
+	{"idle_sync_ns_per_step", MK_TIME},
+	{"idle_transfer_ns_per_step", MK_TIME},
+	{"idle_allocator_ns_per_step", MK_TIME},
+	{"idle_launch_ns_per_step", MK_TIME},
+	{"idle_dependency_ns_per_step", MK_TIME},
+	{"idle_host_ns_per_step", MK_TIME},
+	{"idle_nothing_ns_per_step", MK_TIME},
+	{"dataloader_ns_per_step", MK_TIME},
+	{"communication_ns_per_step", MK_TIME},
+	{"kernel_launches_per_step", MK_COUNT},
+	{"sync_calls_per_step", MK_COUNT},
+	{"stream_syncs_per_step", MK_COUNT},
+	{"device_syncs_per_step", MK_COUNT},
+	{"event_syncs_per_step", MK_COUNT},
+	{"sync_copies_per_step", MK_COUNT},
+	{"htod_copies_per_step", MK_COUNT},
+	{"htod_bytes_per_step", MK_COUNT},
+	{"dtoh_copies_per_step", MK_COUNT},
+	{"dtoh_bytes_per_step", MK_COUNT},
+	{"pageable_copies_per_step", MK_COUNT},
+	{"small_kernels_per_step", MK_COUNT},
+};
+#define NMETRICS (sizeof(metric_ids) / sizeof(metric_ids[0]))
+
+static struct td_metric *slot(struct td_metrics *m, const char *id)
+{
+	size_t i;
+	for (i = 0; i < m->n; i++)
+		if (!strcmp(m->m[i].id, id))
+			return &m->m[i];
+	return NULL;
+}
+
+static void init(struct td_metrics *m)
+{
+	size_t i;
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < NMETRICS; i++) {
+		m->m[i].id = metric_ids[i].id;
+		m->m[i].kind = metric_ids[i].kind;
+	}
+	m->n = NMETRICS;
+}
+
+static void set(struct td_metrics *m, const char *id, double v)
+{
+	struct td_metric *s = slot(m, id);
+	if (s) {
+		s->value = v;
+		s->present = 1;
+	}
+}
+
+const struct td_metric *td_metrics_get(const struct td_metrics *m, const char *id)
+{
+	return slot((struct td_metrics *)m, id);
+}
+
+#define I64_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
+
+void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
+			struct td_metrics *out)
+{
+	const struct td_trace *t = a->t;
+	double per = a->nsteps ? (double)a->nsteps : 1.0;
+	int64_t busy = 0, win = 0, idle = 0, cause[CAUSE_COUNT] = {0}, dl = 0, comm = 0;
+	double launches = 0, syncs = 0, ssync = 0, dsync = 0, esync = 0, csync = 0, htod = 0,
+	       htodb = 0, dtoh = 0, dtohb = 0, pageable = 0, small = 0;
+	int64_t ws = a->has_steps ? a->steps_start : a->ndev ? a->dev[0].win_start : 0;
+	int64_t we = a->has_steps ? a->steps_end : a->ndev ? a->dev[0].win_end : 0;
+	size_t d, i;
+	int c;
+
+	init(out);
+	out->steps = a->nsteps;
+	out->partial = t->partial;
+	if (a->nsteps) {
+		int64_t *dur = td_malloc(a->nsteps * sizeof(*dur));
+		for (i = 0; i < a->nsteps; i++)
+			dur[i] = a->steps[i].end - a->steps[i].start;
+		sort_i64(dur, a->nsteps);
+		set(out, "step_time_median_ns", (double)dur[(a->nsteps - 1) / 2]);
+		set(out, "step_time_p90_ns", (double)dur[(a->nsteps * 9 + 9) / 10 - 1]);
+		free(dur);
+	}
+	for (d = 0; d < a->ndev; d++) {
+		busy += a->dev[d].busy_ns;
+		idle += a->dev[d].idle_ns;
+		win += a->dev[d].win_end - a->dev[d].win_start;
+		for (c = 0; c < CAUSE_COUNT; c++)
+			cause[c] += a->dev[d].idle_by_cause[c];
+		small += (double)a->dev[d].small_kernels;
+	}
+	if (a->ndev) {
+		char id[64];
+		set(out, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0);
+		set(out, "idle_ns_per_step", (double)idle / per);
+		for (c = 0; c < CAUSE_COUNT; c++) {
+			snprintf(id, sizeof(id), "idle_%s_ns_per_step", td_cause_id((enum td_cause)c));
+			set(out, id, (double)cause[c] / per);
+		}
+	}
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t cl = td_an_class(a, e->name);
+		if (e->ts < ws || e->ts >= we || (cl & NC_IGNORE))
+			continue;
+		if (e->kind == TD_K_RUNTIME) {
+			const char *n = td_trace_name(t, e->name);
+			if (cl & NC_LAUNCH)
+				launches++;
+			if (cl & (NC_SYNC_CALL | NC_MEMCPY_SYNC)) {
+				syncs++;
+				if (strstr(n, "StreamSynchronize"))
+					ssync++;
+				else if (strstr(n, "DeviceSynchronize") || strstr(n, "CtxSynchronize") ||
+					 strstr(n, "ThreadSynchronize"))
+					dsync++;
+				else if (strstr(n, "EventSynchronize"))
+					esync++;
+				else
+					csync++;
+			}
+		} else if ((cl & NC_USER_SYNC) && !td_kind_on_gpu_track(e->kind)) {
+			syncs++;
+		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind) &&
+			   td_trace_parent(t, (uint32_t)i) == TD_NONE) {
+			dl += td_ev_dur(e);
+		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind)) {
+			uint32_t p;
+			int nested = 0;
+			for (p = td_trace_parent(t, (uint32_t)i); p != TD_NONE; p = td_trace_parent(t, p))
+				nested |= (td_an_class(a, td_trace_ev(t, p)->name) & NC_DATALOADER) != 0;
+			if (!nested)
+				dl += td_ev_dur(e);
+		} else if (e->kind == TD_K_KERNEL && (cl & NC_COMM)) {
+			comm += td_ev_dur(e);
+		} else if (e->kind == TD_K_MEMCPY) {
+			enum td_copy_dir dir;
+			enum td_mem_kind src, dst;
+			uint64_t b = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
+			td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);
+			if (dir == CD_HTOD) {
+				htod++;
+				htodb += (double)b;
+			} else if (dir == CD_DTOH) {
+				dtoh++;
+				dtohb += (double)b;
+			}
+			if (src == MK_PAGEABLE || dst == MK_PAGEABLE)
+				pageable++;
+			/* a copy into pageable memory blocks the host like a synchronize (as sync-stall
+			 * counts it); synchronous cudaMemcpy calls were counted with the runtime calls */
+			if (dir == CD_DTOH && dst == MK_PAGEABLE) {
+				uint32_t l = td_trace_launch(t, (uint32_t)i);
+				if (l == TD_NONE || !(td_an_class(a, td_trace_ev(t, l)->name) & NC_MEMCPY_SYNC)) {
+					syncs++;
+					csync++;
+				}
+			}
+		}
+	}
+	set(out, "dataloader_ns_per_step", (double)dl / per);
+	set(out, "communication_ns_per_step", (double)comm / per);
+	set(out, "kernel_launches_per_step", launches / per);
+	set(out, "sync_calls_per_step", syncs / per);
+	set(out, "stream_syncs_per_step", ssync / per);
+	set(out, "device_syncs_per_step", dsync / per);
+	set(out, "event_syncs_per_step", esync / per);
+	set(out, "sync_copies_per_step", csync / per);
+	set(out, "htod_copies_per_step", htod / per);
+	set(out, "htod_bytes_per_step", htodb / per);
+	set(out, "dtoh_copies_per_step", dtoh / per);
+	set(out, "dtoh_bytes_per_step", dtohb / per);
+	set(out, "pageable_copies_per_step", pageable / per);
+	set(out, "small_kernels_per_step", small / per);
+	for (i = 0; i < r->findings.len && out->nhigh < TD_HIGH_MAX; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		size_t k;
+		int dup = 0;
+		if (f->severity != SEV_HIGH)
+			continue;
+		for (k = 0; k < out->nhigh; k++)
+			dup |= !strcmp(out->high[k], f->rule);
+		if (!dup)
+			snprintf(out->high[out->nhigh++], sizeof(out->high[0]), "%s", f->rule);
+	}
+}
+
+int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
+{
+	char ebuf[256];
+	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	const char *sp[] = {"schema", NULL}, *mp[] = {"metrics", NULL}, *fp[] = {"findings", NULL};
+	const char *tp[] = {"trace", "partial", NULL}, *stp[] = {"window", "steps", NULL};
+	yajl_val schema, metrics, findings, v;
+	size_t i;
+
+	init(out);
+	if (!root)
+		return td_error_set(err, TD_EFORMAT, "not a tracedoc report: %s", ebuf);
+	schema = yajl_tree_get(root, sp, yajl_t_string);
+	metrics = yajl_tree_get(root, mp, yajl_t_object);
+	if (!schema || strcmp(schema->u.string, "tracedoc.report/1") != 0 || !metrics) {
+		yajl_tree_free(root);
+		return td_error_set(err, TD_EFORMAT, "%s",
+				    "not a tracedoc.report/1 JSON report with \"metrics\"");
+	}
+	for (i = 0; i < metrics->u.object.len; i++) {
+		v = metrics->u.object.values[i];
+		if (YAJL_IS_NUMBER(v))
+			set(out, metrics->u.object.keys[i], YAJL_GET_DOUBLE(v));
+	}
+	if ((v = yajl_tree_get(root, tp, yajl_t_any)) != NULL)
+		out->partial = YAJL_IS_TRUE(v);
+	if ((v = yajl_tree_get(root, stp, yajl_t_number)) != NULL)
+		out->steps = (size_t)YAJL_GET_INTEGER(v);
+	findings = yajl_tree_get(root, fp, yajl_t_array);
+	for (i = 0; findings && i < findings->u.array.len && out->nhigh < TD_HIGH_MAX; i++) {
+		const char *rp[] = {"rule", NULL}, *svp[] = {"severity", NULL};
+		yajl_val rule = yajl_tree_get(findings->u.array.values[i], rp, yajl_t_string);
+		yajl_val sev = yajl_tree_get(findings->u.array.values[i], svp, yajl_t_string);
+		size_t k;
+		int dup = 0;
+		if (!rule || !sev || strcmp(sev->u.string, "high") != 0)
+			continue;
+		for (k = 0; k < out->nhigh; k++)
+			dup |= !strcmp(out->high[k], rule->u.string);
+		if (!dup)
+			snprintf(out->high[out->nhigh++], sizeof(out->high[0]), "%s", rule->u.string);
+	}
+	yajl_tree_free(root);
+	return 0;
+}
+
+static struct td_check *add(struct td_check *checks, size_t max, size_t *n, const char *name)
+{
+	struct td_check *c;
+	if (*n >= max)
+		return NULL;
+	c = &checks[(*n)++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->base = c->cur = NAN;
+	return c;
+}
+
+static double tolerance_for(const struct td_config *cfg, const char *id)
+{
+	if (!strcmp(id, "sync_calls_per_step") || strstr(id, "syncs_per_step") ||
+	    !strcmp(id, "sync_copies_per_step"))
+		return cfg->gate.sync_tolerance;
+	if (!strcmp(id, "pageable_copies_per_step"))
+		return cfg->gate.pageable_tolerance;
+	return cfg->gate.count_tolerance;
+}
+
+size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *cur,
+		       const struct td_config *cfg, struct td_check *checks, size_t max,
+		       size_t *nchecks)
+{
+	const struct td_gate_config *g = &cfg->gate;
+	size_t i, fails = 0;
+	struct td_check *c;
+
+	*nchecks = 0;
+	if (base) {
+		/* Idle moves between causes when the main bottleneck goes (data loading fixed, the
+		 * host's own work shows): a cause fails only when the total idle rose as well. A new
+		 * high finding likewise, unless the step clearly got faster; new syncs and copies
+		 * are still caught by their counts. */
+		const struct td_metric *ti = td_metrics_get(cur, "idle_ns_per_step");
+		const struct td_metric *bi = td_metrics_get(base, "idle_ns_per_step");
+		const struct td_metric *ts = td_metrics_get(cur, "step_time_median_ns");
+		const struct td_metric *bs = td_metrics_get(base, "step_time_median_ns");
+		int idle_rose = ti && bi && ti->present && bi->present &&
+				ti->value > bi->value * (1 + g->time_threshold) &&
+				ti->value - bi->value > (double)g->time_floor_ns;
+		int step_fell = ts && bs && ts->present && bs->present &&
+				ts->value < bs->value * (1 - g->time_threshold) &&
+				bs->value - ts->value > (double)g->time_floor_ns;
+
+		for (i = 0; i < cur->n; i++) {
+			const struct td_metric *m = &cur->m[i];
+			const struct td_metric *b = td_metrics_get(base, m->id);
+			if (!m->present || !b || !b->present)
+				continue;
+			if (!(c = add(checks, max, nchecks, m->id)))
+				break;
+			c->base = b->value;
+			c->cur = m->value;
+			c->has_base = 1;
+			switch (m->kind) {
+			case MK_TIME:
+				c->threshold = g->time_threshold;
+				snprintf(c->rule, sizeof(c->rule), "+%.0f%% and +%.3g ms", 100 * g->time_threshold,
+					 (double)g->time_floor_ns / 1e6);
+				c->verdict = m->value > b->value * (1 + g->time_threshold) &&
+						     m->value - b->value > (double)g->time_floor_ns
+					? V_FAIL : V_PASS;
+				if (c->verdict == V_FAIL && !strncmp(m->id, "idle_", 5) &&
+				    strcmp(m->id, "idle_ns_per_step") != 0 && !idle_rose) {
+					c->verdict = V_PASS;
+					snprintf(c->rule, sizeof(c->rule), "+%.0f%% with total idle",
+						 100 * g->time_threshold);
+				}
+				break;
+			case MK_FRACTION:
+				c->threshold = g->time_threshold;
+				snprintf(c->rule, sizeof(c->rule), "-%.0f%% and -%.2g", 100 * g->time_threshold,
+					 g->busy_floor);
+				c->verdict = m->value < b->value * (1 - g->time_threshold) &&
+						     b->value - m->value > g->busy_floor
+					? V_FAIL : V_PASS;
+				break;
+			case MK_COUNT:
+				c->threshold = tolerance_for(cfg, m->id);
+				snprintf(c->rule, sizeof(c->rule), "+%.0f%%", 100 * c->threshold);
+				c->verdict = m->value > b->value * (1 + c->threshold) + 1e-9 ? V_FAIL : V_PASS;
+				break;
+			}
+			fails += c->verdict == V_FAIL;
+		}
+		if (g->fail_on_new_high) {
+			for (i = 0; i < cur->nhigh; i++) {
+				size_t k;
+				int had = 0;
+				for (k = 0; k < base->nhigh; k++)
+					had |= !strcmp(base->high[k], cur->high[i]);
+				if (had)
+					continue;
+				if (!(c = add(checks, max, nchecks, "new high finding")))
+					break;
+				snprintf(c->rule, sizeof(c->rule), "%s", cur->high[i]);
+				if (step_fell) {
+					c->verdict = V_PASS; /* re-ranked, not new: the step got faster */
+					continue;
+				}
+				c->verdict = V_NEW;
+				fails++;
+			}
+		}
+	}
+	/* absolute budgets */
+	{
+		const struct {
+			const char *name, *metric;
+			double limit;
+			int at_least;
+		} budgets[] = {
+			{"min_gpu_busy", "gpu_busy_fraction", g->min_gpu_busy, 1},
+			{"max_syncs_per_step", "sync_calls_per_step", g->max_syncs_per_step, 0},
+			{"max_pageable_copies_per_step", "pageable_copies_per_step",
+			 g->max_pageable_copies_per_step, 0},
+			{"max_step_time_us", "step_time_median_ns",
+			 g->max_step_time_ns < 0 ? -1 : (double)g->max_step_time_ns, 0},
+			{"max_idle_fraction", "gpu_busy_fraction",
+			 g->max_idle_fraction < 0 ? -1 : 1 - g->max_idle_fraction, 1},
+		};
+		for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
+			const struct td_metric *m = td_metrics_get(cur, budgets[i].metric);
+			if (budgets[i].limit < 0)
+				continue;
+			if (!(c = add(checks, max, nchecks, budgets[i].name)))
+				break;
+			c->threshold = budgets[i].limit;
+			c->cur = m && m->present ? m->value : NAN;
+			snprintf(c->rule, sizeof(c->rule), "%s %s %g", budgets[i].metric,
+				 budgets[i].at_least ? ">=" : "<=", budgets[i].limit);
+			if (!m || !m->present)
+				c->verdict = V_SKIP;
+			else if (budgets[i].at_least ? m->value < budgets[i].limit : m->value > budgets[i].limit)
+				c->verdict = V_FAIL;
+			else
+				c->verdict = V_PASS;
+			fails += c->verdict == V_FAIL;
+		}
+	}
+	return fails;
+}
