@@ -178,25 +178,6 @@ static void text_out(FILE *f, const struct gate_out *g)
 	}
 }
 
-/* Markdown-safe text (same rules as the diagnose report) */
-static void md(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (strchr("|`*_[]\\#~", *s))
-			fprintf(f, "\\%c", *s);
-		else if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if ((unsigned char)*s < 0x20)
-			fputc(' ', f);
-		else
-			fputc(*s, f);
-	}
-}
-
 static void md_out(FILE *f, const struct gate_out *g)
 {
 	char b1[48], b2[48], b3[32];
@@ -209,13 +190,13 @@ static void md_out(FILE *f, const struct gate_out *g)
 	else
 		fprintf(f, "### :white_check_mark: tracedoc gate passed: %zu checks\n\n", g->n);
 	fputs("Baseline ", f);
-	md(f, g->base_path ? g->base_path : "(none: budgets only)");
+	out_md(f, g->base_path ? g->base_path : "(none: budgets only)");
 	fputs(" · current ", f);
-	md(f, g->cur_path);
+	out_md(f, g->cur_path);
 	fputs("\n\n", f);
 	if (g->partial) {
 		fputs("> ", f);
-		md(f, g->partial);
+		out_md(f, g->partial);
 		fputs("\n\n", f);
 	}
 	fputs("| metric | baseline | current | change | threshold | verdict |\n"
@@ -223,17 +204,17 @@ static void md_out(FILE *f, const struct gate_out *g)
 	for (i = 0; i < g->n; i++) {
 		const struct td_check *c = &g->checks[i];
 		fputs("| ", f);
-		md(f, c->name);
+		out_md(f, c->name);
 		if (!strcmp(c->name, "new high finding")) {
 			fputs(" | - | `", f);
-			md(f, c->rule);
+			out_md(f, c->rule);
 			fprintf(f, c->verdict == V_NEW ? "` | | not in baseline | **%s** |\n"
 						       : "` | | step time fell | %s |\n", verdict_name(c->verdict));
 			continue;
 		}
 		fprintf(f, " | %s | %s | %s | ", fmt_value(b1, sizeof(b1), c->name, c->base),
 			fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
-		md(f, c->rule);
+		out_md(f, c->rule);
 		fprintf(f, c->verdict == V_FAIL ? " | **%s** |\n" : " | %s |\n", verdict_name(c->verdict));
 	}
 	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
@@ -241,9 +222,9 @@ static void md_out(FILE *f, const struct gate_out *g)
 		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
 			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
 			fprintf(f, "%zu. **%s** `%s`: ", i + 1, td_severity_name(fd->severity), fd->rule);
-			md(f, fd->title);
+			out_md(f, fd->title);
 			fputs("  \n   Fix: ", f);
-			md(f, fd->fix);
+			out_md(f, fd->fix);
 			fputc('\n', f);
 		}
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
@@ -227,7 +228,7 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 	}
 	if (col)
 		fputc('\n', f);
-	fprintf(f, "span       %s\n", out_dur(b1, sizeof(b1), s1 - s0));
+	fprintf(f, "span       %s\n", td_fmt_dur(b1, sizeof(b1), s1 - s0));
 	if (t->rank >= 0) {
 		fprintf(f, "rank       %lld", (long long)t->rank);
 		if (t->world_size > 0)
@@ -242,7 +243,7 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 	fprintf(f, "threads    %zu CPU threads, %zu GPU streams\n", threads, streams);
 	if (t->steps.len)
 		fprintf(f, "steps      %zu ProfilerStep#, median %s\n", t->steps.len,
-			out_dur(b1, sizeof(b1), td_trace_median_step(t)));
+			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
 	else
 		fprintf(f, "steps      none (no ProfilerStep# markers)\n");
 	if (!nds)
@@ -251,7 +252,7 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 		fprintf(f, "%s GPU %d ", i ? "          " : "devices   ", ds[i].d->id);
 		out_text_name(f, ds[i].d->name ? td_trace_name(t, ds[i].d->name) : "(unnamed)", 40);
 		fprintf(f, ": %llu ops, busy %s of %s (%.1f%%)\n", (unsigned long long)ds[i].d->ops,
-			out_dur(b1, sizeof(b1), ds[i].busy), out_dur(b2, sizeof(b2), ds[i].span),
+			td_fmt_dur(b1, sizeof(b1), ds[i].busy), td_fmt_dur(b2, sizeof(b2), ds[i].span),
 			100.0 * frac(ds[i].busy, ds[i].span));
 	}
 	if (!nrows)

@@ -9,25 +9,6 @@
 #include "common/alloc.h"
 #include "common/utf8.h"
 
-const char *out_dur(char *buf, size_t cap, int64_t ns)
-{
-	int64_t a = ns < 0 ? -ns : ns;
-	const char *sign = ns < 0 ? "-" : "";
-
-	if (a < 1000)
-		snprintf(buf, cap, "%s%lld ns", sign, (long long)a);
-	else if (a < 1000000)
-		snprintf(buf, cap, "%s%lld.%01lld us", sign, (long long)(a / 1000),
-			 (long long)(a % 1000 / 100));
-	else if (a < 1000000000)
-		snprintf(buf, cap, "%s%lld.%02lld ms", sign, (long long)(a / 1000000),
-			 (long long)(a % 1000000 / 10000));
-	else
-		snprintf(buf, cap, "%s%lld.%03lld s", sign, (long long)(a / 1000000000),
-			 (long long)(a % 1000000000 / 1000000));
-	return buf;
-}
-
 void out_text_name(FILE *f, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -47,6 +28,46 @@ void out_text_name(FILE *f, const char *s, size_t max)
 			i += k;
 		}
 		shown++;
+	}
+}
+
+void out_md(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		unsigned char ch = p[i];
+		size_t k;
+		switch (ch) {
+		case '|': fputs("\\|", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '&': fputs("&amp;", f); i++; continue;
+		case '`': case '*': case '_': case '[': case ']': case '\\': case '#': case '~':
+			fputc('\\', f);
+			fputc(ch, f);
+			i++;
+			continue;
+		case '\n': case '\r': case '\t':
+			fputc(' ', f);
+			i++;
+			continue;
+		default:
+			break;
+		}
+		if (ch < 0x20 || ch == 0x7f) {
+			i++;
+			continue;
+		}
+		k = ch < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		if (!k) {
+			fputs("\xef\xbf\xbd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
 	}
 }
 

@@ -8,8 +8,9 @@
 #include <stdio.h>
 #include <yajl/yajl_gen.h>
 
-/* "1.234 ms", "56.7 us", "2.013 s", "850 ns" into buf; returns buf. */
-const char *out_dur(char *buf, size_t cap, int64_t ns);
+/* Writes text for Markdown (a table cell or a paragraph): nothing from a trace may open HTML,
+ * end a table cell, start code or emphasis, or break the line; invalid UTF-8 becomes U+FFFD. */
+void out_md(FILE *f, const char *s);
 /* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max bytes with "..."
  * (max 0 = no limit). */
 void out_text_name(FILE *f, const char *s, size_t max);

@@ -260,48 +260,6 @@ void render_text(FILE *f, const struct render_ctx *rc)
 
 /* --- Markdown ---------------------------------------------------------------------------- */
 
-/* Escapes text for a Markdown table cell or paragraph: nothing from the trace may open HTML,
- * end a table cell, start code or emphasis, or break the line. Invalid UTF-8 becomes U+FFFD. */
-static void md(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0;
-
-	while (i < n) {
-		unsigned char ch = p[i];
-		size_t k;
-		switch (ch) {
-		case '|': fputs("\\|", f); i++; continue;
-		case '<': fputs("&lt;", f); i++; continue;
-		case '>': fputs("&gt;", f); i++; continue;
-		case '&': fputs("&amp;", f); i++; continue;
-		case '`': case '*': case '_': case '[': case ']': case '\\': case '#': case '~':
-			fputc('\\', f);
-			fputc(ch, f);
-			i++;
-			continue;
-		case '\n': case '\r': case '\t':
-			fputc(' ', f);
-			i++;
-			continue;
-		default:
-			break;
-		}
-		if (ch < 0x20 || ch == 0x7f) {
-			i++;
-			continue;
-		}
-		k = ch < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
-		if (!k) {
-			fputs("\xef\xbf\xbd", f);
-			i++;
-		} else {
-			fwrite(p + i, 1, k, f);
-			i += k;
-		}
-	}
-}
-
 void render_md(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
@@ -315,11 +273,11 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	window_of(a, &ws, &we);
 	fprintf(f, "### tracedoc: %zu finding%s for ", rc->r->findings.len,
 		rc->r->findings.len == 1 ? "" : "s");
-	md(f, rc->path);
+	out_md(f, rc->path);
 	fputs("\n\n", f);
 	if (t->partial) {
 		fputs("> **Partial trace:** ", f);
-		md(f, t->partial_msg);
+		out_md(f, t->partial_msg);
 		fputs("\n\n", f);
 	}
 	if (a->has_steps)
@@ -332,7 +290,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		const struct td_dev_analysis *d = &a->dev[i];
 		int64_t w = d->win_end - d->win_start;
 		fprintf(f, " · GPU %d ", d->device);
-		md(f, dev_name(t, d->device));
+		out_md(f, dev_name(t, d->device));
 		fprintf(f, " busy **%.1f%%**, idle %s", w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
 			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
 	}
@@ -344,7 +302,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		for (i = 0; i < rc->r->findings.len; i++) {
 			const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
 			fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
-			md(f, fd->title);
+			out_md(f, fd->title);
 			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
 				100.0 * fd->savings_fraction);
 		}
@@ -359,7 +317,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 			fprintf(f, "| %s | %s | %.1f%% | ", td_cause_title(rows[i].cause),
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
-			md(f, rows[i].what ? td_an_label(a, rows[i].what) : "");
+			out_md(f, rows[i].what ? td_an_label(a, rows[i].what) : "");
 			fputs(" |\n", f);
 		}
 		fputs("\n</details>\n\n", f);
@@ -367,7 +325,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	for (i = 0; i < rc->r->findings.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
 		fprintf(f, "#### %zu. ", i + 1);
-		md(f, fd->title);
+		out_md(f, fd->title);
 		fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
 			td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
 			100.0 * fd->savings_fraction);
@@ -376,14 +334,14 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs(")\n\n", f);
 		if (fd->fix && *fd->fix) {
 			fputs("**Fix:** ", f);
-			md(f, fd->fix);
+			out_md(f, fd->fix);
 			fputs("\n\n", f);
 		}
 		if (fd->where.len || fd->evidence.len) {
 			fputs("<details><summary>Where and evidence</summary>\n\n", f);
 			for (j = 0; j < fd->where.len; j++) {
 				fputs("- ", f);
-				md(f, TD_VEC_AT(&fd->where, char *, j));
+				out_md(f, TD_VEC_AT(&fd->where, char *, j));
 				fputc('\n', f);
 			}
 			if (fd->evidence.len)
@@ -392,7 +350,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 				const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
 				fprintf(f, "| %s | %s | ", ts_us(b3, sizeof(b3), e->ts),
 					td_fmt_dur(b1, sizeof(b1), e->dur));
-				md(f, e->text);
+				out_md(f, e->text);
 				fputs(" |\n", f);
 			}
 			fputs("\n</details>\n\n", f);
@@ -404,9 +362,9 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		for (i = 0; i < rc->r->suppressed.len; i++) {
 			const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
 			fprintf(f, "| `%s` | ", fd->rule);
-			md(f, fd->title);
+			out_md(f, fd->title);
 			fprintf(f, " | %s | ", td_fmt_dur(b1, sizeof(b1), fd->savings_ns));
-			md(f, fd->suppressed);
+			out_md(f, fd->suppressed);
 			fputs(" |\n", f);
 		}
 		fputs("\n</details>\n", f);

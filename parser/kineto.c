@@ -161,45 +161,23 @@ static void match_cat(struct td_raw *e, const unsigned char *s, size_t n)
 		{"async_cpu_to_gpu", CAT_AC2G}, {"cpu_to_cuda", CAT_AC2G}, {"fwdbwd", CAT_FWDBWD},
 		{"forward_backward", CAT_FWDBWD}, {"cpu_instant_event", CAT_INSTANT},
 	};
+	static const struct {
+		const char *name;
+		size_t len;
+		uint8_t cat;
+	} exact[] = {
+		{"cpu_op", 6, CAT_CPU_OP}, {"cuda_runtime", 12, CAT_RUNTIME}, {"kernel", 6, CAT_KERNEL},
+		{"ac2g", 4, CAT_AC2G}, {"python_function", 15, CAT_PYTHON},
+	};
 	size_t i;
 
-	/* fast path: the exact spellings current Kineto writes */
-	switch (n) {
-	case 6:
-		if (KEQ(s, n, "cpu_op")) {
-			e->cat = CAT_CPU_OP;
+	/* fast path: the exact spellings current Kineto writes, most frequent first */
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		if (n == exact[i].len && memcmp(s, exact[i].name, n) == 0) {
+			e->cat = exact[i].cat;
 			e->legacy_cat = 0;
 			return;
 		}
-		if (KEQ(s, n, "kernel")) {
-			e->cat = CAT_KERNEL;
-			e->legacy_cat = 0;
-			return;
-		}
-		break;
-	case 12:
-		if (KEQ(s, n, "cuda_runtime")) {
-			e->cat = CAT_RUNTIME;
-			e->legacy_cat = 0;
-			return;
-		}
-		break;
-	case 15:
-		if (KEQ(s, n, "python_function")) {
-			e->cat = CAT_PYTHON;
-			e->legacy_cat = 0;
-			return;
-		}
-		break;
-	case 4:
-		if (KEQ(s, n, "ac2g")) {
-			e->cat = CAT_AC2G;
-			e->legacy_cat = 0;
-			return;
-		}
-		break;
-	default:
-		break;
 	}
 	e->cat = CAT_OTHER;
 	for (i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {

@@ -337,9 +337,15 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 	d->nbusy = td_trace_busy_skip(t, d->device, d->win_start, d->win_end, a->skip_name, &d->busy);
 	d->busy_ns = td_intervals_total(d->busy, d->nbusy);
 	d->idle_ns = (d->win_end - d->win_start) - d->busy_ns;
-	for (i = 0; i < nops; i++)
-		if (ops[i].ts >= d->win_start && ops[i].ts < d->win_end)
-			d->ops_in_window++;
+	for (i = 0; i < nops; i++) {
+		if (ops[i].ts < d->win_start || ops[i].ts >= d->win_end)
+			continue;
+		d->ops_in_window++;
+		if (td_trace_ev(t, ops[i].ev)->kind == TD_K_KERNEL) {
+			d->kernels++;
+			d->small_kernels += td_an_is_small(a, ops[i].ev) != 0;
+		}
+	}
 
 	/* the gaps, and who is to blame for each */
 	td_vec_init(&gaps, sizeof(struct td_gap));
@@ -484,28 +490,6 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 	}
 }
 
-static void count_kernels(const struct td_analysis *a, struct td_dev_analysis *d)
-{
-	const struct td_trace *t = a->t;
-	size_t i;
-
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		uint32_t k;
-		if (!tr->is_gpu || tr->device != d->device)
-			continue;
-		for (k = tr->first; k < tr->first + tr->count; k++) {
-			const struct td_event *e = td_trace_ev(t, k);
-			if (e->kind != TD_K_KERNEL || e->ts < d->win_start || e->ts >= d->win_end ||
-			    (a->name_class[e->name] & NC_IGNORE))
-				continue;
-			d->kernels++;
-			if (td_an_is_small(a, k))
-				d->small_kernels++;
-		}
-	}
-}
-
 static void sum_run(void *ctx, const struct td_small_run *run)
 {
 	*(int64_t *)ctx += run->idle_ns;
@@ -620,7 +604,6 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 		a->dev[k].device = dv->id;
 		analyse_device(a, &a->dev[k]);
 		td_an_small_runs(a, k, sum_run, &a->dev[k].run_gap_ns);
-		count_kernels(a, &a->dev[k]);
 		k++;
 	}
 }

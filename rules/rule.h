@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/fmt.h"
 #include "common/vec.h"
 #include "rules/analysis.h"
 
@@ -65,8 +66,6 @@ void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_diagnose(struct td_analysis *a, struct td_report *r);
 void td_report_free(struct td_report *r);
 
-/* Human duration ("1.23 ms") into buf, for titles. */
-const char *td_fmt_dur(char *buf, size_t cap, int64_t ns);
 /* The window of the analysed device that a finding is measured against. */
 int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
 size_t td_an_steps(const struct td_analysis *a);
