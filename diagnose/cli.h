@@ -27,6 +27,7 @@ int cli_config(const char *path, struct td_config *cfg);
 int cmd_stats(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 
 #endif

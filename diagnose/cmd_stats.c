@@ -185,6 +185,8 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	out_json_key(g, "dropped_records");
+	out_json_int(g, t->dropped_records);
 	out_json_key(g, "anomalies");
 	yajl_gen_map_open(g);
 	for (i = 0; i < nrows; i++) {
@@ -255,6 +257,9 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 			td_fmt_dur(b1, sizeof(b1), ds[i].busy), td_fmt_dur(b2, sizeof(b2), ds[i].span),
 			100.0 * frac(ds[i].busy, ds[i].span));
 	}
+	if (t->dropped_records >= 0)
+		fprintf(f, "collector  %lld records dropped by CUPTI%s\n", (long long)t->dropped_records,
+			t->dropped_records ? " (the trace misses them)" : "");
 	if (!nrows)
 		fprintf(f, "anomalies  none\n");
 	for (i = 0; i < nrows; i++)

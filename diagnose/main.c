@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{"diagnose", cmd_diagnose, "what slows the run, in order of payoff, with the fix"},
 	{"gate", cmd_gate, "fail CI when a trace regresses against a baseline or budgets"},
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
+	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
 };
 

@@ -256,6 +256,9 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	}
 	if (t->partial)
 		fprintf(f, "note: partial trace: %s\n", t->partial_msg);
+	if (t->dropped_records > 0)
+		fprintf(f, "note: CUPTI dropped %lld records while recording: the trace is incomplete\n",
+			(long long)t->dropped_records);
 }
 
 /* --- Markdown ---------------------------------------------------------------------------- */
@@ -399,6 +402,8 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_int(g, t->rank);
 	out_json_key(g, "world_size");
 	out_json_int(g, t->world_size);
+	out_json_key(g, "dropped_records");
+	out_json_int(g, t->dropped_records);
 	yajl_gen_map_close(g);
 	out_json_key(g, "window");
 	yajl_gen_map_open(g);

@@ -29,9 +29,13 @@ enum ctx {
 	C_DEVPROPS,  /* "deviceProperties": [...] */
 	C_DEVPROP,   /* one device */
 	C_DISTINFO,  /* "distributedInfo": {...} */
+	C_COLLECTOR, /* "tracedoc_collector": {...}, written by our CUPTI collector */
 };
 
-enum top_key { TK_OTHER, TK_EVENTS, TK_DEVPROPS, TK_DIST, TK_SCHEMA, TK_BASETIME, TK_UNIT, TK_NAME };
+enum top_key {
+	TK_OTHER, TK_EVENTS, TK_DEVPROPS, TK_DIST, TK_SCHEMA, TK_BASETIME, TK_UNIT, TK_NAME,
+	TK_COLLECTOR,
+};
 enum ev_key { EK_OTHER, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS, EK_ID };
 enum arg_key {
 	AK_OTHER, AK_EXT, AK_CORR, AK_DEVICE, AK_STREAM, AK_BYTES, AK_NAME, AK_MEM_DEVID,
@@ -529,6 +533,10 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			break;
 		}
 		return 1;
+	case C_COLLECTOR:
+		if (p->key == 1 && !is_null && !is_string)
+			t->dropped_records = num_or_count(p, (const char *)s, n, 0, &ok);
+		return 1;
 	case C_DISTINFO:
 		if (is_null)
 			return 1;
@@ -617,12 +625,16 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 		k = KEQ(s, n, "traceEvents") ? TK_EVENTS : KEQ(s, n, "deviceProperties") ? TK_DEVPROPS
 			: KEQ(s, n, "distributedInfo") ? TK_DIST : KEQ(s, n, "schemaVersion") ? TK_SCHEMA
 			: KEQ(s, n, "baseTimeNanoseconds") ? TK_BASETIME
-			: KEQ(s, n, "displayTimeUnit") ? TK_UNIT : KEQ(s, n, "traceName") ? TK_NAME : 0;
+			: KEQ(s, n, "displayTimeUnit") ? TK_UNIT : KEQ(s, n, "traceName") ? TK_NAME
+			: KEQ(s, n, "tracedoc_collector") ? TK_COLLECTOR : 0;
 		break;
 	case C_DEVPROP:
 		k = KEQ(s, n, "id") ? DK_ID : KEQ(s, n, "name") ? DK_NAME
 			: KEQ(s, n, "totalGlobalMem") ? DK_MEM : KEQ(s, n, "computeMajor") ? DK_MAJOR
 			: KEQ(s, n, "computeMinor") ? DK_MINOR : KEQ(s, n, "numSms") ? DK_SMS : 0;
+		break;
+	case C_COLLECTOR:
+		k = KEQ(s, n, "droppedRecords") ? 1 : 0;
 		break;
 	case C_DISTINFO:
 		k = KEQ(s, n, "rank") ? IK_RANK : KEQ(s, n, "world_size") ? IK_WORLD
@@ -669,7 +681,7 @@ static int cb_start_map(void *ctx)
 	case C_TOP_OBJ:
 		if (p->key == TK_EVENTS)
 			return fail(p, TD_EFORMAT, "%s", "\"traceEvents\" is an object; expected an array");
-		c = p->key == TK_DIST ? C_DISTINFO : C_SKIP;
+		c = p->key == TK_DIST ? C_DISTINFO : p->key == TK_COLLECTOR ? C_COLLECTOR : C_SKIP;
 		break;
 	case C_DEVPROPS:
 		memset(&p->dev, 0, sizeof(p->dev));

@@ -53,6 +53,7 @@ void td_trace_init(struct td_trace *t)
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;
 	t->base_time_ns = -1;
+	t->dropped_records = -1;
 	t->track_nslots = 64;
 	t->track_slots = td_calloc(t->track_nslots, sizeof(uint32_t));
 	t->last_track = TD_NONE;

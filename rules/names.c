@@ -53,7 +53,8 @@ unsigned td_name_class(const char *n)
 	    starts(n, "hipHostFree") || starts(n, "cuMemAlloc") || starts(n, "cuMemFree") ||
 	    starts(n, "cudaMallocHost") || starts(n, "cudaFreeHost") || starts(n, "cuMemHostAlloc"))
 		c |= NC_ALLOC;
-	if (starts(n, "cudaLaunch") || starts(n, "cuLaunch") || starts(n, "cudaGraphLaunch") ||
+	if (starts(n, "cudaLaunch") || starts(n, "__cudaLaunch") || starts(n, "cuLaunch") ||
+	    starts(n, "cudaGraphLaunch") ||
 	    starts(n, "cuGraphLaunch") || starts(n, "hipLaunch") || starts(n, "hipExtModuleLaunch") ||
 	    starts(n, "hipModuleLaunch") || starts(n, "hipGraphLaunch") ||
 	    starts(n, "hipExtLaunch"))

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc record [-o DIR] -- CMD ARGS...: runs CMD with the CUPTI collector injected
+ * (CUDA_INJECTION64_PATH, and NVTX_INJECTION64_PATH for NVTX ranges), passes its exit status
+ * through and prints where the traces are: one per process that used CUDA. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diagnose/cli.h"
+
+static void record_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc record [-o DIR] -- CMD [ARGS...]\n"
+		   "  runs CMD with the CUPTI collector; each process that uses CUDA writes\n"
+		   "  DIR/<name>.<host>.<pid>.json.zst (DIR defaults to the current directory)\n"
+		   "  the exit status is CMD's\n");
+}
+
+#ifdef TD_HAVE_COLLECTOR
+/* the collector sits beside the tracedoc binary */
+static int collector_path(char *buf, size_t cap)
+{
+	const char *env = getenv("TRACEDOC_COLLECTOR");
+	char self[PATH_MAX / 2];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, cap, "%s", env);
+		return access(buf, R_OK);
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(buf, cap, "%s/libtracedoc_collector.so", self);
+	return access(buf, R_OK);
+}
+
+static void list_traces(const char *dir, time_t since)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)) != NULL) {
+		char p[PATH_MAX * 2];
+		struct stat st;
+		size_t l = strlen(de->d_name);
+		if (l < 9 || strcmp(de->d_name + l - 9, ".json.zst") != 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (stat(p, &st) != 0 || st.st_mtime < since)
+			continue;
+		fprintf(stderr, "tracedoc: trace %s (%lld bytes)\n", p, (long long)st.st_size);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (!n)
+		fprintf(stderr, "tracedoc: no trace written: no process made CUDA calls, or the "
+				"collector could not record (see its message above)\n");
+}
+#endif
+
+int cmd_record(int argc, char **argv)
+{
+	const char *dir = ".";
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			record_usage(stdout);
+			return EXIT_OK;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		record_usage(stderr);
+		return EXIT_USAGE;
+	}
+#ifndef TD_HAVE_COLLECTOR
+	fprintf(stderr, "tracedoc record: this tracedoc was built without the CUPTI collector "
+			"(the CUDA toolkit's CUPTI was not found at build time)\n");
+	return EXIT_USAGE;
+#else
+	{
+		char lib[PATH_MAX], absdir[PATH_MAX];
+		time_t start = time(NULL) - 1;
+		pid_t pid;
+		int status;
+		struct sigaction ign, old_int, old_quit;
+
+		if (collector_path(lib, sizeof(lib)) != 0) {
+			fprintf(stderr, "tracedoc record: cannot find libtracedoc_collector.so beside the "
+					"tracedoc binary (set TRACEDOC_COLLECTOR)\n");
+			return EXIT_USAGE;
+		}
+		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "tracedoc record: cannot create %s: %s\n", dir, strerror(errno));
+			return EXIT_INTERNAL;
+		}
+		if (!realpath(dir, absdir))
+			snprintf(absdir, sizeof(absdir), "%s", dir);
+		setenv("CUDA_INJECTION64_PATH", lib, 1);
+		/* libcupti serves NVTX when it is the NVTX injection library */
+		setenv("NVTX_INJECTION64_PATH", TD_CUPTI_LIBRARY, 0);
+		setenv("TRACEDOC_RECORD_DIR", absdir, 1);
+		/* like time(1): the signals a terminal sends go to the program, not to us */
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGINT, &ign, &old_int);
+		sigaction(SIGQUIT, &ign, &old_quit);
+		pid = fork();
+		if (pid == 0) {
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGQUIT, &old_quit, NULL);
+			execvp(argv[i], argv + i);
+			fprintf(stderr, "tracedoc record: cannot run %s: %s\n", argv[i], strerror(errno));
+			_exit(127);
+		}
+		if (pid < 0) {
+			fprintf(stderr, "tracedoc record: fork failed: %s\n", strerror(errno));
+			return EXIT_INTERNAL;
+		}
+		while (waitpid(pid, &status, 0) < 0)
+			if (errno != EINTR) {
+				fprintf(stderr, "tracedoc record: waitpid failed: %s\n", strerror(errno));
+				return EXIT_INTERNAL;
+			}
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		list_traces(absdir, start);
+		if (WIFEXITED(status))
+			return WEXITSTATUS(status);
+		return 128 + WTERMSIG(status);
+	}
+#endif
+}
