@@ -309,7 +309,6 @@ static void xml(FILE *f, const char *s)
 	size_t n = strlen(s), i = 0;
 
 	while (i < n) {
-		size_t k;
 		switch (p[i]) {
 		case '&': fputs("&amp;", f); i++; continue;
 		case '<': fputs("&lt;", f); i++; continue;
@@ -322,14 +321,7 @@ static void xml(FILE *f, const char *s)
 			i++;
 			continue;
 		}
-		k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
-		if (!k) {
-			fputs("\xef\xbf\xbd", f);
-			i++;
-		} else {
-			fwrite(p + i, 1, k, f);
-			i += k;
-		}
+		i += out_utf8_char(f, p + i, n - i);
 	}
 }
 

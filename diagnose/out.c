@@ -38,7 +38,6 @@ void out_md(FILE *f, const char *s)
 
 	while (i < n) {
 		unsigned char ch = p[i];
-		size_t k;
 		switch (ch) {
 		case '|': fputs("\\|", f); i++; continue;
 		case '<': fputs("&lt;", f); i++; continue;
@@ -60,15 +59,20 @@ void out_md(FILE *f, const char *s)
 			i++;
 			continue;
 		}
-		k = ch < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
-		if (!k) {
-			fputs("\xef\xbf\xbd", f);
-			i++;
-		} else {
-			fwrite(p + i, 1, k, f);
-			i += k;
-		}
+		i += out_utf8_char(f, p + i, n - i);
 	}
+}
+
+size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n)
+{
+	size_t k = p[0] < 0x80 ? 1 : td_utf8_seq(p, n);
+
+	if (!k) {
+		fputs("\xef\xbf\xbd", f);
+		return 1;
+	}
+	fwrite(p, 1, k, f);
+	return k;
 }
 
 static void gen_print(void *ctx, const char *s, size_t len)

@@ -11,6 +11,9 @@
 /* Writes text for Markdown (a table cell or a paragraph): nothing from a trace may open HTML,
  * end a table cell, start code or emphasis, or break the line; invalid UTF-8 becomes U+FFFD. */
 void out_md(FILE *f, const char *s);
+/* Writes the UTF-8 character at p (n bytes left), or U+FFFD for an invalid byte; returns the
+ * bytes consumed. */
+size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n);
 /* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max bytes with "..."
  * (max 0 = no limit). */
 void out_text_name(FILE *f, const char *s, size_t max);

@@ -852,11 +852,24 @@ static void finish_event(struct td_parser *p)
 	p->cur->len += need;
 }
 
+static void free_model_thread(struct td_parser *p)
+{
+	struct model_thread *mt = p->mt;
+	int i;
+
+	pthread_mutex_destroy(&mt->mu);
+	pthread_cond_destroy(&mt->cv);
+	for (i = 0; i < NBATCH; i++)
+		free(mt->b[i].buf);
+	free(mt);
+	p->mt = NULL;
+	p->cur = NULL;
+}
+
 /* Sends what is left and waits for the builder to finish. */
 static void stop_model_thread(struct td_parser *p)
 {
 	struct model_thread *mt = p->mt;
-	int i;
 
 	if (!mt)
 		return;
@@ -867,13 +880,7 @@ static void stop_model_thread(struct td_parser *p)
 	pthread_cond_broadcast(&mt->cv);
 	pthread_mutex_unlock(&mt->mu);
 	pthread_join(mt->th, NULL);
-	pthread_mutex_destroy(&mt->mu);
-	pthread_cond_destroy(&mt->cv);
-	for (i = 0; i < NBATCH; i++)
-		free(mt->b[i].buf);
-	free(mt);
-	p->mt = NULL;
-	p->cur = NULL;
+	free_model_thread(p);
 }
 
 /* --- public API -------------------------------------------------------------------------- */
@@ -912,16 +919,8 @@ struct td_parser *td_parser_new_threaded(struct td_trace *t)
 	pthread_cond_init(&mt->cv, NULL);
 	p->mt = mt;
 	p->cur = &mt->b[0];
-	if (pthread_create(&mt->th, NULL, model_main, p) != 0) {
-		/* no thread: build on this one */
-		pthread_mutex_destroy(&mt->mu);
-		pthread_cond_destroy(&mt->cv);
-		for (i = 0; i < NBATCH; i++)
-			free(mt->b[i].buf);
-		free(mt);
-		p->mt = NULL;
-		p->cur = NULL;
-	}
+	if (pthread_create(&mt->th, NULL, model_main, p) != 0)
+		free_model_thread(p); /* no thread: build on this one */
 	return p;
 }
 
