@@ -625,6 +625,20 @@ void td_analysis_free(struct td_analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
+int td_an_outer_dataloader(const struct td_analysis *a, uint32_t ev)
+{
+	const struct td_trace *t = a->t;
+	uint32_t p;
+
+	if (!(a->name_class[td_trace_ev(t, ev)->name] & NC_DATALOADER) ||
+	    td_kind_on_gpu_track(td_trace_ev(t, ev)->kind))
+		return 0;
+	for (p = td_trace_parent(t, ev); p != TD_NONE; p = td_trace_parent(t, p))
+		if (a->name_class[td_trace_ev(t, p)->name] & NC_DATALOADER)
+			return 0;
+	return 1;
+}
+
 int64_t td_an_idle_of(const struct td_analysis *a, size_t d, enum td_cause c, uint32_t what)
 {
 	size_t i;

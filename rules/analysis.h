@@ -123,6 +123,9 @@ static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)
  * frames, else the chain of public CPU ops above it ("aten::item <- aten::is_nonzero"), else
  * the event's own name. Returns a label id. */
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev);
+/* 1 when host event ev is a data-loading span not inside another one (so time is counted
+ * once even when loaders nest, e.g. a DataPipe under a DataLoader). */
+int td_an_outer_dataloader(const struct td_analysis *a, uint32_t ev);
 /* Idle time (ns) attributed to (cause, what) on device index d. */
 int64_t td_an_idle_of(const struct td_analysis *a, size_t d, enum td_cause c, uint32_t what);
 /* Busy time of device index d within [from, to). */

@@ -27,14 +27,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
 		unsigned c = td_an_class(a, e->name);
-		uint32_t p;
-		int nested = 0;
 
-		if (!(c & NC_DATALOADER) || td_kind_on_gpu_track(e->kind) || e->ts < ws || e->ts >= we)
-			continue;
-		for (p = td_trace_parent(t, i); p != TD_NONE; p = td_trace_parent(t, p))
-			nested |= (td_an_class(a, td_trace_ev(t, p)->name) & NC_DATALOADER) != 0;
-		if (nested)
+		if (e->ts < ws || e->ts >= we || !td_an_outer_dataloader(a, i))
 			continue;
 		total += td_ev_dur(e);
 		calls++;

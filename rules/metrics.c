@@ -147,15 +147,8 @@ void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
 			}
 		} else if ((cl & NC_USER_SYNC) && !td_kind_on_gpu_track(e->kind)) {
 			syncs++;
-		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind) &&
-			   td_trace_parent(t, (uint32_t)i) == TD_NONE) {
-			dl += td_ev_dur(e);
 		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind)) {
-			uint32_t p;
-			int nested = 0;
-			for (p = td_trace_parent(t, (uint32_t)i); p != TD_NONE; p = td_trace_parent(t, p))
-				nested |= (td_an_class(a, td_trace_ev(t, p)->name) & NC_DATALOADER) != 0;
-			if (!nested)
+			if (td_an_outer_dataloader(a, (uint32_t)i))
 				dl += td_ev_dur(e);
 		} else if (e->kind == TD_K_KERNEL && (cl & NC_COMM)) {
 			comm += td_ev_dur(e);
