@@ -377,7 +377,7 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			if (from < ge) {
 				static const char lat[] = "launch latency";
 				static const char dep[] = "op queued, waiting on another stream or event";
-				static const char queued[] = "gap between ops queued on one stream";
+				static const char queued[] = TD_LABEL_QUEUED_GAP;
 				const char *why = lat;
 				uint8_t cause = CAUSE_LAUNCH;
 

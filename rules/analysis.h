@@ -28,6 +28,9 @@ enum td_cause {
 	CAUSE_NOTHING,    /* the host recorded nothing */
 	CAUSE_COUNT
 };
+/* The CAUSE_LAUNCH label of gaps between ops already queued on one stream: GPU-side launch
+ * overhead, with the host ahead of the GPU. */
+#define TD_LABEL_QUEUED_GAP "gap between ops queued on one stream"
 const char *td_cause_id(enum td_cause c);    /* "dataloader", "sync", ... */
 const char *td_cause_title(enum td_cause c); /* "data loading", ... */
 

@@ -74,7 +74,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 
 	for (d = 0; d < a->ndev; d++) {
 		struct td_dev_analysis *dv = &a->dev[d];
-		int64_t w = dv->win_end - dv->win_start, claimed, mine, shown = 0;
+		int64_t w = dv->win_end - dv->win_start, claimed, mine, shown = 0, queued;
 		struct td_gap *gaps;
 		struct td_finding *f;
 		enum td_cause top = CAUSE_HOST;
@@ -130,6 +130,18 @@ static void run(struct td_analysis *a, struct td_report *r)
 		}
 		free(gaps);
 		low_util(a, d, f);
+		queued = td_an_idle_of(a, d, CAUSE_LAUNCH,
+				       td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
+						      sizeof(TD_LABEL_QUEUED_GAP) - 1));
+		if (top == CAUSE_LAUNCH && 2 * queued > dv->idle_by_cause[CAUSE_LAUNCH]) {
+			/* the ops were already queued: the host is ahead, the GPU idles between them */
+			td_finding_fix(f, "%s", "The host is ahead: the ops were already queued and the GPU "
+				       "idles between them (per-kernel launch overhead on the device). Fewer, "
+				       "larger kernels win it back: torch.compile(model) fuses small ops, "
+				       "and CUDA Graphs (mode=\"reduce-overhead\", or torch.cuda.CUDAGraph) "
+				       "launch a whole step at once.");
+			continue;
+		}
 		switch (top) {
 		case CAUSE_NOTHING:
 			td_finding_fix(f, "%s", "The launching thread recorded nothing while the GPU waited: "

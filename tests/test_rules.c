@@ -215,6 +215,13 @@ static void test_small_kernels(void **state)
 	diagnose_path(th_fixture("rules/small-kernels-nearmiss.json"), &x); /* 50 us kernels */
 	check_invariants(&x, "small-kernels-nearmiss.json");
 	assert_null(finding(&x, "small-kernels", NULL));
+	/* its kernels were queued long before they ran: the host is ahead, not CPU-bound (217 us
+	 * of queued gaps; the first kernels, queued under 100 us before, add 19 us of latency) */
+	assert_int_equal(td_an_idle_of(&x.a, 0, CAUSE_LAUNCH,
+				       td_strtab_find(&x.a.labels, TD_LABEL_QUEUED_GAP,
+						      sizeof(TD_LABEL_QUEUED_GAP) - 1)), 217000);
+	assert_int_equal(x.a.dev[0].idle_by_cause[CAUSE_LAUNCH], 236000);
+	assert_non_null(strstr(finding(&x, "gpu-idle", NULL)->fix, "The host is ahead"));
 	done(&x);
 }
 
