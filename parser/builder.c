@@ -177,10 +177,27 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		uint64_t *nb = td_vec_push(&t->xfer_bytes);
 		*nb = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
 		ev->aux = (uint32_t)(t->xfer_bytes.len - 1);
+	} else if (k == TD_K_SYNC) {
+		ev->aux = e->has_wait_stream && e->wait_stream >= 0 && e->wait_stream < UINT32_MAX
+			? (uint32_t)e->wait_stream + 1 : 0;
 	} else {
 		ev->aux = (uint32_t)e->ext;
 		if (!e->has_ext)
 			ev->flags |= TD_EF_NO_EXT;
+	}
+	if (k == TD_K_KERNEL && e->has_coll && e->has_corr) {
+		struct td_coll *c = td_vec_push(&t->colls);
+		c->corr = (uint32_t)e->corr;
+		c->device = td_trace_track(t, track)->device;
+		c->name = e->coll_name.set ? td_builder_intern(b, strs + e->coll_name.off,
+							      e->coll_name.len) : 0;
+		c->pg = e->pg_name.set ? td_builder_intern(b, strs + e->pg_name.off, e->pg_name.len) : 0;
+		c->dtype = e->dtype.set ? td_builder_intern(b, strs + e->dtype.off, e->dtype.len) : 0;
+		c->group_size = e->group_size > 0 && e->group_size < INT32_MAX ? (int32_t)e->group_size
+									      : -1;
+		c->in_nelems = e->in_nelems > 0 ? e->in_nelems : -1;
+		c->out_nelems = e->out_nelems > 0 ? e->out_nelems : -1;
+		ev->flags |= TD_EF_COLL;
 	}
 	if (k == TD_K_RUNTIME && !t->rocm) {
 		const char *nm = td_strtab_str(&t->names, id->name);

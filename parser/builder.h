@@ -29,9 +29,12 @@ struct td_raw {
 	uint8_t cat, legacy_cat;
 	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
 	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
+	uint8_t has_coll, has_wait_stream;
 	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
 	int64_t ts, dur, ext, corr, device, stream, bytes, mem_total;
-	struct td_slice name, arg_name, pid_text, tid_text;
+	/* collective kernels (newer Kineto): message sizes, group, process group */
+	int64_t in_nelems, out_nelems, group_size, wait_stream;
+	struct td_slice name, arg_name, pid_text, tid_text, coll_name, pg_name, dtype;
 	uint32_t str_len; /* bytes in the string area */
 };
 

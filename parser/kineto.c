@@ -39,7 +39,8 @@ enum top_key {
 enum ev_key { EK_OTHER, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS, EK_ID };
 enum arg_key {
 	AK_OTHER, AK_EXT, AK_CORR, AK_DEVICE, AK_STREAM, AK_BYTES, AK_NAME, AK_MEM_DEVID,
-	AK_MEM_TOTAL, AK_LABELS,
+	AK_MEM_TOTAL, AK_LABELS, AK_COLL_NAME, AK_IN_NELEMS, AK_OUT_NELEMS, AK_GROUP_SIZE,
+	AK_DTYPE, AK_PG_NAME, AK_WAIT_STREAM,
 };
 enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
 enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };
@@ -472,6 +473,33 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			if (is_string && p->key == AK_NAME)
 				slice(p, &e->arg_name, s, n);
 			break;
+		case AK_COLL_NAME:
+		case AK_DTYPE:
+		case AK_PG_NAME:
+			if (is_string) {
+				slice(p, p->key == AK_COLL_NAME ? &e->coll_name
+					 : p->key == AK_DTYPE ? &e->dtype : &e->pg_name, s, n);
+				e->has_coll = 1;
+			}
+			break;
+		case AK_IN_NELEMS:
+		case AK_OUT_NELEMS:
+		case AK_GROUP_SIZE:
+			if (!is_string) {
+				int64_t v = num_or_count(p, (const char *)s, n, 0, &ok);
+				if (ok) {
+					*(p->key == AK_IN_NELEMS ? &e->in_nelems : p->key == AK_OUT_NELEMS
+						  ? &e->out_nelems : &e->group_size) = v;
+					e->has_coll = 1;
+				}
+			}
+			break;
+		case AK_WAIT_STREAM:
+			if (!is_string) {
+				e->wait_stream = num_or_count(p, (const char *)s, n, 0, &ok);
+				e->has_wait_stream = ok;
+			}
+			break;
 		default:
 			break;
 		}
@@ -601,7 +629,7 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 			k = KEQ(s, n, "name") ? AK_NAME : 0;
 			break;
 		case 5:
-			k = KEQ(s, n, "bytes") ? AK_BYTES : 0;
+			k = KEQ(s, n, "bytes") ? AK_BYTES : KEQ(s, n, "dtype") ? AK_DTYPE : 0;
 			break;
 		case 6:
 			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
@@ -610,12 +638,26 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 		case 9:
 			k = KEQ(s, n, "Device Id") ? AK_MEM_DEVID : 0;
 			break;
+		case 10:
+			k = KEQ(s, n, "Group size") ? AK_GROUP_SIZE : 0;
+			break;
 		case 11:
 			k = KEQ(s, n, "External id") || KEQ(s, n, "external id") ? AK_EXT
 				: KEQ(s, n, "correlation") ? AK_CORR : 0;
 			break;
+		case 13:
+			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : 0;
+			break;
+		case 14:
+			k = KEQ(s, n, "Out msg nelems") ? AK_OUT_NELEMS
+				: KEQ(s, n, "wait_on_stream") ? AK_WAIT_STREAM : 0;
+			break;
 		case 15:
-			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL : 0;
+			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL
+				: KEQ(s, n, "Collective name") ? AK_COLL_NAME : 0;
+			break;
+		case 18:
+			k = KEQ(s, n, "Process Group Name") ? AK_PG_NAME : 0;
 			break;
 		default:
 			break;

@@ -50,6 +50,7 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->devices, sizeof(struct td_device));
 	td_vec_init(&t->xfer_bytes, sizeof(uint64_t));
 	td_vec_init(&t->steps, sizeof(struct td_step));
+	td_vec_init(&t->colls, sizeof(struct td_coll));
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;
 	t->base_time_ns = -1;
@@ -78,6 +79,7 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->devices);
 	td_vec_free(&t->xfer_bytes);
 	td_vec_free(&t->steps);
+	td_vec_free(&t->colls);
 	free(t->link);
 	free(t->track_slots);
 	memset(t, 0, sizeof(*t));
@@ -236,6 +238,10 @@ TD_DEFINE_SORT(sort_corr, struct corr_idx, CORR_LESS)
 #define STEP_LESS(a, b) ((a)->ts < (b)->ts || ((a)->ts == (b)->ts && (a)->number < (b)->number))
 TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 
+#define COLL_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
+	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->name < (b)->name))))
+TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
+
 #define DEV_LESS(a, b) ((a)->id < (b)->id)
 TD_DEFINE_SORT(sort_devices, struct td_device, DEV_LESS)
 
@@ -373,6 +379,7 @@ void td_trace_finalize(struct td_trace *t)
 	n = t->events.len;
 	ev = t->events.data;
 	sort_devices(t->devices.data, t->devices.len);
+	sort_colls(t->colls.data, t->colls.len);
 	t->last_device = TD_NONE;
 	t->link = td_malloc((n ? n : 1) * sizeof(uint32_t));
 	for (i = 0; i < n; i++)
@@ -546,6 +553,15 @@ int64_t td_intervals_total(const struct td_interval *iv, size_t n)
 #define I64_LESS(a, b) (*(a) < *(b))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
+int64_t td_median_i64(int64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	sort_i64(v, n);
+	/* the mean of the two middle values, without overflow */
+	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
 int64_t td_trace_median_step(const struct td_trace *t)
 {
 	size_t n = t->steps.len, i;
@@ -558,9 +574,50 @@ int64_t td_trace_median_step(const struct td_trace *t)
 		const struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
 		d[i] = s->end - s->ts;
 	}
-	sort_i64(d, n);
-	/* the lower median for an even count: an observed step, no averaging */
-	med = d[(n - 1) / 2];
+	med = td_median_i64(d, n);
 	free(d);
 	return med;
+}
+
+const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
+{
+	const struct td_event *e = td_trace_ev(t, ev);
+	int32_t dev;
+	size_t lo = 0, hi = t->colls.len;
+
+	if (!(e->flags & TD_EF_COLL))
+		return NULL;
+	dev = td_trace_track(t, e->track)->device;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, mid);
+		if (c->device < dev || (c->device == dev && c->corr < e->corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->colls.len) {
+		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, lo);
+		if (c->device == dev && c->corr == e->corr)
+			return c;
+	}
+	return NULL;
+}
+
+int td_dtype_bytes(const char *d)
+{
+	static const struct {
+		const char *name;
+		int bytes;
+	} sizes[] = {
+		{"Float", 4}, {"float", 4}, {"Float32", 4}, {"BFloat16", 2}, {"Half", 2}, {"Float16", 2},
+		{"Double", 8}, {"Long", 8}, {"Int", 4}, {"Short", 2}, {"Char", 1}, {"Byte", 1},
+		{"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"ComplexFloat", 8},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (!strcmp(d, sizes[i].name))
+			return sizes[i].bytes;
+	return 0;
 }

@@ -52,9 +52,11 @@ static inline int td_kind_on_gpu_track(int k)
 #define TD_EF_NO_DUR 0x02   /* ph:X without dur */
 #define TD_EF_NO_CORR 0x04  /* no correlation id */
 #define TD_EF_NO_EXT 0x08   /* no External id */
+#define TD_EF_COLL 0x10     /* a collective kernel with arguments in td_trace.colls */
 
 /* A stored event: 32 bytes. `aux` is the External id for CPU ops, runtime calls and kernels,
- * and an index into td_trace.xfer_bytes for memcpy / memset. */
+ * an index into td_trace.xfer_bytes for memcpy / memset, and for a sync record the stream it
+ * waits on plus one (0: none). */
 struct td_event {
 	int64_t ts;
 	uint32_t dur_lo;
@@ -101,6 +103,18 @@ struct td_device {
 	int64_t peak_allocated;    /* max "Total Allocated" of [memory] events, -1 when none */
 };
 
+/* A collective kernel's arguments (newer Kineto writes them on NCCL/RCCL kernels): kept aside,
+ * looked up by correlation id. Sizes are element counts; -1 when absent. */
+struct td_coll {
+	uint32_t corr;
+	int32_t device;
+	uint32_t name;             /* "Collective name": allreduce, _allgather_base, ... */
+	uint32_t pg;               /* "Process Group Name" */
+	uint32_t dtype;            /* "dtype": Float, BFloat16, ... */
+	int32_t group_size;        /* ranks in the group, -1 when absent */
+	int64_t in_nelems, out_nelems;
+};
+
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
 enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
 
@@ -125,6 +139,7 @@ struct td_trace {
 	struct td_vec devices;     /* struct td_device, sorted by id after finalize */
 	struct td_vec xfer_bytes;  /* uint64_t */
 	struct td_vec steps;       /* struct td_step, by ts */
+	struct td_vec colls;       /* struct td_coll, by (device, corr) after finalize */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
@@ -188,8 +203,16 @@ size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from
 			  const uint8_t *skip_name, struct td_interval **out);
 int64_t td_intervals_total(const struct td_interval *iv, size_t n);
 
-/* Median step duration (ns), 0 when there are no steps. */
+/* Median step duration (ns; the mean of the two middle steps for an even count), 0 when there
+ * are no steps. */
 int64_t td_trace_median_step(const struct td_trace *t);
+/* The median of n values (the mean of the two middle ones for an even n; sorts v). */
+int64_t td_median_i64(int64_t *v, size_t n);
+
+/* The collective arguments of GPU op ev, or NULL. */
+const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev);
+/* Bytes of one element of a Kineto dtype name ("Float" 4, "BFloat16" 2, ...), 0 if unknown. */
+int td_dtype_bytes(const char *dtype);
 
 static inline struct td_event *td_trace_ev(const struct td_trace *t, uint32_t i)
 {
