@@ -8,12 +8,18 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/config.h"
+#include "rules/internal.h"
+
+/* Span chains deeper than this are cut when classifying (real traces nest < 100 levels). */
+#define MAX_CHAIN 256
+/* Other threads of a process looked at when the launching thread recorded nothing. */
+#define MAX_OTHER_THREADS 64
 
 const char *td_cause_id(enum td_cause c)
 {
 	static const char *const ids[CAUSE_COUNT] = {
-		"dataloader", "sync", "transfer", "allocator", "launch", "dependency", "host",
-		"nothing",
+		"dataloader", "warmup", "sync", "transfer", "allocator", "communication", "launch",
+		"dependency", "host", "nothing",
 	};
 	return (unsigned)c < CAUSE_COUNT ? ids[c] : "?";
 }
@@ -21,9 +27,9 @@ const char *td_cause_id(enum td_cause c)
 const char *td_cause_title(enum td_cause c)
 {
 	static const char *const t[CAUSE_COUNT] = {
-		"data loading", "synchronizing call", "blocking transfer", "allocator",
-		"kernel-launch overhead", "waiting on another stream or event", "CPU op / Python",
-		"nothing recorded on the host",
+		"data loading", "start-up work", "synchronizing call", "blocking transfer",
+		"allocator", "waiting on a collective", "kernel-launch overhead",
+		"waiting on another stream or event", "CPU op / Python", "nothing recorded on the host",
 	};
 	return (unsigned)c < CAUSE_COUNT ? t[c] : "?";
 }
@@ -38,10 +44,12 @@ void td_params_default(struct td_params *p)
 	p->sev_medium = 0.03;
 	p->sev_low = 0.01;
 	p->launch_delay_ns = 100000;
+	p->queued_gap_ns = 30000;
 	p->gap_report_ns = 50000;
 	p->evidence_max = 5;
 	p->low_util = 0.5;
 	p->util_chunks = 30;
+	p->warmup_step_ratio = 3.0;
 }
 
 /* --- the idle map: (cause, what) -> ns ------------------------------------------------- */
@@ -88,22 +96,41 @@ static struct td_idle_item *idle_slot(struct idle_map *m, uint8_t cause, uint32_
 
 /* --- labels ------------------------------------------------------------------------------ */
 
+uint32_t td_an_intern(struct td_analysis *a, const char *s)
+{
+	return td_strtab_intern(&a->labels, s, strlen(s));
+}
+
+static uint32_t intern_name(struct td_analysis *a, uint32_t ev)
+{
+	const struct td_event *x = td_trace_ev(a->t, ev);
+	return td_strtab_intern(&a->labels, td_trace_name(a->t, x->name),
+				td_strtab_len(&a->t->names, x->name));
+}
+
+static int public_op(const struct td_analysis *a, const struct td_event *x)
+{
+	return (x->kind == TD_K_CPU_OP || x->kind == TD_K_USER_ANNOTATION) &&
+	       !(a->name_class[x->name] & (NC_INTERNAL_OP | NC_STEP | NC_DATALOADER));
+}
+
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 {
 	const struct td_trace *t = a->t;
 	char buf[1024];
 	const char *ops[2] = {NULL, NULL};
-	int nops = 0;
+	int nops = 0, depth = 0;
 	uint32_t e, py = TD_NONE;
 
-	for (e = ev; e != TD_NONE; e = td_trace_parent(t, e)) {
+	for (e = ev; e != TD_NONE && depth < MAX_CHAIN; e = td_trace_parent(t, e), depth++) {
 		const struct td_event *x = td_trace_ev(t, e);
 		unsigned c = a->name_class[x->name];
 		if (x->kind == TD_K_PYTHON && (c & NC_PY_USER) && py == TD_NONE)
 			py = e;
-		if ((x->kind == TD_K_CPU_OP || x->kind == TD_K_USER_ANNOTATION) && nops < 2 &&
-		    !(c & (NC_INTERNAL_OP | NC_STEP | NC_DATALOADER)))
+		if (nops < 2 && public_op(a, x))
 			ops[nops++] = td_trace_name(t, x->name);
+		if (py != TD_NONE && nops == 2)
+			break;
 	}
 	if (py != TD_NONE) {
 		char fr[512];
@@ -119,7 +146,34 @@ uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 	} else {
 		snprintf(buf, sizeof(buf), "%s", td_trace_name(t, td_trace_ev(t, ev)->name));
 	}
-	return td_strtab_intern(&a->labels, buf, strlen(buf));
+	return td_an_intern(a, buf);
+}
+
+uint32_t td_an_user_op(const struct td_analysis *a, uint32_t ev)
+{
+	const struct td_trace *t = a->t;
+	uint32_t e;
+	int depth = 0;
+
+	for (e = td_trace_parent(t, ev); e != TD_NONE && depth < MAX_CHAIN;
+	     e = td_trace_parent(t, e), depth++)
+		if (public_op(a, td_trace_ev(t, e)))
+			return e;
+	return ev;
+}
+
+int td_an_is_warm(const struct td_analysis *a, uint32_t ev)
+{
+	size_t lo = 0, hi = a->nwarm_ev;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->warm_ev[mid] < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->nwarm_ev && a->warm_ev[lo] == ev;
 }
 
 /* What the host was doing inside span `cur` (TD_NONE: nothing recorded). */
@@ -127,18 +181,22 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 {
 	const struct td_trace *t = a->t;
 	uint32_t e, dl = TD_NONE, sync = TD_NONE, xfer = TD_NONE, alloc = TD_NONE, rt = TD_NONE;
-	uint32_t op = TD_NONE, py = TD_NONE;
+	uint32_t op = TD_NONE, py = TD_NONE, warm = TD_NONE;
+	int depth = 0;
 
 	if (cur == TD_NONE) {
 		*cause = CAUSE_NOTHING;
 		*what = 0;
 		return;
 	}
-	for (e = cur; e != TD_NONE; e = td_trace_parent(t, e)) {
+	for (e = cur; e != TD_NONE && depth < MAX_CHAIN; e = td_trace_parent(t, e), depth++) {
 		const struct td_event *x = td_trace_ev(t, e);
 		unsigned c = a->name_class[x->name];
 		if (c & NC_IGNORE)
 			continue;
+		if (warm == TD_NONE && ((c & (NC_COMPILE | NC_WARMUP)) ||
+					(x->kind == TD_K_RUNTIME && td_an_is_warm(a, e))))
+			warm = e;
 		if (c & NC_DATALOADER)
 			dl = e;
 		if ((c & NC_USER_SYNC) && sync == TD_NONE)
@@ -152,17 +210,18 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 				alloc = e;
 			else if (rt == TD_NONE)
 				rt = e;
-		} else if ((x->kind == TD_K_CPU_OP || x->kind == TD_K_USER_ANNOTATION) &&
-			   op == TD_NONE && !(c & (NC_INTERNAL_OP | NC_STEP))) {
+		} else if (op == TD_NONE && public_op(a, x) && !(c & NC_DATALOADER)) {
 			op = e;
 		} else if (x->kind == TD_K_PYTHON && (c & NC_PY_USER) && py == TD_NONE) {
 			py = e;
 		}
 	}
-	if (dl != TD_NONE) {
+	if (warm != TD_NONE) {
+		*cause = CAUSE_WARMUP;
+		*what = td_an_warm_label(a, warm);
+	} else if (dl != TD_NONE) {
 		*cause = CAUSE_DATALOADER;
-		*what = td_strtab_intern(&a->labels, td_trace_name(t, td_trace_ev(t, dl)->name),
-					 td_strtab_len(&t->names, td_trace_ev(t, dl)->name));
+		*what = intern_name(a, dl);
 	} else if (sync != TD_NONE) {
 		*cause = CAUSE_SYNC;
 		*what = td_an_site(a, sync);
@@ -172,8 +231,7 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 	} else if (alloc != TD_NONE || rt != TD_NONE) {
 		uint32_t r = alloc != TD_NONE ? alloc : rt;
 		*cause = alloc != TD_NONE ? CAUSE_ALLOC : CAUSE_LAUNCH;
-		*what = td_strtab_intern(&a->labels, td_trace_name(t, td_trace_ev(t, r)->name),
-					 td_strtab_len(&t->names, td_trace_ev(t, r)->name));
+		*what = intern_name(a, r);
 	} else if (py != TD_NONE || op != TD_NONE) {
 		char buf[512];
 		*cause = CAUSE_HOST;
@@ -181,36 +239,49 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 			td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%s", td_trace_name(t, td_trace_ev(t, op)->name));
-		*what = td_strtab_intern(&a->labels, buf, strlen(buf));
+		*what = td_an_intern(a, buf);
 	} else {
-		static const char untraced[] = "untraced host time between ops";
 		*cause = CAUSE_HOST;
-		*what = td_strtab_intern(&a->labels, untraced, sizeof(untraced) - 1);
+		*what = td_an_intern(a, "untraced host time between ops");
 	}
 }
 
-/* --- attribution of one gap -------------------------------------------------------------- */
+/* --- attribution of one device's gaps ---------------------------------------------------- */
 
-struct gap_acc {
-	int64_t by_cause[CAUSE_COUNT];
+struct attr {
+	struct td_analysis *a;
+	struct idle_map m;
+	struct td_vec segs;        /* struct td_seg */
+	int64_t by_cause[CAUSE_COUNT];  /* this gap */
 	uint32_t what_of[CAUSE_COUNT];
 	int64_t what_ns[CAUSE_COUNT];
+	struct td_vec pieces;      /* scratch for other threads */
 };
 
-static void credit(struct idle_map *m, struct gap_acc *g, uint8_t cause, uint32_t what,
-		   int64_t ns)
+static void credit(struct attr *st, uint8_t cause, uint32_t what, int64_t s, int64_t e)
 {
 	struct td_idle_item *it;
+	struct td_seg *last;
 
-	if (ns <= 0)
+	if (e <= s)
 		return;
-	it = idle_slot(m, cause, what);
-	it->ns += ns;
+	it = idle_slot(&st->m, cause, what);
+	it->ns += e - s;
 	it->segments++;
-	g->by_cause[cause] += ns;
-	if (ns > g->what_ns[cause]) {
-		g->what_ns[cause] = ns;
-		g->what_of[cause] = what;
+	st->by_cause[cause] += e - s;
+	if (e - s > st->what_ns[cause]) {
+		st->what_ns[cause] = e - s;
+		st->what_of[cause] = what;
+	}
+	last = st->segs.len ? &TD_VEC_AT(&st->segs, struct td_seg, st->segs.len - 1) : NULL;
+	if (last && last->end == s && last->cause == cause && last->what == what) {
+		last->end = e;
+	} else {
+		struct td_seg *g = td_vec_push(&st->segs);
+		g->start = s;
+		g->end = e;
+		g->cause = cause;
+		g->what = what;
 	}
 }
 
@@ -229,35 +300,41 @@ static uint32_t last_before(const struct td_trace *t, const struct td_track *tr,
 	return lo == tr->first ? TD_NONE : lo - 1;
 }
 
-/* Walks the host thread's span tree over [from, to) crediting each piece. */
-static void walk_host(struct td_analysis *a, struct idle_map *m, struct gap_acc *g,
-		      uint32_t track, int64_t from, int64_t to)
+typedef void (*span_fn)(struct attr *st, void *ctx, int64_t from, int64_t to, uint32_t cur);
+
+/* Walks a host thread's span tree over [from, to): fn gets each piece with the innermost span
+ * the thread was in (TD_NONE: none). */
+static void walk_track(struct attr *st, uint32_t track, int64_t from, int64_t to, span_fn fn,
+		       void *ctx)
 {
+	const struct td_analysis *a = st->a;
 	const struct td_trace *t = a->t;
 	const struct td_track *tr = td_trace_track(t, track);
 	uint32_t end = tr->first + tr->count, k, cur;
 	int64_t pos = from;
+	int depth = 0;
 
 	cur = last_before(t, tr, from);
 	k = cur == TD_NONE ? tr->first : cur + 1;
-	while (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) <= from)
+	while (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) <= from && depth++ < MAX_CHAIN)
 		cur = td_trace_parent(t, cur);
+	if (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) <= from)
+		cur = TD_NONE;
 	while (pos < to) {
 		int64_t seg = to;
-		uint8_t cause;
-		uint32_t what;
 
 		if (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) < seg)
 			seg = td_ev_end(td_trace_ev(t, cur));
 		if (k < end && td_trace_ev(t, k)->ts < seg)
 			seg = td_trace_ev(t, k)->ts;
 		if (seg > pos) {
-			classify(a, cur, &cause, &what);
-			credit(m, g, cause, what, seg - pos);
+			fn(st, ctx, pos, seg, cur);
 			pos = seg;
 		}
-		while (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) <= pos)
-			cur = td_trace_parent(t, cur);
+		depth = 0;
+		while (cur != TD_NONE && td_ev_end(td_trace_ev(t, cur)) <= pos) {
+			cur = depth++ < MAX_CHAIN ? td_trace_parent(t, cur) : TD_NONE;
+		}
 		for (; k < end && td_trace_ev(t, k)->ts <= pos; k++) {
 			const struct td_event *x = td_trace_ev(t, k);
 			if (td_ev_end(x) > pos && x->kind != TD_K_OTHER_SPAN &&
@@ -265,6 +342,223 @@ static void walk_host(struct td_analysis *a, struct idle_map *m, struct gap_acc 
 				cur = k;
 		}
 	}
+}
+
+/* Other threads: what the process's other threads were in while the launching thread recorded
+ * nothing. Only causes in `accept` count; the best by priority wins each instant. */
+struct other_piece {
+	int64_t s, e;
+	uint32_t what;
+	uint8_t cause;
+};
+
+static int cause_prio(int c)
+{
+	switch (c) {
+	case CAUSE_DATALOADER: return 6;
+	case CAUSE_WARMUP: return 5;
+	case CAUSE_SYNC: return 4;
+	case CAUSE_TRANSFER: return 3;
+	case CAUSE_ALLOC: return 2;
+	default: return 0;
+	}
+}
+
+struct collect_ctx {
+	unsigned accept; /* 1 << cause */
+};
+
+static void collect_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
+{
+	struct collect_ctx *cc = vc;
+	struct other_piece *p;
+	uint8_t cause;
+	uint32_t what;
+
+	if (cur == TD_NONE)
+		return;
+	classify(st->a, cur, &cause, &what);
+	if (!(cc->accept & (1u << cause)))
+		return;
+	p = td_vec_push(&st->pieces);
+	p->s = from;
+	p->e = to;
+	p->cause = cause;
+	p->what = what;
+}
+
+#define OP_PIECE_LESS(x, y) ((x)->s < (y)->s || ((x)->s == (y)->s && (x)->e < (y)->e))
+TD_DEFINE_SORT(sort_pieces, struct other_piece, OP_PIECE_LESS)
+
+static void others(struct attr *st, uint32_t track, int64_t from, int64_t to, unsigned accept,
+		   uint8_t dcause, uint32_t dwhat)
+{
+	const struct td_analysis *a = st->a;
+	struct collect_ctx cc = {accept};
+	uint32_t g0 = a->proc_of[track], glen = a->proc_len[track], i;
+	struct other_piece *p, *active[MAX_OTHER_THREADS + 1];
+	size_t np, nact = 0, next = 0;
+	int64_t pos = from;
+
+	st->pieces.len = 0;
+	for (i = 0; i < glen && i < MAX_OTHER_THREADS; i++)
+		if (a->proc_tracks[g0 + i] != track)
+			walk_track(st, a->proc_tracks[g0 + i], from, to, collect_piece, &cc);
+	np = st->pieces.len;
+	p = st->pieces.data;
+	if (!np) {
+		credit(st, dcause, dwhat, from, to);
+		return;
+	}
+	sort_pieces(p, np);
+	/* sweep: each thread's pieces are disjoint, so at most one per thread is active */
+	while (pos < to) {
+		int64_t stop = to;
+		const struct other_piece *best = NULL;
+		size_t j, m;
+
+		for (j = 0, m = 0; j < nact; j++)
+			if (active[j]->e > pos)
+				active[m++] = active[j];
+		nact = m;
+		while (next < np && p[next].s <= pos) {
+			if (p[next].e > pos && nact < MAX_OTHER_THREADS + 1)
+				active[nact++] = &p[next];
+			next++;
+		}
+		if (next < np && p[next].s < stop)
+			stop = p[next].s;
+		for (j = 0; j < nact; j++) {
+			if (active[j]->e < stop)
+				stop = active[j]->e;
+			if (!best || cause_prio(active[j]->cause) > cause_prio(best->cause))
+				best = active[j];
+		}
+		if (best)
+			credit(st, best->cause, best->what, pos, stop);
+		else
+			credit(st, dcause, dwhat, pos, stop);
+		pos = stop;
+	}
+}
+
+#define BLOCKING_CAUSES ((1u << CAUSE_SYNC) | (1u << CAUSE_TRANSFER))
+#define SPECIFIC_CAUSES ((1u << CAUSE_DATALOADER) | (1u << CAUSE_WARMUP) | BLOCKING_CAUSES | \
+			 (1u << CAUSE_ALLOC))
+
+struct host_ctx {
+	uint32_t track;
+};
+
+/* Host time before the op was queued: what the launching thread was in. */
+static void host_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
+{
+	struct host_ctx *hc = vc;
+	uint8_t cause;
+	uint32_t what;
+
+	if (cur == TD_NONE) {
+		others(st, hc->track, from, to, SPECIFIC_CAUSES, CAUSE_NOTHING, 0);
+		return;
+	}
+	classify(st->a, cur, &cause, &what);
+	credit(st, cause, what, from, to);
+}
+
+struct queued_ctx {
+	uint32_t track;
+	uint8_t cause;
+	uint32_t what;
+};
+
+/* Time after the op was queued: a blocking call on the launching thread owns it, else what the
+ * op waited for. */
+static void queued_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
+{
+	struct queued_ctx *qc = vc;
+	uint8_t cause;
+	uint32_t what;
+
+	if (cur == TD_NONE) {
+		others(st, qc->track, from, to, BLOCKING_CAUSES, qc->cause, qc->what);
+		return;
+	}
+	classify(st->a, cur, &cause, &what);
+	if ((1u << cause) & BLOCKING_CAUSES)
+		credit(st, cause, what, from, to);
+	else
+		credit(st, qc->cause, qc->what, from, to);
+}
+
+/* 1 when the op `next` had to wait for an event: a stream-wait record just before it on its
+ * stream, or a cudaStreamWaitEvent on the launching thread since its previous launch. */
+static int waited_on_event(const struct td_analysis *a, uint32_t next, uint32_t launch,
+			   int64_t *stream)
+{
+	const struct td_trace *t = a->t;
+	const struct td_track *gt = td_trace_track(t, td_trace_ev(t, next)->track);
+	uint32_t k;
+	int n;
+
+	*stream = -1;
+	for (k = next, n = 0; k > gt->first && n < 16; n++) {
+		const struct td_event *x = td_trace_ev(t, --k);
+		if (td_kind_is_gpu_op(x->kind))
+			break;
+		if (x->kind == TD_K_SYNC && (strstr(td_trace_name(t, x->name), "Wait") || x->aux)) {
+			*stream = x->aux ? (int64_t)x->aux - 1 : -1;
+			return 1;
+		}
+	}
+	if (launch != TD_NONE) {
+		const struct td_track *ht = td_trace_track(t, td_trace_ev(t, launch)->track);
+		for (k = launch, n = 0; k > ht->first && n < 64; n++) {
+			const struct td_event *x = td_trace_ev(t, --k);
+			unsigned c = a->name_class[x->name];
+			if (x->kind != TD_K_RUNTIME)
+				continue;
+			if (c & NC_STREAM_WAIT)
+				return 1;
+			if (c & NC_LAUNCH)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* What a queued op waited for, after `wait` ns with the device idle. */
+static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, uint32_t prev,
+			 int64_t wait, int launched_in_gap, uint8_t *cause, uint32_t *what)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *ne = td_trace_ev(t, next);
+	char buf[600];
+	int64_t stream;
+
+	if (launched_in_gap ? wait <= a->params.launch_delay_ns : wait <= a->params.queued_gap_ns) {
+		*cause = CAUSE_LAUNCH;
+		*what = td_an_intern(a, launched_in_gap ? "launch latency" : TD_LABEL_QUEUED_GAP);
+		return;
+	}
+	if (prev != TD_NONE && td_trace_ev(t, prev)->track != ne->track) {
+		const struct td_event *pe = td_trace_ev(t, prev);
+		*cause = (a->name_class[pe->name] & NC_COMM) ? CAUSE_COMM : CAUSE_DEPENDENCY;
+		snprintf(buf, sizeof(buf), "waiting on stream %lld: %.500s",
+			 (long long)td_trace_track(t, pe->track)->stream, td_trace_name(t, pe->name));
+		*what = td_an_intern(a, buf);
+		return;
+	}
+	*cause = CAUSE_DEPENDENCY;
+	if (waited_on_event(a, next, launch, &stream)) {
+		if (stream >= 0)
+			snprintf(buf, sizeof(buf), "waiting on an event of stream %lld", (long long)stream);
+		else
+			snprintf(buf, sizeof(buf), "waiting on an event (cudaStreamWaitEvent)");
+		*what = td_an_intern(a, buf);
+		return;
+	}
+	*what = td_an_intern(a, "queued op waited while the device was idle: a wait the trace does "
+			     "not show (another rank, a host callback, another process)");
 }
 
 /* --- per device ---------------------------------------------------------------------------- */
@@ -281,16 +575,82 @@ TD_DEFINE_SORT(sort_ops, struct op_at, OP_LESS)
 						       ((x)->cause == (y)->cause && (x)->what < (y)->what))))
 TD_DEFINE_SORT(sort_items, struct td_idle_item, ITEM_LESS)
 
+/* The steady step whose host span holds ts, or SIZE_MAX. */
+static size_t step_of(const struct td_analysis *a, int64_t ts)
+{
+	size_t lo = 0, hi = a->nsteps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->steps[mid].start <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || ts >= a->steps[lo - 1].end)
+		return SIZE_MAX;
+	return lo - 1;
+}
+
+/* The device's window: the steady steps, run on to the end of the GPU work they launched. */
+static void device_window(struct td_analysis *a, struct td_dev_analysis *d, const struct op_at *ops,
+			  size_t nops)
+{
+	const struct td_trace *t = a->t;
+	size_t i;
+
+	if (!a->has_steps) {
+		const struct td_device *dv = NULL;
+		for (i = 0; i < t->devices.len; i++)
+			if (TD_VEC_AT(&t->devices, struct td_device, i).id == d->device)
+				dv = &TD_VEC_AT(&t->devices, struct td_device, i);
+		d->win_start = d->host_start = dv ? dv->first_ts : 0;
+		d->win_end = d->host_end = dv ? dv->last_end : 0;
+		/* the host side starts with the launch of the window's first op */
+		for (i = 0; i < nops; i++) {
+			uint32_t l = td_trace_launch(t, ops[i].ev);
+			if (l != TD_NONE && td_trace_ev(t, l)->ts < d->host_start)
+				d->host_start = td_trace_ev(t, l)->ts;
+		}
+		return;
+	}
+	d->win_start = d->host_start = a->steps_start;
+	d->win_end = d->host_end = a->steps_end;
+	d->gsteps = td_malloc(a->nsteps * sizeof(*d->gsteps));
+	for (i = 0; i < a->nsteps; i++)
+		d->gsteps[i] = a->steps[i];
+	for (i = 0; i < nops; i++) {
+		uint32_t l = td_trace_launch(t, ops[i].ev);
+		int64_t end = td_ev_end(td_trace_ev(t, ops[i].ev));
+		size_t k;
+		if (l == TD_NONE || (k = step_of(a, td_trace_ev(t, l)->ts)) == SIZE_MAX)
+			continue;
+		if (end > d->gsteps[k].end)
+			d->gsteps[k].end = end;
+		if (end > d->win_end)
+			d->win_end = end;
+	}
+	for (i = 1; i < a->nsteps; i++) /* a step's GPU side starts when the previous one ends */
+		if (d->gsteps[i].start < d->gsteps[i - 1].end)
+			d->gsteps[i].start = d->gsteps[i - 1].end < d->gsteps[i].end
+				? d->gsteps[i - 1].end : d->gsteps[i].end;
+}
+
 static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 {
 	const struct td_trace *t = a->t;
-	struct idle_map m = {NULL, 0, 0};
+	struct attr st;
 	struct op_at *ops;
 	size_t nops = 0, i, cap = 0, oi = 0;
 	uint64_t *launches;
 	struct td_vec gaps;
-	int64_t prev;
+	uint32_t last_op = TD_NONE; /* the op that ended last among those started so far */
+	int64_t prev, last_end = INT64_MIN;
 
+	memset(&st, 0, sizeof(st));
+	st.a = a;
+	td_vec_init(&st.segs, sizeof(struct td_seg));
+	td_vec_init(&st.pieces, sizeof(struct other_piece));
 	/* the device's GPU ops by start time, and the thread that launches most of them */
 	for (i = 0; i < t->tracks.len; i++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
@@ -323,17 +683,7 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			d->host_track = (uint32_t)i;
 	free(launches);
 
-	if (a->has_steps) {
-		d->win_start = a->steps_start;
-		d->win_end = a->steps_end;
-	} else {
-		struct td_device *dv = NULL;
-		for (i = 0; i < t->devices.len; i++)
-			if (TD_VEC_AT(&t->devices, struct td_device, i).id == d->device)
-				dv = &TD_VEC_AT(&t->devices, struct td_device, i);
-		d->win_start = dv ? dv->first_ts : 0;
-		d->win_end = dv ? dv->last_end : 0;
-	}
+	device_window(a, d, ops, nops);
 	d->nbusy = td_trace_busy_skip(t, d->device, d->win_start, d->win_end, a->skip_name, &d->busy);
 	d->busy_ns = td_intervals_total(d->busy, d->nbusy);
 	d->idle_ns = (d->win_end - d->win_start) - d->busy_ns;
@@ -347,87 +697,92 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		}
 	}
 
-	/* the gaps, and who is to blame for each */
+	/* the gaps, and who is to blame for each nanosecond of them */
 	td_vec_init(&gaps, sizeof(struct td_gap));
 	prev = d->win_start;
 	for (i = 0; i <= d->nbusy; i++) {
-		int64_t gs = prev, ge = i < d->nbusy ? d->busy[i].start : d->win_end;
-		struct gap_acc acc;
+		int64_t gs = prev, ge = i < d->nbusy ? d->busy[i].start : d->win_end, q = gs;
 		struct td_gap *g;
 		uint32_t next = TD_NONE, launch = TD_NONE, host;
-		int64_t host_until = ge;
+		uint32_t seg0 = (uint32_t)st.segs.len;
 		int c, best = -1;
 
 		if (i < d->nbusy)
 			prev = d->busy[i].end;
 		if (ge <= gs)
 			continue;
-		memset(&acc, 0, sizeof(acc));
-		while (oi < nops && ops[oi].ts < ge)
+		memset(st.by_cause, 0, sizeof(st.by_cause));
+		memset(st.what_ns, 0, sizeof(st.what_ns));
+		memset(st.what_of, 0, sizeof(st.what_of));
+		while (oi < nops && ops[oi].ts < ge) {
+			int64_t e = td_ev_end(td_trace_ev(t, ops[oi].ev));
+			if (e >= last_end) {
+				last_end = e;
+				last_op = ops[oi].ev;
+			}
 			oi++;
+		}
 		if (i < d->nbusy && oi < nops)
 			next = ops[oi].ev;
 		if (next != TD_NONE)
 			launch = td_trace_launch(t, next);
 		host = launch != TD_NONE ? td_trace_ev(t, launch)->track : d->host_track;
 		if (launch != TD_NONE) {
-			/* after the launch call returned, the host is not holding the GPU back */
 			int64_t lend = td_ev_end(td_trace_ev(t, launch));
-			int64_t from = lend > gs ? lend : gs;
-			if (from < ge) {
-				static const char lat[] = "launch latency";
-				static const char dep[] = "op queued, waiting on another stream or event";
-				static const char queued[] = TD_LABEL_QUEUED_GAP;
-				const char *why = lat;
-				uint8_t cause = CAUSE_LAUNCH;
-
-				if (ge - lend > a->params.launch_delay_ns) {
-					/* queued long before. Behind its own stream's previous op, which ended
-					 * as the gap began: GPU-side launch overhead; else a wait on
-					 * something else (another stream, an event, a collective) */
-					const struct td_event *pe = next > 0 ? td_trace_ev(t, next - 1) : NULL;
-					if (pe && pe->track == td_trace_ev(t, next)->track &&
-					    td_kind_is_gpu_op(pe->kind) && td_ev_end(pe) >= gs) {
-						why = queued;
-					} else {
-						why = dep;
-						cause = CAUSE_DEPENDENCY;
-					}
-				}
-				credit(&m, &acc, cause, td_strtab_intern(&a->labels, why, strlen(why)),
-				       ge - from);
-				host_until = from;
-			}
+			q = lend > gs ? (lend < ge ? lend : ge) : gs;
+		} else {
+			q = ge;
 		}
-		if (host_until > gs) {
+		/* before the op was queued: what the host was doing */
+		if (q > gs) {
+			struct host_ctx hc = {host};
 			if (host != TD_NONE)
-				walk_host(a, &m, &acc, host, gs, host_until);
+				walk_track(&st, host, gs, q, host_piece, &hc);
 			else
-				credit(&m, &acc, CAUSE_NOTHING, 0, host_until - gs);
+				credit(&st, CAUSE_NOTHING, 0, gs, q);
+		}
+		/* queued: what it waited for, unless a blocking call on the host holds it */
+		if (q < ge) {
+			struct queued_ctx qc;
+			int64_t lend = td_ev_end(td_trace_ev(t, launch));
+			qc.track = host;
+			queued_cause(a, next, launch, last_end >= gs ? last_op : TD_NONE, ge - q,
+				     lend > gs, &qc.cause, &qc.what);
+			/* a short wait is launch overhead whatever the host does meanwhile */
+			if (qc.cause == CAUSE_LAUNCH)
+				credit(&st, qc.cause, qc.what, q, ge);
+			else
+				walk_track(&st, host, q, ge, queued_piece, &qc);
 		}
 		g = td_vec_push(&gaps);
 		g->start = gs;
 		g->end = ge;
 		g->next_op = next;
+		g->seg = seg0;
 		for (c = 0; c < CAUSE_COUNT; c++)
-			if (acc.by_cause[c] && (best < 0 || acc.by_cause[c] > acc.by_cause[best]))
+			if (st.by_cause[c] && (best < 0 || st.by_cause[c] > st.by_cause[best]))
 				best = c;
 		g->cause = (uint8_t)(best < 0 ? CAUSE_NOTHING : best);
-		g->what = best < 0 ? 0 : acc.what_of[best];
+		g->cause_ns = best < 0 ? 0 : st.by_cause[best];
+		g->what = best < 0 ? 0 : st.what_of[best];
 	}
 	d->gaps = gaps.data;
 	d->ngaps = gaps.len;
+	d->segs = st.segs.data;
+	d->nsegs = st.segs.len;
+	td_vec_free(&st.pieces);
 	free(ops);
 
 	td_vec_init(&d->idle, sizeof(struct td_idle_item));
-	for (i = 0; i < m.cap; i++) {
-		if (m.slots[i].used) {
+	td_vec_init(&d->claims, sizeof(struct td_claim));
+	for (i = 0; i < st.m.cap; i++) {
+		if (st.m.slots[i].used) {
 			struct td_idle_item *it = td_vec_push(&d->idle);
-			*it = m.slots[i].item;
+			*it = st.m.slots[i].item;
 			d->idle_by_cause[it->cause] += it->ns;
 		}
 	}
-	free(m.slots);
+	free(st.m.slots);
 	sort_items(d->idle.data, d->idle.len);
 }
 
@@ -458,6 +813,7 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 
 		if (!tr->is_gpu || tr->device != dv->device)
 			continue;
+		memset(&run, 0, sizeof(run));
 		for (k = tr->first; k <= tr->first + tr->count; k++) {
 			const struct td_event *e = k < tr->first + tr->count ? td_trace_ev(t, k) : NULL;
 			int small;
@@ -490,22 +846,18 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 	}
 }
 
-static void sum_run(void *ctx, const struct td_small_run *run)
-{
-	*(int64_t *)ctx += run->idle_ns;
-}
-
 #define STEP_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end > (y)->end))
 TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
 
 /* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
- * per start time. */
+ * per start time. Leading steps of warmup_step_ratio times the median or more are start-up
+ * (a cold first step: allocation, autotuning, compilation) and left out of the steady state. */
 static void find_steps(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
 	struct td_vec v;
 	uint32_t i;
-	size_t k, j;
+	size_t k, j, k0 = 0;
 
 	td_vec_init(&v, sizeof(struct td_interval));
 	for (i = 0; i < t->events.len; i++) {
@@ -525,6 +877,27 @@ static void find_steps(struct td_analysis *a)
 			continue;
 		TD_VEC_AT(&v, struct td_interval, j++) = *s;
 	}
+	if (j >= 3) {
+		int64_t *dur = td_malloc(j * sizeof(*dur)), med;
+		for (k = 0; k < j; k++)
+			dur[k] = TD_VEC_AT(&v, struct td_interval, k).end -
+				 TD_VEC_AT(&v, struct td_interval, k).start;
+		med = td_median_i64(dur, j);
+		free(dur);
+		while (k0 + 1 < j && med > 0) {
+			const struct td_interval *s = &TD_VEC_AT(&v, struct td_interval, k0);
+			if ((double)(s->end - s->start) < a->params.warmup_step_ratio * (double)med)
+				break;
+			k0++;
+		}
+	}
+	if (k0) {
+		a->warm_steps = k0;
+		a->warm_start = TD_VEC_AT(&v, struct td_interval, 0).start;
+		a->warm_end = TD_VEC_AT(&v, struct td_interval, k0 - 1).end;
+		memmove(v.data, (struct td_interval *)v.data + k0, (j - k0) * sizeof(struct td_interval));
+		j -= k0;
+	}
 	a->steps = v.data;
 	a->nsteps = j;
 	if (j) {
@@ -537,23 +910,70 @@ static void find_steps(struct td_analysis *a)
 	}
 }
 
-#define I64_LESS(x, y) (*(x) < *(y))
-TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
+static int64_t *step_durations(const struct td_analysis *a)
+{
+	int64_t *d = td_malloc((a->nsteps ? a->nsteps : 1) * sizeof(*d));
+	size_t i;
+
+	for (i = 0; i < a->nsteps; i++)
+		d[i] = a->steps[i].end - a->steps[i].start;
+	return d;
+}
 
 int64_t td_an_median_step(const struct td_analysis *a)
 {
-	int64_t *d, med;
-	size_t i;
-
-	if (!a->nsteps)
-		return 0;
-	d = td_malloc(a->nsteps * sizeof(*d));
-	for (i = 0; i < a->nsteps; i++)
-		d[i] = a->steps[i].end - a->steps[i].start;
-	sort_i64(d, a->nsteps);
-	med = d[(a->nsteps - 1) / 2];
+	int64_t *d = step_durations(a), med = td_median_i64(d, a->nsteps);
 	free(d);
 	return med;
+}
+
+int64_t td_an_mean_step(const struct td_analysis *a)
+{
+	return a->nsteps ? (a->steps_end - a->steps_start) / (int64_t)a->nsteps : 0;
+}
+
+/* CPU tracks grouped by process, for looking at a thread's siblings; within a process the
+ * threads with the most events come first. */
+struct trk {
+	int64_t pid;
+	uint8_t pid_str;
+	uint32_t count, id;
+};
+#define TRK_LESS(x, y) ((x)->pid < (y)->pid || ((x)->pid == (y)->pid && ((x)->pid_str < \
+	(y)->pid_str || ((x)->pid_str == (y)->pid_str && ((x)->count > (y)->count || \
+	((x)->count == (y)->count && (x)->id < (y)->id))))))
+TD_DEFINE_SORT(sort_trk, struct trk, TRK_LESS)
+
+static void group_threads(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	size_t n = t->tracks.len, i, m = 0, g;
+	struct trk *v = td_malloc((n ? n : 1) * sizeof(*v));
+
+	a->proc_tracks = td_malloc((n ? n : 1) * sizeof(uint32_t));
+	a->proc_of = td_calloc(n ? n : 1, sizeof(uint32_t));
+	a->proc_len = td_calloc(n ? n : 1, sizeof(uint32_t));
+	for (i = 0; i < n; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (tr->is_gpu)
+			continue;
+		v[m].pid = tr->pid;
+		v[m].pid_str = tr->pid_is_str;
+		v[m].count = tr->count;
+		v[m].id = (uint32_t)i;
+		m++;
+	}
+	sort_trk(v, m);
+	for (i = 0; i < m; i = g) {
+		size_t k;
+		for (g = i; g < m && v[g].pid == v[i].pid && v[g].pid_str == v[i].pid_str; g++)
+			a->proc_tracks[g] = v[g].id;
+		for (k = i; k < g; k++) {
+			a->proc_of[v[k].id] = (uint32_t)i;
+			a->proc_len[v[k].id] = (uint32_t)(g - i);
+		}
+	}
+	free(v);
 }
 
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg)
@@ -562,18 +982,19 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 
 	memset(a, 0, sizeof(*a));
 	a->t = t;
+	if (!cfg) { /* the defaults, patterns included */
+		cfg = a->own_cfg = td_malloc(sizeof(*cfg));
+		td_config_default(cfg);
+	}
 	a->cfg = cfg;
-	if (cfg)
-		a->params = cfg->params;
-	else
-		td_params_default(&a->params);
+	a->params = cfg->params;
 	td_strtab_init(&a->labels);
 	a->name_class = td_malloc((t->names.count + 1) * sizeof(uint32_t));
 	for (i = 0; i <= t->names.count; i++) {
 		const char *n = td_strtab_str(&t->names, (uint32_t)i);
 		size_t len = td_strtab_len(&t->names, (uint32_t)i);
 		uint32_t c = td_name_class(n);
-		if (cfg && i) {
+		if (i) {
 			if (td_config_match(cfg, PAT_SYNC_OPS, n, len))
 				c |= NC_USER_SYNC;
 			if (td_config_match(cfg, PAT_STEP_MARKERS, n, len))
@@ -582,6 +1003,8 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 				c |= NC_DATALOADER;
 			if (td_config_match(cfg, PAT_COMMUNICATION, n, len))
 				c |= NC_COMM;
+			if (td_config_match(cfg, PAT_WARMUP, n, len))
+				c |= NC_WARMUP;
 			if (td_config_match(cfg, PAT_IGNORE, n, len)) {
 				c |= NC_IGNORE;
 				if (!a->skip_name)
@@ -593,6 +1016,8 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 	}
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
 	find_steps(a);
+	group_threads(a);
+	td_an_detect_warmup(a);
 	for (i = 0; i < t->devices.len; i++)
 		if (TD_VEC_AT(&t->devices, struct td_device, i).ops)
 			a->ndev++;
@@ -603,7 +1028,6 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 			continue;
 		a->dev[k].device = dv->id;
 		analyse_device(a, &a->dev[k]);
-		td_an_small_runs(a, k, sum_run, &a->dev[k].run_gap_ns);
 		k++;
 	}
 }
@@ -615,13 +1039,25 @@ void td_analysis_free(struct td_analysis *a)
 	for (i = 0; i < a->ndev; i++) {
 		free(a->dev[i].busy);
 		free(a->dev[i].gaps);
+		free(a->dev[i].segs);
+		free(a->dev[i].gsteps);
 		td_vec_free(&a->dev[i].idle);
+		td_vec_free(&a->dev[i].claims);
 	}
 	free(a->dev);
 	free(a->name_class);
 	free(a->skip_name);
 	free(a->steps);
+	free(a->warm_ev);
+	free(a->proc_tracks);
+	free(a->proc_of);
+	free(a->proc_len);
+	free(a->block_units);
 	td_strtab_free(&a->labels);
+	if (a->own_cfg) {
+		td_config_free(a->own_cfg);
+		free(a->own_cfg);
+	}
 	memset(a, 0, sizeof(*a));
 }
 
@@ -629,11 +1065,13 @@ int td_an_outer_dataloader(const struct td_analysis *a, uint32_t ev)
 {
 	const struct td_trace *t = a->t;
 	uint32_t p;
+	int depth = 0;
 
 	if (!(a->name_class[td_trace_ev(t, ev)->name] & NC_DATALOADER) ||
 	    td_kind_on_gpu_track(td_trace_ev(t, ev)->kind))
 		return 0;
-	for (p = td_trace_parent(t, ev); p != TD_NONE; p = td_trace_parent(t, p))
+	for (p = td_trace_parent(t, ev); p != TD_NONE && depth < MAX_CHAIN;
+	     p = td_trace_parent(t, p), depth++)
 		if (a->name_class[td_trace_ev(t, p)->name] & NC_DATALOADER)
 			return 0;
 	return 1;
@@ -671,4 +1109,30 @@ int64_t td_an_busy_between(const struct td_analysis *a, size_t d, int64_t from, 
 			sum += e - s;
 	}
 	return sum;
+}
+
+int td_an_dev_index(const struct td_analysis *a, int32_t dev)
+{
+	size_t d;
+
+	for (d = 0; d < a->ndev; d++)
+		if (a->dev[d].device == dev)
+			return (int)d;
+	return -1;
+}
+
+size_t td_an_dev_of_host(const struct td_analysis *a, uint32_t ev, uint32_t op)
+{
+	const struct td_trace *t = a->t;
+	size_t d;
+
+	if (op != TD_NONE) {
+		int i = td_an_dev_index(a, td_trace_track(t, td_trace_ev(t, op)->track)->device);
+		if (i >= 0)
+			return (size_t)i;
+	}
+	for (d = 0; d < a->ndev; d++)
+		if (a->dev[d].host_track == td_trace_ev(t, ev)->track)
+			return d;
+	return 0;
 }

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* One accounting of where each device's idle time went, computed once and shared by every rule.
  *
- * Per device, the steady-state window is the span of the ProfilerStep# steps when the trace
- * has them, else first to last GPU op. Idle time is window time with no kernel, memcpy or
- * memset running. Each idle gap is attributed to what the host thread that launched the op
- * ending the gap was doing at each moment of it, so the breakdown sums exactly to the idle
- * total. Ownership: everything here belongs to the td_analysis; td_analysis_free() frees it. */
+ * The steady state: the ProfilerStep# steps when the trace has them, without leading warm-up
+ * steps (a first step 3x the median or longer), else first to last GPU op. On the host it is
+ * the steps' span; on each device it runs on to the end of the GPU work launched inside it.
+ * Idle time is window time with no kernel, memcpy or memset running on the device. Each idle
+ * nanosecond gets one cause, from what held back the op that ends the gap: what the thread
+ * that launched it was doing (or the process's other threads, when that one recorded nothing),
+ * or, once the op was queued, what it waited for. So the breakdown sums exactly to the idle
+ * total, and the pieces (segments) say which cause holds which nanoseconds.
+ *
+ * Findings claim idle nanoseconds (td_claims_*): a nanosecond claimed by one finding cannot be
+ * claimed by another, so the findings' GPU savings never add up to more than the idle time.
+ * Ownership: everything here belongs to the td_analysis; td_analysis_free() frees it. */
 #ifndef TD_RULES_ANALYSIS_H
 #define TD_RULES_ANALYSIS_H
 
@@ -19,18 +26,20 @@
 
 enum td_cause {
 	CAUSE_DATALOADER, /* inside enumerate(DataLoader)#... */
+	CAUSE_WARMUP,     /* one-off start-up work: context, lazy loading, compilation */
 	CAUSE_SYNC,       /* blocked in a synchronizing call */
 	CAUSE_TRANSFER,   /* blocked in a memcpy call */
 	CAUSE_ALLOC,      /* in cudaMalloc / cudaFree / hipFree ... */
-	CAUSE_LAUNCH,     /* in a launch or other runtime call, or launch latency */
-	CAUSE_DEPENDENCY, /* the op was queued long before: waiting on another stream / event */
+	CAUSE_COMM,       /* a queued op waits on a collective on another stream */
+	CAUSE_LAUNCH,     /* in a launch or other runtime call, launch latency, short queued gaps */
+	CAUSE_DEPENDENCY, /* a queued op waited longer: another stream, an event, something untraced */
 	CAUSE_HOST,       /* a CPU op or Python frame, or untraced host time inside a step */
 	CAUSE_NOTHING,    /* the host recorded nothing */
 	CAUSE_COUNT
 };
-/* The CAUSE_LAUNCH label of gaps between ops already queued on one stream: GPU-side launch
+/* The CAUSE_LAUNCH label of short gaps between ops already queued: device-side launch
  * overhead, with the host ahead of the GPU. */
-#define TD_LABEL_QUEUED_GAP "gap between ops queued on one stream"
+#define TD_LABEL_QUEUED_GAP "gap between ops already queued (device-side launch overhead)"
 const char *td_cause_id(enum td_cause c);    /* "dataloader", "sync", ... */
 const char *td_cause_title(enum td_cause c); /* "data loading", ... */
 
@@ -42,10 +51,12 @@ struct td_params {
 	double dataloader_share;     /* flag a DataLoader from this share of step time (0.05) */
 	double sev_high, sev_medium, sev_low; /* savings fractions for severities (.10 .03 .01) */
 	int64_t launch_delay_ns;     /* longer launch-to-start waits are dependencies (100 us) */
+	int64_t queued_gap_ns;       /* longer gaps behind an already queued op are waits (30 us) */
 	int64_t gap_report_ns;       /* list gaps from this length as evidence (50 us) */
 	int evidence_max;            /* evidence items per finding (5) */
 	double low_util;             /* a low-utilization window is below this busy share (0.5) */
 	int util_chunks;             /* the window is cut into this many chunks for it (30) */
+	double warmup_step_ratio;    /* a leading step this many times the median is warm-up (3) */
 };
 void td_params_default(struct td_params *p);
 
@@ -58,27 +69,46 @@ struct td_idle_item {
 	uint64_t segments;
 };
 
+/* A piece of idle time with one cause; a device's segments partition its idle time. */
+struct td_seg {
+	int64_t start, end;
+	uint32_t what;
+	uint8_t cause;
+};
+
 struct td_gap {
 	int64_t start, end;
 	uint8_t cause;     /* the cause with the largest share of this gap */
+	int64_t cause_ns;  /* ... and its share */
 	uint32_t what;
 	uint32_t next_op;  /* GPU op that ends the gap, TD_NONE at the window end */
+	uint32_t seg;      /* its first segment */
+};
+
+/* A claimed piece of idle time and the finding (serial) that claimed it. */
+struct td_claim {
+	int64_t start, end;
+	uint32_t owner;
 };
 
 struct td_dev_analysis {
 	int32_t device;
-	int64_t win_start, win_end;
+	int64_t win_start, win_end;   /* the device's window (steady state) */
+	int64_t host_start, host_end; /* the host side of it: steps as the host sees them */
 	struct td_interval *busy;
 	size_t nbusy;
 	int64_t busy_ns, idle_ns;
 	struct td_gap *gaps;
 	size_t ngaps;
+	struct td_seg *segs;
+	size_t nsegs;
+	struct td_vec claims;       /* struct td_claim, sorted and disjoint */
 	struct td_vec idle;         /* struct td_idle_item, largest first */
 	int64_t idle_by_cause[CAUSE_COUNT];
 	uint32_t host_track;        /* the thread that launches most of this device's work */
 	uint64_t ops_in_window;
-	int64_t run_gap_ns;         /* device idle inside runs of small kernels */
 	uint64_t small_kernels, kernels;
+	struct td_interval *gsteps; /* per step, the span of the GPU work it launched */
 };
 
 /* A run of back-to-back small kernels on one stream. */
@@ -95,37 +125,56 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 int td_an_is_small(const struct td_analysis *a, uint32_t kernel);
 
 struct td_config;
+struct td_block_unit;
 
 struct td_analysis {
 	const struct td_trace *t;
 	struct td_params params;
-	struct td_config *cfg;      /* patterns and suppressions (may be NULL) */
+	struct td_config *cfg;      /* patterns and suppressions */
+	struct td_config *own_cfg;  /* the defaults, when the caller gave none */
 	struct td_strtab labels;    /* strings the analysis composes ("aten::item <- ...") */
 	uint32_t *name_class;       /* NC_* per trace name id */
 	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_steps;
-	struct td_interval *steps;  /* ProfilerStep# (or configured marker) spans, by start */
+	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;
 	int64_t steps_start, steps_end;
+	size_t warm_steps;          /* leading steps left out as warm-up */
+	int64_t warm_start, warm_end; /* their span */
+	uint32_t *warm_ev;          /* runtime calls doing one-off start-up work, sorted */
+	size_t nwarm_ev;
+	uint32_t *proc_tracks;      /* CPU tracks grouped by process (for other-thread lookups) */
+	uint32_t *proc_of;          /* per track: index of its group's first entry in proc_tracks */
+	uint32_t *proc_len;         /* per track: size of its group */
 	struct td_dev_analysis *dev; /* devices with GPU ops, by id */
 	size_t ndev;
+	struct td_block_unit *block_units; /* rules/blocking.h, found on first use */
+	size_t nblock;
+	int block_done;
 };
 
-/* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults). */
+/* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg
+ * must outlive the analysis. */
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg);
-/* Median step duration (lower median), 0 without steps. */
+/* Median steady-state step duration as the host sees it (the mean of the two middle steps for
+ * an even count), 0 without steps; td_an_mean_step() the mean. */
 int64_t td_an_median_step(const struct td_analysis *a);
+int64_t td_an_mean_step(const struct td_analysis *a);
 void td_analysis_free(struct td_analysis *a);
 
 static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)
 {
 	return a->name_class[name];
 }
+/* 1 when host event ev does one-off start-up work (warm-up). */
+int td_an_is_warm(const struct td_analysis *a, uint32_t ev);
 /* The call site of a host event: the innermost user Python frame when the trace has Python
  * frames, else the chain of public CPU ops above it ("aten::item <- aten::is_nonzero"), else
  * the event's own name. Returns a label id. */
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev);
+/* The innermost public CPU op enclosing host event ev (the user's call), or ev itself. */
+uint32_t td_an_user_op(const struct td_analysis *a, uint32_t ev);
 /* 1 when host event ev is a data-loading span not inside another one (so time is counted
  * once even when loaders nest, e.g. a DataPipe under a DataLoader). */
 int td_an_outer_dataloader(const struct td_analysis *a, uint32_t ev);
@@ -133,9 +182,49 @@ int td_an_outer_dataloader(const struct td_analysis *a, uint32_t ev);
 int64_t td_an_idle_of(const struct td_analysis *a, size_t d, enum td_cause c, uint32_t what);
 /* Busy time of device index d within [from, to). */
 int64_t td_an_busy_between(const struct td_analysis *a, size_t d, int64_t from, int64_t to);
+/* Index in a->dev of device id dev, or -1. */
+int td_an_dev_index(const struct td_analysis *a, int32_t dev);
+/* Index in a->dev of the device a host event belongs to: the device of the GPU op it launched
+ * (op, when known), else the one its thread feeds most; 0 when unknown. */
+size_t td_an_dev_of_host(const struct td_analysis *a, uint32_t ev, uint32_t op);
+/* 1 when host event ev lies in the steady state of device index d (its host side). */
+static inline int td_an_in_host_window(const struct td_analysis *a, size_t d, int64_t ts)
+{
+	return ts >= a->dev[d].host_start && ts < a->dev[d].host_end;
+}
 static inline const char *td_an_label(const struct td_analysis *a, uint32_t id)
 {
 	return td_strtab_str(&a->labels, id);
 }
+uint32_t td_an_intern(struct td_analysis *a, const char *s);
+
+/* --- claims ------------------------------------------------------------------------------ */
+
+/* Candidate pieces of idle time one finding claims, committed together. */
+struct td_claims {
+	struct td_vec cand;
+};
+void td_claims_init(struct td_claims *c);
+/* Adds [from, to): only the idle in it of `cause` (CAUSE_COUNT: of any cause). tag groups
+ * candidates for per-tag totals (0..ntags-1). */
+void td_claims_add(struct td_claims *c, int64_t from, int64_t to, int cause, uint32_t tag);
+/* Claims for `owner` the candidates' idle on device index d that no finding claimed before
+ * (a nanosecond in two candidates counts once, for the first). Adds each tag's newly claimed
+ * ns to per_tag[tag] when per_tag is given; returns the total. Empties c. */
+int64_t td_claims_commit(struct td_analysis *a, size_t d, struct td_claims *c, uint32_t owner,
+			 int64_t *per_tag, size_t ntags);
+void td_claims_free(struct td_claims *c);
+/* Claims every idle segment of `cause` on device index d; returns the ns newly claimed. */
+int64_t td_claim_cause(struct td_analysis *a, size_t d, enum td_cause cause, uint32_t owner);
+/* Idle in [from, to) on device index d of the causes in cause_mask (1 << cause). */
+int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		      unsigned cause_mask);
+/* Unclaimed idle in [from, to) on device index d. */
+int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to);
+/* Calls fn for each unclaimed piece of each segment of device index d, in time order. */
+typedef void (*td_piece_fn)(void *ctx, const struct td_seg *piece, size_t gap);
+void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn fn, void *ctx);
+/* The serial of the finding that claimed time ts on device index d, or UINT32_MAX. */
+uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts);
 
 #endif

@@ -24,7 +24,7 @@ struct td_pattern_set {
 };
 
 static const char *const pattern_keys[PAT_COUNT] = {
-	"sync_ops", "step_markers", "dataloader", "communication", "ignore",
+	"sync_ops", "step_markers", "dataloader", "communication", "warmup", "ignore",
 };
 static const char *const default_comm = "(?i)nccl|rccl";
 
@@ -231,6 +231,8 @@ static const struct num_key rule_keys[] = {
 	{"small_run_gap_us", 0, 1e9, 1000, 1, 0, P(small_run_gap_ns)},
 	{"dataloader_share", 0, 1, 1, 0, 0, P(dataloader_share)},
 	{"launch_delay_us", 0, 1e9, 1000, 1, 0, P(launch_delay_ns)},
+	{"queued_gap_us", 0, 1e9, 1000, 1, 0, P(queued_gap_ns)},
+	{"warmup_step_ratio", 1, 1e6, 1, 0, 0, P(warmup_step_ratio)},
 	{"gap_report_us", 0, 1e12, 1000, 1, 0, P(gap_report_ns)},
 	{"evidence_max", 0, 1000, 1, 0, 1, P(evidence_max)},
 	{"low_util", 0, 1, 1, 0, 0, P(low_util)},

@@ -21,6 +21,7 @@ enum td_pattern_kind {
 	PAT_STEP_MARKERS,  /* spans that delimit steps, besides ProfilerStep#N */
 	PAT_DATALOADER,    /* spans that load data, besides enumerate(DataLoader)#... */
 	PAT_COMMUNICATION, /* communication kernels (NCCL / RCCL) */
+	PAT_WARMUP,        /* spans that are one-off start-up work, besides the built-in list */
 	PAT_IGNORE,        /* ops or kernels to leave out of the analysis */
 	PAT_COUNT
 };

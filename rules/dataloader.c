@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* dataloader: time in enumerate(DataLoader)#...__next__ per step, its share of the step and the
- * GPU idle under it. Flagged from params.dataloader_share of step time (5%, the TensorBoard
- * plugin's threshold); sized by the GPU idle it causes. */
+/* dataloader: time in enumerate(DataLoader)#...__next__ per step, its share of the steps and
+ * the GPU idle under it. Flagged from params.dataloader_share of the steady state (5%, the
+ * TensorBoard plugin's threshold); sized by the GPU idle it causes (the dataloader cause). */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,12 +17,17 @@ static void run(struct td_analysis *a, struct td_report *r)
 	size_t ntop = 0, d, best_dev = 0, k;
 	int64_t ws, we;
 	struct td_finding *f;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
-	if (!a->ndev && !a->has_steps)
+	if (!a->ndev)
 		return;
-	ws = a->has_steps ? a->steps_start : a->dev[0].win_start;
-	we = a->has_steps ? a->steps_end : a->dev[0].win_end;
+	for (d = 0; d < a->ndev; d++) /* the device the loader holds up most */
+		if (a->dev[d].idle_by_cause[CAUSE_DATALOADER] > idle) {
+			idle = a->dev[d].idle_by_cause[CAUSE_DATALOADER];
+			best_dev = d;
+		}
+	ws = a->dev[best_dev].host_start;
+	we = a->dev[best_dev].host_end;
 	w = we - ws;
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
@@ -52,30 +57,27 @@ static void run(struct td_analysis *a, struct td_report *r)
 	}
 	if (!calls || w <= 0 || (double)total < a->params.dataloader_share * (double)w)
 		return;
+	f = td_report_add(r, "dataloader", a->dev[best_dev].device);
 	for (d = 0; d < a->ndev; d++)
-		if (a->dev[d].idle_by_cause[CAUSE_DATALOADER] > idle) {
-			idle = a->dev[d].idle_by_cause[CAUSE_DATALOADER];
-			best_dev = d;
-		}
-	f = td_report_add(r, "dataloader", a->ndev ? a->dev[best_dev].device : -1);
-	f->savings_ns = idle;
+		td_finding_claim_cause(a, f, d, CAUSE_DATALOADER);
 	f->count = calls;
 	if (a->has_steps && a->nsteps) {
 		int64_t per = total / (int64_t)a->nsteps;
-		td_finding_title(f, "DataLoader takes %.0f%% of each step (%s of %s per step); the GPU "
-				 "waits for it %s (%.0f%% of the window)",
+		td_finding_title(f, "DataLoader takes %.0f%% of the steady-state steps (%s per step, "
+				 "mean; steps take %s mean, %s median); the GPU waits for it %s",
 				 100.0 * (double)total / (double)w, td_fmt_dur(b1, sizeof(b1), per),
-				 td_fmt_dur(b2, sizeof(b2), w / (int64_t)a->nsteps),
-				 td_fmt_dur(b3, sizeof(b3), idle), 100.0 * (double)idle / (double)w);
+				 td_fmt_dur(b2, sizeof(b2), td_an_mean_step(a)),
+				 td_fmt_dur(b4, sizeof(b4), td_an_median_step(a)),
+				 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
 	} else {
-		td_finding_title(f, "DataLoader takes %.0f%% of the trace (%s in %llu calls); the GPU "
-				 "waits for it %s (%.0f%%)", 100.0 * (double)total / (double)w,
-				 td_fmt_dur(b1, sizeof(b1), total), (unsigned long long)calls,
-				 td_fmt_dur(b3, sizeof(b3), idle), 100.0 * (double)idle / (double)w);
+		td_finding_title(f, "DataLoader takes %.0f%% of the window from the first to the last "
+				 "GPU op (%s in %llu calls); the GPU waits for it %s",
+				 100.0 * (double)total / (double)w, td_fmt_dur(b1, sizeof(b1), total),
+				 (unsigned long long)calls, td_fmt_dur(b3, sizeof(b3), f->idle_ns));
 	}
-	td_finding_where(f, "%s (%llu calls, %s in total, longest %s)", td_trace_name(t, name),
-			 (unsigned long long)calls, td_fmt_dur(b1, sizeof(b1), total),
-			 td_fmt_dur(b2, sizeof(b2), longest));
+	td_finding_where(f, "%s (%llu call%s, %s in total, longest %s)", td_trace_name(t, name),
+			 (unsigned long long)calls, calls == 1 ? "" : "s",
+			 td_fmt_dur(b1, sizeof(b1), total), td_fmt_dur(b2, sizeof(b2), longest));
 	/* evidence: longest first, ties by time */
 	for (k = 0; k < ntop; k++) {
 		size_t m = k, j;
@@ -90,11 +92,13 @@ static void run(struct td_analysis *a, struct td_report *r)
 	}
 	for (k = 0; k < ntop && (int)k < a->params.evidence_max; k++) {
 		const struct td_event *e = td_trace_ev(t, top[k]);
-		int64_t busy = a->ndev ? td_an_busy_between(a, best_dev, e->ts, td_ev_end(e)) : 0;
+		int64_t busy = td_an_busy_between(a, best_dev, e->ts, td_ev_end(e));
 		td_finding_evidence(f, e->ts, td_ev_dur(e), "__next__ took %s; GPU busy %.0f%% meanwhile",
 				    td_fmt_dur(b1, sizeof(b1), td_ev_dur(e)),
 				    td_ev_dur(e) ? 100.0 * (double)busy / (double)td_ev_dur(e) : 0.0);
 	}
+	td_finding_value(f, "dataloader_ns", total);
+	td_finding_value(f, "calls", (int64_t)calls);
 	if (single)
 		td_finding_fix(f, "%s", "The loader runs in the training process "
 			       "(_SingleProcessDataLoaderIter, num_workers=0). Load in parallel: "

@@ -1,38 +1,117 @@
 /* SPDX-License-Identifier: MIT */
-/* gpu-idle: how busy each device is over the window and per step, its largest gaps with their
- * causes, and sustained low-utilization stretches. Sized by the idle time that no more specific
- * rule claims (host CPU work, untraced time, dependencies, the allocator, launch overhead
- * outside small-kernel runs). */
+/* gpu-idle: the residual. How busy each device is over the window and per step, and the idle
+ * time no more specific finding claimed, named by its top causes and activities, with its
+ * largest gaps and sustained low-utilization stretches. When it tops a report, the specific
+ * rules did not recognise the mechanism; its fix follows the cause that holds most of it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/rule.h"
 
-#define GAP_LESS(x, y) ((x)->end - (x)->start > (y)->end - (y)->start || \
-	((x)->end - (x)->start == (y)->end - (y)->start && (x)->start < (y)->start))
-TD_DEFINE_SORT(sort_gaps_by_len, struct td_gap, GAP_LESS)
-
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
+struct top_gap {
+	size_t gap;
+	int64_t ns;                    /* unclaimed ns in it */
+	int64_t by_cause[CAUSE_COUNT];
+	uint32_t what_of[CAUSE_COUNT];
+	int64_t what_ns[CAUSE_COUNT];
+};
+
+struct resid {
+	struct td_vec items;           /* struct td_idle_item: (cause, what) of unclaimed time */
+	int64_t by_cause[CAUSE_COUNT];
+	struct top_gap cur, *top;      /* the current gap, and the largest ones */
+	size_t ntop, maxtop;
+};
+
+static void item_add(struct td_vec *v, uint8_t cause, uint32_t what, int64_t ns)
+{
+	struct td_idle_item *it = td_vec_push(v);
+
+	it->cause = cause;
+	it->what = what;
+	it->ns = ns;
+}
+
+#define KEY_LESS(x, y) ((x)->cause < (y)->cause || ((x)->cause == (y)->cause && (x)->what < (y)->what))
+TD_DEFINE_SORT(sort_keys, struct td_idle_item, KEY_LESS)
+
+/* sums the items of one (cause, what) */
+static void reduce_items(struct td_vec *v)
+{
+	struct td_idle_item *it = v->data;
+	size_t i, m = 0;
+
+	sort_keys(it, v->len);
+	for (i = 0; i < v->len; i++) {
+		if (m && it[m - 1].cause == it[i].cause && it[m - 1].what == it[i].what)
+			it[m - 1].ns += it[i].ns;
+		else
+			it[m++] = it[i];
+	}
+	v->len = m;
+}
+
+static void flush_gap(struct resid *rs)
+{
+	size_t i, pos;
+
+	if (!rs->cur.ns)
+		return;
+	if (rs->ntop == rs->maxtop && (!rs->ntop || rs->top[rs->ntop - 1].ns >= rs->cur.ns))
+		goto out;
+	pos = rs->ntop < rs->maxtop ? rs->ntop++ : rs->ntop - 1;
+	for (i = pos; i > 0 && rs->top[i - 1].ns < rs->cur.ns; i--)
+		rs->top[i] = rs->top[i - 1];
+	rs->top[i] = rs->cur;
+out:
+	memset(&rs->cur, 0, sizeof(rs->cur));
+}
+
+static void on_piece(void *vc, const struct td_seg *p, size_t gap)
+{
+	struct resid *rs = vc;
+	int64_t ns = p->end - p->start;
+
+	if (rs->cur.ns && rs->cur.gap != gap)
+		flush_gap(rs);
+	rs->cur.gap = gap;
+	rs->cur.ns += ns;
+	rs->cur.by_cause[p->cause] += ns;
+	if (ns > rs->cur.what_ns[p->cause]) {
+		rs->cur.what_ns[p->cause] = ns;
+		rs->cur.what_of[p->cause] = p->what;
+	}
+	rs->by_cause[p->cause] += ns;
+	item_add(&rs->items, p->cause, p->what, ns);
+}
+
+#define ITEM_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && ((x)->cause < (y)->cause || \
+	((x)->cause == (y)->cause && (x)->what < (y)->what))))
+TD_DEFINE_SORT(sort_items, struct td_idle_item, ITEM_LESS)
+
 static void step_busy(struct td_analysis *a, size_t d, struct td_finding *f)
 {
+	const struct td_dev_analysis *dv = &a->dev[d];
 	size_t n = a->nsteps, i;
 	int64_t *pm;
 
-	if (n < 2)
+	if (n < 2 || !dv->gsteps)
 		return;
 	pm = td_malloc(n * sizeof(*pm));
 	for (i = 0; i < n; i++) {
-		const struct td_interval *s = &a->steps[i];
+		const struct td_interval *s = &dv->gsteps[i];
 		int64_t len = s->end - s->start;
 		pm[i] = len > 0 ? td_an_busy_between(a, d, s->start, s->end) * 1000 / len : 0;
 	}
 	sort_i64(pm, n);
 	td_finding_where(f, "busy per step: min %.1f%%, median %.1f%%, max %.1f%% over %zu steps",
-			 (double)pm[0] / 10, (double)pm[(n - 1) / 2] / 10, (double)pm[n - 1] / 10, n);
+			 (double)pm[0] / 10, (double)td_median_i64(pm, n) / 10, (double)pm[n - 1] / 10, n);
 	free(pm);
 }
 
@@ -67,6 +146,102 @@ static void low_util(struct td_analysis *a, size_t d, struct td_finding *f)
 	}
 }
 
+/* "gap of 2.8 ms: CPU op / Python, aten::empty" or, when no cause holds 90% of what is left of
+ * it, "gap of 2.8 ms: 60% CPU op / Python (aten::empty), 40% kernel-launch overhead" */
+static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
+			 const struct top_gap *g)
+{
+	const struct td_gap *gp = &a->dev[d].gaps[g->gap];
+	int order[CAUSE_COUNT], n = 0, c, i;
+	char text[1024], b1[32], b2[32];
+	size_t len;
+
+	for (c = 0; c < CAUSE_COUNT; c++) /* causes holding 1% of it or more */
+		if (g->by_cause[c] && g->by_cause[c] * 100 >= g->ns)
+			order[n++] = c;
+	for (i = 1; i < n; i++) /* largest share first */
+		for (c = i; c > 0 && g->by_cause[order[c]] > g->by_cause[order[c - 1]]; c--) {
+			int tmp = order[c];
+			order[c] = order[c - 1];
+			order[c - 1] = tmp;
+		}
+	snprintf(text, sizeof(text), "gap of %s", td_fmt_dur(b1, sizeof(b1), gp->end - gp->start));
+	len = strlen(text);
+	if (g->ns < gp->end - gp->start)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, " (%s not claimed by other "
+					"findings)", td_fmt_dur(b2, sizeof(b2), g->ns));
+	if (n == 1 || g->by_cause[order[0]] * 10 >= g->ns * 9) {
+		snprintf(text + len, sizeof(text) - len, ": %s%s%s", td_cause_title(order[0]),
+			 g->what_of[order[0]] ? ", " : "",
+			 g->what_of[order[0]] ? td_an_label(a, g->what_of[order[0]]) : "");
+	} else {
+		for (i = 0; i < n && i < 3 && len < sizeof(text); i++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%.0f%% %s%s%s%s",
+						i ? ", " : ": ", 100.0 * (double)g->by_cause[order[i]] /
+						(double)g->ns, td_cause_title(order[i]),
+						g->what_of[order[i]] ? " (" : "",
+						g->what_of[order[i]] ? td_an_label(a, g->what_of[order[i]]) : "",
+						g->what_of[order[i]] ? ")" : "");
+	}
+	td_finding_evidence(f, gp->start, gp->end - gp->start, "%s", text);
+}
+
+static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause top,
+		    const struct resid *rs, uint32_t top_what)
+{
+	uint32_t queued = td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
+					 sizeof(TD_LABEL_QUEUED_GAP) - 1);
+	int64_t queued_ns = 0;
+	size_t i;
+
+	for (i = 0; i < rs->items.len; i++) {
+		const struct td_idle_item *it = &TD_VEC_AT(&rs->items, struct td_idle_item, i);
+		if (it->cause == CAUSE_LAUNCH && it->what == queued)
+			queued_ns += it->ns;
+	}
+	switch (top) {
+	case CAUSE_NOTHING:
+		td_finding_fix(f, "%s", "The launching thread recorded nothing while the GPU waited: "
+			       "the time goes to code the profiler does not see (another thread, the "
+			       "GIL, I/O, logging). Profile with torch.profiler.profile(with_stack=True) "
+			       "to see the Python frames, and move that work out of the step.");
+		break;
+	case CAUSE_DEPENDENCY:
+		td_finding_fix(f, "%s", "Queued ops waited with the device idle for something outside "
+			       "this stream: an event from another stream, another rank, a host "
+			       "callback or another process sharing the GPU. Diagnose every rank's "
+			       "trace together to find a straggler, check nvidia-smi for other "
+			       "processes, and avoid cross-stream waits inside the step.");
+		break;
+	case CAUSE_LAUNCH:
+		if (2 * queued_ns > rs->by_cause[CAUSE_LAUNCH])
+			td_finding_fix(f, "%s", "The host is ahead: the ops were already queued and the "
+				       "GPU idles a few microseconds between them (per-kernel launch "
+				       "overhead on the device). Fewer, larger kernels win it back: "
+				       "torch.compile(model) fuses small ops, and CUDA Graphs "
+				       "(mode=\"reduce-overhead\", or torch.cuda.CUDAGraph) launch a whole "
+				       "step at once.");
+		else
+			td_finding_fix(f, "%s", "The GPU waits for the host's launch calls: each kernel "
+				       "costs a few microseconds to launch and the kernels are shorter than "
+				       "that. Launch fewer kernels: torch.compile(model, mode=\"reduce-"
+				       "overhead\") fuses them and replays the step with CUDA Graphs.");
+		break;
+	case CAUSE_HOST:
+		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (most of it "
+			       "in %s): the step is CPU-bound there. Move that work off the step "
+			       "(precompute, or do it on the GPU), cut per-item Python loops over "
+			       "tensors, and compile the model (torch.compile(model, mode=\"reduce-"
+			       "overhead\")) so the host launches less per step.",
+			       top_what ? td_an_label(a, top_what) : "untraced code");
+		break;
+	default:
+		td_finding_fix(f, "The remaining idle is %s below the thresholds of its own rule; see "
+			       "the breakdown above.", td_cause_title(top));
+		break;
+	}
+}
+
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	size_t d, i;
@@ -74,107 +249,73 @@ static void run(struct td_analysis *a, struct td_report *r)
 
 	for (d = 0; d < a->ndev; d++) {
 		struct td_dev_analysis *dv = &a->dev[d];
-		int64_t w = dv->win_end - dv->win_start, claimed, mine, shown = 0, queued;
-		struct td_gap *gaps;
+		int64_t w = dv->win_end - dv->win_start;
 		struct td_finding *f;
+		struct td_claims cl;
+		struct resid rs;
 		enum td_cause top = CAUSE_HOST;
-		static const enum td_cause causes[] = {CAUSE_HOST, CAUSE_NOTHING, CAUSE_DEPENDENCY,
-						       CAUSE_ALLOC, CAUSE_LAUNCH};
+		uint32_t top_what = 0;
+		int c;
 
 		if (w <= 0 || dv->idle_ns <= 0)
 			continue;
-		mine = 0;
-		for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
-			mine += dv->idle_by_cause[causes[i]];
-			if (dv->idle_by_cause[causes[i]] > dv->idle_by_cause[top])
-				top = causes[i];
-		}
-		/* launch gaps inside small-kernel runs belong to the small-kernels finding */
-		claimed = dv->run_gap_ns < mine ? dv->run_gap_ns : mine;
+		memset(&rs, 0, sizeof(rs));
+		td_vec_init(&rs.items, sizeof(struct td_idle_item));
+		rs.maxtop = a->params.evidence_max > 0 ? (size_t)a->params.evidence_max : 0;
+		rs.top = td_calloc(rs.maxtop ? rs.maxtop : 1, sizeof(*rs.top));
+		td_an_unclaimed_pieces(a, d, on_piece, &rs);
+		flush_gap(&rs);
+		reduce_items(&rs.items);
+		sort_items(rs.items.data, rs.items.len);
+		for (c = 0; c < CAUSE_COUNT; c++)
+			if (rs.by_cause[c] > rs.by_cause[top])
+				top = (enum td_cause)c;
+		for (i = 0; i < rs.items.len; i++)
+			if (TD_VEC_AT(&rs.items, struct td_idle_item, i).cause == top) {
+				top_what = TD_VEC_AT(&rs.items, struct td_idle_item, i).what;
+				break;
+			}
 		f = td_report_add(r, "gpu-idle", dv->device);
-		f->savings_ns = mine - claimed;
-		f->count = dv->ngaps;
-		td_finding_title(f, "GPU %d is idle %.0f%% of the window (%s of %s); %s of it is %s and "
-				 "other time no other finding covers", dv->device,
+		td_claims_init(&cl);
+		td_claims_add(&cl, dv->win_start, dv->win_end, CAUSE_COUNT, 0);
+		td_finding_claim(a, f, d, &cl, NULL, 0);
+		td_claims_free(&cl);
+		f->count = rs.ntop;
+		td_finding_title(f, "GPU %d is idle %.0f%% of the window (%s of %s); %s of it no other "
+				 "finding explains, mostly %s%s%s%s", dv->device,
 				 100.0 * (double)dv->idle_ns / (double)w,
 				 td_fmt_dur(b1, sizeof(b1), dv->idle_ns), td_fmt_dur(b2, sizeof(b2), w),
-				 td_fmt_dur(b3, sizeof(b3), f->savings_ns), td_cause_title(top));
-		for (i = 0; i < dv->idle.len && shown < 5; i++) {
-			const struct td_idle_item *it = &TD_VEC_AT(&dv->idle, struct td_idle_item, i);
-			size_t c;
-			int ours = 0;
-			for (c = 0; c < sizeof(causes) / sizeof(causes[0]); c++)
-				ours |= it->cause == causes[c];
-			if (!ours)
-				continue;
+				 td_fmt_dur(b3, sizeof(b3), f->idle_ns), td_cause_title(top),
+				 top_what ? " (" : "", top_what ? td_an_label(a, top_what) : "",
+				 top_what ? ")" : "");
+		for (i = 0; i < rs.items.len && i < 5; i++) {
+			const struct td_idle_item *it = &TD_VEC_AT(&rs.items, struct td_idle_item, i);
 			td_finding_where(f, "%s: %s (%s idle)", td_cause_title((enum td_cause)it->cause),
 					 it->what ? td_an_label(a, it->what) : "-",
 					 td_fmt_dur(b1, sizeof(b1), it->ns));
-			shown++;
 		}
 		step_busy(a, d, f);
-		/* the largest gaps, longest first */
-		gaps = td_malloc((dv->ngaps ? dv->ngaps : 1) * sizeof(*gaps));
-		for (i = 0; i < dv->ngaps; i++)
-			gaps[i] = dv->gaps[i];
-		sort_gaps_by_len(gaps, dv->ngaps);
-		for (i = 0; i < dv->ngaps && (int)i < a->params.evidence_max; i++) {
-			if (gaps[i].end - gaps[i].start < a->params.gap_report_ns)
-				break;
-			td_finding_evidence(f, gaps[i].start, gaps[i].end - gaps[i].start,
-					    "gap of %s: %s%s%s", td_fmt_dur(b1, sizeof(b1),
-					    gaps[i].end - gaps[i].start),
-					    td_cause_title((enum td_cause)gaps[i].cause),
-					    gaps[i].what ? ", " : "",
-					    gaps[i].what ? td_an_label(a, gaps[i].what) : "");
-		}
-		free(gaps);
+		for (i = 0; i < rs.ntop; i++)
+			if (a->dev[d].gaps[rs.top[i].gap].end - a->dev[d].gaps[rs.top[i].gap].start >=
+			    a->params.gap_report_ns)
+				gap_evidence(a, d, f, &rs.top[i]);
 		low_util(a, d, f);
-		queued = td_an_idle_of(a, d, CAUSE_LAUNCH,
-				       td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
-						      sizeof(TD_LABEL_QUEUED_GAP) - 1));
-		if (top == CAUSE_LAUNCH && 2 * queued > dv->idle_by_cause[CAUSE_LAUNCH]) {
-			/* the ops were already queued: the host is ahead, the GPU idles between them */
-			td_finding_fix(f, "%s", "The host is ahead: the ops were already queued and the GPU "
-				       "idles between them (per-kernel launch overhead on the device). Fewer, "
-				       "larger kernels win it back: torch.compile(model) fuses small ops, "
-				       "and CUDA Graphs (mode=\"reduce-overhead\", or torch.cuda.CUDAGraph) "
-				       "launch a whole step at once.");
-			continue;
-		}
-		switch (top) {
-		case CAUSE_NOTHING:
-			td_finding_fix(f, "%s", "The launching thread recorded nothing while the GPU waited: "
-				       "the time goes to code the profiler does not see (another thread, "
-				       "the GIL, I/O, logging). Profile with "
-				       "torch.profiler.profile(with_stack=True) to see the Python frames, "
-				       "and move that work out of the training step.");
-			break;
-		case CAUSE_DEPENDENCY:
-			td_finding_fix(f, "%s", "Ops were queued but waited on another stream, event or "
-				       "device (e.g. NCCL collectives or a side stream): overlap the "
-				       "communication with compute, check for a straggler rank, and avoid "
-				       "cross-stream waits inside the step.");
-			break;
-		case CAUSE_ALLOC:
-			td_finding_fix(f, "%s", "The host is in cudaMalloc/cudaFree: let PyTorch's caching "
-				       "allocator reuse memory (avoid torch.cuda.empty_cache() in the loop; "
-				       "keep tensor shapes stable; PYTORCH_CUDA_ALLOC_CONF="
-				       "expandable_segments:True).");
-			break;
-		default:
-			td_finding_fix(f, "%s", "The GPU waits for the host to launch work: the step is "
-				       "CPU-bound. Cut Python per step (no per-item loops over tensors, "
-				       "precompute outside the loop), compile the model "
-				       "(torch.compile(model, mode=\"reduce-overhead\") also uses CUDA "
-				       "Graphs), or raise the batch size so each launch does more work.");
-			break;
-		}
+		for (c = 0; c < CAUSE_COUNT; c++)
+			if (rs.by_cause[c]) {
+				static const char *const keys[CAUSE_COUNT] = {
+					"dataloader_ns", "warmup_ns", "sync_ns", "transfer_ns", "allocator_ns",
+					"communication_ns", "launch_ns", "dependency_ns", "host_ns", "nothing_ns",
+				};
+				td_finding_value(f, keys[c], rs.by_cause[c]);
+			}
+		fix_for(a, f, top, &rs, top_what);
+		td_vec_free(&rs.items);
+		free(rs.top);
 	}
 }
 
 const struct td_rule rule_gpu_idle = {
 	.id = "gpu-idle",
-	.title = "GPU idle time, per step, largest gaps and low-utilization windows",
+	.title = "Idle time no other finding explains: per step, largest gaps, low utilization",
 	.run = run,
 };

@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "rules/blocking.h"
 #include "rules/config.h"
 #include "rules/rule.h"
 
@@ -21,9 +22,11 @@ static const struct {
 	{"gpu_busy_fraction", MK_FRACTION},
 	{"idle_ns_per_step", MK_TIME},
 	{"idle_dataloader_ns_per_step", MK_TIME},
+	{"idle_warmup_ns_per_step", MK_TIME},
 	{"idle_sync_ns_per_step", MK_TIME},
 	{"idle_transfer_ns_per_step", MK_TIME},
 	{"idle_allocator_ns_per_step", MK_TIME},
+	{"idle_communication_ns_per_step", MK_TIME},
 	{"idle_launch_ns_per_step", MK_TIME},
 	{"idle_dependency_ns_per_step", MK_TIME},
 	{"idle_host_ns_per_step", MK_TIME},
@@ -82,7 +85,7 @@ const struct td_metric *td_metrics_get(const struct td_metrics *m, const char *i
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
-void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
+void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 			struct td_metrics *out)
 {
 	const struct td_trace *t = a->t;
@@ -90,22 +93,45 @@ void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
 	int64_t busy = 0, win = 0, idle = 0, cause[CAUSE_COUNT] = {0}, dl = 0, comm = 0;
 	double launches = 0, syncs = 0, ssync = 0, dsync = 0, esync = 0, csync = 0, htod = 0,
 	       htodb = 0, dtoh = 0, dtohb = 0, pageable = 0, small = 0;
-	int64_t ws = a->has_steps ? a->steps_start : a->ndev ? a->dev[0].win_start : 0;
-	int64_t we = a->has_steps ? a->steps_end : a->ndev ? a->dev[0].win_end : 0;
-	size_t d, i;
+	int64_t ws = 0, we = 0; /* the host side of every device's steady state */
+	const struct td_block_unit *u;
+	size_t d, i, nu;
 	int c;
 
 	init(out);
 	out->steps = a->nsteps;
 	out->partial = t->partial;
+	for (d = 0; d < a->ndev; d++) {
+		if (!d || a->dev[d].host_start < ws)
+			ws = a->dev[d].host_start;
+		if (!d || a->dev[d].host_end > we)
+			we = a->dev[d].host_end;
+	}
+	if (!a->ndev && a->has_steps) {
+		ws = a->steps_start;
+		we = a->steps_end;
+	}
 	if (a->nsteps) {
 		int64_t *dur = td_malloc(a->nsteps * sizeof(*dur));
 		for (i = 0; i < a->nsteps; i++)
 			dur[i] = a->steps[i].end - a->steps[i].start;
 		sort_i64(dur, a->nsteps);
-		set(out, "step_time_median_ns", (double)dur[(a->nsteps - 1) / 2]);
 		set(out, "step_time_p90_ns", (double)dur[(a->nsteps * 9 + 9) / 10 - 1]);
+		set(out, "step_time_median_ns", (double)td_median_i64(dur, a->nsteps));
 		free(dur);
+	}
+	/* host syncs are the user's calls that block, counted as sync-stall counts them */
+	nu = td_an_block_units(a, &u);
+	for (i = 0; i < nu; i++) {
+		syncs++;
+		if (u[i].kinds & BK_DEVICE)
+			dsync++;
+		else if (u[i].kinds & BK_STREAM)
+			ssync++;
+		else if (u[i].kinds & BK_EVENT)
+			esync++;
+		else
+			csync++;
 	}
 	for (d = 0; d < a->ndev; d++) {
 		busy += a->dev[d].busy_ns;
@@ -127,26 +153,18 @@ void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t cl = td_an_class(a, e->name);
-		if (e->ts < ws || e->ts >= we || (cl & NC_IGNORE))
+		if (cl & NC_IGNORE)
 			continue;
+		if (td_kind_on_gpu_track(e->kind)) {
+			int di = td_an_dev_index(a, td_trace_track(t, e->track)->device);
+			if (di < 0 || e->ts < a->dev[di].win_start || e->ts >= a->dev[di].win_end)
+				continue;
+		} else if (e->ts < ws || e->ts >= we) {
+			continue;
+		}
 		if (e->kind == TD_K_RUNTIME) {
-			const char *n = td_trace_name(t, e->name);
 			if (cl & NC_LAUNCH)
 				launches++;
-			if (cl & (NC_SYNC_CALL | NC_MEMCPY_SYNC)) {
-				syncs++;
-				if (strstr(n, "StreamSynchronize"))
-					ssync++;
-				else if (strstr(n, "DeviceSynchronize") || strstr(n, "CtxSynchronize") ||
-					 strstr(n, "ThreadSynchronize"))
-					dsync++;
-				else if (strstr(n, "EventSynchronize"))
-					esync++;
-				else
-					csync++;
-			}
-		} else if ((cl & NC_USER_SYNC) && !td_kind_on_gpu_track(e->kind)) {
-			syncs++;
 		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind)) {
 			if (td_an_outer_dataloader(a, (uint32_t)i))
 				dl += td_ev_dur(e);
@@ -166,15 +184,6 @@ void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
 			}
 			if (src == MK_PAGEABLE || dst == MK_PAGEABLE)
 				pageable++;
-			/* a copy into pageable memory blocks the host like a synchronize (as sync-stall
-			 * counts it); synchronous cudaMemcpy calls were counted with the runtime calls */
-			if (dir == CD_DTOH && dst == MK_PAGEABLE) {
-				uint32_t l = td_trace_launch(t, (uint32_t)i);
-				if (l == TD_NONE || !(td_an_class(a, td_trace_ev(t, l)->name) & NC_MEMCPY_SYNC)) {
-					syncs++;
-					csync++;
-				}
-			}
 		}
 	}
 	set(out, "dataloader_ns_per_step", (double)dl / per);

@@ -40,7 +40,7 @@ struct td_metrics {
 };
 
 /* Computes the metrics of an analysed and diagnosed trace. */
-void td_metrics_compute(const struct td_analysis *a, const struct td_report *r,
+void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 			struct td_metrics *out);
 /* Reads the metrics a `tracedoc diagnose --format json` report carries. Returns 0 or
  * TD_EFORMAT (not such a report) with err filled. */

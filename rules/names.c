@@ -30,8 +30,47 @@ unsigned td_name_class(const char *n)
 		"aten::empty", "aten::full", "aten::arange", "aten::linspace", "aten::eye",
 		"aten::tensor", "aten::scalar_tensor", "aten::normal", NULL,
 	};
+	/* calls that create the context, a stream, a handle or the allocator's first pool, or
+	 * load a module: start-up work when far slower than their steady-state peers */
+	static const char *const warm_prefix[] = {
+		"cuInit", "cuCtxCreate", "cuDevicePrimaryCtxRetain", "cudaSetDevice", "cudaFree",
+		"cudaMalloc", "cudaHostAlloc", "cudaHostRegister", "cudaDeviceGetStreamPriorityRange",
+		"cudaStreamCreate", "cudaGetDeviceProperties", "cudaGetDeviceCount",
+		"cudaDeviceGetAttribute", "cudaEventCreate", "cudaFuncGetAttributes",
+		"cudaFuncSetAttribute", "cuModuleLoad", "cuLibraryLoad", "cuModuleGetFunction",
+		"cuLibraryGetKernel", "cudaGetFuncBySymbol", "cudnnCreate", "cublasCreate",
+		"cublasLtCreate", "hipInit", "hipSetDevice", "hipFree", "hipMalloc", "hipHostMalloc",
+		"hipDeviceGetStreamPriorityRange", "hipStreamCreate", "hipGetDeviceProperties",
+		"hipGetDeviceCount", "hipDeviceGetAttribute", "hipModuleLoad", "hipEventCreate", NULL,
+	};
+	/* Python files that run only while torch.compile traces, compiles or autotunes */
+	static const char *const compile_files[] = {
+		"torch/_dynamo/convert_frame.py", "torch/_dynamo/symbolic_convert.py",
+		"torch/_dynamo/output_graph.py", "torch/_inductor/compile_fx.py",
+		"torch/_inductor/codecache.py", "torch/_inductor/async_compile.py",
+		"torch/_inductor/graph.py", "torch/_inductor/scheduler.py",
+		"torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
+		"torch/_functorch/aot_autograd.py", "triton/compiler/", "triton/runtime/autotuner.py",
+		"torch/_inductor/runtime/triton_heuristics.py(", NULL,
+	};
 	unsigned c = 0;
+	size_t i;
 
+	for (i = 0; warm_prefix[i]; i++)
+		if (starts(n, warm_prefix[i]))
+			c |= NC_WARMUP_CALL;
+	if (strstr(n, ".py(")) {
+		for (i = 0; compile_files[i]; i++) {
+			const char *at = strstr(n, compile_files[i]);
+			/* the heuristics file also runs every launch: only its tuning functions */
+			if (at && (!strstr(compile_files[i], "triton_heuristics") ||
+				   strstr(n, "autotune") || strstr(n, "benchmark") || strstr(n, "precompile")))
+				c |= NC_COMPILE;
+		}
+	}
+	if (starts(n, "cudaStreamWaitEvent") || starts(n, "hipStreamWaitEvent") ||
+	    starts(n, "cuStreamWaitEvent"))
+		c |= NC_STREAM_WAIT;
 	if (starts(n, "enumerate(DataLoader)#") || starts(n, "enumerate(DataPipe)#")) {
 		c |= NC_DATALOADER;
 		if (strstr(n, "_SingleProcessDataLoaderIter"))

@@ -25,6 +25,11 @@
 #define NC_COMM 0x4000        /* communication kernel (NCCL / RCCL) */
 #define NC_IGNORE 0x8000      /* left out of the analysis */
 #define NC_USER_SYNC 0x10000  /* an op the config says synchronizes */
+#define NC_WARMUP_CALL 0x20000 /* a runtime call that does one-off start-up work when slow:
+				* context creation, first allocation, stream / handle creation */
+#define NC_COMPILE 0x40000    /* a torch.compile / Triton compilation or autotuning frame */
+#define NC_STREAM_WAIT 0x80000 /* cudaStreamWaitEvent / hipStreamWaitEvent */
+#define NC_WARMUP 0x100000    /* from the config: spans that are start-up work */
 
 enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
 enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };

@@ -11,8 +11,8 @@
 #include "rules/rule.h"
 
 const struct td_rule *const td_rules[] = {
-	&rule_gpu_idle, &rule_dataloader, &rule_sync_stall, &rule_transfer, &rule_small_kernels,
-	NULL,
+	&rule_warmup, &rule_dataloader, &rule_communication, &rule_sync_stall, &rule_transfer,
+	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, NULL,
 };
 
 const char *td_severity_name(enum td_severity s)
@@ -40,10 +40,45 @@ struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t 
 	struct td_finding *f = td_vec_push(&r->findings);
 
 	f->rule = rule;
+	f->serial = r->next_serial++;
 	f->device = device;
 	td_vec_init(&f->where, sizeof(char *));
 	td_vec_init(&f->evidence, sizeof(struct td_evidence));
+	td_vec_init(&f->values, sizeof(struct td_value));
 	return f;
+}
+
+void td_finding_value(struct td_finding *f, const char *key, int64_t v)
+{
+	struct td_value *x = td_vec_push(&f->values);
+	x->key = key;
+	x->v = v;
+}
+
+int64_t td_finding_get(const struct td_finding *f, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < f->values.len; i++)
+		if (!strcmp(TD_VEC_AT(&f->values, struct td_value, i).key, key))
+			return TD_VEC_AT(&f->values, struct td_value, i).v;
+	return 0;
+}
+
+int64_t td_finding_claim_cause(struct td_analysis *a, struct td_finding *f, size_t d,
+			       enum td_cause cause)
+{
+	int64_t got = td_claim_cause(a, d, cause, f->serial);
+	f->idle_ns += got;
+	return got;
+}
+
+int64_t td_finding_claim(struct td_analysis *a, struct td_finding *f, size_t d,
+			 struct td_claims *c, int64_t *per_tag, size_t ntags)
+{
+	int64_t got = td_claims_commit(a, d, c, f->serial, per_tag, ntags);
+	f->idle_ns += got;
+	return got;
 }
 
 void td_finding_title(struct td_finding *f, const char *fmt, ...)
@@ -124,6 +159,7 @@ static void free_finding(struct td_finding *f)
 		free(TD_VEC_AT(&f->evidence, struct td_evidence, j).text);
 	td_vec_free(&f->where);
 	td_vec_free(&f->evidence);
+	td_vec_free(&f->values);
 	free(f->title);
 	free(f->fix);
 }
@@ -134,12 +170,17 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 
 	td_vec_init(&r->findings, sizeof(struct td_finding));
 	td_vec_init(&r->suppressed, sizeof(struct td_finding));
+	r->next_serial = 0;
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
-	/* a finding that wins nothing back is not worth a reader's time */
+	/* a finding that wins next to nothing back is not worth a reader's time */
 	for (i = 0, j = 0; i < r->findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		const struct td_suppression *s = NULL;
+		int64_t w = td_an_window_ns(a, f->device);
+		f->savings_ns = f->idle_ns + f->busy_ns;
+		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
+			f->savings_ns = 0;
 		if (f->savings_ns > 0 && a->cfg && a->cfg->suppress.len) {
 			const char *texts[17];
 			size_t n = 0, k;

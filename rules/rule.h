@@ -21,17 +21,27 @@ struct td_evidence {
 	char *text;
 };
 
+struct td_value {
+	const char *key;           /* static string */
+	int64_t v;
+};
+
 struct td_finding {
 	const char *rule;          /* stable id */
+	uint32_t serial;           /* stable within the report: owner of its claims */
 	int32_t device;            /* -1: not tied to one device */
 	enum td_severity severity; /* from savings_fraction */
 	char *title;
-	int64_t savings_ns;        /* estimated time a fix wins back, in the window */
+	int64_t idle_ns;           /* GPU idle the fix wins back, claimed: no other finding has it */
+	int64_t busy_ns;           /* GPU busy time it removes or hides (exposed communication) */
+	int64_t host_ns;           /* host time it frees besides (not GPU time, not in savings) */
+	int64_t savings_ns;        /* idle_ns + busy_ns: what ranks and grades the finding */
 	double savings_fraction;   /* savings over the window's duration */
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */
+	struct td_vec values;      /* struct td_value: its figures, named, for JSON and tests */
 	char *fix;
 	const char *suppressed;    /* the config's reason, for findings in td_report.suppressed */
 };
@@ -39,6 +49,7 @@ struct td_finding {
 struct td_report {
 	struct td_vec findings;    /* struct td_finding, ordered after td_diagnose() */
 	struct td_vec suppressed;  /* findings a config suppression covers, with its reason */
+	uint32_t next_serial;
 };
 
 struct td_rule {
@@ -48,9 +59,10 @@ struct td_rule {
 	void (*run)(struct td_analysis *a, struct td_report *r);
 };
 
-extern const struct td_rule rule_gpu_idle, rule_sync_stall, rule_transfer, rule_small_kernels,
-	rule_dataloader;
-/* All rules, NULL-terminated. */
+extern const struct td_rule rule_warmup, rule_dataloader, rule_communication, rule_sync_stall,
+	rule_transfer, rule_allocator, rule_small_kernels, rule_gpu_idle;
+/* All rules, NULL-terminated, in the order they claim idle time: the specific mechanisms
+ * first, gpu-idle (the residual) last. */
 extern const struct td_rule *const td_rules[];
 
 struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);
@@ -59,15 +71,24 @@ void td_finding_where(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3
 void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const char *fmt, ...)
 	TD_PRINTF(4, 5);
 void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
+void td_finding_value(struct td_finding *f, const char *key, int64_t v);
+/* Claims for f every idle segment of `cause` on device index d; adds it to f->idle_ns. */
+int64_t td_finding_claim_cause(struct td_analysis *a, struct td_finding *f, size_t d,
+			       enum td_cause cause);
+/* Commits candidate claims for f on device index d; adds what it got to f->idle_ns. */
+int64_t td_finding_claim(struct td_analysis *a, struct td_finding *f, size_t d,
+			 struct td_claims *c, int64_t *per_tag, size_t ntags);
 
-/* Runs every rule, drops findings that would win nothing back, moves those the config
- * suppresses aside, then sizes, grades and orders the rest (savings descending; ties by rule
- * id, device and title, so the order is total). */
+/* Runs every rule, drops findings that would win back next to nothing (under 1 us or 0.01% of
+ * the window), moves those the config suppresses aside, then sizes, grades and orders the
+ * rest (savings descending; ties by rule id, device and title, so the order is total). */
 void td_diagnose(struct td_analysis *a, struct td_report *r);
 void td_report_free(struct td_report *r);
 
 /* The window of the analysed device that a finding is measured against. */
 int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
 size_t td_an_steps(const struct td_analysis *a);
+/* A finding's figures look-up (0 when absent). */
+int64_t td_finding_get(const struct td_finding *f, const char *key);
 
 #endif

@@ -2,49 +2,75 @@
 /* small-kernels: launch-bound work. Kernels shorter than params.small_kernel_ns (10 us) or than
  * their own launch call, in back-to-back runs on a stream, grouped by the op (or Python frame)
  * that launched them. Sized by the device idle between the kernels of the runs, which fusion
- * (torch.compile) or CUDA Graphs remove; per-parameter optimizer loops get foreach/fused. */
+ * (torch.compile) or CUDA Graphs remove. The fix follows the group that holds the most: a
+ * per-parameter optimizer loop (foreach / fused for the optimizer the trace ran),
+ * zero_grad's fills (set_to_none), DDP's reducer (bucket views), else fusion. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "rules/rule.h"
 
+#define G_OPTIMIZER 1
+#define G_ZERO_GRAD 2
+#define G_DDP 4
+
 struct group {
 	uint64_t runs, kernels;
-	int64_t idle;
-	int optimizer;
+	unsigned flags;
+	char opt[24];      /* the optimizer's class, when G_OPTIMIZER */
 };
 
 struct ctx {
 	struct td_analysis *a;
+	size_t d;
 	struct group *g;
 	uint32_t ng;
 	uint64_t runs, kernels;
 	struct td_small_run ev[8];
 	uint32_t ev_site[8];
 	size_t nev;
-	int optimizer;
+	struct td_claims claims;
 };
 
-static int is_optimizer(const struct td_analysis *a, uint32_t e)
+/* What the launching op chain says about a run: optimizer, zero_grad, DDP's reducer. */
+static unsigned chain_flags(const struct td_analysis *a, uint32_t e, char *opt, size_t cap)
 {
 	const struct td_trace *t = a->t;
+	unsigned fl = 0;
+	int depth = 0;
 
-	for (; e != TD_NONE; e = td_trace_parent(t, e)) {
+	for (; e != TD_NONE && depth < 256; e = td_trace_parent(t, e), depth++) {
 		const char *n = td_trace_name(t, td_trace_ev(t, e)->name);
-		if ((td_an_class(a, td_trace_ev(t, e)->name) & NC_SINGLE_TENSOR_OPT) ||
-		    strncmp(n, "Optimizer.step#", 15) == 0)
-			return 1;
+		if (!strncmp(n, "Optimizer.step#", 15)) {
+			const char *dot = strchr(n + 15, '.');
+			size_t len = dot ? (size_t)(dot - (n + 15)) : strlen(n + 15);
+			fl |= G_OPTIMIZER;
+			snprintf(opt, cap, "%.*s", (int)(len < cap ? len : cap - 1), n + 15);
+		} else if (td_an_class(a, td_trace_ev(t, e)->name) & NC_SINGLE_TENSOR_OPT) {
+			fl |= G_OPTIMIZER;
+			if (!*opt)
+				snprintf(opt, cap, "%s", strstr(n, "adamw") ? "AdamW" : strstr(n, "adam")
+					 ? "Adam" : strstr(n, "sgd") ? "SGD" : "");
+		} else if (strstr(n, "zero_grad")) {
+			fl |= G_ZERO_GRAD;
+		} else if (strstr(n, "distributed::reducer") || strstr(n, "DistributedDataParallel")) {
+			fl |= G_DDP;
+		}
 	}
-	return 0;
+	return fl;
 }
 
 static void on_run(void *vc, const struct td_small_run *run)
 {
 	struct ctx *c = vc;
 	const struct td_trace *t = c->a->t;
-	uint32_t l = td_trace_launch(t, run->first), site;
-	size_t m, k;
+	uint32_t l = td_trace_launch(t, run->first), site, k;
+	const struct td_track *tr = td_trace_track(t, td_trace_ev(t, run->first)->track);
+	int64_t prev_end = INT64_MIN;
+	char opt[24] = "";
+	size_t m, j;
 
 	site = l != TD_NONE ? td_an_site(c->a, l)
 		: td_strtab_intern(&c->a->labels, td_trace_name(t, td_trace_ev(t, run->first)->name),
@@ -57,9 +83,21 @@ static void on_run(void *vc, const struct td_small_run *run)
 	}
 	c->g[site].runs++;
 	c->g[site].kernels += run->n;
-	c->g[site].idle += run->idle_ns;
-	if (l != TD_NONE && is_optimizer(c->a, l))
-		c->g[site].optimizer = c->optimizer = 1;
+	if (l != TD_NONE) {
+		c->g[site].flags |= chain_flags(c->a, l, opt, sizeof(opt));
+		if (*opt)
+			snprintf(c->g[site].opt, sizeof(c->g[site].opt), "%s", opt);
+	}
+	/* the gaps between the run's kernels are what fusion or a graph removes */
+	for (k = run->first; k <= run->last && k < tr->first + tr->count; k++) {
+		const struct td_event *e = td_trace_ev(t, k);
+		if (e->kind != TD_K_KERNEL)
+			continue;
+		if (prev_end != INT64_MIN && e->ts > prev_end)
+			td_claims_add(&c->claims, prev_end, e->ts, CAUSE_COUNT, site);
+		if (td_ev_end(e) > prev_end)
+			prev_end = td_ev_end(e);
+	}
 	c->runs++;
 	c->kernels += run->n;
 	if (c->nev < 8) {
@@ -67,12 +105,49 @@ static void on_run(void *vc, const struct td_small_run *run)
 		c->ev[c->nev++] = *run;
 		return;
 	}
-	for (m = 0, k = 1; k < c->nev; k++)
-		if (c->ev[k].idle_ns < c->ev[m].idle_ns)
-			m = k;
+	for (m = 0, j = 1; j < c->nev; j++)
+		if (c->ev[j].idle_ns < c->ev[m].idle_ns)
+			m = j;
 	if (run->idle_ns > c->ev[m].idle_ns) {
 		c->ev[m] = *run;
 		c->ev_site[m] = site;
+	}
+}
+
+static void fix_for(struct td_finding *f, const struct group *top)
+{
+	if (top->flags & G_OPTIMIZER) {
+		const char *o = top->opt;
+		int fused = !strcmp(o, "Adam") || !strcmp(o, "AdamW") || !strcmp(o, "SGD") ||
+			    !strcmp(o, "Adagrad");
+		if (*o)
+			td_finding_fix(f, "The optimizer updates one parameter at a time (a kernel per "
+				       "parameter). Batch the update: torch.optim.%s(params, ..., %s) "
+				       "%s. For the rest of the step, torch.compile(model, mode=\"reduce-"
+				       "overhead\") fuses the small ops and replays them with CUDA Graphs.",
+				       o, fused ? "fused=True" : "foreach=True",
+				       fused ? "(or foreach=True where fused is not available for your "
+				       "dtype)" : "(one kernel for many tensors)");
+		else
+			td_finding_fix(f, "%s", "The optimizer updates one parameter at a time: pass "
+				       "foreach=True (or fused=True for Adam, AdamW and SGD) to the "
+				       "optimizer; torch.compile(model, mode=\"reduce-overhead\") fuses the "
+				       "rest of the step's small ops.");
+	} else if (top->flags & G_ZERO_GRAD) {
+		td_finding_fix(f, "%s", "zero_grad() launches a fill kernel per parameter: call "
+			       "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) "
+			       "so gradients are dropped instead of zeroed.");
+	} else if (top->flags & G_DDP) {
+		td_finding_fix(f, "%s", "DDP's reducer copies each gradient into its bucket with a "
+			       "small kernel: DistributedDataParallel(model, gradient_as_bucket_view=True) "
+			       "makes the gradients views of the buckets, and a larger bucket_cap_mb "
+			       "means fewer, larger all-reduces.");
+	} else {
+		td_finding_fix(f, "%s", "Fuse the small ops: torch.compile(model) (mode="
+			       "\"reduce-overhead\" also replays the step with CUDA Graphs, which "
+			       "removes per-kernel launch cost), or capture the static part with "
+			       "torch.cuda.CUDAGraph. Batching many small tensors into one "
+			       "(torch._foreach_* ops, torch.cat) also helps.");
 	}
 }
 
@@ -87,23 +162,29 @@ static void run(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f;
 		uint32_t shown[5];
 		size_t nshown = 0;
+		int64_t *won;
 
 		memset(&c, 0, sizeof(c));
 		c.a = a;
+		c.d = d;
+		td_claims_init(&c.claims);
 		td_an_small_runs(a, d, on_run, &c);
 		if (!c.runs) {
+			td_claims_free(&c.claims);
 			free(c.g);
 			continue;
 		}
 		f = td_report_add(r, "small-kernels", dv->device);
-		f->savings_ns = dv->run_gap_ns;
+		won = td_calloc(c.ng ? c.ng : 1, sizeof(*won));
+		td_finding_claim(a, f, d, &c.claims, won, c.ng);
+		td_claims_free(&c.claims);
 		f->count = c.kernels;
 		td_finding_title(f, "%llu of %llu kernels are small (< %s); %llu of them run back to "
 				 "back in %llu launch-bound run%s, with %s of GPU idle between them",
 				 (unsigned long long)dv->small_kernels, (unsigned long long)dv->kernels,
 				 td_fmt_dur(b1, sizeof(b1), a->params.small_kernel_ns),
 				 (unsigned long long)c.kernels, (unsigned long long)c.runs,
-				 c.runs == 1 ? "" : "s", td_fmt_dur(b2, sizeof(b2), dv->run_gap_ns));
+				 c.runs == 1 ? "" : "s", td_fmt_dur(b2, sizeof(b2), f->idle_ns));
 		while (nshown < 5) {
 			uint32_t best = 0, s;
 			for (s = 1; s < c.ng; s++) {
@@ -113,18 +194,28 @@ static void run(struct td_analysis *a, struct td_report *r)
 					taken |= shown[k] == s;
 				if (taken || !c.g[s].runs)
 					continue;
-				if (!best || c.g[s].idle > c.g[best].idle ||
-				    (c.g[s].idle == c.g[best].idle && c.g[s].kernels > c.g[best].kernels))
+				if (!best || won[s] > won[best] ||
+				    (won[s] == won[best] && c.g[s].kernels > c.g[best].kernels))
 					best = s;
 			}
 			if (!best)
 				break;
 			shown[nshown++] = best;
-			td_finding_where(f, "%s: %llu kernels in %llu run%s, %s idle between them%s",
-					 td_an_label(a, best), (unsigned long long)c.g[best].kernels,
-					 (unsigned long long)c.g[best].runs, c.g[best].runs == 1 ? "" : "s",
-					 td_fmt_dur(b1, sizeof(b1), c.g[best].idle),
-					 c.g[best].optimizer ? " (per-parameter optimizer loop)" : "");
+			{
+				const struct group *g = &c.g[best];
+				char tag[64] = "";
+				if (g->flags & G_OPTIMIZER)
+					snprintf(tag, sizeof(tag), " (per-parameter optimizer loop%s%s)",
+						 *g->opt ? ", " : "", g->opt);
+				else if (g->flags & G_ZERO_GRAD)
+					snprintf(tag, sizeof(tag), " (zero_grad)");
+				else if (g->flags & G_DDP)
+					snprintf(tag, sizeof(tag), " (DDP reducer)");
+				td_finding_where(f, "%s: %llu kernels in %llu run%s, %s idle between them%s",
+						 td_an_label(a, best), (unsigned long long)g->kernels,
+						 (unsigned long long)g->runs, g->runs == 1 ? "" : "s",
+						 td_fmt_dur(b1, sizeof(b1), won[best]), tag);
+			}
 		}
 		/* evidence: the runs with the most idle */
 		for (i = 0; i < c.nev; i++) {
@@ -148,18 +239,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 					    c.ev[i].n, td_fmt_dur(b1, sizeof(b1), c.ev[i].end - c.ev[i].start),
 					    td_fmt_dur(b2, sizeof(b2), c.ev[i].idle_ns),
 					    td_an_label(a, c.ev_site[i]));
-		if (c.optimizer)
-			td_finding_fix(f, "%s", "The optimizer updates one parameter at a time "
-				       "(_single_tensor_*). Use torch.optim.AdamW(params, fused=True) (or "
-				       "foreach=True); for the rest of the step, torch.compile(model, "
-				       "mode=\"reduce-overhead\") fuses the small ops and replays them with "
-				       "CUDA Graphs.");
-		else
-			td_finding_fix(f, "%s", "Fuse the small ops: torch.compile(model) (mode="
-				       "\"reduce-overhead\" also replays the step with CUDA Graphs, which "
-				       "removes per-kernel launch cost), or capture the static part with "
-				       "torch.cuda.CUDAGraph. Batching many small tensors into one "
-				       "(torch._foreach_* ops, torch.cat) also helps.");
+		td_finding_value(f, "small_kernels", (int64_t)dv->small_kernels);
+		td_finding_value(f, "run_kernels", (int64_t)c.kernels);
+		td_finding_value(f, "runs", (int64_t)c.runs);
+		fix_for(f, nshown ? &c.g[shown[0]] : &c.g[0]);
+		free(won);
 		free(c.g);
 	}
 }

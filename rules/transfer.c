@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* transfer: copies between host and device. Memcpy by direction and memory kind with bytes and
- * achieved bandwidth; pageable host-to-device copies (fix: pin_memory + non_blocking); copies
- * to the host inside the loop; device-to-device copies (.contiguous(), dtype casts);
- * aten::to / copy_ per step; tensors created on the CPU and then moved (fix: device=). A
- * pageable copy call blocks the host until the stream drains and the staged copy ends; sized by
- * the GPU idle during those calls plus the host time they would free, bounded by the idle the
- * host's own work accounts for; create-then-move by the GPU idle inside those aten::to. */
+ * achieved bandwidth; pageable host-to-device copies, which block the host until the stream
+ * drains and the staged copy ends (PyTorch adds a stream sync; fix: pin_memory +
+ * non_blocking); tensors created on the CPU and then moved (fix: device=).
+ *
+ * A pageable upload is sized like a sync: the host would have run ahead by the time it was
+ * blocked, so the GPU idle after it shrinks by up to that much (the blocked time itself is
+ * reported as host time freed). Create-then-move is sized by the GPU idle during the creating
+ * op and the copy: the fix removes both from the host's critical path. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "rules/blocking.h"
 #include "rules/rule.h"
 
 struct kind_stat {
@@ -16,171 +21,234 @@ struct kind_stat {
 	int64_t time;
 };
 
-static void run(struct td_analysis *a, struct td_report *r)
+static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
+		       struct kind_stat *pageable)
 {
 	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
 	struct kind_stat ks[6][6][6];
-	struct kind_stat pageable_htod = {0, 0, 0};
-	int64_t ws, we, w, host_blocked = 0, idle_in_calls = 0, move_idle = 0, move_time = 0;
-	uint64_t to_ops = 0, moves = 0;
-	uint32_t i, first_pageable = TD_NONE, first_move = TD_NONE, move_site = 0;
-	size_t d0 = 0;
+	uint64_t to_ops = 0;
+	uint32_t i;
 	int di, si, ti;
-	struct td_finding *f;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32];
 
-	if (!a->ndev)
-		return;
-	ws = a->dev[0].win_start;
-	we = a->dev[0].win_end;
-	w = we - ws;
 	memset(ks, 0, sizeof(ks));
+	memset(pageable, 0, sizeof(*pageable));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
 		enum td_copy_dir dir;
 		enum td_mem_kind src, dst;
 		uint64_t bytes;
-		uint32_t l;
 
-		if (e->ts < ws || e->ts >= we)
-			continue;
-		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP))
+		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP) &&
+		    td_an_in_host_window(a, d, e->ts))
 			to_ops++;
-		/* created on the CPU, then moved: a creation op whose next sibling is aten::to */
-		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_CREATE_OP)) {
-			uint32_t p = td_trace_parent(t, i), k;
-			const struct td_track *tr = td_trace_track(t, e->track);
-			for (k = i + 1; k < tr->first + tr->count; k++) {
-				const struct td_event *x = td_trace_ev(t, k);
-				if (x->ts < td_ev_end(e))
-					continue; /* inside the creation op */
-				if (td_trace_parent(t, k) == p && x->kind == TD_K_CPU_OP &&
-				    strcmp(td_trace_name(t, x->name), "aten::to") == 0) {
-					int64_t busy = td_an_busy_between(a, 0, x->ts, td_ev_end(x));
-					moves++;
-					move_time += td_ev_dur(x);
-					move_idle += td_ev_dur(x) - busy;
-					if (first_move == TD_NONE) {
-						first_move = k;
-						move_site = td_an_site(a, i);
-					}
-				}
-				break;
-			}
-		}
-		if (e->kind != TD_K_MEMCPY)
+		if (e->kind != TD_K_MEMCPY || td_trace_track(t, e->track)->device != dv->device ||
+		    e->ts < dv->win_start || e->ts >= dv->win_end)
 			continue;
 		td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);
 		bytes = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
 		ks[dir][src][dst].n++;
 		ks[dir][src][dst].bytes += bytes;
 		ks[dir][src][dst].time += td_ev_dur(e);
-		if (dir == CD_HTOD && src == MK_PAGEABLE) {
-			pageable_htod.n++;
-			pageable_htod.bytes += bytes;
-			pageable_htod.time += td_ev_dur(e);
-			if (first_pageable == TD_NONE || td_ev_dur(e) > td_ev_dur(td_trace_ev(t, first_pageable)))
-				first_pageable = i;
-			if ((l = td_trace_launch(t, i)) != TD_NONE) {
-				const struct td_event *c = td_trace_ev(t, l);
-				size_t d;
-				for (d = 0; d < a->ndev; d++)
-					if (a->dev[d].device == td_trace_track(t, e->track)->device)
-						d0 = d;
-				host_blocked += td_ev_dur(c);
-				idle_in_calls += td_ev_dur(c) -
-						 td_an_busy_between(a, d0, c->ts, td_ev_end(c));
-			}
-		}
 	}
+	*pageable = ks[CD_HTOD][MK_PAGEABLE][MK_DEVICE];
+	for (si = 0; si < 6; si++) /* pageable uploads of any destination */
+		if (si != MK_DEVICE) {
+			pageable->n += ks[CD_HTOD][MK_PAGEABLE][si].n;
+			pageable->bytes += ks[CD_HTOD][MK_PAGEABLE][si].bytes;
+			pageable->time += ks[CD_HTOD][MK_PAGEABLE][si].time;
+		}
+	if (!f)
+		return;
+	for (di = 1; di < 6; di++)
+		for (si = 0; si < 6; si++)
+			for (ti = 0; ti < 6; ti++) {
+				struct kind_stat *k = &ks[di][si][ti];
+				if (!k->n)
+					continue;
+				td_finding_where(f, "%s %s -> %s: %llu cop%s, %s, %s, %.1f GB/s",
+						 td_copy_dir_name((enum td_copy_dir)di),
+						 td_mem_kind_name((enum td_mem_kind)si),
+						 td_mem_kind_name((enum td_mem_kind)ti),
+						 (unsigned long long)k->n, k->n == 1 ? "y" : "ies",
+						 td_fmt_bytes(b2, sizeof(b2), (double)k->bytes),
+						 td_fmt_dur(b1, sizeof(b1), k->time),
+						 k->time ? (double)k->bytes / (double)k->time : 0.0);
+			}
+	if (to_ops)
+		td_finding_where(f, "aten::to / _to_copy / copy_: %llu op%s%s", (unsigned long long)to_ops,
+				 to_ops == 1 ? "" : "s", a->nsteps ? "" : " in the window");
+}
 
-	if (pageable_htod.n || ks[CD_DTOH][MK_DEVICE][MK_PAGEABLE].n ||
-	    ks[CD_DTOH][MK_DEVICE][MK_PINNED].n || ks[CD_DTOD][MK_DEVICE][MK_DEVICE].n) {
-		f = td_report_add(r, "transfer", a->dev[d0].device);
-		/* a pinned, non_blocking copy returns at once: the GPU idle during the calls goes, and
-		 * the host gets back the rest of the blocked time for its own work (the data loading
-		 * or Python the GPU waits for), bounded by the idle those host causes account for */
-		{
-			int64_t host_idle = a->dev[d0].idle_by_cause[CAUSE_DATALOADER] +
-					    a->dev[d0].idle_by_cause[CAUSE_HOST] +
-					    a->dev[d0].idle_by_cause[CAUSE_NOTHING];
-			int64_t freed = host_blocked - idle_in_calls;
-			f->savings_ns = idle_in_calls + (freed < host_idle ? freed : host_idle);
+/* 1 when a unit's call is inside one of the aten::to that move a CPU-created tensor */
+static int in_move(const struct td_analysis *a, const struct td_block_unit *u,
+		   const uint32_t *moves, size_t nmoves)
+{
+	uint32_t e = td_trace_parent(a->t, u->first);
+	int depth;
+
+	for (depth = 0; e != TD_NONE && depth < 8; e = td_trace_parent(a->t, e), depth++) {
+		size_t lo = 0, hi = nmoves;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (moves[mid] < e)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		f->count = pageable_htod.n;
-		if (pageable_htod.n)
-			td_finding_title(f, "%llu host-to-device copies from pageable memory (%.1f MB, %s "
-					 "on the GPU) hold the host %s",
-					 (unsigned long long)pageable_htod.n, (double)pageable_htod.bytes / 1e6,
-					 td_fmt_dur(b1, sizeof(b1), pageable_htod.time),
-					 td_fmt_dur(b2, sizeof(b2), host_blocked));
-		else
-			td_finding_title(f, "Copies between host and device: no pageable uploads; %llu "
-					 "downloads, %llu device-to-device copies",
-					 (unsigned long long)(ks[CD_DTOH][MK_DEVICE][MK_PAGEABLE].n +
-							      ks[CD_DTOH][MK_DEVICE][MK_PINNED].n),
-					 (unsigned long long)ks[CD_DTOD][MK_DEVICE][MK_DEVICE].n);
-		for (di = 1; di < 6; di++)
-			for (si = 0; si < 6; si++)
-				for (ti = 0; ti < 6; ti++) {
-					struct kind_stat *k = &ks[di][si][ti];
-					if (!k->n)
-						continue;
-					td_finding_where(f, "%s %s -> %s: %llu copies, %.1f MB, %s, %.1f GB/s",
-							 td_copy_dir_name((enum td_copy_dir)di),
-							 td_mem_kind_name((enum td_mem_kind)si),
-							 td_mem_kind_name((enum td_mem_kind)ti),
-							 (unsigned long long)k->n, (double)k->bytes / 1e6,
-							 td_fmt_dur(b1, sizeof(b1), k->time),
-							 k->time ? (double)k->bytes / (double)k->time : 0.0);
+		if (lo < nmoves && moves[lo] == e)
+			return 1;
+	}
+	return 0;
+}
+
+static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t d,
+			     const struct td_block_unit *u, size_t nu, const uint32_t *moves,
+			     size_t nmoves)
+{
+	const struct td_trace *t = a->t;
+	struct td_claims cl;
+	struct kind_stat pg;
+	struct td_finding *f;
+	int64_t blocked = 0;
+	size_t i, n = 0, longest = SIZE_MAX;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	for (i = 0; i < nu; i++) {
+		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves))
+			continue;
+		n++;
+		blocked += u[i].blocked;
+		if (longest == SIZE_MAX || u[i].blocked > u[longest].blocked)
+			longest = i;
+	}
+	if (!n)
+		return;
+	f = td_report_add(r, "transfer", a->dev[d].device);
+	td_claims_init(&cl);
+	for (i = 0; i < nu; i++)
+		if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves))
+			td_claims_add_unit(a, &cl, &u[i], 0);
+	td_finding_claim(a, f, d, &cl, NULL, 0);
+	td_claims_free(&cl);
+	f->host_ns = blocked;
+	f->count = n;
+	copy_stats(a, d, NULL, &pg);
+	td_finding_title(f, "%zu host-to-device cop%s from pageable memory (%s, %s on the GPU) "
+			 "block the host %s; pinned, non-blocking copies win back up to %s of GPU "
+			 "idle", n, n == 1 ? "y" : "ies", td_fmt_bytes(b4, sizeof(b4), (double)pg.bytes),
+			 td_fmt_dur(b1, sizeof(b1), pg.time), td_fmt_dur(b2, sizeof(b2), blocked),
+			 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
+	copy_stats(a, d, f, &pg);
+	if (longest != SIZE_MAX && u[longest].copy != TD_NONE) {
+		const struct td_event *e = td_trace_ev(t, u[longest].copy);
+		uint64_t bytes = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
+		const struct td_event *c0 = td_trace_ev(t, u[longest].first);
+		td_finding_evidence(f, c0->ts, td_ev_end(td_trace_ev(t, u[longest].last)) - c0->ts,
+				    "%s at %s blocked the host %s; its %s, %s copy ran %s on the GPU "
+				    "(%.1f GB/s)", td_trace_name(t, c0->name),
+				    td_an_label(a, u[longest].site),
+				    td_fmt_dur(b1, sizeof(b1), u[longest].blocked), td_trace_name(t, e->name),
+				    td_fmt_bytes(b3, sizeof(b3), (double)bytes),
+				    td_fmt_dur(b2, sizeof(b2), td_ev_dur(e)),
+				    td_ev_dur(e) ? (double)bytes / (double)td_ev_dur(e) : 0.0);
+	}
+	td_finding_value(f, "pageable_copies", (int64_t)n);
+	td_finding_value(f, "blocked_ns", blocked);
+	td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
+		       "DataLoader(..., pin_memory=True) and batch.to(\"cuda\", non_blocking=True) "
+		       "(or tensor.pin_memory() for tensors you build yourself). The copy then "
+		       "overlaps compute, runs at full PCIe bandwidth, and needs no stream sync.");
+}
+
+/* Tensors created on the CPU then moved: a creation op whose next sibling is aten::to. Their
+ * aten::to events go to *moves (sorted). */
+static void create_then_move(struct td_analysis *a, struct td_report *r, size_t d,
+			     struct td_vec *moves_out)
+{
+	const struct td_trace *t = a->t;
+	struct td_claims cl;
+	struct td_finding *f = NULL;
+	uint64_t moves = 0;
+	int64_t create_time = 0, move_time = 0;
+	uint32_t i, first = TD_NONE, site = 0;
+	char b1[32], b2[32], b3[32];
+
+	td_claims_init(&cl);
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		uint32_t p, k;
+		const struct td_track *tr;
+		if (e->kind != TD_K_CPU_OP || !(td_an_class(a, e->name) & NC_CREATE_OP) ||
+		    !td_an_in_host_window(a, d, e->ts) || td_an_dev_of_host(a, i, TD_NONE) != d)
+			continue;
+		p = td_trace_parent(t, i);
+		tr = td_trace_track(t, e->track);
+		for (k = i + 1; k < tr->first + tr->count; k++) {
+			const struct td_event *x = td_trace_ev(t, k);
+			if (x->ts < td_ev_end(e))
+				continue; /* inside the creation op */
+			if (td_trace_parent(t, k) == p && x->kind == TD_K_CPU_OP &&
+			    strcmp(td_trace_name(t, x->name), "aten::to") == 0) {
+				*(uint32_t *)td_vec_push(moves_out) = k;
+				moves++;
+				create_time += td_ev_dur(e);
+				move_time += td_ev_dur(x);
+				td_claims_add(&cl, e->ts, td_ev_end(x), CAUSE_COUNT, 0);
+				if (first == TD_NONE) {
+					first = i;
+					site = td_an_site(a, i);
 				}
-		if (to_ops)
-			td_finding_where(f, "aten::to / _to_copy / copy_: %llu ops%s", (unsigned long long)to_ops,
-					 a->nsteps ? "" : " in the trace");
-		if (first_pageable != TD_NONE) {
-			const struct td_event *e = td_trace_ev(t, first_pageable);
-			uint32_t l = td_trace_launch(t, first_pageable);
-			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s, %.1f MB in %s (%.1f GB/s)%s%s",
-					    td_trace_name(t, e->name),
-					    (double)TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux) / 1e6,
-					    td_fmt_dur(b1, sizeof(b1), td_ev_dur(e)),
-					    td_ev_dur(e) ? (double)TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux) /
-						    (double)td_ev_dur(e) : 0.0,
-					    l != TD_NONE ? ", from " : "",
-					    l != TD_NONE ? td_an_label(a, td_an_site(a, l)) : "");
+			}
+			break;
 		}
-		if (pageable_htod.n)
-			td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
-				       "DataLoader(..., pin_memory=True) and batch.to(\"cuda\", "
-				       "non_blocking=True) (or tensor.pin_memory() for tensors you build "
-				       "yourself). The copy then overlaps compute and runs at full PCIe "
-				       "bandwidth.");
-		else
-			td_finding_fix(f, "%s", "Keep data on the GPU across steps; copy results to the host "
-				       "once, not per step; avoid .contiguous() and dtype casts in the hot "
-				       "path where a view or the right dtype at creation would do.");
 	}
 	if (moves) {
-		f = td_report_add(r, "transfer", a->dev[0].device);
-		f->savings_ns = move_idle;
+		f = td_report_add(r, "transfer", a->dev[d].device);
+		td_finding_claim(a, f, d, &cl, NULL, 0);
 		f->count = moves;
-		td_finding_title(f, "%llu tensors are created on the CPU and then moved to the GPU (%s "
-				 "in aten::to)", (unsigned long long)moves,
-				 td_fmt_dur(b3, sizeof(b3), move_time));
-		td_finding_where(f, "%s", td_an_label(a, move_site));
-		if (first_move != TD_NONE) {
-			const struct td_event *e = td_trace_ev(t, first_move);
-			td_finding_evidence(f, e->ts, td_ev_dur(e), "aten::to after creating on the CPU");
+		f->host_ns = create_time + move_time;
+		td_finding_title(f, "%llu tensor%s created on the CPU and then moved to the GPU: %s "
+				 "creating them, %s in aten::to; the GPU idles %s meanwhile",
+				 (unsigned long long)moves, moves == 1 ? " is" : "s are",
+				 td_fmt_dur(b1, sizeof(b1), create_time), td_fmt_dur(b2, sizeof(b2), move_time),
+				 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
+		td_finding_where(f, "%s, then aten::to", td_an_label(a, site));
+		{
+			const struct td_event *e = td_trace_ev(t, first);
+			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s on the CPU, then aten::to",
+					    td_trace_name(t, e->name));
 		}
-		td_finding_fix(f, "%s", "Create the tensor where it is used: torch.zeros(shape, "
-			       "device=\"cuda\") (likewise randn, ones, empty, full, arange) instead of "
-			       "torch.zeros(shape).to(\"cuda\").");
+		td_finding_value(f, "moves", (int64_t)moves);
+		td_finding_value(f, "create_ns", create_time);
+		td_finding_value(f, "move_ns", move_time);
+		td_finding_fix(f, "%s", "Create the tensor where it is used: torch.randn(shape, "
+			       "device=\"cuda\") (likewise zeros, ones, empty, full, arange) instead "
+			       "of torch.randn(shape).to(\"cuda\"): the GPU fills it in microseconds "
+			       "and nothing crosses PCIe.");
 	}
-	(void)w;
+	td_claims_free(&cl);
+}
+
+static void run(struct td_analysis *a, struct td_report *r)
+{
+	const struct td_block_unit *u;
+	size_t nu = td_an_block_units(a, &u), d;
+
+	for (d = 0; d < a->ndev; d++) {
+		struct td_vec moves;
+		td_vec_init(&moves, sizeof(uint32_t));
+		/* a freshly created tensor's upload is fixed by creating it on the device, not by
+		 * pinning: create-then-move claims first and owns those uploads */
+		create_then_move(a, r, d, &moves);
+		pageable_uploads(a, r, d, u, nu, moves.data, moves.len);
+		td_vec_free(&moves);
+	}
 }
 
 const struct td_rule rule_transfer = {
 	.id = "transfer",
-	.title = "Host <-> device copies: pageable uploads, downloads, create-then-move",
+	.title = "Host <-> device copies: pageable uploads, create-then-move",
 	.run = run,
 };

@@ -49,7 +49,8 @@ for fmt in text json; do
 done
 
 # diagnose: golden reports in every format, the same bytes twice, valid JSON, escaped Markdown
-for f in mini-kineto.json legacy-autograd.json demo-train.json.gz $(cd fixtures && ls rules/*.json); do
+for f in mini-kineto.json legacy-autograd.json demo-train.json.gz tb_plugin/all-categories.json \
+	$(cd fixtures && ls rules/*.json); do
 	base=$(basename "$f" | sed 's/\.json.*//')
 	for fmt in text md json; do
 		"$bin" diagnose --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
@@ -87,7 +88,7 @@ for fmt in text md json; do
 done
 compare_golden "gate-sync.junit.xml" "$tmp/j1.xml"
 if python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/j1.xml"; then ok; else bad "JUnit XML is not well-formed"; fi
-printf '{"gate": {"budgets": {"max_syncs_per_step": 1}}}' >"$tmp/budget.json"
+printf '{"gate": {"budgets": {"max_syncs_per_step": 0.5}}}' >"$tmp/budget.json"
 expect_rc 1 "$bin" gate --config "$tmp/budget.json" $R/sync.json
 expect_rc 0 "$bin" gate --config "$tmp/budget.json" $R/sync-nearmiss.json
 expect_rc 1 "$bin" gate --baseline fixtures/mini-kineto.json fixtures/odd/truncated.json

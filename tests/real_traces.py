@@ -62,6 +62,81 @@ def reference(path):
     return len(events), kinds, devices
 
 
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as f:
+        doc = json.load(f, parse_float=Decimal)
+    return doc if isinstance(doc, list) else doc["traceEvents"]
+
+
+def union(iv, lo, hi):
+    out = []
+    for s, e in sorted(iv):
+        s, e = max(s, lo), min(e, hi)
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def overlap(a, b):
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if e > s:
+            total += e - s
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def communication_reference(path):
+    """Collective time, its overlap with compute and the exposed rest over the steady state:
+    the ProfilerStep# span on the host, run on to the end of the GPU work its steps launched.
+    Collectives are kernels whose name holds nccl; compute the other kernels."""
+    ev = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
+    hs = min(ns(e["ts"]) for e in steps)
+    he = max(ns(e["ts"]) + ns(e.get("dur", 0)) for e in steps)
+    launch = {e["args"]["correlation"]: ns(e["ts"]) for e in ev
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    kernels = [e for e in ev if e.get("cat") == "kernel"]
+    we = he
+    for e in ev:
+        if e.get("cat") in GPU and hs <= launch.get(e.get("args", {}).get("correlation"), -1) < he:
+            we = max(we, ns(e["ts"]) + ns(e.get("dur", 0)))
+    comm = union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in kernels
+                  if "nccl" in e["name"].lower()], hs, we)
+    comp = union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in kernels
+                  if "nccl" not in e["name"].lower()], hs, we)
+    c = sum(e - s for s, e in comm)
+    o = overlap(comm, comp)
+    return {"comm_ns": c, "overlap_ns": o, "exposed_ns": c - o, "steps": len(steps)}
+
+
+def check_communication(tracedoc, path):
+    out = subprocess.run([tracedoc, "diagnose", "--format", "json", path], capture_output=True)
+    if out.returncode != 0:
+        return [f"diagnose exit {out.returncode}"]
+    got = [f for f in json.loads(out.stdout)["findings"] if f["rule"] == "communication"]
+    if not got:
+        return ["no communication finding"]
+    ref, vals, problems = communication_reference(path), got[0]["values"], []
+    for key, want in ref.items():
+        if vals.get(key) != want:
+            problems.append(f"communication {key} {vals.get(key)} != {want}")
+    per = got[0]["est_savings_per_step_ns"]
+    want = (got[0]["gpu_idle_ns"] + ref["exposed_ns"]) // ref["steps"]
+    if per != want:
+        problems.append(f"communication per step {per} != {want}")
+    return problems
+
+
 def main():
     tracedoc, root = sys.argv[1], sys.argv[2]
     tdir = os.path.normpath(os.path.join(root, "..", "shared", "traces"))
@@ -100,6 +175,9 @@ def main():
                     problems.append(f"device {dev} busy_fraction {g.get('busy_fraction')} != "
                                     f"{ref['busy_fraction']}")
         name = os.path.relpath(p, tdir)
+        if not problems and os.path.basename(p) in ("ddp-v100-rank1.json.gz",
+                                                     "dlrm-v100-rank1.json.gz"):
+            problems += check_communication(tracedoc, p)
         if problems:
             failed += 1
             print(f"FAIL {name}: " + "; ".join(problems))

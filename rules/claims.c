@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/* Claims: which finding owns which idle nanoseconds. Each device keeps its claimed pieces
+ * sorted and disjoint; a rule collects candidate spans (optionally of one cause), commits them
+ * at once, and gets back only what no finding claimed before it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/analysis.h"
+
+struct cand {
+	int64_t from, to;
+	uint32_t tag;
+	int cause;
+};
+
+struct piece {
+	int64_t s, e;
+	uint32_t tag, order;
+};
+#define PIECE_LESS(x, y) ((x)->s < (y)->s || ((x)->s == (y)->s && (x)->order < (y)->order))
+TD_DEFINE_SORT(sort_pieces, struct piece, PIECE_LESS)
+
+void td_claims_init(struct td_claims *c)
+{
+	td_vec_init(&c->cand, sizeof(struct cand));
+}
+
+void td_claims_free(struct td_claims *c)
+{
+	td_vec_free(&c->cand);
+}
+
+void td_claims_add(struct td_claims *c, int64_t from, int64_t to, int cause, uint32_t tag)
+{
+	struct cand *x;
+
+	if (to <= from)
+		return;
+	x = td_vec_push(&c->cand);
+	x->from = from;
+	x->to = to;
+	x->tag = tag;
+	x->cause = cause;
+}
+
+/* First segment of dv ending after ts. */
+static size_t seg_after(const struct td_dev_analysis *dv, int64_t ts)
+{
+	size_t lo = 0, hi = dv->nsegs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (dv->segs[mid].end <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* First claim of dv ending after ts. */
+static size_t claim_after(const struct td_vec *claims, int64_t ts)
+{
+	size_t lo = 0, hi = claims->len;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (TD_VEC_AT(claims, struct td_claim, mid).end <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void add_new(struct td_vec *out, int64_t s, int64_t e, uint32_t owner)
+{
+	struct td_claim *last = out->len ? &TD_VEC_AT(out, struct td_claim, out->len - 1) : NULL;
+
+	if (last && last->end == s && last->owner == owner) {
+		last->end = e;
+		return;
+	}
+	last = td_vec_push(out);
+	last->start = s;
+	last->end = e;
+	last->owner = owner;
+}
+
+int64_t td_claims_commit(struct td_analysis *a, size_t d, struct td_claims *c, uint32_t owner,
+			 int64_t *per_tag, size_t ntags)
+{
+	struct td_dev_analysis *dv = &a->dev[d];
+	struct td_vec pieces, fresh, merged;
+	int64_t covered = INT64_MIN, total = 0;
+	size_t i, j, k;
+
+	td_vec_init(&pieces, sizeof(struct piece));
+	/* candidates into pieces of idle segments (of the wanted cause) */
+	for (i = 0; i < c->cand.len; i++) {
+		const struct cand *x = &TD_VEC_AT(&c->cand, struct cand, i);
+		for (k = seg_after(dv, x->from); k < dv->nsegs && dv->segs[k].start < x->to; k++) {
+			const struct td_seg *g = &dv->segs[k];
+			struct piece *p;
+			if (x->cause < CAUSE_COUNT && g->cause != x->cause)
+				continue;
+			p = td_vec_push(&pieces);
+			p->s = g->start > x->from ? g->start : x->from;
+			p->e = g->end < x->to ? g->end : x->to;
+			p->tag = x->tag;
+			p->order = (uint32_t)i;
+		}
+	}
+	c->cand.len = 0;
+	sort_pieces(pieces.data, pieces.len);
+	/* what is left of each piece after earlier pieces and earlier claims */
+	td_vec_init(&fresh, sizeof(struct td_claim));
+	for (i = 0; i < pieces.len; i++) {
+		const struct piece *p = &TD_VEC_AT(&pieces, struct piece, i);
+		int64_t s = p->s > covered ? p->s : covered, e = p->e, got = 0;
+		if (s >= e)
+			continue;
+		covered = e;
+		for (j = claim_after(&dv->claims, s); s < e; j++) {
+			const struct td_claim *cl = j < dv->claims.len
+				? &TD_VEC_AT(&dv->claims, struct td_claim, j) : NULL;
+			int64_t stop = cl && cl->start < e ? cl->start : e;
+			if (stop > s) {
+				add_new(&fresh, s, stop, owner);
+				got += stop - s;
+			}
+			if (!cl || cl->start >= e)
+				break;
+			s = cl->end;
+		}
+		total += got;
+		if (per_tag && p->tag < ntags)
+			per_tag[p->tag] += got;
+	}
+	td_vec_free(&pieces);
+	if (!fresh.len) {
+		td_vec_free(&fresh);
+		return 0;
+	}
+	/* merge the fresh pieces into the claims, both sorted and disjoint */
+	td_vec_init(&merged, sizeof(struct td_claim));
+	td_vec_reserve(&merged, dv->claims.len + fresh.len);
+	for (i = 0, j = 0; i < dv->claims.len || j < fresh.len;) {
+		const struct td_claim *x = i < dv->claims.len ? &TD_VEC_AT(&dv->claims, struct td_claim, i)
+			: NULL;
+		const struct td_claim *y = j < fresh.len ? &TD_VEC_AT(&fresh, struct td_claim, j) : NULL;
+		const struct td_claim *m = !y || (x && x->start < y->start) ? x : y;
+		add_new(&merged, m->start, m->end, m->owner);
+		if (m == x)
+			i++;
+		else
+			j++;
+	}
+	td_vec_free(&fresh);
+	td_vec_free(&dv->claims);
+	dv->claims = merged;
+	return total;
+}
+
+int64_t td_claim_cause(struct td_analysis *a, size_t d, enum td_cause cause, uint32_t owner)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct td_claims c;
+	int64_t got;
+	size_t i;
+
+	td_claims_init(&c);
+	for (i = 0; i < dv->nsegs; i++)
+		if (dv->segs[i].cause == cause)
+			td_claims_add(&c, dv->segs[i].start, dv->segs[i].end, (int)cause, 0);
+	got = td_claims_commit(a, d, &c, owner, NULL, 0);
+	td_claims_free(&c);
+	return got;
+}
+
+int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		      unsigned cause_mask)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	int64_t idle = 0;
+	size_t k;
+
+	for (k = seg_after(dv, from); k < dv->nsegs && dv->segs[k].start < to; k++) {
+		int64_t s = dv->segs[k].start > from ? dv->segs[k].start : from;
+		int64_t e = dv->segs[k].end < to ? dv->segs[k].end : to;
+		if (cause_mask & (1u << dv->segs[k].cause))
+			idle += e - s;
+	}
+	return idle;
+}
+
+int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	int64_t idle = 0, claimed = 0;
+	size_t k;
+
+	for (k = seg_after(dv, from); k < dv->nsegs && dv->segs[k].start < to; k++) {
+		int64_t s = dv->segs[k].start > from ? dv->segs[k].start : from;
+		int64_t e = dv->segs[k].end < to ? dv->segs[k].end : to;
+		idle += e - s;
+	}
+	for (k = claim_after(&dv->claims, from); k < dv->claims.len; k++) {
+		const struct td_claim *cl = &TD_VEC_AT(&dv->claims, struct td_claim, k);
+		int64_t s = cl->start > from ? cl->start : from, e = cl->end < to ? cl->end : to;
+		if (cl->start >= to)
+			break;
+		claimed += e - s;
+	}
+	return idle - claimed;
+}
+
+void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn fn, void *ctx)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t g, k, j = 0;
+
+	for (g = 0; g < dv->ngaps; g++) {
+		size_t end = g + 1 < dv->ngaps ? dv->gaps[g + 1].seg : dv->nsegs;
+		for (k = dv->gaps[g].seg; k < end; k++) {
+			struct td_seg p = dv->segs[k];
+			int64_t s = p.start;
+			while (j < dv->claims.len && TD_VEC_AT(&dv->claims, struct td_claim, j).end <= s)
+				j++;
+			while (s < dv->segs[k].end) {
+				const struct td_claim *cl = j < dv->claims.len
+					? &TD_VEC_AT(&dv->claims, struct td_claim, j) : NULL;
+				int64_t stop = cl && cl->start < dv->segs[k].end ? cl->start : dv->segs[k].end;
+				if (stop > s) {
+					p.start = s;
+					p.end = stop;
+					fn(ctx, &p, g);
+				}
+				if (!cl || cl->start >= dv->segs[k].end)
+					break;
+				s = cl->end;
+				if (cl->end <= dv->segs[k].end)
+					j++;
+			}
+		}
+	}
+}
+
+uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t k = claim_after(&dv->claims, ts);
+
+	if (k < dv->claims.len && TD_VEC_AT(&dv->claims, struct td_claim, k).start <= ts)
+		return TD_VEC_AT(&dv->claims, struct td_claim, k).owner;
+	return UINT32_MAX;
+}

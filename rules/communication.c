@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/* communication: collective kernels (the config's communication patterns: NCCL, RCCL) per
+ * device and per step - their time, how much of it compute hides (HTA's overlap:
+ * time(compute and communication) / time(communication)), the exposed rest, the GPU idle of
+ * queued ops waiting on a collective, and for collectives whose arguments carry sizes the
+ * achieved bandwidth (a collective far slower than its bytes need was waiting for a peer).
+ * Sized by the exposed communication (GPU busy time that overlap would hide) plus that idle. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/rule.h"
+
+#define IV_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end < (y)->end))
+TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
+
+#define I64_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
+
+/* sorts and merges in place; returns the new count */
+static size_t merge(struct td_interval *v, size_t n)
+{
+	size_t i, m = 0;
+
+	sort_iv(v, n);
+	for (i = 0; i < n; i++) {
+		if (m && v[i].start <= v[m - 1].end) {
+			if (v[i].end > v[m - 1].end)
+				v[m - 1].end = v[i].end;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	return m;
+}
+
+/* c \ p into out (both sorted, disjoint); returns the count */
+static size_t minus(const struct td_interval *c, size_t nc, const struct td_interval *p,
+		    size_t np, struct td_interval *out)
+{
+	size_t i, j = 0, n = 0;
+
+	for (i = 0; i < nc; i++) {
+		int64_t s = c[i].start;
+		while (j < np && p[j].end <= s)
+			j++;
+		for (size_t k = j; k < np && p[k].start < c[i].end; k++) {
+			if (p[k].start > s) {
+				out[n].start = s;
+				out[n++].end = p[k].start;
+			}
+			if (p[k].end > s)
+				s = p[k].end;
+		}
+		if (s < c[i].end) {
+			out[n].start = s;
+			out[n++].end = c[i].end;
+		}
+	}
+	return n;
+}
+
+static int64_t total_in(const struct td_interval *v, size_t n, int64_t from, int64_t to)
+{
+	int64_t sum = 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].end <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && v[lo].start < to; lo++) {
+		int64_t s = v[lo].start > from ? v[lo].start : from;
+		int64_t e = v[lo].end < to ? v[lo].end : to;
+		if (e > s)
+			sum += e - s;
+	}
+	return sum;
+}
+
+enum framework { FW_NONE, FW_DDP, FW_FSDP };
+
+static enum framework framework_of(const struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	uint32_t i;
+	enum framework fw = FW_NONE;
+
+	for (i = 1; i <= t->names.count; i++) {
+		const char *n = td_strtab_str(&t->names, i);
+		if (strstr(n, "FullyShardedDataParallel") || strstr(n, "FSDP"))
+			return FW_FSDP;
+		if (strstr(n, "DistributedDataParallel") || strstr(n, "distributed::reducer"))
+			fw = FW_DDP;
+	}
+	return fw;
+}
+
+static void run(struct td_analysis *a, struct td_report *r)
+{
+	const struct td_trace *t = a->t;
+	enum framework fw = FW_NONE;
+	int fw_known = 0;
+	size_t d, i;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	for (d = 0; d < a->ndev; d++) {
+		struct td_dev_analysis *dv = &a->dev[d];
+		struct td_interval *comm, *comp, *exposed;
+		size_t nc = 0, np = 0, ne, cap = 0, nsized = 0;
+		int64_t comm_ns, overlap_ns, exposed_ns, comm_sum = 0, idle, w;
+		int64_t *bw = NULL, bytes_total = 0, sized_time = 0, best_bw = 0, excess = 0;
+		uint64_t ncoll = 0;
+		uint32_t top_name = 0;
+		struct td_finding *f;
+		double per = a->nsteps ? (double)a->nsteps : 1.0;
+
+		for (i = 0; i < t->tracks.len; i++) {
+			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+			if (tr->is_gpu && tr->device == dv->device)
+				cap += tr->count;
+		}
+		comm = td_malloc((cap ? cap : 1) * sizeof(*comm));
+		comp = td_malloc((cap ? cap : 1) * sizeof(*comp));
+		bw = td_malloc((cap ? cap : 1) * sizeof(*bw));
+		for (i = 0; i < t->tracks.len; i++) {
+			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+			uint32_t k;
+			if (!tr->is_gpu || tr->device != dv->device)
+				continue;
+			for (k = tr->first; k < tr->first + tr->count; k++) {
+				const struct td_event *e = td_trace_ev(t, k);
+				unsigned c = td_an_class(a, e->name);
+				int64_t s = e->ts, en = td_ev_end(e);
+				const struct td_coll *co;
+				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE))
+					continue;
+				if (s < dv->win_start)
+					s = dv->win_start;
+				if (en > dv->win_end)
+					en = dv->win_end;
+				if (en <= s)
+					continue;
+				if (!(c & NC_COMM)) {
+					comp[np].start = s;
+					comp[np++].end = en;
+					continue;
+				}
+				comm[nc].start = s;
+				comm[nc++].end = en;
+				comm_sum += en - s;
+				ncoll++;
+				if (!top_name)
+					top_name = e->name;
+				co = td_trace_coll(t, k);
+				if (co && td_ev_dur(e) > 0) {
+					int sz = co->dtype ? td_dtype_bytes(td_trace_name(t, co->dtype)) : 0;
+					int64_t n = co->in_nelems > co->out_nelems ? co->in_nelems : co->out_nelems;
+					if (sz > 0 && n > 0) {
+						int64_t b = n * sz;
+						/* achieved algorithm bandwidth in bytes per microsecond */
+						bw[nsized++] = b * 1000 / td_ev_dur(e);
+						bytes_total += b;
+						sized_time += td_ev_dur(e);
+					}
+				}
+			}
+		}
+		if (!nc) {
+			free(comm);
+			free(comp);
+			free(bw);
+			continue;
+		}
+		nc = merge(comm, nc);
+		np = merge(comp, np);
+		exposed = td_malloc((nc + np + 1) * sizeof(*exposed));
+		ne = minus(comm, nc, comp, np, exposed);
+		comm_ns = td_intervals_total(comm, nc);
+		exposed_ns = td_intervals_total(exposed, ne);
+		overlap_ns = comm_ns - exposed_ns;
+		w = dv->win_end - dv->win_start;
+		if (!fw_known) {
+			fw = framework_of(a);
+			fw_known = 1;
+		}
+		f = td_report_add(r, "communication", dv->device);
+		idle = td_finding_claim_cause(a, f, d, CAUSE_COMM);
+		f->busy_ns = exposed_ns;
+		f->count = ncoll;
+		td_finding_title(f, "Communication not hidden by compute: %s per step exposed of %s per "
+				 "step in %llu collective%s (%.0f%% overlapped)%s%s",
+				 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)exposed_ns / per)),
+				 td_fmt_dur(b2, sizeof(b2), (int64_t)((double)comm_ns / per)),
+				 (unsigned long long)ncoll, ncoll == 1 ? "" : "s",
+				 comm_ns ? 100.0 * (double)overlap_ns / (double)comm_ns : 0.0,
+				 idle ? "; compute waits for them idle " : "",
+				 idle ? td_fmt_dur(b3, sizeof(b3), idle) : "");
+		td_finding_where(f, "%s: %llu kernels, %s in total, %.1f%% of the window",
+				 td_trace_name(t, top_name), (unsigned long long)ncoll,
+				 td_fmt_dur(b1, sizeof(b1), comm_sum),
+				 w ? 100.0 * (double)comm_ns / (double)w : 0.0);
+		td_finding_where(f, "overlap with compute %s of %s (%.0f%%), exposed %s (%.1f%% of the "
+				 "window)", td_fmt_dur(b1, sizeof(b1), overlap_ns),
+				 td_fmt_dur(b2, sizeof(b2), comm_ns),
+				 comm_ns ? 100.0 * (double)overlap_ns / (double)comm_ns : 0.0,
+				 td_fmt_dur(b3, sizeof(b3), exposed_ns),
+				 w ? 100.0 * (double)exposed_ns / (double)w : 0.0);
+		if (dv->gsteps && a->nsteps > 1) {
+			int64_t *ps = td_malloc(a->nsteps * sizeof(*ps));
+			for (i = 0; i < a->nsteps; i++)
+				ps[i] = total_in(exposed, ne, dv->gsteps[i].start, dv->gsteps[i].end);
+			sort_i64(ps, a->nsteps);
+			td_finding_where(f, "exposed per step: min %s, median %s, max %s over %zu steps",
+					 td_fmt_dur(b1, sizeof(b1), ps[0]),
+					 td_fmt_dur(b2, sizeof(b2), td_median_i64(ps, a->nsteps)),
+					 td_fmt_dur(b3, sizeof(b3), ps[a->nsteps - 1]), a->nsteps);
+			free(ps);
+		}
+		if (nsized) {
+			int64_t med;
+			sort_i64(bw, nsized);
+			best_bw = bw[nsized - 1];
+			med = td_median_i64(bw, nsized);
+			/* the time above what the best achieved bandwidth would need: waiting for peers */
+			excess = best_bw > 0 ? sized_time - bytes_total * 1000 / best_bw : 0;
+			td_finding_where(f, "%zu sized collectives move %.1f MB: median %.2f GB/s, best "
+					 "%.2f GB/s; %s of their time is above what the best rate needs "
+					 "(waiting for peers)", nsized, (double)bytes_total / 1e6,
+					 (double)med / 1e3, (double)best_bw / 1e3,
+					 td_fmt_dur(b4, sizeof(b4), excess > 0 ? excess : 0));
+			td_finding_value(f, "sized_collectives", (int64_t)nsized);
+			td_finding_value(f, "collective_bytes", bytes_total);
+			td_finding_value(f, "wait_above_best_bw_ns", excess > 0 ? excess : 0);
+		}
+		/* evidence: the longest exposed stretches */
+		{
+			struct td_interval *ev = td_malloc((ne ? ne : 1) * sizeof(*ev));
+			size_t k, n;
+			memcpy(ev, exposed, ne * sizeof(*ev));
+			for (k = 0; k < ne && (int)k < a->params.evidence_max; k++) {
+				size_t m = k;
+				for (n = k + 1; n < ne; n++)
+					if (ev[n].end - ev[n].start > ev[m].end - ev[m].start)
+						m = n;
+				if (m != k) {
+					struct td_interval tmp = ev[k];
+					ev[k] = ev[m];
+					ev[m] = tmp;
+				}
+				if (ev[k].end - ev[k].start < a->params.gap_report_ns)
+					break;
+				td_finding_evidence(f, ev[k].start, ev[k].end - ev[k].start,
+						    "%s of communication with no compute running",
+						    td_fmt_dur(b1, sizeof(b1), ev[k].end - ev[k].start));
+			}
+			free(ev);
+		}
+		td_finding_value(f, "collectives", (int64_t)ncoll);
+		td_finding_value(f, "comm_ns", comm_ns);
+		td_finding_value(f, "overlap_ns", overlap_ns);
+		td_finding_value(f, "exposed_ns", exposed_ns);
+		td_finding_value(f, "idle_waiting_ns", idle);
+		td_finding_value(f, "steps", (int64_t)a->nsteps);
+		if (fw == FW_FSDP)
+			td_finding_fix(f, "%s", "FSDP waits for its all-gathers and reduce-scatters: "
+				       "prefetch the next shard while this one computes - FSDP(model, "
+				       "forward_prefetch=True, backward_prefetch=BackwardPrefetch."
+				       "BACKWARD_PRE, limit_all_gathers=True) (FSDP2: "
+				       "fully_shard(..., reshard_after_forward=False) for the last layers). "
+				       "Under gradient accumulation skip the reduce-scatter of the "
+				       "non-final micro-steps (model.set_requires_gradient_sync(False), "
+				       "or no_sync()). If one rank is slow, the rest wait here: run tracedoc "
+				       "diagnose on every rank's trace to find it.");
+		else if (fw == FW_DDP)
+			td_finding_fix(f, "%s", "DDP's all-reduce runs after backward instead of during "
+				       "it: let buckets start earlier and overlap - DistributedDataParallel("
+				       "model, bucket_cap_mb=50, gradient_as_bucket_view=True) (try 10-100), "
+				       "and under gradient accumulation wrap the non-final micro-steps in "
+				       "`with model.no_sync():`. A comm hook halves the bytes: "
+				       "model.register_comm_hook(None, torch.distributed.algorithms."
+				       "ddp_comm_hooks.default_hooks.bf16_compress_hook). If one rank is "
+				       "slow, the rest wait here: run tracedoc diagnose on every rank's "
+				       "trace to find it.");
+		else if ((double)ncoll / per >= 32)
+			td_finding_fix(f, "The tensors are all-reduced one at a time (%.0f collectives per "
+				       "step, %s each on average), with nothing to overlap them: wrap the model "
+				       "in DistributedDataParallel(model, bucket_cap_mb=25, "
+				       "gradient_as_bucket_view=True), which buckets gradients and all-reduces "
+				       "them during backward, or flatten them into one buffer "
+				       "(torch._utils._flatten_dense_tensors) and issue one all-reduce "
+				       "(async_op=True) that the next compute can overlap. If one rank is slow, "
+				       "the rest wait here: run tracedoc diagnose on every rank's trace.",
+				       (double)ncoll / per, td_fmt_dur(b1, sizeof(b1), comm_sum /
+								       (int64_t)ncoll));
+		else
+			td_finding_fix(f, "%s", "Overlap collectives with compute: issue them on a side "
+				       "stream (async_op=True) and wait only where the result is used; "
+				       "send fewer, larger messages (flatten small tensors into one "
+				       "buffer); compress what you send (bf16). If one rank is slow, the "
+				       "rest wait here: run tracedoc diagnose on every rank's trace to find "
+				       "it.");
+		free(comm);
+		free(comp);
+		free(exposed);
+		free(bw);
+	}
+}
+
+const struct td_rule rule_communication = {
+	.id = "communication",
+	.title = "Collective time, its overlap with compute, exposed communication",
+	.run = run,
+};

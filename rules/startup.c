@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* What is start-up work: runtime calls that create the context, a stream, a library handle or
+ * the allocator's first pool (a call of the startup list far slower than its steady-state
+ * peers), lazy module loading (the first launch of a kernel taking 1 ms or more, or 50x the
+ * trace's median launch, and 10x its own kind's median), torch.compile / Triton compilation
+ * and autotuning frames, and spans the config names (patterns.warmup). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/analysis.h"
+#include "rules/internal.h"
+
+#define MS 1000000
+
+struct name_dur {
+	uint32_t name;
+	int64_t dur;
+	uint32_t ev;
+};
+#define ND_LESS(x, y) ((x)->name < (y)->name || ((x)->name == (y)->name && ((x)->dur < (y)->dur \
+	|| ((x)->dur == (y)->dur && (x)->ev < (y)->ev))))
+TD_DEFINE_SORT(sort_nd, struct name_dur, ND_LESS)
+
+#define U32_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
+
+static int64_t median_of_run(const struct name_dur *v, size_t n)
+{
+	return n % 2 ? v[n / 2].dur : v[n / 2 - 1].dur + (v[n / 2].dur - v[n / 2 - 1].dur) / 2;
+}
+
+void td_an_detect_warmup(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	struct name_dur *v;
+	int64_t *launch_dur, *first_ts, launch_med;
+	uint32_t *cand;
+	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
+
+	v = td_malloc((t->events.len ? t->events.len : 1) * sizeof(*v));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t c;
+		if (e->kind != TD_K_RUNTIME)
+			continue;
+		c = a->name_class[e->name];
+		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
+			continue;
+		v[n].name = e->name;
+		v[n].dur = td_ev_dur(e);
+		v[n].ev = (uint32_t)i;
+		n++;
+		nl += (c & NC_LAUNCH) != 0;
+	}
+	/* the trace's median launch */
+	launch_dur = td_malloc((nl ? nl : 1) * sizeof(*launch_dur));
+	for (i = 0, j = 0; i < n; i++)
+		if (a->name_class[v[i].name] & NC_LAUNCH)
+			launch_dur[j++] = v[i].dur;
+	launch_med = td_median_i64(launch_dur, nl);
+	free(launch_dur);
+
+	sort_nd(v, n);
+	cand = td_malloc((n ? n : 1) * sizeof(*cand));
+	for (i = 0; i < n; i = j) {
+		int64_t med;
+		int launch = (a->name_class[v[i].name] & NC_LAUNCH) != 0;
+		for (j = i; j < n && v[j].name == v[i].name; j++)
+			;
+		med = median_of_run(v + i, j - i);
+		/* the slow tail of this name: durations are sorted, so walk down from the longest */
+		for (size_t k = j; k-- > i;) {
+			int64_t d = v[k].dur;
+			int slow;
+			if (launch)
+				slow = (d >= MS || (launch_med > 0 && d >= 50 * launch_med)) && d >= 10 * med;
+			else
+				slow = d >= MS && (j - i <= 2 || d >= 10 * med);
+			if (!slow)
+				break;
+			cand[ncand++] = v[k].ev;
+		}
+	}
+	free(v);
+	sort_u32(cand, ncand);
+
+	/* a slow launch is lazy loading only when it launched the first op of its kernel */
+	first_ts = td_malloc((t->names.count + 1) * sizeof(*first_ts));
+	for (i = 0; i <= t->names.count; i++)
+		first_ts[i] = INT64_MAX;
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		if (td_kind_is_gpu_op(e->kind) && e->ts < first_ts[e->name])
+			first_ts[e->name] = e->ts;
+	}
+	a->warm_ev = cand; /* td_an_is_warm() looks here while we check */
+	a->nwarm_ev = ncand;
+	{
+		uint8_t *keep = td_calloc(ncand ? ncand : 1, 1);
+		for (i = 0; i < ncand; i++)
+			keep[i] = !(a->name_class[td_trace_ev(t, cand[i])->name] & NC_LAUNCH);
+		for (i = 0; i < t->events.len && ncand; i++) {
+			const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+			uint32_t l;
+			size_t lo = 0, hi = ncand;
+			if (!td_kind_is_gpu_op(e->kind) || (l = td_trace_launch(t, (uint32_t)i)) == TD_NONE)
+				continue;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (cand[mid] < l)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < ncand && cand[lo] == l && e->ts == first_ts[e->name])
+				keep[lo] = 1;
+		}
+		for (i = 0; i < ncand; i++)
+			if (keep[i])
+				cand[nwarm++] = cand[i];
+		free(keep);
+	}
+	free(first_ts);
+	a->nwarm_ev = nwarm;
+}
+
+uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *e = td_trace_ev(t, ev);
+	unsigned c = a->name_class[e->name];
+	const char *n = td_trace_name(t, e->name);
+	char buf[600], fr[512];
+
+	if (e->kind == TD_K_RUNTIME && (c & NC_LAUNCH))
+		snprintf(buf, sizeof(buf), "lazy module loading: first %s of a kernel", n);
+	else if (e->kind == TD_K_RUNTIME)
+		snprintf(buf, sizeof(buf), "start-up call: %s", n);
+	else if (c & NC_COMPILE)
+		snprintf(buf, sizeof(buf), "compilation: %s", td_frame_label(n, fr, sizeof(fr)));
+	else
+		snprintf(buf, sizeof(buf), "start-up: %.500s", n);
+	return td_an_intern(a, buf);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* warmup: one-off start-up work inside the window - CUDA context creation and first-use calls,
+ * lazy module loading, torch.compile / Triton compilation and autotuning - and the leading
+ * warm-up steps left out of the steady state. The fix is to profile the steady state (and,
+ * where start-up itself matters, to move or cache it); the other rules then see no start-up.
+ * Sized by the GPU idle the start-up work holds (the warmup cause). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
+#include "rules/internal.h"
+#include "rules/rule.h"
+
+#define K_CALL 1    /* context / stream / handle / first allocation */
+#define K_LAZY 2    /* lazy module loading */
+#define K_COMPILE 4 /* compilation, autotuning */
+#define K_OTHER 8   /* configured start-up spans */
+
+struct wev {
+	uint32_t ev;
+	int64_t dur;
+};
+#define WEV_LESS(x, y) ((x)->dur > (y)->dur || ((x)->dur == (y)->dur && (x)->ev < (y)->ev))
+TD_DEFINE_SORT(sort_wev, struct wev, WEV_LESS)
+
+static unsigned kind_of(const struct td_analysis *a, uint32_t ev)
+{
+	const struct td_event *e = td_trace_ev(a->t, ev);
+	unsigned c = td_an_class(a, e->name);
+
+	if (e->kind == TD_K_RUNTIME)
+		return (c & NC_LAUNCH) ? K_LAZY : K_CALL;
+	return (c & NC_COMPILE) ? K_COMPILE : K_OTHER;
+}
+
+/* The start-up spans of device index d's host window: warm runtime calls, and compile or
+ * configured spans not inside another one. */
+static size_t collect(const struct td_analysis *a, size_t d, struct wev **out)
+{
+	const struct td_trace *t = a->t;
+	struct td_vec v;
+	size_t i;
+
+	td_vec_init(&v, sizeof(struct wev));
+	for (i = 0; i < a->nwarm_ev; i++) {
+		const struct td_event *e = td_trace_ev(t, a->warm_ev[i]);
+		struct wev *w;
+		if (!td_an_in_host_window(a, d, e->ts) ||
+		    td_an_dev_of_host(a, a->warm_ev[i], TD_NONE) != d)
+			continue;
+		w = td_vec_push(&v);
+		w->ev = a->warm_ev[i];
+		w->dur = td_ev_dur(e);
+	}
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t p;
+		struct wev *w;
+		if (td_kind_on_gpu_track(e->kind) ||
+		    !(td_an_class(a, e->name) & (NC_COMPILE | NC_WARMUP)) ||
+		    !td_an_in_host_window(a, d, e->ts))
+			continue;
+		p = td_trace_parent(t, (uint32_t)i);
+		if (p != TD_NONE && (td_an_class(a, td_trace_ev(t, p)->name) & (NC_COMPILE | NC_WARMUP)))
+			continue;
+		w = td_vec_push(&v);
+		w->ev = (uint32_t)i;
+		w->dur = td_ev_dur(e);
+	}
+	sort_wev(v.data, v.len);
+	*out = v.data;
+	return v.len;
+}
+
+static void run(struct td_analysis *a, struct td_report *r)
+{
+	const struct td_trace *t = a->t;
+	size_t d, i;
+	char b1[32], b2[32], b3[32];
+
+	for (d = 0; d < a->ndev; d++) {
+		struct td_dev_analysis *dv = &a->dev[d];
+		struct td_finding *f;
+		struct wev *w;
+		size_t nw;
+		unsigned kinds = 0;
+		int64_t w_ns = dv->win_end - dv->win_start;
+		char what[512] = "";
+
+		if (!dv->idle_by_cause[CAUSE_WARMUP])
+			continue;
+		nw = collect(a, d, &w);
+		f = td_report_add(r, "warmup", dv->device);
+		td_finding_claim_cause(a, f, d, CAUSE_WARMUP);
+		f->count = nw;
+		for (i = 0; i < nw; i++)
+			kinds |= kind_of(a, w[i].ev);
+		/* the two longest, named */
+		for (i = 0; i < nw && i < 2; i++) {
+			const struct td_event *e = td_trace_ev(t, w[i].ev);
+			char fr[256];
+			size_t len = strlen(what);
+			const char *n = td_trace_name(t, e->name);
+			if (kind_of(a, w[i].ev) == K_COMPILE)
+				n = td_frame_label(n, fr, sizeof(fr));
+			snprintf(what + len, sizeof(what) - len, "%s%s%s %s", i ? " and " : "",
+				 kind_of(a, w[i].ev) == K_LAZY ? "a first " : "", n,
+				 td_fmt_dur(b1, sizeof(b1), w[i].dur));
+		}
+		td_finding_title(f, "Start-up work inside the window holds the GPU %s (%.0f%% of it)%s%s",
+				 td_fmt_dur(b2, sizeof(b2), f->idle_ns),
+				 w_ns ? 100.0 * (double)f->idle_ns / (double)w_ns : 0.0,
+				 *what ? ": " : "", what);
+		for (i = 0; i < dv->idle.len; i++) {
+			const struct td_idle_item *it = &TD_VEC_AT(&dv->idle, struct td_idle_item, i);
+			if (it->cause == CAUSE_WARMUP)
+				td_finding_where(f, "%s: %s of GPU idle", td_an_label(a, it->what),
+						 td_fmt_dur(b1, sizeof(b1), it->ns));
+		}
+		if (a->warm_steps)
+			td_finding_where(f, "left out of the steady state: the first %zu step%s (%s), "
+					 "%.0fx the median step or longer", a->warm_steps,
+					 a->warm_steps == 1 ? "" : "s",
+					 td_fmt_dur(b3, sizeof(b3), a->warm_end - a->warm_start),
+					 a->params.warmup_step_ratio);
+		for (i = 0; i < nw && (int)i < a->params.evidence_max; i++) {
+			const struct td_event *e = td_trace_ev(t, w[i].ev);
+			int64_t busy = td_an_busy_between(a, d, e->ts, td_ev_end(e));
+			td_finding_evidence(f, e->ts, w[i].dur, "%s took %s (GPU idle %s meanwhile)",
+					    td_an_label(a, td_an_warm_label(a, w[i].ev)),
+					    td_fmt_dur(b1, sizeof(b1), w[i].dur),
+					    td_fmt_dur(b2, sizeof(b2), w[i].dur - busy));
+		}
+		td_finding_value(f, "warmup_idle_ns", f->idle_ns);
+		td_finding_value(f, "warmup_spans", (int64_t)nw);
+		{
+			char fix[2048];
+			snprintf(fix, sizeof(fix),
+				 "This is one-off start-up work caught in the trace, not a steady-state "
+				 "cost: profile the steady state with torch.profiler.profile(schedule="
+				 "torch.profiler.schedule(wait=1, warmup=2, active=3), ...) and call "
+				 "prof.step() every iteration, so the recorded steps start warm.%s%s%s",
+				 (kinds & K_LAZY) ? " Lazy module loading costs the first launch of each "
+				 "kernel: in a latency-critical service set CUDA_MODULE_LOADING=EAGER to "
+				 "load every module at start-up instead." : "",
+				 (kinds & K_COMPILE) ? " Compilation runs again in every new process: keep "
+				 "the Inductor and Triton caches between runs (TORCHINDUCTOR_CACHE_DIR, "
+				 "TRITON_CACHE_DIR on persistent storage; TORCHINDUCTOR_FX_GRAPH_CACHE=1) "
+				 "and mark dynamic dimensions (torch._dynamo.mark_dynamic) to avoid "
+				 "recompiles." : "",
+				 (kinds & K_CALL) ? " Context and handle creation happen once per process: "
+				 "warm up (a dummy forward and backward) before timing or serving." : "");
+			td_finding_fix(f, "%s", fix);
+		}
+		free(w);
+	}
+}
+
+const struct td_rule rule_warmup = {
+	.id = "warmup",
+	.title = "One-off start-up work in the window: context creation, lazy loading, compilation",
+	.run = run,
+};
