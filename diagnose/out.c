@@ -2,23 +2,35 @@
 #include "diagnose/out.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/fmt.h"
 #include "common/utf8.h"
 
-void out_text_name(FILE *f, const char *s, size_t max)
+/* Where the marked name starting at s (after TD_NAME_OPEN) ends, and where the text goes on. */
+static size_t name_len(const char *s, const char **next)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, shown = 0;
+	const char *c = strchr(s, TD_NAME_CLOSE);
+	size_t n = c ? (size_t)(c - s) : strlen(s);
+
+	*next = c ? c + 1 : s + n;
+	return n;
+}
+
+/* the escaped form of n bytes: control bytes and invalid UTF-8 as \xNN */
+static size_t text_bytes(FILE *f, const unsigned char *p, size_t n, size_t max, size_t shown)
+{
+	size_t i = 0;
 
 	while (i < n) {
 		size_t k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
 		if (max && shown >= max) {
 			fputs("...", f);
-			return;
+			return SIZE_MAX;
 		}
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			fprintf(f, "\\x%02x", p[i]);
@@ -29,6 +41,66 @@ void out_text_name(FILE *f, const char *s, size_t max)
 		}
 		shown++;
 	}
+	return shown;
+}
+
+void out_text_name(FILE *f, const char *s, size_t max)
+{
+	size_t shown = 0;
+
+	while (*s && shown != SIZE_MAX) {
+		const char *open = strchr(s, TD_NAME_OPEN), *next;
+		size_t plain = open ? (size_t)(open - s) : strlen(s), n, room;
+		char buf[OUT_NAME_MAX * 2];
+		const char *shortened;
+
+		shown = text_bytes(f, (const unsigned char *)s, plain, max, shown);
+		if (!open || shown == SIZE_MAX)
+			return;
+		n = name_len(open + 1, &next);
+		room = max ? (max > shown ? max - shown : 1) : OUT_NAME_MAX;
+		if (room > OUT_NAME_MAX)
+			room = OUT_NAME_MAX;
+		shortened = td_short_name(open + 1, n, room, buf, sizeof(buf));
+		shown = text_bytes(f, (const unsigned char *)shortened,
+				   shortened == open + 1 ? n : strlen(shortened), max, shown);
+		s = next;
+	}
+}
+
+/* A name as a Markdown code span: nothing in it is markup, mentions or math; the fence is
+ * longer than any run of backticks inside, and '|' is escaped for tables. */
+static void md_code(FILE *f, const unsigned char *p, size_t n)
+{
+	size_t i, run = 0, longest = 0, k;
+	int pad = n && (p[0] == '`' || p[n - 1] == '`' || p[0] == ' ' || p[n - 1] == ' ');
+
+	for (i = 0; i < n; i++) {
+		run = p[i] == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	for (k = 0; k <= longest; k++)
+		fputc('`', f);
+	if (pad)
+		fputc(' ', f);
+	for (i = 0; i < n;) {
+		if (p[i] == '|') {
+			fputs("\\|", f);
+			i++;
+		} else if (p[i] == '\n' || p[i] == '\r' || p[i] == '\t') {
+			fputc(' ', f);
+			i++;
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			i++;
+		} else {
+			i += out_utf8_char(f, p + i, n - i);
+		}
+	}
+	if (pad)
+		fputc(' ', f);
+	for (k = 0; k <= longest; k++)
+		fputc('`', f);
 }
 
 void out_md(FILE *f, const char *s)
@@ -39,11 +111,19 @@ void out_md(FILE *f, const char *s)
 	while (i < n) {
 		unsigned char ch = p[i];
 		switch (ch) {
+		case TD_NAME_OPEN: {
+			const char *next;
+			size_t len = name_len(s + i + 1, &next);
+			md_code(f, p + i + 1, len);
+			i = (size_t)(next - s);
+			continue;
+		}
 		case '|': fputs("\\|", f); i++; continue;
 		case '<': fputs("&lt;", f); i++; continue;
 		case '>': fputs("&gt;", f); i++; continue;
 		case '&': fputs("&amp;", f); i++; continue;
 		case '`': case '*': case '_': case '[': case ']': case '\\': case '#': case '~':
+		case '$': case '@':
 			fputc('\\', f);
 			fputc(ch, f);
 			i++;
@@ -101,14 +181,18 @@ void out_json_str(yajl_gen g, const char *s)
 	size_t n = strlen(s), i = 0, o = 0;
 	char *buf;
 
-	if (td_utf8_valid(s, n)) {
+	if (td_utf8_valid(s, n) && !strchr(s, TD_NAME_OPEN) && !strchr(s, TD_NAME_CLOSE)) {
 		yajl_gen_string(g, p, n);
 		return;
 	}
-	/* replace each invalid byte by U+FFFD so the output stays valid JSON */
+	/* drop the name marks; replace each invalid byte by U+FFFD so the output stays valid JSON */
 	buf = td_malloc(n * 3 + 1);
 	while (i < n) {
 		size_t k = td_utf8_seq(p + i, n - i);
+		if (p[i] == TD_NAME_OPEN || p[i] == TD_NAME_CLOSE) {
+			i++;
+			continue;
+		}
 		if (k) {
 			memcpy(buf + o, p + i, k);
 			o += k;

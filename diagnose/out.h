@@ -8,17 +8,21 @@
 #include <stdio.h>
 #include <yajl/yajl_gen.h>
 
+/* Names (marked, common/fmt.h) are shortened in text to at most this many bytes. */
+#define OUT_NAME_MAX 60
+
 /* Writes text for Markdown (a table cell or a paragraph): nothing from a trace may open HTML,
- * end a table cell, start code or emphasis, or break the line; invalid UTF-8 becomes U+FFFD. */
+ * end a table cell, start code or emphasis, mention anyone, render as math or break the line;
+ * marked names become code spans; invalid UTF-8 becomes U+FFFD. */
 void out_md(FILE *f, const char *s);
 /* Writes the UTF-8 character at p (n bytes left), or U+FFFD for an invalid byte; returns the
  * bytes consumed. */
 size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n);
-/* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max bytes with "..."
- * (max 0 = no limit). */
+/* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max characters with
+ * "..." (max 0 = no limit); marked names are shortened in the middle to fit. */
 void out_text_name(FILE *f, const char *s, size_t max);
 
-/* yajl_gen conveniences. */
+/* yajl_gen conveniences; out_json_str drops the name marks. */
 yajl_gen out_json_new(FILE *f);
 void out_json_key(yajl_gen g, const char *k);
 void out_json_str(yajl_gen g, const char *s);

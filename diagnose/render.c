@@ -5,6 +5,7 @@
 #include "diagnose/render.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/utf8.h"
@@ -84,10 +85,49 @@ static const char *dev_name(const struct td_trace *t, int32_t id)
 	return "";
 }
 
+/* The window over every device (the steps' span when there is no device). */
 static void window_of(const struct td_analysis *a, int64_t *s, int64_t *e)
 {
-	*s = a->has_steps ? a->steps_start : a->ndev ? a->dev[0].win_start : 0;
-	*e = a->has_steps ? a->steps_end : a->ndev ? a->dev[0].win_end : 0;
+	size_t d;
+
+	*s = a->has_steps ? a->steps_start : 0;
+	*e = a->has_steps ? a->steps_end : 0;
+	for (d = 0; d < a->ndev; d++) {
+		if (!d || a->dev[d].win_start < *s)
+			*s = a->dev[d].win_start;
+		if (!d || a->dev[d].win_end > *e)
+			*e = a->dev[d].win_end;
+	}
+}
+
+/* "; left out 1 warm-up step (40.0 ms)" when the leading steps were start-up */
+static const char *left_out(const struct td_analysis *a, char *buf, size_t cap)
+{
+	char b[32];
+
+	if (!a->warm_steps)
+		return "";
+	snprintf(buf, cap, "; left out %zu warm-up step%s (%s, %gx the median or longer)",
+		 a->warm_steps, a->warm_steps == 1 ? "" : "s",
+		 td_fmt_dur(b, sizeof(b), a->warm_end - a->warm_start), a->params.warmup_step_ratio);
+	return buf;
+}
+
+/* ": GPU idle won back 200.0 us, exposed communication 1.0 ms; frees 2.01 s of host time" */
+static const char *savings_parts(const struct td_finding *fd, char *buf, size_t cap)
+{
+	char b1[32], b2[32], b3[32];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (fd->busy_ns)
+		n += (size_t)snprintf(buf, cap, ": GPU idle won back %s, exposed communication %s",
+				      td_fmt_dur(b1, sizeof(b1), fd->idle_ns),
+				      td_fmt_dur(b2, sizeof(b2), fd->busy_ns));
+	if (fd->host_ns && n < cap)
+		snprintf(buf + n, cap - n, "; frees %s of host time",
+			 td_fmt_dur(b3, sizeof(b3), fd->host_ns));
+	return buf;
 }
 
 /* "1623142623460.245": the trace's microsecond timestamp, to search for in Perfetto */
@@ -110,24 +150,55 @@ static void sgr(const struct col *c, const char *code)
 		fprintf(c->f, "\033[%sm", code);
 }
 
+#define GLUE '\x1d' /* a space inside a name: not a place to break the line */
+
+/* s with each marked name shortened and glued into one word (caller frees). */
+static char *display(const char *s)
+{
+	size_t cap = strlen(s) + 1, n = 0;
+	char *d = malloc(cap), buf[OUT_NAME_MAX * 2];
+
+	if (!d)
+		return NULL;
+	while (*s) {
+		if (*s == TD_NAME_OPEN) {
+			const char *end = strchr(s + 1, TD_NAME_CLOSE), *nm;
+			size_t len = end ? (size_t)(end - s - 1) : strlen(s + 1), k, nl;
+			nm = td_short_name(s + 1, len, OUT_NAME_MAX, buf, sizeof(buf));
+			nl = nm == s + 1 ? len : strlen(nm);
+			for (k = 0; k < nl && n + 1 < cap; k++)
+				d[n++] = nm[k] == ' ' ? GLUE : nm[k];
+			s = end ? end + 1 : s + 1 + len;
+		} else {
+			if (n + 1 < cap)
+				d[n++] = *s;
+			s++;
+		}
+	}
+	d[n] = '\0';
+	return d;
+}
+
 /* Writes s word-wrapped at WIDTH, continuation lines indented by `indent`; `col` is the column
- * the cursor is at. Names are escaped (control bytes, invalid UTF-8). */
+ * the cursor is at. Names are shortened and escaped (control bytes, invalid UTF-8). */
 static void wrap(FILE *f, const char *s, int col, int indent)
 {
-	char word[4096];
+	char word[4096], *disp = display(s), *p = disp;
 	int first = 1;
 
-	while (*s) {
+	if (!disp)
+		return;
+	while (*p) {
 		const char *q;
-		size_t len;
+		size_t len, k;
 
-		while (*s == ' ')
-			s++;
-		if (!*s)
+		while (*p == ' ')
+			p++;
+		if (!*p)
 			break;
-		for (q = s; *q && *q != ' '; q++)
+		for (q = p; *q && *q != ' '; q++)
 			;
-		len = (size_t)(q - s);
+		len = (size_t)(q - p);
 		if (!first) {
 			if (col + 1 + (int)len > WIDTH && col > indent) {
 				fprintf(f, "\n%*s", indent, "");
@@ -139,13 +210,23 @@ static void wrap(FILE *f, const char *s, int col, int indent)
 		}
 		if (len >= sizeof(word))
 			len = sizeof(word) - 1;
-		memcpy(word, s, len);
+		memcpy(word, p, len);
 		word[len] = '\0';
-		out_text_name(f, word, 0);
+		for (k = 0; k < len; k++) { /* glued spaces back, the pieces escaped */
+			size_t e = k;
+			while (e < len && word[e] != GLUE)
+				e++;
+			word[e < len ? e : len] = '\0';
+			out_text_name(f, word + k, 0);
+			if (e < len)
+				fputc(' ', f);
+			k = e;
+		}
 		col += (int)len;
 		first = 0;
-		s = q;
+		p += (q - p);
 	}
+	free(disp);
 }
 
 void render_text(FILE *f, const struct render_ctx *rc)
@@ -156,7 +237,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT];
 	size_t nrows = cause_rows(a, rows), i, j;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], b3[48];
+	char b1[32], b2[32], b3[48], lo[128], parts[256];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -171,10 +252,11 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
 	fputc('\n', f);
 	if (a->has_steps)
-		fprintf(f, "window   %zu step%s, %s, median step %s\n", a->nsteps,
+		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), we - ws),
-			td_fmt_dur(b2, sizeof(b2), td_an_median_step(a)));
+			td_fmt_dur(b2, sizeof(b2), td_an_median_step(a)), a->warm_steps ? "\n         " : "",
+			left_out(a, lo, sizeof(lo)) + (a->warm_steps ? 2 : 0));
 	else if (a->ndev)
 		fprintf(f, "window   first to last GPU op, %s (no ProfilerStep# markers)\n",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
@@ -215,11 +297,22 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		sgr(&c, "0");
 		fputc(' ', f);
 		wrap(f, fd->title, col + 1, 3);
-		fprintf(f, "\n   saves ~%s (%.1f%% of the window", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-			100.0 * fd->savings_fraction);
-		if (fd->per_step_ns)
-			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
-		fprintf(f, "), count %llu\n", (unsigned long long)fd->count);
+		{
+			char line[512];
+			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
+					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+					 100.0 * fd->savings_fraction);
+			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
+				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
+					      td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+			if (n > 0 && (size_t)n < sizeof(line))
+				snprintf(line + n, sizeof(line) - (size_t)n, "), count %llu%s",
+					 (unsigned long long)fd->count,
+					 savings_parts(fd, parts, sizeof(parts)));
+			fputs("\n   ", f);
+			wrap(f, line, 3, 3);
+			fputc('\n', f);
+		}
 		for (j = 0; j < fd->where.len; j++) {
 			fprintf(f, "   %s ", j ? "      " : "where:");
 			wrap(f, TD_VEC_AT(&fd->where, char *, j), 10, 12);
@@ -270,7 +363,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT];
 	size_t nrows = cause_rows(a, rows), i, j;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], b3[48];
+	char b1[32], b2[32], b3[48], lo[128], parts[256];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -284,8 +377,8 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	if (a->has_steps)
-		fprintf(f, "%zu step%s, median step %s", a->nsteps, a->nsteps == 1 ? "" : "s",
-			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)));
+		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
+			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
 	else
 		fprintf(f, "no ProfilerStep# markers: window is first to last GPU op, %s",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
@@ -334,7 +427,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 			100.0 * fd->savings_fraction);
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
-		fputs(")\n\n", f);
+		fprintf(f, ")%s\n\n", savings_parts(fd, parts, sizeof(parts)));
 		if (fd->fix && *fd->fix) {
 			fputs("**Fix:** ", f);
 			out_md(f, fd->fix);
@@ -417,6 +510,12 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_int(g, (int64_t)a->nsteps);
 	out_json_key(g, "median_step_ns");
 	out_json_int(g, td_an_median_step(a));
+	out_json_key(g, "mean_step_ns");
+	out_json_int(g, td_an_mean_step(a));
+	out_json_key(g, "warmup_steps");
+	out_json_int(g, (int64_t)a->warm_steps);
+	out_json_key(g, "warmup_ns");
+	out_json_int(g, a->warm_end - a->warm_start);
 	yajl_gen_map_close(g);
 	out_json_key(g, "summary");
 	yajl_gen_map_open(g);
@@ -448,6 +547,10 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		out_json_int(g, d->device);
 		out_json_key(g, "name");
 		out_json_str(g, dev_name(t, d->device));
+		out_json_key(g, "window_start_ns");
+		out_json_int(g, d->win_start);
+		out_json_key(g, "window_end_ns");
+		out_json_int(g, d->win_end);
 		out_json_key(g, "busy_ns");
 		out_json_int(g, d->busy_ns);
 		out_json_key(g, "idle_ns");
@@ -494,6 +597,12 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		out_json_fixed(g, fd->savings_fraction, 6);
 		out_json_key(g, "est_savings_per_step_ns");
 		out_json_int(g, fd->per_step_ns);
+		out_json_key(g, "gpu_idle_ns");
+		out_json_int(g, fd->idle_ns);
+		out_json_key(g, "gpu_busy_ns");
+		out_json_int(g, fd->busy_ns);
+		out_json_key(g, "host_freed_ns");
+		out_json_int(g, fd->host_ns);
 		out_json_key(g, "count");
 		out_json_int(g, (int64_t)fd->count);
 		out_json_key(g, "where");
@@ -515,6 +624,14 @@ void render_json(FILE *f, const struct render_ctx *rc)
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
+		out_json_key(g, "values");
+		yajl_gen_map_open(g);
+		for (j = 0; j < fd->values.len; j++) {
+			const struct td_value *v = &TD_VEC_AT(&fd->values, struct td_value, j);
+			out_json_key(g, v->key);
+			out_json_int(g, v->v);
+		}
+		yajl_gen_map_close(g);
 		out_json_key(g, "fix");
 		out_json_str(g, fd->fix ? fd->fix : "");
 		yajl_gen_map_close(g);

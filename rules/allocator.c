@@ -106,7 +106,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		for (k = 0; k < nev && (int)k < a->params.evidence_max; k++) {
 			const struct td_event *e = td_trace_ev(t, ev[k]);
 			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s took %s",
-					    td_trace_name(t, e->name), td_fmt_dur(b1, sizeof(b1), td_ev_dur(e)));
+					    td_an_name(a, e->name), td_fmt_dur(b1, sizeof(b1), td_ev_dur(e)));
 		}
 		td_finding_value(f, "calls", (int64_t)calls);
 		td_finding_value(f, "host_ns", time);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fmt.h"
 #include "common/sort.h"
 #include "rules/config.h"
 #include "rules/internal.h"
@@ -101,11 +102,27 @@ uint32_t td_an_intern(struct td_analysis *a, const char *s)
 	return td_strtab_intern(&a->labels, s, strlen(s));
 }
 
+uint32_t td_an_mark(struct td_analysis *a, const char *name)
+{
+	size_t n = strlen(name) + 3;
+	char stack[512], *buf = n <= sizeof(stack) ? stack : td_malloc(n);
+	uint32_t id;
+
+	td_mark(buf, n, name);
+	id = td_an_intern(a, buf);
+	if (buf != stack)
+		free(buf);
+	return id;
+}
+
+const char *td_an_name(struct td_analysis *a, uint32_t name)
+{
+	return td_an_label(a, td_an_mark(a, td_trace_name(a->t, name)));
+}
+
 static uint32_t intern_name(struct td_analysis *a, uint32_t ev)
 {
-	const struct td_event *x = td_trace_ev(a->t, ev);
-	return td_strtab_intern(&a->labels, td_trace_name(a->t, x->name),
-				td_strtab_len(&a->t->names, x->name));
+	return td_an_mark(a, td_trace_name(a->t, td_trace_ev(a->t, ev)->name));
 }
 
 static int public_op(const struct td_analysis *a, const struct td_event *x)
@@ -133,18 +150,21 @@ uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 			break;
 	}
 	if (py != TD_NONE) {
-		char fr[512];
-		td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), fr, sizeof(fr));
+		char fr[512], m1[520], m2[400];
+		td_mark(m1, sizeof(m1), td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), fr,
+						       sizeof(fr)));
 		if (nops)
-			snprintf(buf, sizeof(buf), "%s (%s)", fr, ops[0]);
+			snprintf(buf, sizeof(buf), "%s (%s)", m1, td_mark(m2, sizeof(m2), ops[0]));
 		else
-			snprintf(buf, sizeof(buf), "%s", fr);
+			snprintf(buf, sizeof(buf), "%s", m1);
 	} else if (nops == 2) {
-		snprintf(buf, sizeof(buf), "%s <- %s", ops[0], ops[1]);
+		char m1[500], m2[500];
+		snprintf(buf, sizeof(buf), "%s <- %s", td_mark(m1, sizeof(m1), ops[0]),
+			 td_mark(m2, sizeof(m2), ops[1]));
 	} else if (nops == 1) {
-		snprintf(buf, sizeof(buf), "%s", ops[0]);
+		td_mark(buf, sizeof(buf), ops[0]);
 	} else {
-		snprintf(buf, sizeof(buf), "%s", td_trace_name(t, td_trace_ev(t, ev)->name));
+		td_mark(buf, sizeof(buf), td_trace_name(t, td_trace_ev(t, ev)->name));
 	}
 	return td_an_intern(a, buf);
 }
@@ -236,10 +256,10 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 		char buf[512];
 		*cause = CAUSE_HOST;
 		if (py != TD_NONE)
-			td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), buf, sizeof(buf));
+			*what = td_an_mark(a, td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), buf,
+							     sizeof(buf)));
 		else
-			snprintf(buf, sizeof(buf), "%s", td_trace_name(t, td_trace_ev(t, op)->name));
-		*what = td_an_intern(a, buf);
+			*what = intern_name(a, op);
 	} else {
 		*cause = CAUSE_HOST;
 		*what = td_an_intern(a, "untraced host time between ops");
@@ -532,7 +552,7 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 {
 	const struct td_trace *t = a->t;
 	const struct td_event *ne = td_trace_ev(t, next);
-	char buf[600];
+	char buf[4096];
 	int64_t stream;
 
 	if (launched_in_gap ? wait <= a->params.launch_delay_ns : wait <= a->params.queued_gap_ns) {
@@ -543,8 +563,8 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 	if (prev != TD_NONE && td_trace_ev(t, prev)->track != ne->track) {
 		const struct td_event *pe = td_trace_ev(t, prev);
 		*cause = (a->name_class[pe->name] & NC_COMM) ? CAUSE_COMM : CAUSE_DEPENDENCY;
-		snprintf(buf, sizeof(buf), "waiting on stream %lld: %.500s",
-			 (long long)td_trace_track(t, pe->track)->stream, td_trace_name(t, pe->name));
+		snprintf(buf, sizeof(buf), "waiting on stream %lld: %s",
+			 (long long)td_trace_track(t, pe->track)->stream, td_an_name(a, pe->name));
 		*what = td_an_intern(a, buf);
 		return;
 	}

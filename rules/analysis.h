@@ -197,6 +197,10 @@ static inline const char *td_an_label(const struct td_analysis *a, uint32_t id)
 	return td_strtab_str(&a->labels, id);
 }
 uint32_t td_an_intern(struct td_analysis *a, const char *s);
+/* The label of a name from the trace, marked as a name (common/fmt.h: TD_NAME_OPEN). */
+uint32_t td_an_mark(struct td_analysis *a, const char *name);
+/* The trace's name `name`, marked, for a finding's text (valid as long as the analysis). */
+const char *td_an_name(struct td_analysis *a, uint32_t name);
 
 /* --- claims ------------------------------------------------------------------------------ */
 

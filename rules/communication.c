@@ -202,7 +202,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				 idle ? "; compute waits for them idle " : "",
 				 idle ? td_fmt_dur(b3, sizeof(b3), idle) : "");
 		td_finding_where(f, "%s: %llu kernels, %s in total, %.1f%% of the window",
-				 td_trace_name(t, top_name), (unsigned long long)ncoll,
+				 td_an_name(a, top_name), (unsigned long long)ncoll,
 				 td_fmt_dur(b1, sizeof(b1), comm_sum),
 				 w ? 100.0 * (double)comm_ns / (double)w : 0.0);
 		td_finding_where(f, "overlap with compute %s of %s (%.0f%%), exposed %s (%.1f%% of the "

@@ -75,7 +75,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				 100.0 * (double)total / (double)w, td_fmt_dur(b1, sizeof(b1), total),
 				 (unsigned long long)calls, td_fmt_dur(b3, sizeof(b3), f->idle_ns));
 	}
-	td_finding_where(f, "%s (%llu call%s, %s in total, longest %s)", td_trace_name(t, name),
+	td_finding_where(f, "%s (%llu call%s, %s in total, longest %s)", td_an_name(a, name),
 			 (unsigned long long)calls, calls == 1 ? "" : "s",
 			 td_fmt_dur(b1, sizeof(b1), total), td_fmt_dur(b2, sizeof(b2), longest));
 	/* evidence: longest first, ties by time */

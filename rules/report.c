@@ -182,12 +182,15 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
 		if (f->savings_ns > 0 && a->cfg && a->cfg->suppress.len) {
-			const char *texts[17];
+			/* matched as the user reads them: without the name marks */
+			char *texts[17];
 			size_t n = 0, k;
-			texts[n++] = f->title ? f->title : "";
+			texts[n++] = td_unmark(f->title ? f->title : "");
 			for (k = 0; k < f->where.len && n < 17; k++)
-				texts[n++] = TD_VEC_AT(&f->where, char *, k);
-			s = td_config_suppressed(a->cfg, f->rule, texts, n);
+				texts[n++] = td_unmark(TD_VEC_AT(&f->where, char *, k));
+			s = td_config_suppressed(a->cfg, f->rule, (const char *const *)texts, n);
+			for (k = 0; k < n; k++)
+				free(texts[k]);
 		}
 		if (f->savings_ns <= 0) {
 			free_finding(f);

@@ -73,8 +73,7 @@ static void on_run(void *vc, const struct td_small_run *run)
 	size_t m, j;
 
 	site = l != TD_NONE ? td_an_site(c->a, l)
-		: td_strtab_intern(&c->a->labels, td_trace_name(t, td_trace_ev(t, run->first)->name),
-				   td_strtab_len(&t->names, td_trace_ev(t, run->first)->name));
+		: td_an_mark(c->a, td_trace_name(t, td_trace_ev(t, run->first)->name));
 	if (site >= c->ng) {
 		uint32_t n = c->a->labels.count + 64;
 		c->g = td_realloc(c->g, n * sizeof(*c->g));

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fmt.h"
 #include "common/sort.h"
 #include "rules/analysis.h"
 #include "rules/internal.h"
@@ -133,15 +134,17 @@ uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev)
 	const struct td_event *e = td_trace_ev(t, ev);
 	unsigned c = a->name_class[e->name];
 	const char *n = td_trace_name(t, e->name);
-	char buf[600], fr[512];
+	char buf[700], fr[512], m[600];
 
 	if (e->kind == TD_K_RUNTIME && (c & NC_LAUNCH))
-		snprintf(buf, sizeof(buf), "lazy module loading: first %s of a kernel", n);
+		snprintf(buf, sizeof(buf), "lazy module loading: first %s of a kernel",
+			 td_mark(m, sizeof(m), n));
 	else if (e->kind == TD_K_RUNTIME)
-		snprintf(buf, sizeof(buf), "start-up call: %s", n);
+		snprintf(buf, sizeof(buf), "start-up call: %s", td_mark(m, sizeof(m), n));
 	else if (c & NC_COMPILE)
-		snprintf(buf, sizeof(buf), "compilation: %s", td_frame_label(n, fr, sizeof(fr)));
+		snprintf(buf, sizeof(buf), "compilation: %s",
+			 td_mark(m, sizeof(m), td_frame_label(n, fr, sizeof(fr))));
 	else
-		snprintf(buf, sizeof(buf), "start-up: %.500s", n);
+		snprintf(buf, sizeof(buf), "start-up: %s", td_mark(m, sizeof(m), n));
 	return td_an_intern(a, buf);
 }

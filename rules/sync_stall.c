@@ -47,12 +47,12 @@ static const char *fix_for(unsigned k)
 }
 
 /* "cudaStreamSynchronize" or "cudaMemcpyAsync + cudaStreamSynchronize" */
-static void calls_of(const struct td_analysis *a, const struct td_block_unit *u, char *buf,
+static void calls_of(struct td_analysis *a, const struct td_block_unit *u, char *buf,
 		     size_t cap)
 {
 	const struct td_trace *t = a->t;
-	const char *f = td_trace_name(t, td_trace_ev(t, u->first)->name);
-	const char *l = td_trace_name(t, td_trace_ev(t, u->last)->name);
+	const char *f = td_an_name(a, td_trace_ev(t, u->first)->name);
+	const char *l = td_an_name(a, td_trace_ev(t, u->last)->name);
 
 	if (u->first == u->last)
 		snprintf(buf, cap, "%s", f);

@@ -147,9 +147,9 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 		const struct td_event *c0 = td_trace_ev(t, u[longest].first);
 		td_finding_evidence(f, c0->ts, td_ev_end(td_trace_ev(t, u[longest].last)) - c0->ts,
 				    "%s at %s blocked the host %s; its %s, %s copy ran %s on the GPU "
-				    "(%.1f GB/s)", td_trace_name(t, c0->name),
+				    "(%.1f GB/s)", td_an_name(a, c0->name),
 				    td_an_label(a, u[longest].site),
-				    td_fmt_dur(b1, sizeof(b1), u[longest].blocked), td_trace_name(t, e->name),
+				    td_fmt_dur(b1, sizeof(b1), u[longest].blocked), td_an_name(a, e->name),
 				    td_fmt_bytes(b3, sizeof(b3), (double)bytes),
 				    td_fmt_dur(b2, sizeof(b2), td_ev_dur(e)),
 				    td_ev_dur(e) ? (double)bytes / (double)td_ev_dur(e) : 0.0);
@@ -218,7 +218,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 		{
 			const struct td_event *e = td_trace_ev(t, first);
 			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s on the CPU, then aten::to",
-					    td_trace_name(t, e->name));
+					    td_an_name(a, e->name));
 		}
 		td_finding_value(f, "moves", (int64_t)moves);
 		td_finding_value(f, "create_ns", create_time);

@@ -87,7 +87,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		size_t nw;
 		unsigned kinds = 0;
 		int64_t w_ns = dv->win_end - dv->win_start;
-		char what[512] = "";
+		char what[800] = "";
 
 		if (!dv->idle_by_cause[CAUSE_WARMUP])
 			continue;
@@ -100,13 +100,13 @@ static void run(struct td_analysis *a, struct td_report *r)
 		/* the two longest, named */
 		for (i = 0; i < nw && i < 2; i++) {
 			const struct td_event *e = td_trace_ev(t, w[i].ev);
-			char fr[256];
+			char fr[256], m[300];
 			size_t len = strlen(what);
 			const char *n = td_trace_name(t, e->name);
 			if (kind_of(a, w[i].ev) == K_COMPILE)
 				n = td_frame_label(n, fr, sizeof(fr));
 			snprintf(what + len, sizeof(what) - len, "%s%s%s %s", i ? " and " : "",
-				 kind_of(a, w[i].ev) == K_LAZY ? "a first " : "", n,
+				 kind_of(a, w[i].ev) == K_LAZY ? "a first " : "", td_mark(m, sizeof(m), n),
 				 td_fmt_dur(b1, sizeof(b1), w[i].dur));
 		}
 		td_finding_title(f, "Start-up work inside the window holds the GPU %s (%.0f%% of it)%s%s",
