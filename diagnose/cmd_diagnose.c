@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
 #include "diagnose/render.h"
@@ -15,16 +16,23 @@
 
 static void diagnose_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc diagnose TRACE [--format text|md|json] [-o FILE] "
-		   "[--config FILE] [--color auto|always|never]\n"
-		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst) or - for "
-		   "stdin\n"
+	fprintf(f, "usage: tracedoc diagnose TRACE [--format text|md|json] [-o FILE] [--config FILE]\n"
+		   "                         [--color auto|always|never]\n"
+		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
+		   "          for stdin\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
 
 int cmd_diagnose(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL;
+	static const char *const formats[] = {"text", "md", "json", NULL};
+	static const char *const colors[] = {"auto", "always", "never", NULL};
+	const struct cli_opt opts[] = {
+		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
+		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL}, {NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
 	struct td_config cfg;
 	struct td_metrics m;
 	struct td_trace t;
@@ -32,46 +40,24 @@ int cmd_diagnose(int argc, char **argv)
 	struct td_report r;
 	struct out_file of;
 	struct render_ctx rc;
-	int i, rc_exit;
+	int rc_exit;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			diagnose_usage(stdout);
-			return EXIT_OK;
-		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-			format = argv[++i];
-		} else if (strncmp(argv[i], "--format=", 9) == 0) {
-			format = argv[i] + 9;
-		} else if (strcmp(argv[i], "--color") == 0 && i + 1 < argc) {
-			color = argv[++i];
-		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			outp = argv[++i];
-		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-			cfgp = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "tracedoc diagnose: unknown option '%s'\n", argv[i]);
-			diagnose_usage(stderr);
-			return EXIT_USAGE;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "tracedoc diagnose: one trace at a time\n");
-			return EXIT_USAGE;
-		}
+	rc_exit = cli_parse("diagnose", argc, argv, opts, &ops, diagnose_usage);
+	if (rc_exit == EXIT_OK && ops.n > 1) {
+		fprintf(stderr, "tracedoc diagnose: one trace at a time\n");
+		rc_exit = EXIT_USAGE;
 	}
+	path = ops.n ? ops.v[0] : NULL;
+	cli_operands_free(&ops);
+	if (rc_exit != EXIT_OK)
+		return rc_exit == CLI_DONE ? EXIT_OK : rc_exit;
 	if (!path) {
 		diagnose_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(format, "text") && strcmp(format, "md") && strcmp(format, "json")) {
-		fprintf(stderr, "tracedoc diagnose: --format must be text, md or json, not '%s'\n",
-			format);
+	if (cli_one_of("diagnose", "--format", format, formats) ||
+	    cli_one_of("diagnose", "--color", color, colors))
 		return EXIT_USAGE;
-	}
-	if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
-		fprintf(stderr, "tracedoc diagnose: --color must be auto, always or never\n");
-		return EXIT_USAGE;
-	}
 	if ((rc_exit = cli_config(cfgp, &cfg)) != EXIT_OK)
 		return rc_exit;
 	td_trace_init(&t);

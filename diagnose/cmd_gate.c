@@ -4,14 +4,19 @@
  * Fails (exit 1) when CURRENT regresses against BASE (a trace, or a JSON report saved by
  * `tracedoc diagnose --format json`) or breaks a budget of the config. */
 #include <errno.h>
+#include <stdint.h>
+#include <time.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/utf8.h"
+#include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
+#include "parser/input.h"
 #include "parser/trace.h"
 #include "rules/config.h"
 #include "rules/metrics.h"
@@ -37,52 +42,77 @@ static void side_free(struct side *s)
 	s->loaded = 0;
 }
 
-/* A saved report starts with {"schema": "tracedoc.report/1" (diagnose writes it first). */
+/* A saved report (plain, gzip or zstd) starts with {"schema": "tracedoc.report/1" (diagnose
+ * writes that first). Returns it whole, or NULL when path is not one (or cannot be read: the
+ * trace reader then says why). */
+#define REPORT_MAX (64u << 20)
+static int strstr_n(const char *s, size_t n, const char *lit)
+{
+	size_t k = strlen(lit), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (!memcmp(s + i, lit, k))
+			return 1;
+	return 0;
+}
+
 static char *read_report(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	char head[256];
-	size_t n;
+	struct td_input *in;
+	struct td_error err;
 	char *buf = NULL;
-	long len;
+	size_t len = 0, cap = 0;
+	ssize_t n;
 
-	if (!f)
+	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
 		return NULL;
-	n = fread(head, 1, sizeof(head) - 1, f);
-	head[n] = '\0';
-	if (strstr(head, "\"tracedoc.report/1\"") && fseek(f, 0, SEEK_END) == 0 &&
-	    (len = ftell(f)) >= 0 && len < (64L << 20) && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)len + 1);
-		if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-			buf[len] = '\0';
-		} else {
-			free(buf);
-			buf = NULL;
+	for (;;) {
+		if (cap - len < 65536) {
+			if (cap >= REPORT_MAX)
+				break;
+			cap = cap ? cap * 2 : 65536;
+			buf = td_realloc(buf, cap + 1);
 		}
+		n = td_input_read(in, buf + len, cap - len, &err);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len >= 256 && !strstr_n(buf, len < 256 ? len : 256, "\"tracedoc.report/1\""))
+			break;
 	}
-	fclose(f);
+	td_input_close(in);
+	if (!buf || !strstr_n(buf, len < 256 ? len : 256, "\"tracedoc.report/1\"")) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
 	return buf;
 }
 
 static int load_side(const char *path, struct td_config *cfg, struct side *s, int allow_report)
 {
+	char *json;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	if (allow_report) {
-		char *json = read_report(path);
-		if (json) {
-			struct td_error err;
-			memset(&err, 0, sizeof(err));
-			rc = td_metrics_from_report(json, &s->m, &err);
-			free(json);
-			if (rc) {
-				fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
-				return EXIT_INPUT;
-			}
-			s->loaded = 2;
-			return EXIT_OK;
+	json = read_report(path);
+	if (json && !allow_report) {
+		free(json);
+		fprintf(stderr, "tracedoc gate: %s is a saved report, not a trace: give it as\n"
+				"  --baseline %s, and the trace to judge as CURRENT\n", path, path);
+		return EXIT_USAGE;
+	}
+	if (json) {
+		struct td_error err;
+		memset(&err, 0, sizeof(err));
+		rc = td_metrics_from_report(json, &s->m, &err);
+		free(json);
+		if (rc) {
+			fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
+			return EXIT_INPUT;
 		}
+		s->loaded = 2;
+		return EXIT_OK;
 	}
 	td_trace_init(&s->t);
 	if ((rc = cli_load(path, &s->t)) != EXIT_OK) {
@@ -100,17 +130,7 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 
 static const char *fmt_value(char *buf, size_t cap, const char *name, double v)
 {
-	if (isnan(v))
-		snprintf(buf, cap, "-");
-	else if (strstr(name, "_ns"))
-		td_fmt_dur(buf, cap, (int64_t)llround(v));
-	else if (strstr(name, "fraction") || strstr(name, "gpu_busy"))
-		snprintf(buf, cap, "%.1f%%", 100 * v);
-	else if (strstr(name, "bytes"))
-		snprintf(buf, cap, "%.2f MB", v / 1e6);
-	else
-		snprintf(buf, cap, "%.2f", v);
-	return buf;
+	return td_metric_str(buf, cap, name, v);
 }
 
 static const char *fmt_change(char *buf, size_t cap, const struct td_check *c)
@@ -137,7 +157,18 @@ struct gate_out {
 	const struct td_check *checks;
 	size_t n, fails;
 	const char *partial; /* why the current trace cannot be gated, or NULL */
+	double seconds;      /* wall time of the run, for JUnit */
 };
+
+static size_t first_worded(const struct gate_out *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->checks[i].verdict != V_PASS && *g->checks[i].message)
+			return i;
+	return SIZE_MAX;
+}
 
 static void text_out(FILE *f, const struct gate_out *g)
 {
@@ -163,16 +194,26 @@ static void text_out(FILE *f, const struct gate_out *g)
 				verdict_name(c->verdict));
 			continue;
 		}
-		fprintf(f, "%-30s %12s %12s %8s  %-22s %s\n", c->name,
+		fprintf(f, "%-30s %12s %12s %8s  %-22.22s %s\n", c->name,
 			fmt_value(b1, sizeof(b1), c->name, c->base), fmt_value(b2, sizeof(b2), c->name, c->cur),
 			fmt_change(b3, sizeof(b3), c), c->rule, verdict_name(c->verdict));
+	}
+	for (i = 0; i < g->n; i++) { /* the verdicts that need words */
+		const struct td_check *c = &g->checks[i];
+		if (c->verdict == V_PASS || !*c->message)
+			continue;
+		fprintf(f, "%s", i == first_worded(g) ? "\n" : "");
+		fprintf(f, "%s ", c->verdict == V_SKIP ? "skipped:" : "FAIL:   ");
+		out_text_wrap(f, c->message, 9, 9, 100);
+		fputc('\n', f);
 	}
 	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
 		fprintf(f, "\ntop findings in the current trace:\n");
 		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
 			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
-			fprintf(f, "  %zu. [%s] %s: ", i + 1, td_severity_name(fd->severity), fd->rule);
-			out_text_name(f, fd->title, 0);
+			int col = fprintf(f, "  %zu. [%s] %s: ", i + 1, td_severity_name(fd->severity),
+					  fd->rule);
+			out_text_wrap(f, fd->title, col, 5, 100);
 			fputc('\n', f);
 		}
 	}
@@ -216,6 +257,16 @@ static void md_out(FILE *f, const struct gate_out *g)
 			fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
 		out_md(f, c->rule);
 		fprintf(f, c->verdict == V_FAIL ? " | **%s** |\n" : " | %s |\n", verdict_name(c->verdict));
+	}
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		if (c->verdict == V_PASS || !*c->message)
+			continue;
+		if (i == first_worded(g))
+			fputc('\n', f);
+		fputs(c->verdict == V_SKIP ? "- skipped: " : "- **failed:** ", f);
+		out_md(f, c->message);
+		fputc('\n', f);
 	}
 	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
 		fputs("\n**Top findings in the current trace**\n\n", f);
@@ -277,6 +328,8 @@ static void json_out(FILE *f, const struct gate_out *o)
 		json_num(g, c->threshold);
 		out_json_key(g, "rule");
 		out_json_str(g, c->rule);
+		out_json_key(g, "message");
+		out_json_str(g, c->message);
 		out_json_key(g, "verdict");
 		out_json_str(g, c->verdict == V_PASS ? "pass" : c->verdict == V_SKIP ? "skip" : "fail");
 		yajl_gen_map_close(g);
@@ -325,43 +378,51 @@ static void xml(FILE *f, const char *s)
 	}
 }
 
+/* JUnit XML as Jenkins' xunit junit-10.xsd has it: every attribute it requires, true counts
+ * and the run's wall time, a failure's type and message, and the reason in its body. */
 static void junit_out(FILE *f, const struct gate_out *g)
 {
-	char b1[48], b2[48], b3[32];
 	size_t i, tests = g->n + (g->partial ? 1 : 0), fails = g->fails + (g->partial ? 1 : 0);
+	size_t skipped = 0;
 
+	for (i = 0; i < g->n; i++)
+		skipped += g->checks[i].verdict == V_SKIP;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<testsuites name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\">\n"
-		   "  <testsuite name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"0\">\n",
-		tests, fails, tests, fails);
+		   "<testsuites name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+		   "time=\"%.3f\">\n"
+		   "  <testsuite name=\"tracedoc gate\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+		   "skipped=\"%zu\" time=\"%.3f\">\n",
+		tests, fails, g->seconds, tests, fails, skipped, g->seconds);
 	if (g->partial) {
-		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"complete trace\">\n"
-			   "      <failure message=\"the current trace is partial\">");
+		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"complete trace\" "
+			   "time=\"0\">\n      <failure type=\"partial\" message=\"the current trace "
+			   "is partial\">");
 		xml(f, g->partial);
 		fprintf(f, "</failure>\n    </testcase>\n");
 	}
 	for (i = 0; i < g->n; i++) {
 		const struct td_check *c = &g->checks[i];
+		const char *type = c->verdict == V_NEW ? "new-finding"
+			: !c->has_base ? "budget" : "regression";
 		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"");
 		xml(f, c->name);
 		if (c->verdict == V_NEW) {
 			fprintf(f, " ");
 			xml(f, c->rule);
 		}
-		fprintf(f, "\">");
+		fprintf(f, "\" time=\"0\">");
 		if (c->verdict == V_FAIL || c->verdict == V_NEW) {
-			fprintf(f, "\n      <failure message=\"");
-			if (c->verdict == V_NEW) {
-				fprintf(f, "a new high finding: ");
-				xml(f, c->rule);
-			} else {
-				fprintf(f, "%s -&gt; %s (%s), allowed ", fmt_value(b1, sizeof(b1), c->name, c->base),
-					fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
-				xml(f, c->rule);
-			}
-			fprintf(f, "\"/>\n    ");
+			fprintf(f, "\n      <failure type=\"%s\" message=\"", type);
+			xml(f, c->message);
+			fprintf(f, "\">");
+			xml(f, c->message);
+			fprintf(f, " Judged by: ");
+			xml(f, c->rule);
+			fprintf(f, ".</failure>\n    ");
 		} else if (c->verdict == V_SKIP) {
-			fprintf(f, "<skipped message=\"metric not available\"/>");
+			fprintf(f, "\n      <skipped message=\"");
+			xml(f, c->message);
+			fprintf(f, "\"/>\n    ");
 		}
 		fprintf(f, "</testcase>\n");
 	}
@@ -372,59 +433,51 @@ static void junit_out(FILE *f, const struct gate_out *g)
 
 static void gate_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE] "
-		   "[--format text|md|json] [--junit FILE] [-o FILE]\n"
+	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE]\n"
+		   "                     [--format text|md|json] [--junit FILE] [-o FILE]\n"
 		   "  BASE     a trace, or a report saved by 'tracedoc diagnose --format json'\n"
 		   "  CURRENT  a trace\n"
-		   "  exit 0 pass, 1 regression or budget failure (or a partial trace), 2 usage or "
-		   "config error, 3 bad input\n");
+		   "  exit 0 pass, 1 regression or budget failure (or a partial trace), 2 usage or\n"
+		   "  config error, 3 bad input\n");
 }
 
 int cmd_gate(int argc, char **argv)
 {
 	const char *basep = NULL, *curp = NULL, *format = "text", *outp = NULL, *junitp = NULL;
 	const char *cfgp = NULL;
+	static const char *const formats[] = {"text", "md", "json", NULL};
+	const struct cli_opt opts[] = {
+		{"--baseline", 0, &basep, NULL}, {"--config", 0, &cfgp, NULL},
+		{"--format", 0, &format, NULL}, {"--junit", 0, &junitp, NULL},
+		{"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
 	struct td_config cfg;
 	struct side *base = NULL, *cur;
 	struct td_check checks[MAX_CHECKS];
 	struct gate_out g;
 	struct out_file of;
-	int i, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			gate_usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) {
-			basep = argv[++i];
-		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-			cfgp = argv[++i];
-		} else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-			format = argv[++i];
-		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc) {
-			junitp = argv[++i];
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			outp = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "tracedoc gate: unknown option '%s'\n", argv[i]);
-			gate_usage(stderr);
-			return EXIT_USAGE;
-		} else if (!curp) {
-			curp = argv[i];
-		} else {
-			fprintf(stderr, "tracedoc gate: one current trace (the baseline goes with "
-					"--baseline)\n");
-			return EXIT_USAGE;
-		}
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = cli_parse("gate", argc, argv, opts, &ops, gate_usage);
+	if (rc == EXIT_OK && ops.n > 1) {
+		fprintf(stderr, "tracedoc gate: one current trace (the baseline goes with "
+				"--baseline)\n");
+		rc = EXIT_USAGE;
 	}
+	curp = ops.n ? ops.v[0] : NULL;
+	cli_operands_free(&ops);
+	if (rc != EXIT_OK)
+		return rc == CLI_DONE ? EXIT_OK : rc;
 	if (!curp) {
 		gate_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(format, "text") && strcmp(format, "md") && strcmp(format, "json")) {
-		fprintf(stderr, "tracedoc gate: --format must be text, md or json, not '%s'\n", format);
+	if (cli_one_of("gate", "--format", format, formats))
 		return EXIT_USAGE;
-	}
 	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK)
 		return rc;
 	cur = calloc(1, sizeof(*cur));
@@ -449,6 +502,8 @@ int cmd_gate(int argc, char **argv)
 	else if (base && base->loaded == 2 && base->m.partial)
 		g.partial = "the baseline report was made from a partial trace";
 
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	g.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (out_open(&of, outp) != 0) {
 		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
 		rc = EXIT_INTERNAL;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diagnose/args.h"
 #include "diagnose/cli.h"
 
 static void record_usage(FILE *f)
@@ -79,21 +80,16 @@ static void list_traces(const char *dir, time_t since)
 int cmd_record(int argc, char **argv)
 {
 	const char *dir = ".";
-	int i;
+	const struct cli_opt opts[] = {{"--output", 'o', &dir, NULL}, {NULL, 0, NULL, NULL}};
+	struct cli_operands ops = {0};
+	int i, rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			dir = argv[++i];
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			record_usage(stdout);
-			return EXIT_OK;
-		} else {
-			break;
-		}
-	}
+	ops.stop_at_operand = 1; /* the command and its own options follow */
+	rc = cli_parse("record", argc, argv, opts, &ops, record_usage);
+	i = ops.rest;
+	cli_operands_free(&ops);
+	if (rc != EXIT_OK)
+		return rc == CLI_DONE ? EXIT_OK : rc;
 	if (i >= argc) {
 		record_usage(stderr);
 		return EXIT_USAGE;

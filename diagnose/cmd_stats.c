@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
@@ -80,9 +81,12 @@ static size_t anomalies(const struct td_trace *t, struct anom_row *rows)
 	};
 	size_t i, k = 0;
 
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i].n)
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		/* Kineto writes events in no particular order: out-of-order is normal there */
+		if (all[i].n && !(all[i].n == a->unsorted_ts && !strcmp(all[i].key, "unsorted_ts") &&
+				  t->layout == TD_LAYOUT_OBJECT))
 			rows[k++] = all[i];
+	}
 	return k;
 }
 
@@ -265,55 +269,49 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 	for (i = 0; i < nrows; i++)
 		fprintf(f, "%s %s %llu\n", i ? "          " : "anomalies ", rows[i].key,
 			(unsigned long long)rows[i].n);
-	if (t->partial)
-		fprintf(f, "partial    %s\n", t->partial_msg);
+	if (t->partial) {
+		fputs("partial    ", f);
+		out_text_wrap(f, t->partial_msg, 11, 11, 100);
+		fputc('\n', f);
+	}
 }
 
 static void stats_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc stats TRACE [--format text|json] [-o FILE]\n"
-		   "  TRACE   a Kineto / PyTorch profiler trace: .json, .json.gz or .json.zst, or - "
-		   "for stdin\n");
+		   "  TRACE   a Kineto / PyTorch profiler trace: .json, .json.gz or .json.zst, or -\n"
+		   "          for stdin\n");
 }
 
 int cmd_stats(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *outp = NULL;
+	static const char *const formats[] = {"text", "json", NULL};
+	const struct cli_opt opts[] = {
+		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
 	struct td_trace t;
 	struct out_file of;
 	struct dev_stat *ds;
 	size_t nds;
-	int i, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			stats_usage(stdout);
-			return EXIT_OK;
-		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-			format = argv[++i];
-		} else if (strncmp(argv[i], "--format=", 9) == 0) {
-			format = argv[i] + 9;
-		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			outp = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "tracedoc stats: unknown option '%s'\n", argv[i]);
-			stats_usage(stderr);
-			return EXIT_USAGE;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "tracedoc stats: one trace at a time\n");
-			return EXIT_USAGE;
-		}
+	rc = cli_parse("stats", argc, argv, opts, &ops, stats_usage);
+	if (rc == EXIT_OK && ops.n > 1) {
+		fprintf(stderr, "tracedoc stats: one trace at a time\n");
+		rc = EXIT_USAGE;
 	}
+	path = ops.n ? ops.v[0] : NULL;
+	cli_operands_free(&ops);
+	if (rc != EXIT_OK)
+		return rc == CLI_DONE ? EXIT_OK : rc;
 	if (!path) {
 		stats_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		fprintf(stderr, "tracedoc stats: --format must be text or json, not '%s'\n", format);
+	if (cli_one_of("stats", "--format", format, formats))
 		return EXIT_USAGE;
-	}
 	td_trace_init(&t);
 	if ((rc = cli_load(path, &t)) != EXIT_OK) {
 		td_trace_free(&t);

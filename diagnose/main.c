@@ -6,7 +6,9 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/out.h"
 #include "parser/load.h"
 #include "parser/trace.h"
 #include "rules/config.h"
@@ -59,8 +61,11 @@ int cli_load(const char *path, struct td_trace *t)
 			fprintf(stderr, "tracedoc: %s: %s\n", shown, err.msg);
 		return rc == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 	}
-	if (t->partial)
-		fprintf(stderr, "tracedoc: warning: %s: partial trace: %s\n", shown, t->partial_msg);
+	if (t->partial) {
+		fprintf(stderr, "tracedoc: warning: %s: partial trace:\n  ", shown);
+		out_text_wrap(stderr, t->partial_msg, 2, 2, 100);
+		fputc('\n', stderr);
+	}
 	return EXIT_OK;
 }
 
@@ -95,7 +100,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("tracedoc 0.1.0\n");
+		printf("tracedoc %s\n", TD_VERSION);
 		return EXIT_OK;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -68,6 +68,99 @@ void out_text_name(FILE *f, const char *s, size_t max)
 	}
 }
 
+#define GLUE '\x1d' /* a space inside a name: not a place to break the line */
+
+/* s with each marked name shortened and glued into one word (caller frees). */
+static char *display(const char *s)
+{
+	size_t cap = strlen(s) + 1, n = 0;
+	char *d = td_malloc(cap), buf[OUT_NAME_MAX * 2];
+
+	while (*s) {
+		if (*s == TD_NAME_OPEN) {
+			const char *next, *nm;
+			size_t len = name_len(s + 1, &next), k, nl;
+			nm = td_short_name(s + 1, len, OUT_NAME_MAX, buf, sizeof(buf));
+			nl = nm == s + 1 ? len : strlen(nm);
+			for (k = 0; k < nl && n + 1 < cap; k++)
+				d[n++] = nm[k] == ' ' ? GLUE : nm[k];
+			s = next;
+		} else {
+			if (n + 1 < cap)
+				d[n++] = *s;
+			s++;
+		}
+	}
+	d[n] = '\0';
+	return d;
+}
+
+/* the columns n bytes take once escaped as out_text_name() writes them */
+static int text_width(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+	int w = 0;
+
+	while (i < n) {
+		size_t k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+			w += p[i] == (unsigned char)GLUE ? 1 : 4;
+			i++;
+		} else {
+			w++;
+			i += k;
+		}
+	}
+	return w;
+}
+
+void out_text_wrap(FILE *f, const char *s, int col, int indent, int width)
+{
+	char *disp = display(s), *p = disp;
+	int first = 1;
+
+	while (*p) {
+		char *q, save;
+		int w;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		for (q = p; *q && *q != ' '; q++)
+			;
+		w = text_width((const unsigned char *)p, (size_t)(q - p));
+		if (!first) {
+			if (col + 1 + w > width && col > indent) {
+				fprintf(f, "\n%*s", indent, "");
+				col = indent;
+			} else {
+				fputc(' ', f);
+				col++;
+			}
+		}
+		save = *q;
+		*q = '\0';
+		while (*p) { /* glued spaces back, the pieces escaped */
+			char *g = strchr(p, GLUE);
+			if (g)
+				*g = '\0';
+			out_text_name(f, p, 0);
+			if (!g) {
+				p += strlen(p);
+				break;
+			}
+			fputc(' ', f);
+			p = g + 1;
+		}
+		*q = save;
+		col += w;
+		first = 0;
+		p = q;
+	}
+	free(disp);
+}
+
 /* A name as a Markdown code span: nothing in it is markup, mentions or math; the fence is
  * longer than any run of backticks inside, and '|' is escaped for tables. */
 static void md_code(FILE *f, const unsigned char *p, size_t n)

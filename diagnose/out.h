@@ -22,6 +22,10 @@ size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n);
  * "..." (max 0 = no limit); marked names are shortened in the middle to fit. */
 void out_text_name(FILE *f, const char *s, size_t max);
 
+/* Writes s word-wrapped at width columns, continuation lines indented by indent; col is the
+ * column the cursor is at. A name is one word, shortened; everything is escaped as above. */
+void out_text_wrap(FILE *f, const char *s, int col, int indent, int width);
+
 /* yajl_gen conveniences; out_json_str drops the name marks. */
 yajl_gen out_json_new(FILE *f);
 void out_json_key(yajl_gen g, const char *k);

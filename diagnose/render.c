@@ -150,83 +150,9 @@ static void sgr(const struct col *c, const char *code)
 		fprintf(c->f, "\033[%sm", code);
 }
 
-#define GLUE '\x1d' /* a space inside a name: not a place to break the line */
-
-/* s with each marked name shortened and glued into one word (caller frees). */
-static char *display(const char *s)
-{
-	size_t cap = strlen(s) + 1, n = 0;
-	char *d = malloc(cap), buf[OUT_NAME_MAX * 2];
-
-	if (!d)
-		return NULL;
-	while (*s) {
-		if (*s == TD_NAME_OPEN) {
-			const char *end = strchr(s + 1, TD_NAME_CLOSE), *nm;
-			size_t len = end ? (size_t)(end - s - 1) : strlen(s + 1), k, nl;
-			nm = td_short_name(s + 1, len, OUT_NAME_MAX, buf, sizeof(buf));
-			nl = nm == s + 1 ? len : strlen(nm);
-			for (k = 0; k < nl && n + 1 < cap; k++)
-				d[n++] = nm[k] == ' ' ? GLUE : nm[k];
-			s = end ? end + 1 : s + 1 + len;
-		} else {
-			if (n + 1 < cap)
-				d[n++] = *s;
-			s++;
-		}
-	}
-	d[n] = '\0';
-	return d;
-}
-
-/* Writes s word-wrapped at WIDTH, continuation lines indented by `indent`; `col` is the column
- * the cursor is at. Names are shortened and escaped (control bytes, invalid UTF-8). */
 static void wrap(FILE *f, const char *s, int col, int indent)
 {
-	char word[4096], *disp = display(s), *p = disp;
-	int first = 1;
-
-	if (!disp)
-		return;
-	while (*p) {
-		const char *q;
-		size_t len, k;
-
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		for (q = p; *q && *q != ' '; q++)
-			;
-		len = (size_t)(q - p);
-		if (!first) {
-			if (col + 1 + (int)len > WIDTH && col > indent) {
-				fprintf(f, "\n%*s", indent, "");
-				col = indent;
-			} else {
-				fputc(' ', f);
-				col++;
-			}
-		}
-		if (len >= sizeof(word))
-			len = sizeof(word) - 1;
-		memcpy(word, p, len);
-		word[len] = '\0';
-		for (k = 0; k < len; k++) { /* glued spaces back, the pieces escaped */
-			size_t e = k;
-			while (e < len && word[e] != GLUE)
-				e++;
-			word[e < len ? e : len] = '\0';
-			out_text_name(f, word + k, 0);
-			if (e < len)
-				fputc(' ', f);
-			k = e;
-		}
-		col += (int)len;
-		first = 0;
-		p += (q - p);
-	}
-	free(disp);
+	out_text_wrap(f, s, col, indent, WIDTH);
 }
 
 void render_text(FILE *f, const struct render_ctx *rc)
@@ -248,8 +174,11 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	fputc('\n', f);
 	fprintf(f, "trace    %llu events%s", (unsigned long long)t->n_trace_events,
 		t->partial ? " (PARTIAL: input cut short)" : "");
-	if (t->rank >= 0)
-		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
+	if (t->rank >= 0) {
+		fprintf(f, ", rank %lld", (long long)t->rank);
+		if (t->world_size > 0)
+			fprintf(f, " of %lld", (long long)t->world_size);
+	}
 	fputc('\n', f);
 	if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
@@ -261,8 +190,8 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		fprintf(f, "window   first to last GPU op, %s (no ProfilerStep# markers)\n",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
 	if (!a->ndev) {
-		fprintf(f, "GPU      no GPU activity in this trace (no kernels, copies or memsets): "
-			   "nothing to say about GPU time\n");
+		fprintf(f, "GPU      no kernels, copies or memsets in this trace: nothing to say about "
+			   "GPU time\n");
 	}
 	for (i = 0; i < a->ndev; i++) {
 		const struct td_dev_analysis *d = &a->dev[i];
@@ -276,10 +205,13 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
 		for (i = 0; i < nrows; i++) {
-			fprintf(f, "  %-36s %10s %6.1f%%  ", td_cause_title(rows[i].cause),
+			fprintf(f, "  %-36s %10s %6.1f%%", td_cause_title(rows[i].cause),
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
-			out_text_name(f, rows[i].what ? td_an_label(a, rows[i].what) : "", 40);
+			if (rows[i].what) {
+				fputs("  ", f);
+				out_text_name(f, td_an_label(a, rows[i].what), 38);
+			}
 			fputc('\n', f);
 		}
 	}

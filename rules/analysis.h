@@ -136,6 +136,8 @@ struct td_analysis {
 	uint32_t *name_class;       /* NC_* per trace name id */
 	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
 	int has_python;             /* python_function events exist (with_stack) */
+	int training;               /* backward or optimizer names: a training step */
+	int serving;                /* an inference server (vLLM, SGLang frames), no training */
 	int has_steps;
 	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;

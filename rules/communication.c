@@ -193,10 +193,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 		idle = td_finding_claim_cause(a, f, d, CAUSE_COMM);
 		f->busy_ns = exposed_ns;
 		f->count = ncoll;
-		td_finding_title(f, "Communication not hidden by compute: %s per step exposed of %s per "
-				 "step in %llu collective%s (%.0f%% overlapped)%s%s",
+		td_finding_title(f, "Communication not hidden by compute: %s%s exposed of %s%s in %llu "
+				 "collective%s (%.0f%% overlapped)%s%s",
 				 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)exposed_ns / per)),
+				 a->nsteps ? " per step" : "",
 				 td_fmt_dur(b2, sizeof(b2), (int64_t)((double)comm_ns / per)),
+				 a->nsteps ? " per step" : "",
 				 (unsigned long long)ncoll, ncoll == 1 ? "" : "s",
 				 comm_ns ? 100.0 * (double)overlap_ns / (double)comm_ns : 0.0,
 				 idle ? "; compute waits for them idle " : "",

@@ -11,6 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/alloc.h"
+#include "rules/rule.h"
 
 #define MATCH_LIMIT 100000
 #define DEPTH_LIMIT 1000
@@ -368,6 +369,12 @@ static int read_suppress(struct td_config *c, yajl_val arr, struct td_error *err
 		}
 		if (!rc && (!s.rule || !s.reason))
 			rc = td_error_set(err, TD_EINVAL, "suppress[%zu]: needs \"rule\" and \"reason\"", i);
+		if (!rc && !td_rule_known(s.rule)) {
+			const char *near = td_rule_nearest(s.rule);
+			rc = td_error_set(err, TD_EINVAL, "suppress[%zu].rule: %s: no such rule%s%s%s", i,
+					  s.rule, near ? "; did you mean " : "", near ? near : "",
+					  near ? "?" : "");
+		}
 		if (!rc && s.match && *s.match) {
 			snprintf(p, sizeof(p), "suppress[%zu].match", i);
 			if (!(s.code = compile(s.match, p, err)))

@@ -19,7 +19,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 	struct td_finding *f;
 	char b1[32], b2[32], b3[32], b4[32];
 
-	if (!a->ndev)
+	if (!a->ndev || a->serving) /* a server's requests do not come from a DataLoader */
 		return;
 	for (d = 0; d < a->ndev; d++) /* the device the loader holds up most */
 		if (a->dev[d].idle_by_cause[CAUSE_DATALOADER] > idle) {

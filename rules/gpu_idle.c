@@ -199,6 +199,16 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 		if (it->cause == CAUSE_LAUNCH && it->what == queued)
 			queued_ns += it->ns;
 	}
+	if (a->serving && (top == CAUSE_LAUNCH || top == CAUSE_HOST)) {
+		td_finding_fix(f, "The GPU waits for the serving loop's Python and launch calls between "
+			       "kernels (most of it in %s): decode is host-bound in eager mode. Replay "
+			       "it with CUDA graphs (vLLM: drop enforce_eager=True / --enforce-eager; "
+			       "SGLang: keep CUDA graphs on and raise --cuda-graph-max-bs), or compile "
+			       "it (vLLM's compilation_config, torch.compile), and batch more requests "
+			       "per iteration (max_num_seqs, --max-running-requests) so each launch "
+			       "does more work.", top_what ? td_an_label(a, top_what) : "untraced code");
+		return;
+	}
 	switch (top) {
 	case CAUSE_NOTHING:
 		td_finding_fix(f, "%s", "The launching thread recorded nothing while the GPU waited: "

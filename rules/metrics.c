@@ -82,6 +82,62 @@ const struct td_metric *td_metrics_get(const struct td_metrics *m, const char *i
 	return slot((struct td_metrics *)m, id);
 }
 
+static void add_suppressed(struct td_metrics *m, const char *rule, const char *why)
+{
+	size_t k;
+
+	for (k = 0; k < m->nsuppressed; k++)
+		if (!strcmp(m->suppressed[k], rule))
+			return;
+	if (m->nsuppressed == TD_HIGH_MAX)
+		return;
+	snprintf(m->suppressed[m->nsuppressed], sizeof(m->suppressed[0]), "%s", rule);
+	snprintf(m->why[m->nsuppressed++], sizeof(m->why[0]), "%s", why ? why : "");
+}
+
+/* which rule's findings each metric measures: a suppression of that rule covers the metric */
+static const struct {
+	const char *metric, *rule;
+} metric_rules[] = {
+	{"idle_dataloader_ns_per_step", "dataloader"}, {"dataloader_ns_per_step", "dataloader"},
+	{"idle_warmup_ns_per_step", "warmup"}, {"idle_sync_ns_per_step", "sync-stall"},
+	{"sync_calls_per_step", "sync-stall"}, {"stream_syncs_per_step", "sync-stall"},
+	{"device_syncs_per_step", "sync-stall"}, {"event_syncs_per_step", "sync-stall"},
+	{"sync_copies_per_step", "sync-stall"}, {"idle_transfer_ns_per_step", "transfer"},
+	{"pageable_copies_per_step", "transfer"}, {"htod_copies_per_step", "transfer"},
+	{"htod_bytes_per_step", "transfer"}, {"dtoh_copies_per_step", "transfer"},
+	{"dtoh_bytes_per_step", "transfer"}, {"idle_allocator_ns_per_step", "allocator"},
+	{"idle_communication_ns_per_step", "communication"},
+	{"communication_ns_per_step", "communication"}, {"small_kernels_per_step", "small-kernels"},
+	{"idle_launch_ns_per_step", "gpu-idle"}, {"idle_dependency_ns_per_step", "gpu-idle"},
+	{"idle_host_ns_per_step", "gpu-idle"}, {"idle_nothing_ns_per_step", "gpu-idle"},
+};
+
+const char *td_metric_rule(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(metric_rules) / sizeof(metric_rules[0]); i++)
+		if (!strcmp(metric_rules[i].metric, id))
+			return metric_rules[i].rule;
+	return NULL;
+}
+
+const char *td_metric_str(char *buf, size_t cap, const char *id, double v)
+{
+	if (isnan(v))
+		snprintf(buf, cap, "-");
+	else if (strstr(id, "_ns"))
+		td_fmt_dur(buf, cap, (int64_t)llround(v));
+	else if (strstr(id, "fraction") || strstr(id, "gpu_busy"))
+		snprintf(buf, cap, "%.1f%%", 100 * v);
+	else if (strstr(id, "bytes"))
+		td_fmt_bytes(buf, cap, v);
+	else
+		snprintf(buf, cap, "%.2f", v);
+	return buf;
+}
+
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
@@ -211,6 +267,10 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 		if (!dup)
 			snprintf(out->high[out->nhigh++], sizeof(out->high[0]), "%s", f->rule);
 	}
+	for (i = 0; i < r->suppressed.len; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->suppressed, struct td_finding, i);
+		add_suppressed(out, f->rule, f->suppressed);
+	}
 }
 
 int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
@@ -241,6 +301,17 @@ int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_e
 		out->partial = YAJL_IS_TRUE(v);
 	if ((v = yajl_tree_get(root, stp, yajl_t_number)) != NULL)
 		out->steps = (size_t)YAJL_GET_INTEGER(v);
+	{
+		const char *supp[] = {"suppressed", NULL};
+		yajl_val sv = yajl_tree_get(root, supp, yajl_t_array);
+		for (i = 0; sv && i < sv->u.array.len; i++) {
+			const char *rp[] = {"rule", NULL}, *wp[] = {"reason", NULL};
+			yajl_val rule = yajl_tree_get(sv->u.array.values[i], rp, yajl_t_string);
+			yajl_val why = yajl_tree_get(sv->u.array.values[i], wp, yajl_t_string);
+			if (rule)
+				add_suppressed(out, rule->u.string, why ? why->u.string : "");
+		}
+	}
 	findings = yajl_tree_get(root, fp, yajl_t_array);
 	for (i = 0; findings && i < findings->u.array.len && out->nhigh < TD_HIGH_MAX; i++) {
 		const char *rp[] = {"rule", NULL}, *svp[] = {"severity", NULL};
@@ -281,6 +352,32 @@ static double tolerance_for(const struct td_config *cfg, const char *id)
 	return cfg->gate.count_tolerance;
 }
 
+/* "per step", or "in the window" when the trace has no steps to divide by */
+static const char *unit(const struct td_metrics *m)
+{
+	return m->steps ? "per step" : "in the window (no steps)";
+}
+
+static void describe(struct td_check *c, const struct td_metrics *cur)
+{
+	char b[32], bb[32];
+	const char *id = c->name;
+
+	td_metric_str(b, sizeof(b), id, c->cur);
+	td_metric_str(bb, sizeof(bb), id, c->base);
+	if (c->base == 0 && c->cur > 0)
+		snprintf(c->message, sizeof(c->message), "%s is %s %s, where the baseline had none "
+			 "(allowed %s)", id, b, unit(cur), c->rule);
+	else
+	{
+		const char *u = strcmp(id, "gpu_busy_fraction") && strncmp(id, "step_", 5) ? unit(cur)
+			: "";
+		snprintf(c->message, sizeof(c->message), "%s %s from %s to %s%s%s (%+.1f%%; allowed %s)",
+			 id, c->cur > c->base ? "rose" : c->cur < c->base ? "fell" : "stayed", bb, b,
+			 *u ? " " : "", u, c->base ? 100 * (c->cur - c->base) / c->base : 0.0, c->rule);
+	}
+}
+
 size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *cur,
 		       const struct td_config *cfg, struct td_check *checks, size_t max,
 		       size_t *nchecks)
@@ -305,10 +402,15 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 		int step_fell = ts && bs && ts->present && bs->present &&
 				ts->value < bs->value * (1 - g->time_threshold) &&
 				bs->value - ts->value > (double)g->time_floor_ns;
+		/* per-step figures of a trace with steps and window totals of one without them
+		 * measure different things */
+		int comparable = !base->steps == !cur->steps;
 
 		for (i = 0; i < cur->n; i++) {
 			const struct td_metric *m = &cur->m[i];
 			const struct td_metric *b = td_metrics_get(base, m->id);
+			const char *rule = td_metric_rule(m->id);
+			size_t k;
 			if (!m->present || !b || !b->present)
 				continue;
 			if (!(c = add(checks, max, nchecks, m->id)))
@@ -316,6 +418,23 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 			c->base = b->value;
 			c->cur = m->value;
 			c->has_base = 1;
+			for (k = 0; rule && k < cur->nsuppressed; k++)
+				if (!strcmp(cur->suppressed[k], rule)) {
+					c->verdict = V_SKIP;
+					snprintf(c->rule, sizeof(c->rule), "suppressed (%s)", rule);
+					snprintf(c->message, sizeof(c->message), "%s is not judged: the config "
+						 "suppresses %s: %s", m->id, rule, cur->why[k]);
+				}
+			if (c->verdict == V_SKIP)
+				continue;
+			if (!comparable && strcmp(m->id, "gpu_busy_fraction") && strncmp(m->id, "step_", 5)) {
+				c->verdict = V_SKIP;
+				snprintf(c->rule, sizeof(c->rule), "steps in one trace only");
+				snprintf(c->message, sizeof(c->message), "%s is not judged: %s has steps and "
+					 "the other has none, so its per-step value is not comparable", m->id,
+					 cur->steps ? "the current trace" : "the baseline");
+				continue;
+			}
 			switch (m->kind) {
 			case MK_TIME:
 				c->threshold = g->time_threshold;
@@ -345,6 +464,7 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 				c->verdict = m->value > b->value * (1 + c->threshold) + 1e-9 ? V_FAIL : V_PASS;
 				break;
 			}
+			describe(c, cur);
 			fails += c->verdict == V_FAIL;
 		}
 		if (g->fail_on_new_high) {
@@ -360,9 +480,13 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 				snprintf(c->rule, sizeof(c->rule), "%s", cur->high[i]);
 				if (step_fell) {
 					c->verdict = V_PASS; /* re-ranked, not new: the step got faster */
+					snprintf(c->message, sizeof(c->message), "%s is high now but the median "
+						 "step got faster: re-ranked, not new", cur->high[i]);
 					continue;
 				}
 				c->verdict = V_NEW;
+				snprintf(c->message, sizeof(c->message), "a new high finding: %s (the baseline "
+					 "had none of it at high)", cur->high[i]);
 				fails++;
 			}
 		}
@@ -370,35 +494,57 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 	/* absolute budgets */
 	{
 		const struct {
-			const char *name, *metric;
+			const char *name, *metric, *what;
 			double limit;
 			int at_least;
 		} budgets[] = {
-			{"min_gpu_busy", "gpu_busy_fraction", g->min_gpu_busy, 1},
-			{"max_syncs_per_step", "sync_calls_per_step", g->max_syncs_per_step, 0},
-			{"max_pageable_copies_per_step", "pageable_copies_per_step",
+			{"min_gpu_busy", "gpu_busy_fraction", "GPU busy", g->min_gpu_busy, 1},
+			{"max_syncs_per_step", "sync_calls_per_step", "host syncs", g->max_syncs_per_step, 0},
+			{"max_pageable_copies_per_step", "pageable_copies_per_step", "pageable copies",
 			 g->max_pageable_copies_per_step, 0},
-			{"max_step_time_us", "step_time_median_ns",
+			{"max_step_time_us", "step_time_median_ns", "the median step",
 			 g->max_step_time_ns < 0 ? -1 : (double)g->max_step_time_ns, 0},
-			{"max_idle_fraction", "gpu_busy_fraction",
+			{"max_idle_fraction", "gpu_busy_fraction", "GPU idle",
 			 g->max_idle_fraction < 0 ? -1 : 1 - g->max_idle_fraction, 1},
 		};
 		for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
 			const struct td_metric *m = td_metrics_get(cur, budgets[i].metric);
+			char v[32], l[32];
+			int idle = !strcmp(budgets[i].name, "max_idle_fraction");
+			int per_step = strstr(budgets[i].name, "per_step") != NULL;
 			if (budgets[i].limit < 0)
 				continue;
 			if (!(c = add(checks, max, nchecks, budgets[i].name)))
 				break;
 			c->threshold = budgets[i].limit;
 			c->cur = m && m->present ? m->value : NAN;
-			snprintf(c->rule, sizeof(c->rule), "%s %s %g", budgets[i].metric,
-				 budgets[i].at_least ? ">=" : "<=", budgets[i].limit);
-			if (!m || !m->present)
+			td_metric_str(v, sizeof(v), budgets[i].metric, idle ? 1 - c->cur : c->cur);
+			td_metric_str(l, sizeof(l), budgets[i].metric, idle ? 1 - budgets[i].limit
+				      : budgets[i].limit);
+			snprintf(c->rule, sizeof(c->rule), "%s %s %s%s", budgets[i].what,
+				 (budgets[i].at_least && !idle) ? ">=" : "<=", l, per_step ? " per step" : "");
+			if (!m || !m->present) {
 				c->verdict = V_SKIP;
-			else if (budgets[i].at_least ? m->value < budgets[i].limit : m->value > budgets[i].limit)
+				snprintf(c->message, sizeof(c->message), "%s is not judged: the trace has no "
+					 "%s", budgets[i].name, budgets[i].metric[0] == 's' &&
+					 budgets[i].metric[1] == 't' ? "steps" : "GPU activity");
+			} else if (per_step && !cur->steps) {
+				c->verdict = V_SKIP;
+				snprintf(c->message, sizeof(c->message), "%s is not judged: the trace has no "
+					 "steps, so there is no per-step count (%s %s in the window)",
+					 budgets[i].name, v, budgets[i].what);
+			} else if (budgets[i].at_least ? m->value < budgets[i].limit
+				   : m->value > budgets[i].limit) {
 				c->verdict = V_FAIL;
-			else
+			} else {
 				c->verdict = V_PASS;
+			}
+			if (c->verdict == V_FAIL || c->verdict == V_PASS)
+				snprintf(c->message, sizeof(c->message), "%s %s%s is %s the budget %s (%s)",
+					 budgets[i].what, v, per_step ? " per step" : "",
+					 c->verdict == V_FAIL ? ((budgets[i].at_least && !idle) ? "below"
+								  : "above")
+					 : "within", l, budgets[i].name);
 			fails += c->verdict == V_FAIL;
 		}
 	}

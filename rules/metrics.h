@@ -33,10 +33,13 @@ struct td_metric {
 struct td_metrics {
 	struct td_metric m[TD_METRIC_MAX];
 	size_t n;
-	size_t steps;
+	size_t steps;               /* 0: no steps, the "per step" values are window totals */
 	int partial;
 	char high[TD_HIGH_MAX][32]; /* rule ids of findings at high */
 	size_t nhigh;
+	char suppressed[TD_HIGH_MAX][32]; /* rule ids with a finding the config suppressed */
+	char why[TD_HIGH_MAX][128];       /* ... and the suppression's reason */
+	size_t nsuppressed;
 };
 
 /* Computes the metrics of an analysed and diagnosed trace. */
@@ -55,8 +58,14 @@ struct td_check {
 	int has_base;
 	double threshold;    /* the allowed relative change or the budget */
 	char rule[128];      /* how it is judged, in words */
+	char message[320];   /* the verdict as a sentence ("gpu_busy_fraction 13.7% is below ...") */
 	enum td_verdict verdict;
 };
+
+/* A metric's value for people: durations, percentages, bytes or counts. Returns buf. */
+const char *td_metric_str(char *buf, size_t cap, const char *id, double v);
+/* The rule whose findings a metric measures ("sync-stall" for sync_calls_per_step), or NULL. */
+const char *td_metric_rule(const char *id);
 
 /* Compares current with an optional baseline under cfg's gate settings. Returns the number of
  * failed checks; fills up to max checks. */

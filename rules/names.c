@@ -43,15 +43,24 @@ unsigned td_name_class(const char *n)
 		"hipDeviceGetStreamPriorityRange", "hipStreamCreate", "hipGetDeviceProperties",
 		"hipGetDeviceCount", "hipDeviceGetAttribute", "hipModuleLoad", "hipEventCreate", NULL,
 	};
-	/* Python files that run only while torch.compile traces, compiles or autotunes */
-	static const char *const compile_files[] = {
-		"torch/_dynamo/convert_frame.py", "torch/_dynamo/symbolic_convert.py",
-		"torch/_dynamo/output_graph.py", "torch/_inductor/compile_fx.py",
-		"torch/_inductor/codecache.py", "torch/_inductor/async_compile.py",
-		"torch/_inductor/graph.py", "torch/_inductor/scheduler.py",
-		"torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
-		"torch/_functorch/aot_autograd.py", "triton/compiler/", "triton/runtime/autotuner.py",
-		"torch/_inductor/runtime/triton_heuristics.py(", NULL,
+	/* Python frames that run only while torch.compile traces, compiles or autotunes: a file,
+	 * and when the file also runs in the steady state, the functions that do not */
+	static const struct {
+		const char *file, *funcs[4];
+	} compile_frames[] = {
+		{"torch/_dynamo/convert_frame.py(", {NULL}},
+		{"torch/_dynamo/symbolic_convert.py(", {NULL}},
+		{"torch/_dynamo/output_graph.py(", {"compile", NULL}},
+		{"torch/_inductor/compile_fx.py(", {NULL}},
+		{"torch/_inductor/codecache.py(", {"compile", "load", "write", "build"}},
+		{"torch/_inductor/async_compile.py(", {NULL}},
+		{"torch/_inductor/graph.py(", {NULL}},
+		{"torch/_inductor/scheduler.py(", {NULL}},
+		{"torch/_inductor/select_algorithm.py(", {NULL}},
+		{"torch/_inductor/autotune_process.py(", {NULL}},
+		{"torch/_inductor/runtime/triton_heuristics.py(", {"autotune", "benchmark", "precompile"}},
+		{"triton/compiler/compiler.py(", {"): compile", "_compile", NULL}},
+		{"triton/runtime/autotuner.py(", {"bench", NULL}},
 	};
 	unsigned c = 0;
 	size_t i;
@@ -60,12 +69,18 @@ unsigned td_name_class(const char *n)
 		if (starts(n, warm_prefix[i]))
 			c |= NC_WARMUP_CALL;
 	if (strstr(n, ".py(")) {
-		for (i = 0; compile_files[i]; i++) {
-			const char *at = strstr(n, compile_files[i]);
-			/* the heuristics file also runs every launch: only its tuning functions */
-			if (at && (!strstr(compile_files[i], "triton_heuristics") ||
-				   strstr(n, "autotune") || strstr(n, "benchmark") || strstr(n, "precompile")))
+		for (i = 0; i < sizeof(compile_frames) / sizeof(compile_frames[0]); i++) {
+			const char *at = strstr(n, compile_frames[i].file), *fn;
+			size_t k;
+			if (!at)
+				continue;
+			fn = strstr(at, "): ");
+			if (!compile_frames[i].funcs[0])
 				c |= NC_COMPILE;
+			for (k = 0; fn && k < 4 && compile_frames[i].funcs[k]; k++)
+				if (strstr(compile_frames[i].funcs[k][0] == ')' ? fn : fn + 3,
+					   compile_frames[i].funcs[k]))
+					c |= NC_COMPILE;
 		}
 	}
 	if (starts(n, "cudaStreamWaitEvent") || starts(n, "hipStreamWaitEvent") ||

@@ -65,6 +65,11 @@ extern const struct td_rule rule_warmup, rule_dataloader, rule_communication, ru
  * first, gpu-idle (the residual) last. */
 extern const struct td_rule *const td_rules[];
 
+/* 1 when id is a rule's id; the id nearest to a misspelt one ("sync_stall": "sync-stall"),
+ * or NULL when none is close. */
+int td_rule_known(const char *id);
+const char *td_rule_nearest(const char *id);
+
 struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);
 void td_finding_title(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_finding_where(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);

@@ -113,7 +113,7 @@ static void on_run(void *vc, const struct td_small_run *run)
 	}
 }
 
-static void fix_for(struct td_finding *f, const struct group *top)
+static void fix_for(struct td_finding *f, const struct group *top, int serving)
 {
 	if (top->flags & G_OPTIMIZER) {
 		const char *o = top->opt;
@@ -141,6 +141,10 @@ static void fix_for(struct td_finding *f, const struct group *top)
 			       "small kernel: DistributedDataParallel(model, gradient_as_bucket_view=True) "
 			       "makes the gradients views of the buckets, and a larger bucket_cap_mb "
 			       "means fewer, larger all-reduces.");
+	} else if (serving) {
+		td_finding_fix(f, "%s", "Decode launches many tiny kernels one by one: replay the "
+			       "iteration with CUDA graphs (vLLM: drop enforce_eager; SGLang: keep CUDA "
+			       "graphs on) or compile it, which fuses the small ops.");
 	} else {
 		td_finding_fix(f, "%s", "Fuse the small ops: torch.compile(model) (mode="
 			       "\"reduce-overhead\" also replays the step with CUDA Graphs, which "
@@ -241,7 +245,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "small_kernels", (int64_t)dv->small_kernels);
 		td_finding_value(f, "run_kernels", (int64_t)c.kernels);
 		td_finding_value(f, "runs", (int64_t)c.runs);
-		fix_for(f, nshown ? &c.g[shown[0]] : &c.g[0]);
+		fix_for(f, nshown ? &c.g[shown[0]] : &c.g[0], a->serving);
 		free(won);
 		free(c.g);
 	}

@@ -140,8 +140,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		size_t len = strlen(title);
 		snprintf(title + len, sizeof(title) - len, " and %zu more sites", ntop - 3);
 	}
-	td_finding_title(f, "%s block the host %s; removing them wins back up to %s of GPU idle",
-			 title, td_fmt_dur(b1, sizeof(b1), blocked), td_fmt_dur(b2, sizeof(b2), f->idle_ns));
+	td_finding_title(f, "%s block%s the host %s; removing %s wins back up to %s of GPU idle",
+			 title, mine == 1 ? "s" : "", td_fmt_dur(b1, sizeof(b1), blocked),
+			 mine == 1 ? "it" : "them", td_fmt_dur(b2, sizeof(b2), f->idle_ns));
 	for (i = 0; i < ntop; i++) {
 		struct site *s = &sites[top[i]];
 		td_finding_where(f, "%s: %llu call%s, host blocked %s, GPU idle won back %s",

@@ -113,7 +113,7 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	struct td_finding *f;
 	int64_t blocked = 0;
 	size_t i, n = 0, longest = SIZE_MAX;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32];
 
 	for (i = 0; i < nu; i++) {
 		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves))
@@ -135,11 +135,18 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	f->host_ns = blocked;
 	f->count = n;
 	copy_stats(a, d, NULL, &pg);
-	td_finding_title(f, "%zu host-to-device cop%s from pageable memory (%s, %s on the GPU) "
-			 "block the host %s; pinned, non-blocking copies win back up to %s of GPU "
-			 "idle", n, n == 1 ? "y" : "ies", td_fmt_bytes(b4, sizeof(b4), (double)pg.bytes),
-			 td_fmt_dur(b1, sizeof(b1), pg.time), td_fmt_dur(b2, sizeof(b2), blocked),
-			 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
+	{
+		char sz[64];
+		if (pg.bytes)
+			td_fmt_bytes(sz, sizeof(sz), (double)pg.bytes);
+		else
+			snprintf(sz, sizeof(sz), "sizes not recorded");
+		td_finding_title(f, "%zu host-to-device cop%s from pageable memory (%s, %s on the GPU) "
+				 "block%s the host %s; pinned, non-blocking copies win back up to %s of "
+				 "GPU idle", n, n == 1 ? "y" : "ies", sz, td_fmt_dur(b1, sizeof(b1), pg.time),
+				 n == 1 ? "s" : "", td_fmt_dur(b2, sizeof(b2), blocked),
+				 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
+	}
 	copy_stats(a, d, f, &pg);
 	if (longest != SIZE_MAX && u[longest].copy != TD_NONE) {
 		const struct td_event *e = td_trace_ev(t, u[longest].copy);

@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs what tracedoc needs to build and test, from Debian packages. As root it runs
-# apt-get; otherwise it prints the exact command to run. Safe to run again.
+# Installs what tracedoc needs from Debian packages: to build and run it (no arguments), or
+# also to run the whole test suite (--test). As root it runs apt-get; otherwise it prints the
+# exact command to run. Safe to run again.
 set -eu
-pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev \
-libcmocka-dev yajl-tools zstd gzip python3"
+pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev"
+case "${1:-}" in
+--test)
+	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the
+	# independent computations, xmllint for the JUnit schema check
+	pkgs="$pkgs libcmocka-dev yajl-tools zstd gzip python3 libxml2-utils"
+	;;
+"") ;;
+*)
+	echo "usage: scripts/setup.sh [--test]" >&2
+	exit 2
+	;;
+esac
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -87,10 +87,53 @@ for fmt in text md json; do
 	"$bin" gate --baseline $R/sync-nearmiss.json --format $fmt --junit "$tmp/j1.xml" $R/sync.json >"$tmp/g1" 2>/dev/null
 	"$bin" gate --baseline $R/sync-nearmiss.json --format $fmt --junit "$tmp/j2.xml" $R/sync.json >"$tmp/g2" 2>/dev/null
 	compare_golden "gate-sync.$fmt" "$tmp/g1"
-	if cmp -s "$tmp/g1" "$tmp/g2" && cmp -s "$tmp/j1.xml" "$tmp/j2.xml"; then ok; else bad "gate $fmt not deterministic"; fi
+	# JUnit carries the run's wall time (CI servers show it); everything else is the same bytes
+	for j in j1 j2; do sed 's/ time="[0-9.]*"/ time="T"/g' "$tmp/$j.xml" >"$tmp/$j.norm"; done
+	if cmp -s "$tmp/g1" "$tmp/g2" && cmp -s "$tmp/j1.norm" "$tmp/j2.norm"; then ok; else bad "gate $fmt not deterministic"; fi
 done
-compare_golden "gate-sync.junit.xml" "$tmp/j1.xml"
+compare_golden "gate-sync.junit.xml" "$tmp/j1.norm"
 if python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/j1.xml"; then ok; else bad "JUnit XML is not well-formed"; fi
+# the JUnit of a failing, a passing, a budget, a skipped and a partial gate validates
+if command -v xmllint >/dev/null; then
+	printf '{"gate": {"budgets": {"min_gpu_busy": 0.9, "max_syncs_per_step": 1}}}' >"$tmp/b2.json"
+	"$bin" gate --baseline $R/sync.json --junit "$tmp/j3.xml" $R/sync.json >/dev/null 2>&1
+	"$bin" gate --config "$tmp/b2.json" --junit "$tmp/j4.xml" $R/sync.json >/dev/null 2>&1
+	"$bin" gate --config "$tmp/b2.json" --junit "$tmp/j5.xml" $R/warmup-step.json >/dev/null 2>&1
+	"$bin" gate --baseline fixtures/mini-kineto.json --junit "$tmp/j6.xml" fixtures/odd/truncated.json \
+		>/dev/null 2>&1
+	for j in j1 j3 j4 j5 j6; do
+		if xmllint --noout --schema tests/schemas/junit.xsd "$tmp/$j.xml" 2>"$tmp/xerr"; then ok
+		else bad "$j.xml does not validate against the JUnit schema"; cat "$tmp/xerr"; fi
+	done
+	if grep -q 'errors="0"' "$tmp/j4.xml" && grep -q 'skipped="0"' "$tmp/j4.xml" &&
+	   grep -q '<failure type="budget" message="GPU busy 76.2% is below the budget 90.0% (min_gpu_busy)">' "$tmp/j4.xml"
+	then ok; else bad "JUnit budget failure"; cat "$tmp/j4.xml"; fi
+else
+	echo "SKIPPED: JUnit schema check (xmllint not found: scripts/setup.sh --test installs it)"
+fi
+# a budget failure is a sentence; a budget that needs steps is not judged on a trace without
+printf '{"gate": {"budgets": {"max_step_time_us": 500, "max_syncs_per_step": 0}}}' >"$tmp/b3.json"
+expect_rc 1 "$bin" gate --config "$tmp/b3.json" $R/sync.json
+if grep -q 'FAIL:    the median step 1.0 ms is above the budget 500.0 us (max_step_time_us)' "$tmp/out"
+then ok; else bad "budget sentence"; cat "$tmp/out"; fi
+printf '[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"pid":0,"tid":7,"args":{"device":0}}]' >"$tmp/nosteps.json"
+expect_rc 0 "$bin" gate --config "$tmp/b3.json" "$tmp/nosteps.json"
+if grep -q 'max_syncs_per_step is not judged: the trace has no steps' "$tmp/out"; then ok
+else bad "per-step budget on a trace without steps"; cat "$tmp/out"; fi
+# a suppression covers its rule's gate metrics too; an unknown rule is a config error
+printf '{"suppress": [{"rule": "sync-stall", "match": "", "reason": "known: ticket 7"}]}' >"$tmp/s2.json"
+expect_rc 1 "$bin" gate --config "$tmp/s2.json" --baseline $R/sync-nearmiss.json $R/sync.json
+if grep -q 'sync_calls_per_step is not judged: the config suppresses sync-stall: known: ticket 7' "$tmp/out"
+then ok; else bad "suppressed metric still judged"; cat "$tmp/out"; fi
+printf '{"suppress": [{"rule": "sync_stall", "reason": "x"}]}' >"$tmp/s3.json"
+expect_rc 2 "$bin" gate --config "$tmp/s3.json" $R/sync.json
+if grep -q 'suppress\[0\].rule: sync_stall: no such rule; did you mean sync-stall?' "$tmp/err"; then ok
+else bad "unknown suppressed rule"; cat "$tmp/err"; fi
+# a gzipped saved report is a baseline; a report given as CURRENT says where it goes
+"$bin" diagnose --format json $R/sync.json | gzip >"$tmp/base.json.gz"
+expect_rc 0 "$bin" gate --baseline "$tmp/base.json.gz" $R/sync.json
+expect_rc 2 "$bin" gate "$tmp/base.json.gz"
+if grep -q 'is a saved report, not a trace: give it as' "$tmp/err"; then ok; else bad "report as CURRENT"; fi
 printf '{"gate": {"budgets": {"max_syncs_per_step": 0.5}}}' >"$tmp/budget.json"
 expect_rc 1 "$bin" gate --config "$tmp/budget.json" $R/sync.json
 expect_rc 0 "$bin" gate --config "$tmp/budget.json" $R/sync-nearmiss.json
@@ -153,6 +196,40 @@ done
 compare_golden errors.txt "$tmp/errors"
 if grep -v '^rc=3 tracedoc: fixtures/bad/' "$tmp/errors" >/dev/null; then bad "an error did not exit 3"; else ok; fi
 expect_rc 3 "$bin" stats fixtures/bad/no-such-file.json
+
+# CLI habits: --opt=value for every option, a missing value named, -- before operands,
+# COMMAND --version
+"$bin" diagnose --format=json --config="$tmp/defaults.json" --color=never --output="$tmp/eq.json" \
+	fixtures/mini-kineto.json
+"$bin" diagnose --format json -o "$tmp/sp.json" fixtures/mini-kineto.json
+if cmp -s "$tmp/eq.json" "$tmp/sp.json"; then ok; else bad "--opt=value differs from --opt value"; fi
+expect_rc 0 "$bin" gate --baseline=fixtures/mini-kineto.json --format=md --junit="$tmp/j.xml" \
+	--config="$tmp/defaults.json" -o "$tmp/g.md" fixtures/mini-kineto.json
+expect_rc 0 "$bin" stats --format=json --output="$tmp/s.json" fixtures/mini-kineto.json
+expect_rc 2 "$bin" diagnose fixtures/mini-kineto.json --format
+if grep -q 'diagnose: --format needs a value' "$tmp/err"; then ok; else bad "missing value"; cat "$tmp/err"; fi
+expect_rc 2 "$bin" gate fixtures/mini-kineto.json --baseline
+if grep -q 'gate: --baseline needs a value' "$tmp/err"; then ok; else bad "missing value"; cat "$tmp/err"; fi
+expect_rc 2 "$bin" config --print-defaults=yes
+if grep -q 'takes no value' "$tmp/err"; then ok; else bad "flag with a value"; cat "$tmp/err"; fi
+cp fixtures/mini-kineto.json "$tmp/-dash.json"
+(cd "$tmp" && "$OLDPWD/$bin" stats -- -dash.json >/dev/null 2>"$tmp/err"); rc=$?
+if [ "$rc" = 0 ]; then ok; else bad "-- does not end the options ($rc)"; cat "$tmp/err"; fi
+for c in diagnose gate stats config record; do
+	expect_rc 0 "$bin" $c --version
+	if grep -q "^tracedoc $c [0-9]" "$tmp/out"; then ok; else bad "$c --version"; fi
+done
+
+# text fits 100 columns, help texts included, with no trailing blanks
+: >"$tmp/texts"
+for c in "" diagnose gate stats config record; do "$bin" $c --help >>"$tmp/texts" 2>&1; done
+cat "$golden"/*.text >>"$tmp/texts"
+if [ -d ../shared/traces ]; then
+	for f in ../shared/traces/*.gz; do "$bin" diagnose --color never "$f" >>"$tmp/texts" 2>&1; done
+fi
+if awk 'length($0) > 100 { print FILENAME ":" FNR ": " length($0) " columns: " $0; bad = 1 }
+	/[ \t]$/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$tmp/texts"; then ok
+else bad "text wider than 100 columns or with trailing blanks"; fi
 
 # usage errors exit 2
 expect_rc 2 "$bin"

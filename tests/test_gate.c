@@ -43,7 +43,11 @@ static void test_config_errors(void **state)
 		     "gate.budgets.min_gpu_busy: expected a number");
 	expect_error("{\"gate\": {\"fail_on_new_high\": 1}}", "gate.fail_on_new_high: expected true or false");
 	expect_error("{\"suppress\": [{\"rule\": \"transfer\"}]}", "needs \"rule\" and \"reason\"");
-	expect_error("{\"suppress\": [{\"rule\": \"x\", \"reason\": \"y\", \"match\": \"[\"}]}",
+	expect_error("{\"suppress\": [{\"rule\": \"sync_stall\", \"reason\": \"y\"}]}",
+		     "suppress[0].rule: sync_stall: no such rule; did you mean sync-stall?");
+	expect_error("{\"suppress\": [{\"rule\": \"zzzzzzzzzz\", \"reason\": \"y\"}]}",
+		     "suppress[0].rule: zzzzzzzzzz: no such rule");
+	expect_error("{\"suppress\": [{\"rule\": \"transfer\", \"reason\": \"y\", \"match\": \"[\"}]}",
 		     "suppress[0].match: bad pattern");
 	expect_error("[1, 2]", "expected an object");
 	expect_error("{\"rules\": ", "not valid JSON");
@@ -101,14 +105,25 @@ static void test_patterns_and_limits(void **state)
 	td_config_free(&c);
 }
 
+static const struct td_check *check(const struct td_check *ch, size_t n, const char *name)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ch[i].name, name))
+			return &ch[i];
+	fail_msg("no check %s", name);
+	return NULL;
+}
+
 static void metrics(struct td_metrics *m, double step, double busy, double idle, double idle_host,
 		    double syncs, double launches)
 {
 	struct td_error err;
 
 	memset(m, 0, sizeof(*m));
-	assert_int_equal(td_metrics_from_report("{\"schema\": \"tracedoc.report/1\", \"metrics\": {}}",
-						m, &err), 0);
+	assert_int_equal(td_metrics_from_report("{\"schema\": \"tracedoc.report/1\", \"metrics\": {}, "
+						"\"window\": {\"steps\": 5}}", m, &err), 0);
+	assert_int_equal(m->steps, 5);
 	{
 		const char *ids[] = {"step_time_median_ns", "gpu_busy_fraction", "idle_ns_per_step",
 				     "idle_host_ns_per_step", "sync_calls_per_step",
@@ -196,6 +211,38 @@ static void test_verdicts(void **state)
 	assert_int_equal(verdict(ch, n, "max_syncs_per_step"), V_PASS);
 	assert_int_equal(verdict(ch, n, "min_gpu_busy"), V_FAIL);
 	assert_int_equal(fails, 1);
+	assert_string_equal(check(ch, n, "min_gpu_busy")->message,
+			    "GPU busy 50.0% is below the budget 80.0% (min_gpu_busy)");
+	assert_string_equal(check(ch, n, "max_syncs_per_step")->message,
+			    "host syncs 2.00 per step is within the budget 2.00 (max_syncs_per_step)");
+	/* a per-step budget is not judged on a trace without steps */
+	m.steps = 0;
+	fails = td_gate_compare(NULL, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "max_syncs_per_step"), V_SKIP);
+	assert_non_null(strstr(check(ch, n, "max_syncs_per_step")->message, "no steps"));
+	c.gate.max_syncs_per_step = -1;
+	c.gate.min_gpu_busy = -1;
+	/* a regression reads as a sentence */
+	metrics(&b, 10e6, 0.5, 5e6, 1e6, 2, 100);
+	metrics(&m, 10e6, 0.5, 5e6, 1e6, 3, 100);
+	td_gate_compare(&b, &m, &c, ch, 64, &n);
+	assert_string_equal(check(ch, n, "sync_calls_per_step")->message,
+			    "sync_calls_per_step rose from 2.00 to 3.00 per step (+50.0%; allowed +0%)");
+	/* a suppressed rule's metrics are not judged */
+	strcpy(m.suppressed[0], "sync-stall");
+	strcpy(m.why[0], "known, ticket 7");
+	m.nsuppressed = 1;
+	fails = td_gate_compare(&b, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "sync_calls_per_step"), V_SKIP);
+	assert_non_null(strstr(check(ch, n, "sync_calls_per_step")->message, "known, ticket 7"));
+	assert_int_equal(fails, 0);
+	/* per-step counts of a trace with steps and window totals of one without do not compare */
+	m.nsuppressed = 0;
+	b.steps = 0;
+	fails = td_gate_compare(&b, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "sync_calls_per_step"), V_SKIP);
+	assert_int_equal(verdict(ch, n, "gpu_busy_fraction"), V_PASS);
+	assert_int_equal(fails, 0);
 	td_config_free(&c);
 }
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "parser/load.h"
+#include "rules/metrics.h"
 #include "rules/rule.h"
 #include "tests/helpers.h"
 
@@ -156,6 +157,8 @@ static void check_invariants(const struct run *x, const char *what)
 			    : f->savings_fraction >= 0.01 ? SEV_LOW : SEV_INFO));
 		assert_non_null(f->title);
 		assert_non_null(f->fix);
+		if (!*f->fix) /* every finding says what to do */
+			fail_msg("%s: %s has no fix", what, f->rule);
 	}
 }
 
@@ -471,6 +474,39 @@ static void test_other_thread_dataloader(void **state)
 	done(&x);
 }
 
+/* One process, two GPUs, no steps: each device has its own window and accounting, and the
+ * sync on GPU 1 is found and counted. */
+static void test_multi_device(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+	struct td_metrics m;
+	(void)state;
+
+	diagnose_path(th_fixture("rules/multi-gpu.json"), &x);
+	check_invariants(&x, "multi-gpu.json");
+	assert_int_equal(x.a.ndev, 2);
+	assert_int_equal(x.a.dev[0].win_start, 100000);
+	assert_int_equal(x.a.dev[0].win_end, 1000000);
+	assert_int_equal(x.a.dev[1].win_start, 2000000);
+	assert_int_equal(x.a.dev[1].win_end, 3400000);
+	assert_int_equal(x.a.dev[1].host_start, 1990000); /* from the launch of its first op */
+	f = finding(&x, "sync-stall", NULL);
+	assert_non_null(f);
+	assert_int_equal(f->device, 1);
+	assert_int_equal(f->count, 1);
+	/* the host blocked 50 us in the copy call: the 48 us of idle while in it (40 before the
+	 * copy ran, 8 after), then the last 2 us before the next launch at 3202 */
+	assert_int_equal(f->savings_ns, 50000);
+	td_metrics_compute(&x.a, &x.r, &m);
+	assert_true(td_metrics_get(&m, "sync_calls_per_step")->value == 1.0);
+	assert_true(td_metrics_get(&m, "dtoh_copies_per_step")->value == 1.0);
+	/* both devices' time: busy 900 + 1000 + 2 + 190 us over windows of 900 + 1400 us */
+	assert_true(td_metrics_get(&m, "gpu_busy_fraction")->value > 2092.0 / 2300 - 1e-9 &&
+		    td_metrics_get(&m, "gpu_busy_fraction")->value < 2092.0 / 2300 + 1e-9);
+	done(&x);
+}
+
 static void test_no_gpu_and_mini(void **state)
 {
 	struct run x;
@@ -654,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_queued),
 		cmocka_unit_test(test_sync_then_host),
 		cmocka_unit_test(test_other_thread_dataloader),
+		cmocka_unit_test(test_multi_device),
 		cmocka_unit_test(test_no_gpu_and_mini),
 		cmocka_unit_test(test_real_acceptance),
 		cmocka_unit_test(test_real_invariants),

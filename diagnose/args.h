@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* The commands' option parser (args.c). */
+#ifndef TD_DIAGNOSE_ARGS_H
+#define TD_DIAGNOSE_ARGS_H
+
+#include <stdio.h>
+
+#define TD_VERSION "0.2.0"
+#define CLI_DONE (-1) /* --help or --version was printed: exit 0 */
+
+/* An option: "--name" (and "-alias"); with `value` it takes one, else it sets *flag. */
+struct cli_opt {
+	const char *name;
+	char alias;
+	const char **value;
+	int *flag;
+};
+
+struct cli_operands {
+	const char **v;       /* the operands, in order (cli_operands_free() frees the array) */
+	int n;
+	int stop_at_operand;  /* in: stop at the first operand or after "--" (record) */
+	int rest;             /* out: with stop_at_operand, where the operands start */
+};
+
+/* Parses argv[1..argc) of command cmd against opts (terminated by a {NULL} entry). Returns
+ * EXIT_OK, CLI_DONE (help or version printed) or EXIT_USAGE (the message printed: unknown
+ * option, "needs a value", "takes no value"). */
+int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
+	      struct cli_operands *ops, void (*usage)(FILE *));
+void cli_operands_free(struct cli_operands *ops);
+/* EXIT_OK when value is one of choices (NULL-terminated), else prints why and EXIT_USAGE. */
+int cli_one_of(const char *cmd, const char *opt, const char *value, const char *const *choices);
+
+#endif
