@@ -213,7 +213,8 @@ if grep -q 'gate: --baseline needs a value' "$tmp/err"; then ok; else bad "missi
 expect_rc 2 "$bin" config --print-defaults=yes
 if grep -q 'takes no value' "$tmp/err"; then ok; else bad "flag with a value"; cat "$tmp/err"; fi
 cp fixtures/mini-kineto.json "$tmp/-dash.json"
-(cd "$tmp" && "$OLDPWD/$bin" stats -- -dash.json >/dev/null 2>"$tmp/err"); rc=$?
+case $bin in /*) abs=$bin ;; *) abs=$PWD/$bin ;; esac
+(cd "$tmp" && "$abs" stats -- -dash.json >/dev/null 2>"$tmp/err"); rc=$?
 if [ "$rc" = 0 ]; then ok; else bad "-- does not end the options ($rc)"; cat "$tmp/err"; fi
 for c in diagnose gate stats config record; do
 	expect_rc 0 "$bin" $c --version
