@@ -41,9 +41,12 @@ static unsigned op_kinds(const struct td_analysis *a, uint32_t call)
 		if (td_trace_ev(t, e)->kind != TD_K_CPU_OP)
 			continue;
 		ops++;
-		if (strstr(n, "item") || strstr(n, "_local_scalar_dense") || strstr(n, "tolist"))
+		if (strstr(n, "item") || strstr(n, "_local_scalar_dense") || strstr(n, "tolist") ||
+		    strstr(n, "is_nonzero"))
 			k |= BK_ITEM;
-		if (strstr(n, "nonzero") || strstr(n, "masked_select") || strstr(n, "index"))
+		/* bool(tensor) (aten::is_nonzero) is a .item(); nonzero and boolean-mask indexing
+		 * (which runs aten::nonzero) copy a size back */
+		if (strstr(n, "aten::nonzero") || strstr(n, "masked_select"))
 			k |= BK_NONZERO;
 	}
 	if (!ops)

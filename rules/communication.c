@@ -231,9 +231,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 			med = td_median_i64(bw, nsized);
 			/* the time above what the best achieved bandwidth would need: waiting for peers */
 			excess = best_bw > 0 ? sized_time - bytes_total * 1000 / best_bw : 0;
-			td_finding_where(f, "%zu sized collectives move %.1f MB: median %.2f GB/s, best "
+			char mb[32];
+			td_finding_where(f, "%zu sized collective%s move %s: median %.2f GB/s, best "
 					 "%.2f GB/s; %s of their time is above what the best rate needs "
-					 "(waiting for peers)", nsized, (double)bytes_total / 1e6,
+					 "(waiting for peers)", nsized, nsized == 1 ? "" : "s",
+					 td_fmt_bytes(mb, sizeof(mb), (double)bytes_total),
 					 (double)med / 1e3, (double)best_bw / 1e3,
 					 td_fmt_dur(b4, sizeof(b4), excess > 0 ? excess : 0));
 			td_finding_value(f, "sized_collectives", (int64_t)nsized);

@@ -232,6 +232,15 @@ if awk 'length($0) > 100 { print FILENAME ":" FNR ": " length($0) " columns: " $
 	/[ \t]$/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$tmp/texts"; then ok
 else bad "text wider than 100 columns or with trailing blanks"; fi
 
+# a rank without a world size is just a rank; Kineto's unsorted events are not an anomaly
+printf '{"distributedInfo": {"rank": 0}, "traceEvents": [
+ {"ph":"X","cat":"kernel","name":"k","ts":5,"dur":1,"pid":0,"tid":7,"args":{"device":0}},
+ {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"pid":0,"tid":7,"args":{"device":0}}]}' >"$tmp/r0.json"
+"$bin" diagnose "$tmp/r0.json" >"$tmp/r0.text"
+if grep -q '^trace    2 events, rank 0$' "$tmp/r0.text"; then ok; else bad "rank without world size"; cat "$tmp/r0.text"; fi
+"$bin" stats "$tmp/r0.json" >"$tmp/r0.stats"
+if grep -q '^anomalies  none' "$tmp/r0.stats"; then ok; else bad "unsorted Kineto events shown"; cat "$tmp/r0.stats"; fi
+
 # usage errors exit 2
 expect_rc 2 "$bin"
 expect_rc 2 "$bin" frobnicate
