@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "common/utf8.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
 size_t td_utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
@@ -46,4 +51,25 @@ int td_utf8_valid(const char *s, size_t n)
 		p += k;
 	}
 	return 1;
+}
+
+char *td_utf8_fix(const char *s)
+{
+	size_t n = strlen(s), i = 0, o = 0;
+	char *r = td_malloc(n * 3 + 1);
+
+	while (i < n) {
+		size_t k = td_utf8_seq((const unsigned char *)s + i, n - i);
+		if (k) {
+			memcpy(r + o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			memcpy(r + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	r[o] = '\0';
+	return r;
 }

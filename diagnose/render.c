@@ -137,6 +137,7 @@ static const char *ts_us(char *buf, size_t cap, int64_t ns)
 	return buf;
 }
 
+
 /* --- text -------------------------------------------------------------------------------- */
 
 struct col {
@@ -155,15 +156,225 @@ static void wrap(FILE *f, const char *s, int col, int indent)
 	out_text_wrap(f, s, col, indent, WIDTH);
 }
 
+/* --- findings, in each format (the job report shares these) ------------------------------ */
+
+void render_findings_text(FILE *f, const struct td_report *r, int color)
+{
+	struct col c = {f, color};
+	size_t i, j;
+	char b1[32], b2[32], b3[48], parts[256];
+
+	if (!r->findings.len)
+		fprintf(f, "no findings\n");
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		const char *colour = fd->severity == SEV_HIGH ? "1;31" : fd->severity == SEV_MEDIUM
+			? "1;33" : "1";
+		int col;
+
+		sgr(&c, colour);
+		col = fprintf(f, "%zu. [%s] %s", i + 1, td_severity_name(fd->severity), fd->rule);
+		sgr(&c, "0");
+		fputc(' ', f);
+		wrap(f, fd->title, col + 1, 3);
+		{
+			char line[512];
+			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
+					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+					 100.0 * fd->savings_fraction);
+			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
+				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
+					      td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+			if (n > 0 && (size_t)n < sizeof(line))
+				snprintf(line + n, sizeof(line) - (size_t)n, "), count %llu%s",
+					 (unsigned long long)fd->count,
+					 savings_parts(fd, parts, sizeof(parts)));
+			fputs("\n   ", f);
+			wrap(f, line, 3, 3);
+			fputc('\n', f);
+		}
+		if (fd->ranks.len) {
+			char line[512];
+			size_t n = (size_t)snprintf(line, sizeof(line), "rank%s", fd->ranks.len == 1 ? "" : "s");
+			for (j = 0; j < fd->ranks.len && n < sizeof(line) - 24; j++)
+				n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%lld", j ? ", " : " ",
+						      (long long)TD_VEC_AT(&fd->ranks, int64_t, j));
+			fputs("   ", f);
+			wrap(f, line, 3, 9);
+			fputc('\n', f);
+		}
+		for (j = 0; j < fd->where.len; j++) {
+			fprintf(f, "   %s ", j ? "      " : "where:");
+			wrap(f, TD_VEC_AT(&fd->where, char *, j), 10, 12);
+			fputc('\n', f);
+		}
+		if (fd->evidence.len)
+			fprintf(f, "   evidence (ts in us as in the trace, for Perfetto):\n");
+		for (j = 0; j < fd->evidence.len; j++) {
+			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+			int n = fprintf(f, "     %s  +%-9s ", ts_us(b3, sizeof(b3), e->ts),
+					td_fmt_dur(b1, sizeof(b1), e->dur));
+			wrap(f, e->text, n, 8);
+			fputc('\n', f);
+		}
+		if (fd->fix && *fd->fix) {
+			sgr(&c, "1");
+			fprintf(f, "   fix:");
+			sgr(&c, "0");
+			fputc(' ', f);
+			wrap(f, fd->fix, 8, 8);
+			fputc('\n', f);
+		}
+		fputc('\n', f);
+	}
+}
+
+void render_findings_md_table(FILE *f, const struct td_report *r)
+{
+	size_t i;
+	char b1[32];
+
+	if (!r->findings.len) {
+		fputs("No findings.\n\n", f);
+		return;
+	}
+	fputs("| # | severity | rule | finding | est. savings |\n|---|---|---|---|---|\n", f);
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
+		out_md(f, fd->title);
+		fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+			100.0 * fd->savings_fraction);
+	}
+	fputc('\n', f);
+}
+
+void render_findings_md(FILE *f, const struct td_report *r)
+{
+	size_t i, j;
+	char b1[32], b2[32], b3[48], parts[256];
+
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		fprintf(f, "#### %zu. ", i + 1);
+		out_md(f, fd->title);
+		fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
+			td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+			100.0 * fd->savings_fraction);
+		if (fd->per_step_ns)
+			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+		fprintf(f, ")%s", savings_parts(fd, parts, sizeof(parts)));
+		for (j = 0; j < fd->ranks.len; j++)
+			fprintf(f, "%s%lld", j ? ", " : fd->ranks.len == 1 ? " · rank " : " · ranks ",
+				(long long)TD_VEC_AT(&fd->ranks, int64_t, j));
+		fputs("\n\n", f);
+		if (fd->fix && *fd->fix) {
+			fputs("**Fix:** ", f);
+			out_md(f, fd->fix);
+			fputs("\n\n", f);
+		}
+		if (fd->where.len || fd->evidence.len) {
+			fputs("<details><summary>Where and evidence</summary>\n\n", f);
+			for (j = 0; j < fd->where.len; j++) {
+				fputs("- ", f);
+				out_md(f, TD_VEC_AT(&fd->where, char *, j));
+				fputc('\n', f);
+			}
+			if (fd->evidence.len)
+				fputs("\n| ts (us, as in the trace) | duration | what |\n|---|---|---|\n", f);
+			for (j = 0; j < fd->evidence.len; j++) {
+				const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+				fprintf(f, "| %s | %s | ", ts_us(b3, sizeof(b3), e->ts),
+					td_fmt_dur(b1, sizeof(b1), e->dur));
+				out_md(f, e->text);
+				fputs(" |\n", f);
+			}
+			fputs("\n</details>\n\n", f);
+		}
+	}
+}
+
+void render_findings_json(yajl_gen g, const struct td_report *r)
+{
+	size_t i, j;
+
+	yajl_gen_array_open(g);
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		yajl_gen_map_open(g);
+		out_json_key(g, "rule");
+		out_json_str(g, fd->rule);
+		out_json_key(g, "severity");
+		out_json_str(g, td_severity_name(fd->severity));
+		out_json_key(g, "device");
+		out_json_int(g, fd->device);
+		out_json_key(g, "title");
+		out_json_str(g, fd->title);
+		out_json_key(g, "est_savings_ns");
+		out_json_int(g, fd->savings_ns);
+		out_json_key(g, "est_savings_fraction");
+		out_json_fixed(g, fd->savings_fraction, 6);
+		out_json_key(g, "est_savings_per_step_ns");
+		out_json_int(g, fd->per_step_ns);
+		out_json_key(g, "gpu_idle_ns");
+		out_json_int(g, fd->idle_ns);
+		out_json_key(g, "gpu_busy_ns");
+		out_json_int(g, fd->busy_ns);
+		out_json_key(g, "host_freed_ns");
+		out_json_int(g, fd->host_ns);
+		out_json_key(g, "count");
+		out_json_int(g, (int64_t)fd->count);
+		if (fd->ranks.len) {
+			out_json_key(g, "ranks");
+			yajl_gen_array_open(g);
+			for (j = 0; j < fd->ranks.len; j++)
+				out_json_int(g, TD_VEC_AT(&fd->ranks, int64_t, j));
+			yajl_gen_array_close(g);
+		}
+		out_json_key(g, "where");
+		yajl_gen_array_open(g);
+		for (j = 0; j < fd->where.len; j++)
+			out_json_str(g, TD_VEC_AT(&fd->where, char *, j));
+		yajl_gen_array_close(g);
+		out_json_key(g, "evidence");
+		yajl_gen_array_open(g);
+		for (j = 0; j < fd->evidence.len; j++) {
+			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
+			yajl_gen_map_open(g);
+			out_json_key(g, "ts_ns");
+			out_json_int(g, e->ts);
+			out_json_key(g, "dur_ns");
+			out_json_int(g, e->dur);
+			out_json_key(g, "text");
+			out_json_str(g, e->text);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		out_json_key(g, "values");
+		yajl_gen_map_open(g);
+		for (j = 0; j < fd->values.len; j++) {
+			const struct td_value *v = &TD_VEC_AT(&fd->values, struct td_value, j);
+			out_json_key(g, v->key);
+			out_json_int(g, v->v);
+		}
+		yajl_gen_map_close(g);
+		out_json_key(g, "fix");
+		out_json_str(g, fd->fix ? fd->fix : "");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+
 void render_text(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct col c = {f, rc->color};
 	struct cause_row rows[CAUSE_COUNT];
-	size_t nrows = cause_rows(a, rows), i, j;
+	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], b3[48], lo[128], parts[256];
+	char b1[32], b2[32], lo[128];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -216,59 +427,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 		}
 	}
 	fputc('\n', f);
-	if (!rc->r->findings.len)
-		fprintf(f, "no findings\n");
-	for (i = 0; i < rc->r->findings.len; i++) {
-		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
-		const char *colour = fd->severity == SEV_HIGH ? "1;31" : fd->severity == SEV_MEDIUM
-			? "1;33" : "1";
-		int col;
-
-		sgr(&c, colour);
-		col = fprintf(f, "%zu. [%s] %s", i + 1, td_severity_name(fd->severity), fd->rule);
-		sgr(&c, "0");
-		fputc(' ', f);
-		wrap(f, fd->title, col + 1, 3);
-		{
-			char line[512];
-			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
-					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-					 100.0 * fd->savings_fraction);
-			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
-				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
-					      td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
-			if (n > 0 && (size_t)n < sizeof(line))
-				snprintf(line + n, sizeof(line) - (size_t)n, "), count %llu%s",
-					 (unsigned long long)fd->count,
-					 savings_parts(fd, parts, sizeof(parts)));
-			fputs("\n   ", f);
-			wrap(f, line, 3, 3);
-			fputc('\n', f);
-		}
-		for (j = 0; j < fd->where.len; j++) {
-			fprintf(f, "   %s ", j ? "      " : "where:");
-			wrap(f, TD_VEC_AT(&fd->where, char *, j), 10, 12);
-			fputc('\n', f);
-		}
-		if (fd->evidence.len)
-			fprintf(f, "   evidence (ts in us as in the trace, for Perfetto):\n");
-		for (j = 0; j < fd->evidence.len; j++) {
-			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
-			int n = fprintf(f, "     %s  +%-9s ", ts_us(b3, sizeof(b3), e->ts),
-					td_fmt_dur(b1, sizeof(b1), e->dur));
-			wrap(f, e->text, n, 8);
-			fputc('\n', f);
-		}
-		if (fd->fix && *fd->fix) {
-			sgr(&c, "1");
-			fprintf(f, "   fix:");
-			sgr(&c, "0");
-			fputc(' ', f);
-			wrap(f, fd->fix, 8, 8);
-			fputc('\n', f);
-		}
-		fputc('\n', f);
-	}
+	render_findings_text(f, rc->r, rc->color);
 	for (i = 0; i < rc->r->suppressed.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
 		if (i == 0)
@@ -293,9 +452,9 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct cause_row rows[CAUSE_COUNT];
-	size_t nrows = cause_rows(a, rows), i, j;
+	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], b3[48], lo[128], parts[256];
+	char b1[32], lo[128];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -325,19 +484,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	if (!a->ndev)
 		fputs(" · no GPU activity in this trace", f);
 	fputs("\n\n", f);
-	if (rc->r->findings.len) {
-		fputs("| # | severity | rule | finding | est. savings |\n|---|---|---|---|---|\n", f);
-		for (i = 0; i < rc->r->findings.len; i++) {
-			const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
-			fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
-			out_md(f, fd->title);
-			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-				100.0 * fd->savings_fraction);
-		}
-		fputc('\n', f);
-	} else {
-		fputs("No findings.\n\n", f);
-	}
+	render_findings_md_table(f, rc->r);
 	if (nrows) {
 		fputs("<details><summary>Where the GPU idle time went</summary>\n\n"
 		      "| cause | time | share | top activity |\n|---|---|---|---|\n", f);
@@ -350,40 +497,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		}
 		fputs("\n</details>\n\n", f);
 	}
-	for (i = 0; i < rc->r->findings.len; i++) {
-		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
-		fprintf(f, "#### %zu. ", i + 1);
-		out_md(f, fd->title);
-		fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
-			td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-			100.0 * fd->savings_fraction);
-		if (fd->per_step_ns)
-			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
-		fprintf(f, ")%s\n\n", savings_parts(fd, parts, sizeof(parts)));
-		if (fd->fix && *fd->fix) {
-			fputs("**Fix:** ", f);
-			out_md(f, fd->fix);
-			fputs("\n\n", f);
-		}
-		if (fd->where.len || fd->evidence.len) {
-			fputs("<details><summary>Where and evidence</summary>\n\n", f);
-			for (j = 0; j < fd->where.len; j++) {
-				fputs("- ", f);
-				out_md(f, TD_VEC_AT(&fd->where, char *, j));
-				fputc('\n', f);
-			}
-			if (fd->evidence.len)
-				fputs("\n| ts (us, as in the trace) | duration | what |\n|---|---|---|\n", f);
-			for (j = 0; j < fd->evidence.len; j++) {
-				const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
-				fprintf(f, "| %s | %s | ", ts_us(b3, sizeof(b3), e->ts),
-					td_fmt_dur(b1, sizeof(b1), e->dur));
-				out_md(f, e->text);
-				fputs(" |\n", f);
-			}
-			fputs("\n</details>\n\n", f);
-		}
-	}
+	render_findings_md(f, rc->r);
 	if (rc->r->suppressed.len) {
 		fputs("<details><summary>Suppressed by the config</summary>\n\n"
 		      "| rule | finding | est. savings | reason |\n|---|---|---|---|\n", f);
@@ -511,64 +625,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	}
 	yajl_gen_array_close(g);
 	out_json_key(g, "findings");
-	yajl_gen_array_open(g);
-	for (i = 0; i < rc->r->findings.len; i++) {
-		const struct td_finding *fd = &TD_VEC_AT(&rc->r->findings, struct td_finding, i);
-		yajl_gen_map_open(g);
-		out_json_key(g, "rule");
-		out_json_str(g, fd->rule);
-		out_json_key(g, "severity");
-		out_json_str(g, td_severity_name(fd->severity));
-		out_json_key(g, "device");
-		out_json_int(g, fd->device);
-		out_json_key(g, "title");
-		out_json_str(g, fd->title);
-		out_json_key(g, "est_savings_ns");
-		out_json_int(g, fd->savings_ns);
-		out_json_key(g, "est_savings_fraction");
-		out_json_fixed(g, fd->savings_fraction, 6);
-		out_json_key(g, "est_savings_per_step_ns");
-		out_json_int(g, fd->per_step_ns);
-		out_json_key(g, "gpu_idle_ns");
-		out_json_int(g, fd->idle_ns);
-		out_json_key(g, "gpu_busy_ns");
-		out_json_int(g, fd->busy_ns);
-		out_json_key(g, "host_freed_ns");
-		out_json_int(g, fd->host_ns);
-		out_json_key(g, "count");
-		out_json_int(g, (int64_t)fd->count);
-		out_json_key(g, "where");
-		yajl_gen_array_open(g);
-		for (j = 0; j < fd->where.len; j++)
-			out_json_str(g, TD_VEC_AT(&fd->where, char *, j));
-		yajl_gen_array_close(g);
-		out_json_key(g, "evidence");
-		yajl_gen_array_open(g);
-		for (j = 0; j < fd->evidence.len; j++) {
-			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
-			yajl_gen_map_open(g);
-			out_json_key(g, "ts_ns");
-			out_json_int(g, e->ts);
-			out_json_key(g, "dur_ns");
-			out_json_int(g, e->dur);
-			out_json_key(g, "text");
-			out_json_str(g, e->text);
-			yajl_gen_map_close(g);
-		}
-		yajl_gen_array_close(g);
-		out_json_key(g, "values");
-		yajl_gen_map_open(g);
-		for (j = 0; j < fd->values.len; j++) {
-			const struct td_value *v = &TD_VEC_AT(&fd->values, struct td_value, j);
-			out_json_key(g, v->key);
-			out_json_int(g, v->v);
-		}
-		yajl_gen_map_close(g);
-		out_json_key(g, "fix");
-		out_json_str(g, fd->fix ? fd->fix : "");
-		yajl_gen_map_close(g);
-	}
-	yajl_gen_array_close(g);
+	render_findings_json(g, rc->r);
 	out_json_key(g, "suppressed");
 	yajl_gen_array_open(g);
 	for (i = 0; i < rc->r->suppressed.len; i++) {

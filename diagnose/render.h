@@ -19,6 +19,12 @@ struct render_ctx {
 };
 
 void render_text(FILE *f, const struct render_ctx *rc);
+/* The findings of a report (or a job's) in each format. */
+#include <yajl/yajl_gen.h>
+void render_findings_text(FILE *f, const struct td_report *r, int color);
+void render_findings_md_table(FILE *f, const struct td_report *r);
+void render_findings_md(FILE *f, const struct td_report *r);
+void render_findings_json(yajl_gen g, const struct td_report *r);
 void render_md(FILE *f, const struct render_ctx *rc);
 void render_json(FILE *f, const struct render_ctx *rc);
 

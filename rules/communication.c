@@ -11,77 +11,11 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "rules/intervals.h"
 #include "rules/rule.h"
-
-#define IV_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end < (y)->end))
-TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
 
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
-
-/* sorts and merges in place; returns the new count */
-static size_t merge(struct td_interval *v, size_t n)
-{
-	size_t i, m = 0;
-
-	sort_iv(v, n);
-	for (i = 0; i < n; i++) {
-		if (m && v[i].start <= v[m - 1].end) {
-			if (v[i].end > v[m - 1].end)
-				v[m - 1].end = v[i].end;
-		} else {
-			v[m++] = v[i];
-		}
-	}
-	return m;
-}
-
-/* c \ p into out (both sorted, disjoint); returns the count */
-static size_t minus(const struct td_interval *c, size_t nc, const struct td_interval *p,
-		    size_t np, struct td_interval *out)
-{
-	size_t i, j = 0, n = 0;
-
-	for (i = 0; i < nc; i++) {
-		int64_t s = c[i].start;
-		while (j < np && p[j].end <= s)
-			j++;
-		for (size_t k = j; k < np && p[k].start < c[i].end; k++) {
-			if (p[k].start > s) {
-				out[n].start = s;
-				out[n++].end = p[k].start;
-			}
-			if (p[k].end > s)
-				s = p[k].end;
-		}
-		if (s < c[i].end) {
-			out[n].start = s;
-			out[n++].end = c[i].end;
-		}
-	}
-	return n;
-}
-
-static int64_t total_in(const struct td_interval *v, size_t n, int64_t from, int64_t to)
-{
-	int64_t sum = 0;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid].end <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && v[lo].start < to; lo++) {
-		int64_t s = v[lo].start > from ? v[lo].start : from;
-		int64_t e = v[lo].end < to ? v[lo].end : to;
-		if (e > s)
-			sum += e - s;
-	}
-	return sum;
-}
 
 enum framework { FW_NONE, FW_DDP, FW_FSDP };
 
@@ -120,13 +54,18 @@ static void run(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f;
 		double per = a->nsteps ? (double)a->nsteps : 1.0;
 
+		td_an_kernel_sets(a, dv->device, dv->win_start, dv->win_end, &comp, &np, &comm, &nc);
+		if (!nc) {
+			free(comm);
+			free(comp);
+			continue;
+		}
+		/* the collectives one by one: count, time, and bandwidth where they carry sizes */
 		for (i = 0; i < t->tracks.len; i++) {
 			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
 			if (tr->is_gpu && tr->device == dv->device)
 				cap += tr->count;
 		}
-		comm = td_malloc((cap ? cap : 1) * sizeof(*comm));
-		comp = td_malloc((cap ? cap : 1) * sizeof(*comp));
 		bw = td_malloc((cap ? cap : 1) * sizeof(*bw));
 		for (i = 0; i < t->tracks.len; i++) {
 			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
@@ -136,23 +75,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 			for (k = tr->first; k < tr->first + tr->count; k++) {
 				const struct td_event *e = td_trace_ev(t, k);
 				unsigned c = td_an_class(a, e->name);
-				int64_t s = e->ts, en = td_ev_end(e);
+				int64_t s = e->ts > dv->win_start ? e->ts : dv->win_start;
+				int64_t en = td_ev_end(e) < dv->win_end ? td_ev_end(e) : dv->win_end;
 				const struct td_coll *co;
-				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE))
+				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) || en <= s)
 					continue;
-				if (s < dv->win_start)
-					s = dv->win_start;
-				if (en > dv->win_end)
-					en = dv->win_end;
-				if (en <= s)
-					continue;
-				if (!(c & NC_COMM)) {
-					comp[np].start = s;
-					comp[np++].end = en;
-					continue;
-				}
-				comm[nc].start = s;
-				comm[nc++].end = en;
 				comm_sum += en - s;
 				ncoll++;
 				if (!top_name)
@@ -171,16 +98,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 				}
 			}
 		}
-		if (!nc) {
-			free(comm);
-			free(comp);
-			free(bw);
-			continue;
-		}
-		nc = merge(comm, nc);
-		np = merge(comp, np);
 		exposed = td_malloc((nc + np + 1) * sizeof(*exposed));
-		ne = minus(comm, nc, comp, np, exposed);
+		ne = td_iv_minus(comm, nc, comp, np, exposed);
 		comm_ns = td_intervals_total(comm, nc);
 		exposed_ns = td_intervals_total(exposed, ne);
 		overlap_ns = comm_ns - exposed_ns;
@@ -216,7 +135,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		if (dv->gsteps && a->nsteps > 1) {
 			int64_t *ps = td_malloc(a->nsteps * sizeof(*ps));
 			for (i = 0; i < a->nsteps; i++)
-				ps[i] = total_in(exposed, ne, dv->gsteps[i].start, dv->gsteps[i].end);
+				ps[i] = td_iv_total_in(exposed, ne, dv->gsteps[i].start, dv->gsteps[i].end);
 			sort_i64(ps, a->nsteps);
 			td_finding_where(f, "exposed per step: min %s, median %s, max %s over %zu steps",
 					 td_fmt_dur(b1, sizeof(b1), ps[0]),

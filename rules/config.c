@@ -11,6 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/alloc.h"
+#include "common/buf.h"
 #include "rules/rule.h"
 
 #define MATCH_LIMIT 100000
@@ -495,19 +496,6 @@ int td_config_load(struct td_config *c, const char *path, struct td_error *err)
 
 /* --- the defaults as a config file ------------------------------------------------------- */
 
-struct gbuf {
-	char *s;
-	size_t n;
-};
-
-static void gen_cb(void *ctx, const char *s, size_t len)
-{
-	struct gbuf *b = ctx;
-	b->s = td_realloc(b->s, b->n + len + 1);
-	memcpy(b->s + b->n, s, len);
-	b->n += len;
-	b->s[b->n] = '\0';
-}
 
 static void put_num(yajl_gen g, const char *key, double v)
 {
@@ -537,14 +525,14 @@ static void put_nums(yajl_gen g, const struct num_key *keys, size_t n, const voi
 char *td_config_defaults_json(void)
 {
 	struct td_config c;
-	struct gbuf b = {NULL, 0};
+	struct td_buf b = {NULL, 0};
 	yajl_gen g = yajl_gen_alloc(NULL);
 	size_t k;
 
 	td_config_default(&c);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
-	yajl_gen_config(g, yajl_gen_print_callback, gen_cb, &b);
+	yajl_gen_config(g, yajl_gen_print_callback, td_buf_gen_cb, &b);
 	yajl_gen_map_open(g);
 	yajl_gen_string(g, (const unsigned char *)"rules", 5);
 	yajl_gen_map_open(g);
@@ -584,6 +572,6 @@ char *td_config_defaults_json(void)
 	yajl_gen_map_close(g);
 	yajl_gen_free(g);
 	td_config_free(&c);
-	gen_cb(&b, "\n", 1);
+	td_buf_gen_cb(&b, "\n", 1);
 	return b.s;
 }

@@ -45,6 +45,9 @@ static const struct {
 	{"dtoh_bytes_per_step", MK_COUNT},
 	{"pageable_copies_per_step", MK_COUNT},
 	{"small_kernels_per_step", MK_COUNT},
+	/* jobs only: the straggler's cost, and the most any rank waits in its collectives */
+	{"straggler_wait_ns_per_step", MK_TIME},
+	{"collective_wait_ns_per_step", MK_TIME},
 };
 #define NMETRICS (sizeof(metric_ids) / sizeof(metric_ids[0]))
 
@@ -273,46 +276,26 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 	}
 }
 
-int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
+void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps)
 {
-	char ebuf[256];
-	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
-	const char *sp[] = {"schema", NULL}, *mp[] = {"metrics", NULL}, *fp[] = {"findings", NULL};
-	const char *tp[] = {"trace", "partial", NULL}, *stp[] = {"window", "steps", NULL};
-	yajl_val schema, metrics, findings, v;
+	const char *mp[] = {"metrics", NULL}, *fp[] = {"findings", NULL}, *hp[] = {"high", NULL};
+	const char *supp[] = {"suppressed", NULL};
+	yajl_val metrics = yajl_tree_get(root, mp, yajl_t_object), findings, high, sv, v;
 	size_t i;
 
 	init(out);
-	if (!root)
-		return td_error_set(err, TD_EFORMAT, "not a tracedoc report: %s", ebuf);
-	schema = yajl_tree_get(root, sp, yajl_t_string);
-	metrics = yajl_tree_get(root, mp, yajl_t_object);
-	if (!schema || strcmp(schema->u.string, "tracedoc.report/1") != 0 || !metrics) {
-		yajl_tree_free(root);
-		return td_error_set(err, TD_EFORMAT, "%s",
-				    "not a tracedoc.report/1 JSON report with \"metrics\"");
-	}
-	for (i = 0; i < metrics->u.object.len; i++) {
+	out->steps = steps;
+	for (i = 0; metrics && i < metrics->u.object.len; i++) {
 		v = metrics->u.object.values[i];
 		if (YAJL_IS_NUMBER(v))
 			set(out, metrics->u.object.keys[i], YAJL_GET_DOUBLE(v));
 	}
-	if ((v = yajl_tree_get(root, tp, yajl_t_any)) != NULL)
-		out->partial = YAJL_IS_TRUE(v);
-	if ((v = yajl_tree_get(root, stp, yajl_t_number)) != NULL)
-		out->steps = (size_t)YAJL_GET_INTEGER(v);
-	{
-		const char *supp[] = {"suppressed", NULL};
-		yajl_val sv = yajl_tree_get(root, supp, yajl_t_array);
-		for (i = 0; sv && i < sv->u.array.len; i++) {
-			const char *rp[] = {"rule", NULL}, *wp[] = {"reason", NULL};
-			yajl_val rule = yajl_tree_get(sv->u.array.values[i], rp, yajl_t_string);
-			yajl_val why = yajl_tree_get(sv->u.array.values[i], wp, yajl_t_string);
-			if (rule)
-				add_suppressed(out, rule->u.string, why ? why->u.string : "");
-		}
-	}
-	findings = yajl_tree_get(root, fp, yajl_t_array);
+	high = yajl_tree_get(root, hp, yajl_t_array);
+	for (i = 0; high && i < high->u.array.len && out->nhigh < TD_HIGH_MAX; i++)
+		if (YAJL_IS_STRING(high->u.array.values[i]))
+			snprintf(out->high[out->nhigh++], sizeof(out->high[0]), "%s",
+				 high->u.array.values[i]->u.string);
+	findings = high ? NULL : yajl_tree_get(root, fp, yajl_t_array);
 	for (i = 0; findings && i < findings->u.array.len && out->nhigh < TD_HIGH_MAX; i++) {
 		const char *rp[] = {"rule", NULL}, *svp[] = {"severity", NULL};
 		yajl_val rule = yajl_tree_get(findings->u.array.values[i], rp, yajl_t_string);
@@ -326,6 +309,43 @@ int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_e
 		if (!dup)
 			snprintf(out->high[out->nhigh++], sizeof(out->high[0]), "%s", rule->u.string);
 	}
+	sv = yajl_tree_get(root, supp, yajl_t_array);
+	for (i = 0; sv && i < sv->u.array.len; i++) {
+		const char *rp[] = {"rule", NULL}, *wp[] = {"reason", NULL};
+		yajl_val rule = yajl_tree_get(sv->u.array.values[i], rp, yajl_t_string);
+		yajl_val why = yajl_tree_get(sv->u.array.values[i], wp, yajl_t_string);
+		if (rule)
+			add_suppressed(out, rule->u.string, why ? why->u.string : "");
+	}
+}
+
+int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
+{
+	char ebuf[256];
+	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	const char *sp[] = {"schema", NULL}, *mp[] = {"metrics", NULL};
+	const char *tp[] = {"trace", "partial", NULL}, *stp[] = {"window", "steps", NULL};
+	const char *jsp[] = {"steps", NULL};
+	yajl_val schema, v;
+	size_t steps = 0;
+	int job;
+
+	init(out);
+	if (!root)
+		return td_error_set(err, TD_EFORMAT, "not a tracedoc report: %s", ebuf);
+	schema = yajl_tree_get(root, sp, yajl_t_string);
+	job = schema && !strcmp(schema->u.string, "tracedoc.job/1");
+	if (!schema || (strcmp(schema->u.string, "tracedoc.report/1") != 0 && !job) ||
+	    !yajl_tree_get(root, mp, yajl_t_object)) {
+		yajl_tree_free(root);
+		return td_error_set(err, TD_EFORMAT, "%s",
+				    "not a tracedoc.report/1 or tracedoc.job/1 report with \"metrics\"");
+	}
+	if ((v = yajl_tree_get(root, job ? jsp : stp, yajl_t_number)) != NULL)
+		steps = (size_t)YAJL_GET_INTEGER(v);
+	td_metrics_read(root, out, steps);
+	if ((v = yajl_tree_get(root, tp, yajl_t_any)) != NULL)
+		out->partial = YAJL_IS_TRUE(v);
 	yajl_tree_free(root);
 	return 0;
 }

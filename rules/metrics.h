@@ -45,10 +45,14 @@ struct td_metrics {
 /* Computes the metrics of an analysed and diagnosed trace. */
 void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 			struct td_metrics *out);
-/* Reads the metrics a `tracedoc diagnose --format json` report carries. Returns 0 or
- * TD_EFORMAT (not such a report) with err filled. */
+/* Reads the metrics a `tracedoc diagnose --format json` report (tracedoc.report/1 or
+ * tracedoc.job/1) carries. Returns 0 or TD_EFORMAT (not such a report) with err filled. */
 int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err);
 const struct td_metric *td_metrics_get(const struct td_metrics *m, const char *id);
+/* Reads metrics, the high findings' rules ("high", else the findings at high) and the
+ * suppressed rules from a parsed report, job report or summary (a yajl_val). */
+struct yajl_val_s;
+void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps);
 
 enum td_verdict { V_PASS, V_FAIL, V_NEW, V_SKIP };
 

@@ -97,6 +97,7 @@ struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t 
 	td_vec_init(&f->where, sizeof(char *));
 	td_vec_init(&f->evidence, sizeof(struct td_evidence));
 	td_vec_init(&f->values, sizeof(struct td_value));
+	td_vec_init(&f->ranks, sizeof(int64_t));
 	return f;
 }
 
@@ -201,7 +202,7 @@ static int finding_less(const struct td_finding *x, const struct td_finding *y)
 #define FINDING_LESS(x, y) finding_less((x), (y))
 TD_DEFINE_SORT(sort_findings, struct td_finding, FINDING_LESS)
 
-static void free_finding(struct td_finding *f)
+void td_finding_free(struct td_finding *f)
 {
 	size_t j;
 
@@ -212,17 +213,35 @@ static void free_finding(struct td_finding *f)
 	td_vec_free(&f->where);
 	td_vec_free(&f->evidence);
 	td_vec_free(&f->values);
+	td_vec_free(&f->ranks);
 	free(f->title);
 	free(f->fix);
+}
+
+enum td_severity td_grade(const struct td_params *p, double fraction)
+{
+	return fraction >= p->sev_high ? SEV_HIGH : fraction >= p->sev_medium ? SEV_MEDIUM
+		: fraction >= p->sev_low ? SEV_LOW : SEV_INFO;
+}
+
+void td_report_sort(struct td_report *r)
+{
+	sort_findings(r->findings.data, r->findings.len);
+	sort_findings(r->suppressed.data, r->suppressed.len);
+}
+
+void td_report_init(struct td_report *r)
+{
+	td_vec_init(&r->findings, sizeof(struct td_finding));
+	td_vec_init(&r->suppressed, sizeof(struct td_finding));
+	r->next_serial = 0;
 }
 
 void td_diagnose(struct td_analysis *a, struct td_report *r)
 {
 	size_t i, j;
 
-	td_vec_init(&r->findings, sizeof(struct td_finding));
-	td_vec_init(&r->suppressed, sizeof(struct td_finding));
-	r->next_serial = 0;
+	td_report_init(r);
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
 	/* a finding that wins next to nothing back is not worth a reader's time */
@@ -245,7 +264,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 				free(texts[k]);
 		}
 		if (f->savings_ns <= 0) {
-			free_finding(f);
+			td_finding_free(f);
 		} else if (s) {
 			struct td_finding *sf = td_vec_push(&r->suppressed);
 			*sf = *f;
@@ -261,16 +280,13 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		int64_t w = td_an_window_ns(a, f->device);
 		f->savings_fraction = w > 0 ? (double)f->savings_ns / (double)w : 0.0;
 		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
-		f->severity = f->savings_fraction >= a->params.sev_high ? SEV_HIGH
-			: f->savings_fraction >= a->params.sev_medium ? SEV_MEDIUM
-			: f->savings_fraction >= a->params.sev_low ? SEV_LOW : SEV_INFO;
+		f->severity = td_grade(&a->params, f->savings_fraction);
 		if (!f->title)
 			td_finding_title(f, "%s", f->rule);
 		if (!f->fix)
 			td_finding_fix(f, "%s", "");
 	}
-	sort_findings(r->findings.data, r->findings.len);
-	sort_findings(r->suppressed.data, r->suppressed.len);
+	td_report_sort(r);
 }
 
 void td_report_free(struct td_report *r)
@@ -278,9 +294,9 @@ void td_report_free(struct td_report *r)
 	size_t i;
 
 	for (i = 0; i < r->findings.len; i++)
-		free_finding(&TD_VEC_AT(&r->findings, struct td_finding, i));
+		td_finding_free(&TD_VEC_AT(&r->findings, struct td_finding, i));
 	for (i = 0; i < r->suppressed.len; i++)
-		free_finding(&TD_VEC_AT(&r->suppressed, struct td_finding, i));
+		td_finding_free(&TD_VEC_AT(&r->suppressed, struct td_finding, i));
 	td_vec_free(&r->findings);
 	td_vec_free(&r->suppressed);
 }

@@ -42,6 +42,7 @@ struct td_finding {
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */
 	struct td_vec values;      /* struct td_value: its figures, named, for JSON and tests */
+	struct td_vec ranks;       /* int64_t: the ranks a job finding is about (job view) */
 	char *fix;
 	const char *suppressed;    /* the config's reason, for findings in td_report.suppressed */
 };
@@ -88,6 +89,13 @@ int64_t td_finding_claim(struct td_analysis *a, struct td_finding *f, size_t d,
  * the window), moves those the config suppresses aside, then sizes, grades and orders the
  * rest (savings descending; ties by rule id, device and title, so the order is total). */
 void td_diagnose(struct td_analysis *a, struct td_report *r);
+/* The severity of a finding worth `fraction` of its window. */
+enum td_severity td_grade(const struct td_params *p, double fraction);
+/* Orders findings by savings (ties by rule, device, title: a total order). */
+void td_report_sort(struct td_report *r);
+void td_report_init(struct td_report *r);
+/* Frees what a finding holds (its title, lines, evidence, fix). */
+void td_finding_free(struct td_finding *f);
 void td_report_free(struct td_report *r);
 
 /* The window of the analysed device that a finding is measured against. */

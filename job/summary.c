@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+#include "job/summary.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/fmt.h"
+#include "common/sort.h"
+#include "common/utf8.h"
+#include "rules/blocking.h"
+#include "rules/intervals.h"
+#include "rules/rule.h"
+
+void td_summary_init(struct td_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->rank = s->world_size = -1;
+	s->device = -1;
+	s->top_cause = -1;
+	td_vec_init(&s->step_compute, sizeof(int64_t));
+	td_vec_init(&s->kernels, sizeof(struct td_sum_kernel));
+	td_strtab_init(&s->keys);
+	td_vec_init(&s->colls, sizeof(struct td_sum_coll));
+	td_vec_init(&s->findings, sizeof(struct td_sum_finding));
+}
+
+void td_summary_free(struct td_summary *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->kernels.len; i++)
+		free(TD_VEC_AT(&s->kernels, struct td_sum_kernel, i).name);
+	for (i = 0; i < s->findings.len; i++) {
+		free(TD_VEC_AT(&s->findings, struct td_sum_finding, i).title);
+		free(TD_VEC_AT(&s->findings, struct td_sum_finding, i).fix);
+	}
+	td_vec_free(&s->step_compute);
+	td_vec_free(&s->kernels);
+	td_strtab_free(&s->keys);
+	td_vec_free(&s->colls);
+	td_vec_free(&s->findings);
+	free(s->path);
+	free(s->device_name);
+	free(s->top_what);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- from an analysis -------------------------------------------------------------------- */
+
+struct ktot {
+	uint32_t name;
+	int64_t ns;
+	uint64_t calls;
+};
+#define KTOT_NAME_LESS(x, y) ((x)->name < (y)->name)
+TD_DEFINE_SORT(sort_ktot_name, struct ktot, KTOT_NAME_LESS)
+#define KTOT_NS_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && (x)->name < (y)->name))
+TD_DEFINE_SORT(sort_ktot_ns, struct ktot, KTOT_NS_LESS)
+
+struct cstart {
+	int64_t ts;
+	uint32_t ev;
+};
+#define CSTART_LESS(x, y) ((x)->ts < (y)->ts || ((x)->ts == (y)->ts && (x)->ev < (y)->ev))
+TD_DEFINE_SORT(sort_cstart, struct cstart, CSTART_LESS)
+
+/* The key that matches a collective across ranks: its process group, collective and message
+ * size when the trace records them, else its kernel's name. */
+static uint32_t coll_key(struct td_summary *s, const struct td_trace *t, uint32_t ev)
+{
+	const struct td_event *e = td_trace_ev(t, ev);
+	const struct td_coll *c = td_trace_coll(t, ev);
+	char buf[1024];
+	char *fixed;
+	uint32_t id;
+
+	if (c && c->name)
+		snprintf(buf, sizeof(buf), "pg %s: %s %lld x %s", c->pg ? td_trace_name(t, c->pg) : "?",
+			 td_trace_name(t, c->name),
+			 (long long)(c->in_nelems > c->out_nelems ? c->in_nelems : c->out_nelems),
+			 c->dtype ? td_trace_name(t, c->dtype) : "?");
+	else
+		snprintf(buf, sizeof(buf), "%s", td_trace_name(t, e->name));
+	fixed = td_utf8_fix(buf);
+	id = td_strtab_intern(&s->keys, fixed, strlen(fixed));
+	free(fixed);
+	return id;
+}
+
+static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_summary *s)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct ktot *kt;
+	struct cstart *cs;
+	uint32_t *seq;
+	size_t nk = 0, nc = 0, cap = 0, i, m;
+
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (tr->is_gpu && tr->device == dv->device)
+			cap += tr->count;
+	}
+	kt = td_malloc((cap ? cap : 1) * sizeof(*kt));
+	cs = td_malloc((cap ? cap : 1) * sizeof(*cs));
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		uint32_t k;
+		if (!tr->is_gpu || tr->device != dv->device)
+			continue;
+		for (k = tr->first; k < tr->first + tr->count; k++) {
+			const struct td_event *e = td_trace_ev(t, k);
+			unsigned cl = td_an_class(a, e->name);
+			if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || e->ts < dv->win_start ||
+			    e->ts >= dv->win_end)
+				continue;
+			if (cl & NC_COMM) {
+				cs[nc].ts = e->ts;
+				cs[nc++].ev = k;
+			} else {
+				kt[nk].name = e->name;
+				kt[nk].ns = td_ev_dur(e);
+				kt[nk++].calls = 1;
+			}
+		}
+	}
+	/* compute kernels: totals per name, the top ones kept */
+	sort_ktot_name(kt, nk);
+	for (i = 0, m = 0; i < nk; i++) {
+		if (m && kt[m - 1].name == kt[i].name) {
+			kt[m - 1].ns += kt[i].ns;
+			kt[m - 1].calls++;
+		} else {
+			kt[m++] = kt[i];
+		}
+	}
+	sort_ktot_ns(kt, m);
+	for (i = 0; i < m && i < TD_SUMMARY_KERNELS; i++) {
+		struct td_sum_kernel *k = td_vec_push(&s->kernels);
+		char mk[1100];
+		k->name = td_utf8_fix(td_mark(mk, sizeof(mk), td_trace_name(t, kt[i].name)));
+		k->ns = kt[i].ns;
+		k->calls = kt[i].calls;
+	}
+	free(kt);
+	/* collectives in start order, each numbered within its key */
+	sort_cstart(cs, nc);
+	for (i = 0; i < nc; i++) {
+		struct td_sum_coll *c = td_vec_push(&s->colls);
+		const struct td_event *e = td_trace_ev(t, cs[i].ev);
+		c->key = coll_key(s, t, cs[i].ev);
+		c->start = e->ts;
+		c->dur = td_ev_dur(e);
+	}
+	seq = td_calloc(s->keys.count + 1, sizeof(*seq));
+	for (i = 0; i < s->colls.len; i++) {
+		struct td_sum_coll *c = &TD_VEC_AT(&s->colls, struct td_sum_coll, i);
+		c->seq = seq[c->key]++;
+	}
+	free(seq);
+	free(cs);
+}
+
+void td_summary_make(struct td_analysis *a, const struct td_report *r, const char *path,
+		     struct td_summary *s)
+{
+	const struct td_trace *t = a->t;
+	size_t d = 0, i;
+	int c;
+
+	td_summary_init(s);
+	s->path = td_utf8_fix(path);
+	s->rank = t->rank;
+	s->world_size = t->world_size;
+	s->partial = t->partial;
+	s->steps = a->nsteps;
+	s->step_median_ns = td_an_median_step(a);
+	td_metrics_compute(a, r, &s->metrics);
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		struct td_sum_finding *sf = td_vec_push(&s->findings);
+		snprintf(sf->rule, sizeof(sf->rule), "%s", f->rule);
+		sf->severity = (int)f->severity;
+		sf->title = td_utf8_fix(f->title ? f->title : "");
+		sf->fix = td_utf8_fix(f->fix ? f->fix : "");
+		sf->savings_ns = f->savings_ns;
+		sf->per_step_ns = f->per_step_ns;
+		sf->idle_ns = f->idle_ns;
+		sf->busy_ns = f->busy_ns;
+		sf->host_ns = f->host_ns;
+		sf->fraction = f->savings_fraction;
+		sf->count = f->count;
+		if (!strcmp(f->rule, "communication"))
+			s->exposed_ns = td_finding_get(f, "exposed_ns");
+		if (!strcmp(f->rule, "dataloader"))
+			s->dataloader_ns = td_finding_get(f, "dataloader_ns");
+	}
+	{
+		const struct td_metric *m = td_metrics_get(&s->metrics, "sync_calls_per_step");
+		s->syncs_per_step = m && m->present ? m->value : 0;
+		m = td_metrics_get(&s->metrics, "dataloader_ns_per_step");
+		if (!s->dataloader_ns && m && m->present)
+			s->dataloader_ns = (int64_t)(m->value * (double)(a->nsteps ? a->nsteps : 1));
+	}
+	if (!a->ndev)
+		return;
+	for (i = 1; i < a->ndev; i++) /* the busiest device speaks for the rank */
+		if (a->dev[i].busy_ns > a->dev[d].busy_ns)
+			d = i;
+	s->device = a->dev[d].device;
+	for (i = 0; i < t->devices.len; i++) {
+		const struct td_device *dev = &TD_VEC_AT(&t->devices, struct td_device, i);
+		if (dev->id == s->device && dev->name)
+			s->device_name = td_utf8_fix(td_trace_name(t, dev->name));
+	}
+	s->window_ns = a->dev[d].win_end - a->dev[d].win_start;
+	s->busy_ns = a->dev[d].busy_ns;
+	s->idle_ns = a->dev[d].idle_ns;
+	for (c = 0; c < CAUSE_COUNT; c++) {
+		s->idle_by_cause[c] = a->dev[d].idle_by_cause[c];
+		if (s->idle_by_cause[c] && (s->top_cause < 0 || s->idle_by_cause[c] >
+					    s->idle_by_cause[s->top_cause]))
+			s->top_cause = c;
+	}
+	for (i = 0; s->top_cause >= 0 && i < a->dev[d].idle.len; i++) {
+		const struct td_idle_item *it = &TD_VEC_AT(&a->dev[d].idle, struct td_idle_item, i);
+		if (it->cause == s->top_cause) {
+			s->top_what = td_utf8_fix(it->what ? td_an_label(a, it->what) : "");
+			break;
+		}
+	}
+	{
+		struct td_interval *comp, *comm;
+		size_t np, nc;
+		td_an_kernel_sets(a, s->device, a->dev[d].win_start, a->dev[d].win_end, &comp, &np,
+				  &comm, &nc);
+		s->compute_ns = td_intervals_total(comp, np);
+		s->comm_ns = td_intervals_total(comm, nc);
+		for (i = 0; a->dev[d].gsteps && i < a->nsteps; i++) {
+			int64_t *v = td_vec_push(&s->step_compute);
+			*v = td_iv_total_in(comp, np, a->dev[d].gsteps[i].start, a->dev[d].gsteps[i].end);
+		}
+		free(comp);
+		free(comm);
+	}
+	kernels_and_collectives(a, d, s);
+}
+
+/* --- JSON -------------------------------------------------------------------------------- */
+
+static void key(yajl_gen g, const char *k)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)(s ? s : ""), s ? strlen(s) : 0);
+}
+
+static void kint(yajl_gen g, const char *k, int64_t v)
+{
+	key(g, k);
+	yajl_gen_integer(g, (long long)v);
+}
+
+char *td_summary_json(const struct td_summary *s, size_t *len)
+{
+	struct td_buf b = {NULL, 0};
+	yajl_gen g = yajl_gen_alloc(NULL);
+	size_t i;
+	int c;
+
+	yajl_gen_config(g, yajl_gen_print_callback, td_buf_gen_cb, &b);
+	yajl_gen_map_open(g);
+	key(g, "schema");
+	str(g, TD_SUMMARY_SCHEMA);
+	key(g, "trace");
+	yajl_gen_map_open(g);
+	key(g, "path");
+	str(g, s->path);
+	kint(g, "rank", s->rank);
+	kint(g, "world_size", s->world_size);
+	key(g, "partial");
+	yajl_gen_bool(g, s->partial);
+	yajl_gen_map_close(g);
+	key(g, "device");
+	yajl_gen_map_open(g);
+	kint(g, "id", s->device);
+	key(g, "name");
+	str(g, s->device_name);
+	yajl_gen_map_close(g);
+	kint(g, "steps", (int64_t)s->steps);
+	kint(g, "step_median_ns", s->step_median_ns);
+	kint(g, "window_ns", s->window_ns);
+	kint(g, "busy_ns", s->busy_ns);
+	kint(g, "idle_ns", s->idle_ns);
+	kint(g, "compute_ns", s->compute_ns);
+	kint(g, "comm_ns", s->comm_ns);
+	kint(g, "exposed_comm_ns", s->exposed_ns);
+	kint(g, "dataloader_ns", s->dataloader_ns);
+	key(g, "syncs_per_step");
+	yajl_gen_double(g, s->syncs_per_step);
+	key(g, "idle_by_cause");
+	yajl_gen_map_open(g);
+	for (c = 0; c < CAUSE_COUNT; c++)
+		kint(g, td_cause_id((enum td_cause)c), s->idle_by_cause[c]);
+	yajl_gen_map_close(g);
+	key(g, "top_cause");
+	if (s->top_cause >= 0)
+		str(g, td_cause_id((enum td_cause)s->top_cause));
+	else
+		yajl_gen_null(g);
+	key(g, "top_what");
+	str(g, s->top_what);
+	key(g, "step_compute_ns");
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->step_compute.len; i++)
+		yajl_gen_integer(g, (long long)TD_VEC_AT(&s->step_compute, int64_t, i));
+	yajl_gen_array_close(g);
+	key(g, "kernels");
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->kernels.len; i++) {
+		const struct td_sum_kernel *k = &TD_VEC_AT(&s->kernels, struct td_sum_kernel, i);
+		yajl_gen_array_open(g);
+		str(g, k->name);
+		yajl_gen_integer(g, (long long)k->ns);
+		yajl_gen_integer(g, (long long)k->calls);
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_array_close(g);
+	key(g, "collective_keys");
+	yajl_gen_array_open(g);
+	for (i = 1; i <= s->keys.count; i++)
+		str(g, td_strtab_str(&s->keys, (uint32_t)i));
+	yajl_gen_array_close(g);
+	key(g, "collectives"); /* [key (1-based into collective_keys), seq, start_ns, dur_ns] */
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->colls.len; i++) {
+		const struct td_sum_coll *x = &TD_VEC_AT(&s->colls, struct td_sum_coll, i);
+		yajl_gen_array_open(g);
+		yajl_gen_integer(g, x->key);
+		yajl_gen_integer(g, x->seq);
+		yajl_gen_integer(g, (long long)x->start);
+		yajl_gen_integer(g, (long long)x->dur);
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_array_close(g);
+	key(g, "findings");
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->findings.len; i++) {
+		const struct td_sum_finding *f = &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
+		yajl_gen_map_open(g);
+		key(g, "rule");
+		str(g, f->rule);
+		key(g, "severity");
+		str(g, td_severity_name((enum td_severity)f->severity));
+		key(g, "title");
+		str(g, f->title);
+		key(g, "fix");
+		str(g, f->fix);
+		kint(g, "est_savings_ns", f->savings_ns);
+		kint(g, "est_savings_per_step_ns", f->per_step_ns);
+		kint(g, "gpu_idle_ns", f->idle_ns);
+		kint(g, "gpu_busy_ns", f->busy_ns);
+		kint(g, "host_freed_ns", f->host_ns);
+		key(g, "est_savings_fraction");
+		yajl_gen_double(g, f->fraction);
+		kint(g, "count", (int64_t)f->count);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	key(g, "metrics");
+	yajl_gen_map_open(g);
+	for (i = 0; i < s->metrics.n; i++) {
+		if (!s->metrics.m[i].present)
+			continue;
+		key(g, s->metrics.m[i].id);
+		yajl_gen_double(g, s->metrics.m[i].value);
+	}
+	yajl_gen_map_close(g);
+	key(g, "high");
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->metrics.nhigh; i++)
+		str(g, s->metrics.high[i]);
+	yajl_gen_array_close(g);
+	key(g, "suppressed");
+	yajl_gen_array_open(g);
+	for (i = 0; i < s->metrics.nsuppressed; i++) {
+		yajl_gen_map_open(g);
+		key(g, "rule");
+		str(g, s->metrics.suppressed[i]);
+		key(g, "reason");
+		str(g, s->metrics.why[i]);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	td_buf_add(&b, "\n", 1);
+	*len = b.n;
+	return b.s;
+}
+
+int td_summary_sniff(const char *head, size_t n)
+{
+	static const char sig[] = "\"" TD_SUMMARY_SCHEMA "\"";
+	size_t i;
+
+	for (i = 0; i + sizeof(sig) - 1 <= n && i < 256; i++)
+		if (!memcmp(head + i, sig, sizeof(sig) - 1))
+			return 1;
+	return 0;
+}
+
+static yajl_val get(yajl_val v, const char *k, yajl_type type)
+{
+	const char *path[] = {k, NULL};
+	return yajl_tree_get(v, path, type);
+}
+
+static int64_t geti(yajl_val v, const char *k, int *bad)
+{
+	yajl_val x = get(v, k, yajl_t_number);
+	if (!x || !YAJL_IS_INTEGER(x)) {
+		*bad = 1;
+		return 0;
+	}
+	return YAJL_GET_INTEGER(x);
+}
+
+static char *gets(yajl_val v, const char *k, int *bad)
+{
+	yajl_val x = get(v, k, yajl_t_string);
+	if (!x) {
+		*bad = 1;
+		return td_strndup("", 0);
+	}
+	return td_strndup(x->u.string, strlen(x->u.string));
+}
+
+static int severity_of(const char *s)
+{
+	int i;
+	for (i = SEV_INFO; i <= SEV_HIGH; i++)
+		if (!strcmp(td_severity_name((enum td_severity)i), s))
+			return i;
+	return -1;
+}
+
+int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err)
+{
+	char ebuf[256];
+	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf)), v, arr;
+	int bad = 0, c;
+	size_t i;
+	const char *what = "";
+
+	td_summary_init(s);
+	if (!root)
+		return td_error_set(err, TD_EFORMAT, "not a tracedoc summary: %s", ebuf);
+	v = get(root, "schema", yajl_t_string);
+	if (!v || strcmp(v->u.string, TD_SUMMARY_SCHEMA)) {
+		yajl_tree_free(root);
+		return td_error_set(err, TD_EFORMAT, "not a %s summary", TD_SUMMARY_SCHEMA);
+	}
+	if ((v = get(root, "trace", yajl_t_object)) != NULL) {
+		yajl_val p = get(v, "partial", yajl_t_any);
+		s->path = gets(v, "path", &bad);
+		s->rank = geti(v, "rank", &bad);
+		s->world_size = geti(v, "world_size", &bad);
+		s->partial = p && YAJL_IS_TRUE(p);
+	} else {
+		bad = 1, what = "trace";
+	}
+	if ((v = get(root, "device", yajl_t_object)) != NULL) {
+		s->device = (int32_t)geti(v, "id", &bad);
+		s->device_name = gets(v, "name", &bad);
+	}
+	s->steps = (uint64_t)geti(root, "steps", &bad);
+	s->step_median_ns = geti(root, "step_median_ns", &bad);
+	s->window_ns = geti(root, "window_ns", &bad);
+	s->busy_ns = geti(root, "busy_ns", &bad);
+	s->idle_ns = geti(root, "idle_ns", &bad);
+	s->compute_ns = geti(root, "compute_ns", &bad);
+	s->comm_ns = geti(root, "comm_ns", &bad);
+	s->exposed_ns = geti(root, "exposed_comm_ns", &bad);
+	s->dataloader_ns = geti(root, "dataloader_ns", &bad);
+	if ((v = get(root, "syncs_per_step", yajl_t_number)) != NULL)
+		s->syncs_per_step = YAJL_GET_DOUBLE(v);
+	if ((v = get(root, "idle_by_cause", yajl_t_object)) != NULL)
+		for (c = 0; c < CAUSE_COUNT; c++)
+			s->idle_by_cause[c] = geti(v, td_cause_id((enum td_cause)c), &bad);
+	if ((v = get(root, "top_cause", yajl_t_string)) != NULL)
+		for (c = 0; c < CAUSE_COUNT; c++)
+			if (!strcmp(v->u.string, td_cause_id((enum td_cause)c)))
+				s->top_cause = c;
+	s->top_what = gets(root, "top_what", &bad);
+	if ((arr = get(root, "step_compute_ns", yajl_t_array)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++)
+			if (YAJL_IS_INTEGER(arr->u.array.values[i]))
+				*(int64_t *)td_vec_push(&s->step_compute) =
+					YAJL_GET_INTEGER(arr->u.array.values[i]);
+	if ((arr = get(root, "kernels", yajl_t_array)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++) {
+			yajl_val k = arr->u.array.values[i];
+			struct td_sum_kernel *sk;
+			if (!YAJL_IS_ARRAY(k) || k->u.array.len != 3 || !YAJL_IS_STRING(k->u.array.values[0]) ||
+			    !YAJL_IS_INTEGER(k->u.array.values[1]) || !YAJL_IS_INTEGER(k->u.array.values[2])) {
+				bad = 1, what = "kernels";
+				continue;
+			}
+			sk = td_vec_push(&s->kernels);
+			sk->name = td_strndup(k->u.array.values[0]->u.string,
+					      strlen(k->u.array.values[0]->u.string));
+			sk->ns = YAJL_GET_INTEGER(k->u.array.values[1]);
+			sk->calls = (uint64_t)YAJL_GET_INTEGER(k->u.array.values[2]);
+		}
+	if ((arr = get(root, "collective_keys", yajl_t_array)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++) {
+			const char *ks = YAJL_IS_STRING(arr->u.array.values[i])
+				? arr->u.array.values[i]->u.string : "";
+			/* keys are unique as written: the ids come back in order */
+			if (td_strtab_intern(&s->keys, ks, strlen(ks)) != i + 1)
+				bad = 1, what = "collective_keys";
+		}
+	if ((arr = get(root, "collectives", yajl_t_array)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++) {
+			yajl_val x = arr->u.array.values[i];
+			struct td_sum_coll *sc;
+			size_t k;
+			int ok = YAJL_IS_ARRAY(x) && x->u.array.len == 4;
+			for (k = 0; ok && k < 4; k++)
+				ok = YAJL_IS_INTEGER(x->u.array.values[k]);
+			if (!ok || YAJL_GET_INTEGER(x->u.array.values[0]) < 1 ||
+			    YAJL_GET_INTEGER(x->u.array.values[0]) > (long long)s->keys.count ||
+			    YAJL_GET_INTEGER(x->u.array.values[1]) < 0 ||
+			    YAJL_GET_INTEGER(x->u.array.values[1]) > UINT32_MAX) {
+				bad = 1, what = "collectives";
+				continue;
+			}
+			sc = td_vec_push(&s->colls);
+			sc->key = (uint32_t)YAJL_GET_INTEGER(x->u.array.values[0]);
+			sc->seq = (uint32_t)YAJL_GET_INTEGER(x->u.array.values[1]);
+			sc->start = YAJL_GET_INTEGER(x->u.array.values[2]);
+			sc->dur = YAJL_GET_INTEGER(x->u.array.values[3]);
+		}
+	if ((arr = get(root, "findings", yajl_t_array)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++) {
+			yajl_val x = arr->u.array.values[i], fr;
+			struct td_sum_finding *f = td_vec_push(&s->findings);
+			char *rule = gets(x, "rule", &bad), *sev = gets(x, "severity", &bad);
+			snprintf(f->rule, sizeof(f->rule), "%s", rule);
+			f->severity = severity_of(sev);
+			if (f->severity < 0 || !td_rule_known(rule))
+				bad = 1, what = "findings";
+			free(rule);
+			free(sev);
+			f->title = gets(x, "title", &bad);
+			f->fix = gets(x, "fix", &bad);
+			f->savings_ns = geti(x, "est_savings_ns", &bad);
+			f->per_step_ns = geti(x, "est_savings_per_step_ns", &bad);
+			f->idle_ns = geti(x, "gpu_idle_ns", &bad);
+			f->busy_ns = geti(x, "gpu_busy_ns", &bad);
+			f->host_ns = geti(x, "host_freed_ns", &bad);
+			f->count = (uint64_t)geti(x, "count", &bad);
+			fr = get(x, "est_savings_fraction", yajl_t_number);
+			f->fraction = fr ? YAJL_GET_DOUBLE(fr) : 0;
+		}
+	td_metrics_read(root, &s->metrics, s->steps);
+	yajl_tree_free(root);
+	if (bad) {
+		td_summary_free(s);
+		td_summary_init(s);
+		return td_error_set(err, TD_EFORMAT, "a %s summary with a missing or wrong field%s%s",
+				    TD_SUMMARY_SCHEMA, *what ? " in " : "", what);
+	}
+	return 0;
+}
