@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
@@ -319,6 +320,7 @@ void out_json_bool(yajl_gen g, int v)
 
 int out_open(struct out_file *o, const char *path)
 {
+	struct stat st;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -326,10 +328,23 @@ int out_open(struct out_file *o, const char *path)
 		o->f = stdout;
 		return 0;
 	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device, FIFO or terminal (-o /dev/stderr): written in place, nothing to replace */
+		if (!(o->f = fopen(path, "w")))
+			return -1;
+		o->direct = 1;
+		return 0;
+	}
+	/* written beside the target and renamed over it: a failed run leaves the old file whole */
 	o->path = td_strndup(path, strlen(path));
 	o->tmp = td_malloc(strlen(path) + 16);
 	snprintf(o->tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
 	fd = mkstemp(o->tmp);
+	if (fd >= 0) { /* the mode a plain open would give: the old file's, else 0666 less umask */
+		mode_t mask = umask(0);
+		umask(mask);
+		(void)fchmod(fd, stat(path, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask));
+	}
 	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
 		int e = errno;
 		if (fd >= 0) {
@@ -355,6 +370,11 @@ int out_close(struct out_file *o, int ok)
 		if (fflush(stdout) != 0 || ferror(stdout))
 			rc = -1;
 		o->f = NULL;
+		return rc;
+	}
+	if (o->direct) {
+		rc = fclose(o->f) != 0 ? -1 : 0;
+		memset(o, 0, sizeof(*o));
 		return rc;
 	}
 	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0)

@@ -38,6 +38,7 @@ void out_json_bool(yajl_gen g, int v);
 struct out_file {
 	FILE *f;
 	char *path, *tmp;
+	int direct;  /* not a regular file: written in place */
 };
 int out_open(struct out_file *o, const char *path);
 /* Closes; renames into place when ok, else removes the temporary. Returns 0 or -1 (errno). */
