@@ -5,8 +5,16 @@
  * usual args, ac2g flows, [memory] instants, and a loss.item() that syncs. Events carry the
  * args PyTorch 2.x writes, so the bytes per event match real traces (~300).
  *
+ * With --ranks N it writes a job instead: one file per rank (DIR/rank-R.json), the ranks in
+ * lock-step through an NCCL all-reduce at the end of each step's backward. --straggler R
+ * makes rank R arrive late at it: --delay-us D of host-only Python before it each step
+ * (train.py(88): log_metrics), or --imbalance PCT more compute per kernel. The others then
+ * wait D (or the extra compute) per step in the all-reduce: a known answer for the job view.
+ *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
- *                  [--seed S] [-o FILE] */
+ *                  [--seed S] [-o FILE]
+ *        gen_trace --ranks N [--straggler R (--delay-us D | --imbalance PCT)] [--steps N]
+ *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +28,11 @@ struct gen {
 	uint64_t ext, corr, ev_idx, py_id, bytes;
 	int first;
 	int pid, tid;
+	int rank, world;
+	int64_t extra_host_ns;    /* host-only work before the all-reduce, per step */
+	int kernel_pct;           /* extra compute per kernel, percent */
+	int64_t step_ts;
+	uint64_t comm_seq;
 };
 
 static uint64_t rnd(struct gen *g)
@@ -175,11 +188,14 @@ static void python_frame(struct gen *g, const char *name, int64_t ts, int64_t du
 	span(g, "python_function", name, g->pid, g->tid, ts, dur, args);
 }
 
-static void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable)
+/* The first part of a step: loader, input copy, forward and backward ops. */
+static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable)
 {
-	char name[64], args[128];
-	int64_t step_ts = g->now_ns, loader_ts, fwd_ts;
+	char args[128];
+	int64_t loader_ts, fwd_ts;
 	int i;
+
+	g->step_ts = g->now_ns;
 
 	/* DataLoader */
 	loader_ts = g->now_ns + 2000;
@@ -199,12 +215,25 @@ static void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable)
 	for (i = 0; i < ops; i++) {
 		int k = (int)(rnd(g) % 4);
 		int64_t host = jitter(g, 9000, 50), dev = k == 0 ? jitter(g, 60000, 40) : jitter(g, 3000, 80);
+		dev += dev * g->kernel_pct / 100;
 		op_with_kernel(g, layer_ops[k][0], layer_ops[k][1], host, dev,
 			       "[[64, 4096], [64, 4096], [4096]]");
 		if (i % 16 == 15)
 			memory(g, -(2 << 20));
 	}
 	python_frame(g, "train.py(57): train_step", fwd_ts - 1000, g->now_ns - fwd_ts + 2000);
+	if (g->extra_host_ns) { /* host-only work, the GPU idle meanwhile */
+		python_frame(g, "train.py(88): log_metrics", g->now_ns, g->extra_host_ns);
+		g->now_ns += g->extra_host_ns + 1000;
+	}
+}
+
+/* The rest of a step: loss.item() and the step's span. */
+static void step_finish(struct gen *g, int n)
+{
+	char name[64], args[128];
+	int64_t step_ts = g->step_ts;
+
 	copy(g, "DtoH", "Device -> Pageable", 4, 1); /* loss.item() */
 	g->now_ns += 5000;
 	snprintf(name, sizeof(name), "ProfilerStep#%d", n);
@@ -214,12 +243,161 @@ static void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable)
 	g->now_ns += 1000;
 }
 
+static void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable)
+{
+	step_compute(g, ops, loader_ns, pageable);
+	step_finish(g, n);
+}
+
+/* Each rank launches the all-reduce (record_param_comms, cudaLaunchKernel); its kernel starts
+ * when its stream is free and ends, on every rank, when the last rank's has started plus the
+ * transfer: the ranks that came early spend the difference waiting inside the kernel. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Returns how long the median rank waits for the last one in it. */
+static int64_t allreduce(struct gen *g, int nr, int64_t transfer_ns)
+{
+	int64_t *start = malloc((size_t)nr * sizeof(*start)), end = 0, wait;
+	uint64_t *corr = malloc((size_t)nr * sizeof(*corr)), *ext = malloc((size_t)nr * sizeof(*ext));
+	int r;
+
+	for (r = 0; r < nr; r++) {
+		struct gen *x = &g[r];
+		char args[256];
+		int64_t ts = x->now_ns;
+		ext[r] = ++x->ext;
+		corr[r] = ++x->corr;
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+			 "\"Ev Idx\": %" PRIu64, ext[r], x->ev_idx++);
+		span(x, "cpu_op", "record_param_comms", x->pid, x->tid, ts, 30000, args);
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, "
+			 "\"correlation\": %" PRIu64, ext[r], corr[r]);
+		span(x, "cuda_runtime", "cudaLaunchKernel", x->pid, x->tid, ts + 10000, 8000, args);
+		flow(x, 's', corr[r], x->pid, x->tid, ts + 10000);
+		start[r] = ts + 14000 > x->gpu_ns ? ts + 14000 : x->gpu_ns;
+		if (start[r] > end)
+			end = start[r];
+		x->now_ns = ts + 31000;
+	}
+	{
+		int64_t *v = malloc((size_t)nr * sizeof(*v));
+		memcpy(v, start, (size_t)nr * sizeof(*v));
+		qsort(v, (size_t)nr, sizeof(*v), cmp_i64);
+		wait = end - (nr % 2 ? v[nr / 2] : v[nr / 2 - 1] + (v[nr / 2] - v[nr / 2 - 1]) / 2);
+		free(v);
+	}
+	end += transfer_ns;
+	for (r = 0; r < nr; r++) {
+		struct gen *x = &g[r];
+		char args[640];
+		snprintf(args, sizeof(args),
+			 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+			 "\"stream\": 13, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
+			 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
+			 "\"Collective name\": \"allreduce\", \"In msg nelems\": 25557032, "
+			 "\"Out msg nelems\": 25557032, \"Group size\": %d, \"dtype\": \"Float\", "
+			 "\"Process Group Name\": \"0\", \"Process Group Description\": "
+			 "\"default_pg\", \"Process Group Ranks\": \"[all]\"",
+			 ext[r], corr[r], nr);
+		span(x, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, "
+		     "ncclWork*)", 0, 13, start[r], end - start[r], args);
+		flow(x, 'f', corr[r], 0, 13, start[r]);
+		x->gpu_ns = end;
+		x->comm_seq++;
+	}
+	free(start);
+	free(corr);
+	free(ext);
+	return wait;
+}
+
+static void header(struct gen *g)
+{
+	fprintf(g->f, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, "
+		"\"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85031714816,\n      "
+		"\"computeMajor\": 9, \"computeMinor\": 0,\n      \"maxThreadsPerBlock\": 1024, "
+		"\"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
+		"32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": 132\n    }\n  ],\n  "
+		"\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n  "
+		"\"with_stack\": 1,\n  \"displayTimeUnit\": \"ns\",\n  \"baseTimeNanoseconds\": "
+		"1700000000000000000,\n  \"traceEvents\": [\n", g->rank, g->world);
+}
+
+static int footer(struct gen *g)
+{
+	fprintf(g->f, "\n  ],\n  \"traceName\": \"generated by tracedoc bench/gen_trace\"\n}\n");
+	return fclose(g->f);
+}
+
+/* A job of nr ranks into directory dir, in lock-step. */
+static int job(const char *dir, int nr, int steps, int ops, int64_t loader_ns, uint64_t seed,
+	       int straggler, int64_t delay_ns, int imbalance)
+{
+	struct gen *g = calloc((size_t)nr, sizeof(*g));
+	int r, i, rc = 0;
+	int64_t wait = 0;
+	char p[4096];
+	FILE *tf;
+
+	for (r = 0; r < nr; r++) {
+		snprintf(p, sizeof(p), "%s/rank-%d.json", dir, r);
+		if (!(g[r].f = fopen(p, "w"))) {
+			perror(p);
+			return 1;
+		}
+		g[r].rng = seed; /* the same work on every rank: only the straggler differs */
+		g[r].pid = g[r].tid = 4242 + r;
+		g[r].first = 1;
+		g[r].rank = r;
+		g[r].world = nr;
+		g[r].now_ns = 1700000000000000000LL / 1000;
+		g[r].gpu_ns = g[r].now_ns;
+		if (r == straggler) {
+			g[r].extra_host_ns = delay_ns;
+			g[r].kernel_pct = imbalance;
+		}
+		header(&g[r]);
+	}
+	for (i = 1; i <= steps; i++) {
+		for (r = 0; r < nr; r++)
+			step_compute(&g[r], ops, loader_ns, 0);
+		wait += allreduce(g, nr, 1500000);
+		for (r = 0; r < nr; r++)
+			step_finish(&g[r], i);
+		/* the next step starts together: the ranks leave loss.item() at once */
+		{
+			int64_t t = 0;
+			for (r = 0; r < nr; r++)
+				if (g[r].now_ns > t)
+					t = g[r].now_ns;
+			for (r = 0; r < nr; r++)
+				g[r].now_ns = t;
+		}
+	}
+	for (r = 0; r < nr; r++)
+		if (footer(&g[r]) != 0)
+			rc = 1;
+	free(g);
+	/* the answer, for tests: the others' wait for the straggler (the median rank's) */
+	snprintf(p, sizeof(p), "%s/truth.txt", dir);
+	if (!(tf = fopen(p, "w"))) {
+		perror(p);
+		return 1;
+	}
+	fprintf(tf, "straggler %d\nwait_ns %" PRId64 "\nsteps %d\n", straggler, wait, steps);
+	return fclose(tf) != 0 || rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct gen g;
 	double size_mb = 0;
-	int steps = 0, ops = 200, pageable = 0, i;
-	int64_t loader_ns = 2000000;
+	int steps = 0, ops = 200, pageable = 0, i, ranks = 0, straggler = -1, imbalance = 0;
+	int64_t loader_ns = 2000000, delay_ns = 0;
 	const char *out = NULL;
 
 	memset(&g, 0, sizeof(g));
@@ -239,11 +417,30 @@ int main(int argc, char **argv)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
+			ranks = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--straggler") && i + 1 < argc)
+			straggler = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
+			delay_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--imbalance") && i + 1 < argc)
+			imbalance = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
-					"[--pageable] [--seed S] [-o FILE]\n");
+					"[--pageable] [--seed S] [-o FILE]\n"
+					"       gen_trace --ranks N [--straggler R (--delay-us D | "
+					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
 		}
+	}
+	if (ranks > 0) {
+		if (!out || ranks > 4096 || straggler >= ranks) {
+			fprintf(stderr, "gen_trace: --ranks needs -o DIR, at most 4096 ranks, and a "
+					"straggler among them\n");
+			return 2;
+		}
+		return job(out, ranks, steps ? steps : 4, ops, loader_ns, g.rng, straggler, delay_ns,
+			   imbalance);
 	}
 	if (!steps && size_mb <= 0)
 		steps = 4;
@@ -257,18 +454,15 @@ int main(int argc, char **argv)
 	g.first = 1;
 	g.now_ns = 1700000000000000000LL / 1000; /* ts in us since some epoch, as Kineto does */
 	g.gpu_ns = g.now_ns;
-	fprintf(g.f, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, "
-		"\"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85031714816,\n      "
-		"\"computeMajor\": 9, \"computeMinor\": 0,\n      \"maxThreadsPerBlock\": 1024, "
-		"\"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
-		"32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": 132\n    }\n  ],\n  "
-		"\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n  "
-		"\"with_stack\": 1,\n  \"displayTimeUnit\": \"ns\",\n  \"baseTimeNanoseconds\": "
-		"1700000000000000000,\n  \"traceEvents\": [\n");
+	g.world = 1;
+	header(&g);
 	for (i = 1; steps ? i <= steps : (double)g.bytes < size_mb * 1e6; i++)
 		step(&g, i, ops, loader_ns, pageable);
-	fprintf(g.f, "\n  ],\n  \"traceName\": \"generated by tracedoc bench/gen_trace\"\n}\n");
-	if (out && fclose(g.f) != 0) {
+	if (!out) {
+		fprintf(g.f, "\n  ],\n  \"traceName\": \"generated by tracedoc bench/gen_trace\"\n}\n");
+		return fflush(g.f) != 0;
+	}
+	if (footer(&g) != 0) {
 		perror(out);
 		return 1;
 	}

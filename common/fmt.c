@@ -133,3 +133,31 @@ const char *td_short_name(const char *name, size_t len, size_t max, char *buf, s
 	snprintf(buf, cap, "%.*s...%.*s", (int)head, name, (int)tail, name + len - tail);
 	return buf;
 }
+
+const char *td_fmt_ranks(char *buf, size_t cap, const int64_t *v, size_t n)
+{
+	size_t i = 0, k, len;
+
+	if (!cap)
+		return buf;
+	len = (size_t)snprintf(buf, cap, "rank%s", n == 1 ? "" : "s");
+	while (i < n && len < cap) {
+		char item[64];
+		size_t il;
+		for (k = i; k + 1 < n && v[k + 1] == v[k] + 1; k++)
+			;
+		if (k > i + 1)
+			il = (size_t)snprintf(item, sizeof(item), "%s%lld-%lld", i ? ", " : " ",
+					      (long long)v[i], (long long)v[k]);
+		else
+			il = (size_t)snprintf(item, sizeof(item), "%s%lld", i ? ", " : " ",
+					      (long long)v[i]), k = i;
+		if (len + il + 24 >= cap && k + 1 < n) { /* no room for this and the ending */
+			snprintf(buf + len, cap - len, ", ... (%zu ranks)", n);
+			return buf;
+		}
+		len += (size_t)snprintf(buf + len, cap - len, "%s", item);
+		i = k + 1;
+	}
+	return buf;
+}

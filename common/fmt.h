@@ -8,6 +8,9 @@
 
 /* A duration for people: "850 ns", "56.7 us", "1.2 ms", "2.01 s". Returns buf. */
 const char *td_fmt_dur(char *buf, size_t cap, int64_t ns);
+/* Ranks as "rank 3" or "ranks 0-4, 6, 9-11": runs of consecutive ranks as ranges, in the
+ * order given; "... (N ranks)" ends a list that does not fit in cap. Returns buf. */
+const char *td_fmt_ranks(char *buf, size_t cap, const int64_t *v, size_t n);
 /* Bytes for people: "4 B", "12.3 KB", "115.6 MB", "2.31 GB" (powers of 1000). Returns buf. */
 const char *td_fmt_bytes(char *buf, size_t cap, double bytes);
 

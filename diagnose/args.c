@@ -138,3 +138,17 @@ int cli_one_of(const char *cmd, const char *opt, const char *value, const char *
 	fprintf(stderr, "tracedoc %s: %s must be %s, not '%s'\n", cmd, opt, list, value);
 	return EXIT_USAGE;
 }
+
+int cli_count(const char *cmd, const char *opt, const char *value, long min, long max, int *out)
+{
+	char *end;
+	long v = strtol(value, &end, 10);
+
+	if (!*value || *end || v < min || v > max) {
+		fprintf(stderr, "tracedoc %s: %s must be a whole number from %ld to %ld, not '%s'\n", cmd,
+			opt, min, max, value);
+		return EXIT_USAGE;
+	}
+	*out = (int)v;
+	return EXIT_OK;
+}

@@ -29,6 +29,8 @@ struct cli_operands {
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
 	      struct cli_operands *ops, void (*usage)(FILE *));
 void cli_operands_free(struct cli_operands *ops);
+/* A whole number option value in [min, max] into *out; else prints why and EXIT_USAGE. */
+int cli_count(const char *cmd, const char *opt, const char *value, long min, long max, int *out);
 /* EXIT_OK when value is one of choices (NULL-terminated), else prints why and EXIT_USAGE. */
 int cli_one_of(const char *cmd, const char *opt, const char *value, const char *const *choices);
 

@@ -18,13 +18,31 @@ enum {
 /* Loads path into t, printing "tracedoc: FILE:LINE:COL (byte N): ..." on failure and a
  * warning when the trace is partial. Returns EXIT_OK or EXIT_INPUT. */
 int cli_load(const char *path, struct td_trace *t);
+/* The same without printing: the message (an error, or a partial trace's warning) into msg. */
+#include <stddef.h>
+int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap);
+/* A JSON document of ours (plain, gzip or zstd) whose first 256 bytes hold signature (e.g.
+ * "\"tracedoc.report/1\""), whole and NUL-terminated, or NULL when path is not one or is
+ * max bytes or more. */
+char *cli_read_doc(const char *path, const char *signature, size_t max);
 
 struct td_config;
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
 int cli_config(const char *path, struct td_config *cfg);
 
+/* The ranks named by args (files, directories, globs; traces or summaries) read on `jobs`
+ * threads into a job (td_job_free() it); each unreadable rank's error printed. Returns EXIT_OK,
+ * EXIT_INPUT when some rank could not be read (the job holds the rest), EXIT_USAGE when the
+ * ranks do not make one job. */
+struct td_job;
+/* 1 when path names a job rather than one trace: a directory, a glob, or a rank's summary. */
+int cli_is_job(const char *path);
+int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
+		 struct td_config *cfg, struct td_job *j);
+
 int cmd_stats(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);

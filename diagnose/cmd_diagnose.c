@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* tracedoc diagnose TRACE [--format text|md|json] [-o FILE] [--color auto|always|never]:
- * the prioritized fix report. */
+/* tracedoc diagnose TRACE... [--format text|md|json] [-o FILE] [--config FILE] [-j N] [--job]
+ * [--color auto|always|never]: the prioritized fix report of one trace, or of a job's ranks
+ * (several traces, a directory, summaries). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "diagnose/render.h"
+#include "diagnose/render_job.h"
 #include "parser/trace.h"
 #include "rules/config.h"
 #include "rules/metrics.h"
@@ -16,88 +21,214 @@
 
 static void diagnose_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc diagnose TRACE [--format text|md|json] [-o FILE] [--config FILE]\n"
-		   "                         [--color auto|always|never]\n"
+	fprintf(f, "usage: tracedoc diagnose TRACE... [--format text|md|json] [-o FILE] [--config FILE]\n"
+		   "                         [-j N] [--job] [--color auto|always|never]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
-		   "          for stdin\n"
+		   "          for stdin; several, a directory of them, or their summaries make a job\n"
+		   "  -j N    ranks read at once (default: the cores)\n"
+		   "  --job   the job view even for one trace\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
 
-int cmd_diagnose(int argc, char **argv)
+static int write_out(const char *outp, const char *format, const char *color,
+		     void (*text)(FILE *, const void *, int), void (*md)(FILE *, const void *),
+		     void (*json)(FILE *, const void *), const void *what)
 {
-	const char *path = NULL, *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL;
-	static const char *const formats[] = {"text", "md", "json", NULL};
-	static const char *const colors[] = {"auto", "always", "never", NULL};
-	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL}, {NULL, 0, NULL, NULL},
-	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
+	struct out_file of;
+	int use_color;
+
+	if (out_open(&of, outp) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	use_color = !strcmp(color, "always") ||
+		    (!strcmp(color, "auto") && !outp && !strcmp(format, "text") && out_use_color(of.f));
+	if (!strcmp(format, "json"))
+		json(of.f, what);
+	else if (!strcmp(format, "md"))
+		md(of.f, what);
+	else
+		text(of.f, what, use_color);
+	if (out_close(&of, 1) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
+			strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}
+
+/* --- one trace --------------------------------------------------------------------------- */
+
+static void one_text(FILE *f, const void *rc, int color)
+{
+	struct render_ctx c = *(const struct render_ctx *)rc;
+	c.color = color;
+	render_text(f, &c);
+}
+
+static void one_md(FILE *f, const void *rc)
+{
+	render_md(f, rc);
+}
+
+static void one_json(FILE *f, const void *rc)
+{
+	render_json(f, rc);
+}
+
+static int diagnose_one(const char *path, struct td_config *cfg, const char *format,
+			const char *outp, const char *color)
+{
 	struct td_metrics m;
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_report r;
-	struct out_file of;
 	struct render_ctx rc;
 	int rc_exit;
 
-	rc_exit = cli_parse("diagnose", argc, argv, opts, &ops, diagnose_usage);
-	if (rc_exit == EXIT_OK && ops.n > 1) {
-		fprintf(stderr, "tracedoc diagnose: one trace at a time\n");
-		rc_exit = EXIT_USAGE;
+	td_trace_init(&t);
+	if ((rc_exit = cli_load(path, &t)) != EXIT_OK) {
+		td_trace_free(&t);
+		return rc_exit;
 	}
-	path = ops.n ? ops.v[0] : NULL;
-	cli_operands_free(&ops);
-	if (rc_exit != EXIT_OK)
-		return rc_exit == CLI_DONE ? EXIT_OK : rc_exit;
-	if (!path) {
+	td_analysis_run(&a, &t, cfg);
+	td_diagnose(&a, &r);
+	td_metrics_compute(&a, &r, &m);
+	memset(&rc, 0, sizeof(rc));
+	rc.path = path;
+	rc.a = &a;
+	rc.r = &r;
+	rc.m = &m;
+	rc_exit = write_out(outp, format, color, one_text, one_md, one_json, &rc);
+	td_report_free(&r);
+	td_analysis_free(&a);
+	td_trace_free(&t);
+	return rc_exit;
+}
+
+/* --- a job ------------------------------------------------------------------------------- */
+
+static void job_text(FILE *f, const void *j, int color)
+{
+	render_job_text(f, j, color);
+}
+
+static void job_md(FILE *f, const void *j)
+{
+	render_job_md(f, j);
+}
+
+static void job_json(FILE *f, const void *j)
+{
+	render_job_json(f, j);
+}
+
+int cli_is_job(const char *path)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) != 0) /* a glob the shell left alone; else the reader says why */
+		return strpbrk(path, "*?[") != NULL;
+	return S_ISDIR(st.st_mode) || jobin_is_summary(path);
+}
+
+int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
+		 struct td_config *cfg, struct td_job *j)
+{
+	struct job_inputs in;
+	struct td_error err;
+	char msg[1024], *warn[64];
+	size_t nwarn = 64, i;
+	int rc;
+
+	td_job_init(j);
+	if ((rc = jobin_expand(args, nargs, &in, msg, sizeof(msg))) != EXIT_OK) {
+		fprintf(stderr, "tracedoc %s: %s\n", cmd, msg);
+		return rc;
+	}
+	memset(&err, 0, sizeof(err));
+	rc = jobin_load(&in, jobs, cfg, j, warn, &nwarn, &err);
+	for (i = 0; i < nwarn; i++) {
+		fprintf(stderr, "tracedoc: warning: ");
+		out_text_wrap(stderr, warn[i], 19, 2, 100);
+		fputc('\n', stderr);
+		free(warn[i]);
+	}
+	for (i = 0; i < j->errors.len; i++) { /* each unreadable rank, with its position */
+		fprintf(stderr, "tracedoc: ");
+		out_text_wrap(stderr, TD_VEC_AT(&j->errors, struct td_job_error, i).message, 10, 2, 100);
+		fputc('\n', stderr);
+	}
+	jobin_free(&in);
+	if (rc == EXIT_USAGE) {
+		fprintf(stderr, "tracedoc %s: %s\n", cmd, err.msg);
+		return rc;
+	}
+	if (!j->n) {
+		fprintf(stderr, "tracedoc %s: no rank could be read\n", cmd);
+		return rc != EXIT_OK ? rc : EXIT_INPUT;
+	}
+	if (j->errors.len)
+		fprintf(stderr, "tracedoc %s: %zu of %zu rank files could not be read; the report covers "
+				"the rest\n", cmd, j->errors.len, j->errors.len + j->n);
+	return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL, *jobs_s = NULL;
+	static const char *const formats[] = {"text", "md", "json", NULL};
+	static const char *const colors[] = {"auto", "always", "never", NULL};
+	int force_job = 0, jobs = jobin_default_jobs(), rc;
+	const struct cli_opt opts[] = {
+		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
+		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL},
+		{"--jobs", 'j', &jobs_s, NULL}, {"--job", 0, NULL, &force_job},
+		{NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
+	struct td_config cfg;
+
+	rc = cli_parse("diagnose", argc, argv, opts, &ops, diagnose_usage);
+	if (rc != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc == CLI_DONE ? EXIT_OK : rc;
+	}
+	if (!ops.n) {
+		cli_operands_free(&ops);
 		diagnose_usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (cli_one_of("diagnose", "--format", format, formats) ||
-	    cli_one_of("diagnose", "--color", color, colors))
+	    cli_one_of("diagnose", "--color", color, colors) ||
+	    (jobs_s && cli_count("diagnose", "-j", jobs_s, 1, 4096, &jobs))) {
+		cli_operands_free(&ops);
 		return EXIT_USAGE;
-	if ((rc_exit = cli_config(cfgp, &cfg)) != EXIT_OK)
-		return rc_exit;
-	td_trace_init(&t);
-	if ((rc_exit = cli_load(path, &t)) != EXIT_OK) {
-		td_trace_free(&t);
-		td_config_free(&cfg);
-		return rc_exit;
 	}
-	td_analysis_run(&a, &t, &cfg);
-	td_diagnose(&a, &r);
-	td_metrics_compute(&a, &r, &m);
-	if (out_open(&of, outp) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
-		rc_exit = EXIT_INTERNAL;
+	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc;
+	}
+	/* one trace file: its own report; anything more (or a summary, or --job): the job's */
+	if (ops.n == 1 && !force_job && !cli_is_job(ops.v[0])) {
+		rc = diagnose_one(ops.v[0], &cfg, format, outp, color);
 	} else {
-		rc.path = path;
-		rc.a = &a;
-		rc.r = &r;
-		rc.m = &m;
-		rc.color = strcmp(color, "always") == 0 ||
-			   (strcmp(color, "auto") == 0 && !outp && strcmp(format, "text") == 0 &&
-			    out_use_color(of.f));
-		if (strcmp(format, "json") == 0)
-			render_json(of.f, &rc);
-		else if (strcmp(format, "md") == 0)
-			render_md(of.f, &rc);
-		else
-			render_text(of.f, &rc);
-		if (out_close(&of, 1) != 0) {
-			fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
-				strerror(errno));
-			rc_exit = EXIT_INTERNAL;
+		struct td_job j;
+		int lrc = cli_load_job("diagnose", ops.v, (size_t)ops.n, jobs, &cfg, &j);
+		rc = lrc;
+		if (j.n && lrc != EXIT_USAGE) {
+			rc = write_out(outp, format, color, job_text, job_md, job_json, &j);
+			if (rc == EXIT_OK)
+				rc = lrc; /* a rank that could not be read still fails the run */
 		}
+		td_job_free(&j);
 	}
-	td_report_free(&r);
-	td_analysis_free(&a);
-	td_trace_free(&t);
+	cli_operands_free(&ops);
 	if (cfg.pattern_limit_hits)
 		fprintf(stderr, "tracedoc: warning: %llu pattern matches stopped at the PCRE2 match "
 				"limit (treated as no match)\n", (unsigned long long)cfg.pattern_limit_hits);
 	td_config_free(&cfg);
-	return rc_exit;
+	return rc;
 }

@@ -15,6 +15,8 @@
 #include "common/utf8.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/jobload.h"
+#include "job/job.h"
 #include "diagnose/out.h"
 #include "parser/input.h"
 #include "parser/trace.h"
@@ -29,7 +31,9 @@ struct side {
 	struct td_analysis a;
 	struct td_report r;
 	struct td_metrics m;
-	int loaded; /* 1: trace analysed (t, a, r valid); 2: metrics from a report */
+	struct td_job job;
+	int loaded; /* 1: trace analysed (t, a, r valid); 2: metrics from a report; 3: a job */
+	char partial[256]; /* a job's: which ranks are partial or missing */
 };
 
 static void side_free(struct side *s)
@@ -39,54 +43,24 @@ static void side_free(struct side *s)
 		td_analysis_free(&s->a);
 		td_trace_free(&s->t);
 	}
+	if (s->loaded == 3)
+		td_job_free(&s->job);
 	s->loaded = 0;
 }
 
-/* A saved report (plain, gzip or zstd) starts with {"schema": "tracedoc.report/1" (diagnose
- * writes that first). Returns it whole, or NULL when path is not one (or cannot be read: the
- * trace reader then says why). */
-#define REPORT_MAX (64u << 20)
-static int strstr_n(const char *s, size_t n, const char *lit)
+/* The findings of a side that has them: an analysed trace or a job. */
+static const struct td_report *side_report(const struct side *s)
 {
-	size_t k = strlen(lit), i;
-
-	for (i = 0; i + k <= n; i++)
-		if (!memcmp(s + i, lit, k))
-			return 1;
-	return 0;
+	return s->loaded == 1 ? &s->r : s->loaded == 3 ? &s->job.report : NULL;
 }
 
+/* A saved report (plain, gzip or zstd) starts with {"schema": "tracedoc.report/1" (diagnose
+ * writes that first); a job's with tracedoc.job/1. */
+#define REPORT_MAX (64u << 20)
 static char *read_report(const char *path)
 {
-	struct td_input *in;
-	struct td_error err;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-
-	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
-		return NULL;
-	for (;;) {
-		if (cap - len < 65536) {
-			if (cap >= REPORT_MAX)
-				break;
-			cap = cap ? cap * 2 : 65536;
-			buf = td_realloc(buf, cap + 1);
-		}
-		n = td_input_read(in, buf + len, cap - len, &err);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len >= 256 && !strstr_n(buf, len < 256 ? len : 256, "\"tracedoc.report/1\""))
-			break;
-	}
-	td_input_close(in);
-	if (!buf || !strstr_n(buf, len < 256 ? len : 256, "\"tracedoc.report/1\"")) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
+	char *r = cli_read_doc(path, "\"tracedoc.report/1\"", REPORT_MAX);
+	return r ? r : cli_read_doc(path, "\"tracedoc.job/1\"", REPORT_MAX);
 }
 
 static int load_side(const char *path, struct td_config *cfg, struct side *s, int allow_report)
@@ -112,6 +86,28 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 			return EXIT_INPUT;
 		}
 		s->loaded = 2;
+		return EXIT_OK;
+	}
+	if (cli_is_job(path)) { /* a directory of ranks, a glob, or a rank's summary */
+		size_t r, k = 0;
+		if ((rc = cli_load_job("gate", &path, 1, jobin_default_jobs(), cfg, &s->job)) !=
+		    EXIT_OK) {
+			td_job_free(&s->job);
+			return rc;
+		}
+		s->m = s->job.metrics;
+		s->loaded = 3;
+		for (r = 0; r < s->job.n; r++)
+			if (s->job.rows[r].s->partial && k < sizeof(s->partial) - 40)
+				k += (size_t)snprintf(s->partial + k, sizeof(s->partial) - k, "%srank %lld",
+						      k ? ", " : "", (long long)s->job.rows[r].rank);
+		if (k)
+			snprintf(s->partial + k, sizeof(s->partial) - k, ": the trace ends early");
+		else if (s->job.missing.len)
+			snprintf(s->partial, sizeof(s->partial), "%zu of the %lld ranks have no trace",
+				 s->job.missing.len, (long long)s->job.world_size);
+		if (*s->partial)
+			s->m.partial = 1;
 		return EXIT_OK;
 	}
 	td_trace_init(&s->t);
@@ -207,10 +203,11 @@ static void text_out(FILE *f, const struct gate_out *g)
 		out_text_wrap(f, c->message, 9, 9, 100);
 		fputc('\n', f);
 	}
-	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
-		fprintf(f, "\ntop findings in the current trace:\n");
-		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
-			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
+	if (side_report(g->cur) && side_report(g->cur)->findings.len) {
+		const struct td_report *r = side_report(g->cur);
+		fprintf(f, "\ntop findings in the current %s:\n", g->cur->loaded == 3 ? "job" : "trace");
+		for (i = 0; i < r->findings.len && i < 3; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
 			int col = fprintf(f, "  %zu. [%s] %s: ", i + 1, td_severity_name(fd->severity),
 					  fd->rule);
 			out_text_wrap(f, fd->title, col, 5, 100);
@@ -268,10 +265,12 @@ static void md_out(FILE *f, const struct gate_out *g)
 		out_md(f, c->message);
 		fputc('\n', f);
 	}
-	if (g->cur->loaded == 1 && g->cur->r.findings.len) {
-		fputs("\n**Top findings in the current trace**\n\n", f);
-		for (i = 0; i < g->cur->r.findings.len && i < 3; i++) {
-			const struct td_finding *fd = &TD_VEC_AT(&g->cur->r.findings, struct td_finding, i);
+	if (side_report(g->cur) && side_report(g->cur)->findings.len) {
+		const struct td_report *r = side_report(g->cur);
+		fprintf(f, "\n**Top findings in the current %s**\n\n",
+			g->cur->loaded == 3 ? "job" : "trace");
+		for (i = 0; i < r->findings.len && i < 3; i++) {
+			const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
 			fprintf(f, "%zu. **%s** `%s`: ", i + 1, td_severity_name(fd->severity), fd->rule);
 			out_md(f, fd->title);
 			fputs("  \n   Fix: ", f);
@@ -337,8 +336,9 @@ static void json_out(FILE *f, const struct gate_out *o)
 	yajl_gen_array_close(g);
 	out_json_key(g, "findings");
 	yajl_gen_array_open(g);
-	for (i = 0; o->cur->loaded == 1 && i < o->cur->r.findings.len && i < 5; i++) {
-		const struct td_finding *fd = &TD_VEC_AT(&o->cur->r.findings, struct td_finding, i);
+	for (i = 0; side_report(o->cur) && i < side_report(o->cur)->findings.len && i < 5; i++) {
+		const struct td_finding *fd = &TD_VEC_AT(&side_report(o->cur)->findings,
+							 struct td_finding, i);
 		yajl_gen_map_open(g);
 		out_json_key(g, "rule");
 		out_json_str(g, fd->rule);
@@ -435,8 +435,9 @@ static void gate_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE]\n"
 		   "                     [--format text|md|json] [--junit FILE] [-o FILE]\n"
-		   "  BASE     a trace, or a report saved by 'tracedoc diagnose --format json'\n"
-		   "  CURRENT  a trace\n"
+		   "  BASE     a trace, a job (a directory of rank traces or summaries), or a\n"
+		   "           report saved by 'tracedoc diagnose --format json'\n"
+		   "  CURRENT  a trace, or a job\n"
 		   "  exit 0 pass, 1 regression or budget failure (or a partial trace), 2 usage or\n"
 		   "  config error, 3 bad input\n");
 }
@@ -495,8 +496,12 @@ int cmd_gate(int argc, char **argv)
 	g.cur = cur;
 	g.checks = checks;
 	g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS, &g.n);
-	if (cur->t.partial)
+	if (cur->loaded == 3 && *cur->partial)
+		g.partial = cur->partial;
+	else if (cur->loaded == 1 && cur->t.partial)
 		g.partial = cur->t.partial_msg;
+	else if (base && base->loaded == 3 && *base->partial)
+		g.partial = "the baseline job is partial";
 	else if (base && base->loaded == 1 && base->t.partial)
 		g.partial = "the baseline trace is partial";
 	else if (base && base->loaded == 2 && base->m.partial)

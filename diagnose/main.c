@@ -9,6 +9,7 @@
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
+#include "parser/input.h"
 #include "parser/load.h"
 #include "parser/trace.h"
 #include "rules/config.h"
@@ -23,6 +24,7 @@ static const struct cmd cmds[] = {
 	{"diagnose", cmd_diagnose, "what slows the run, in order of payoff, with the fix"},
 	{"gate", cmd_gate, "fail CI when a trace regresses against a baseline or budgets"},
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
+	{"summarize", cmd_summarize, "a rank's summary, read by diagnose and gate in its place"},
 	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
 };
@@ -44,7 +46,7 @@ static void oom(size_t n)
 	exit(EXIT_INTERNAL);
 }
 
-int cli_load(const char *path, struct td_trace *t)
+int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
 {
 	struct td_error err;
 	/* TD_NO_THREAD=1 reads and parses on one thread (for benchmarks and debugging) */
@@ -53,20 +55,74 @@ int cli_load(const char *path, struct td_trace *t)
 	int rc = td_trace_load(path, &opts, t, &err);
 	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
+	msg[0] = '\0';
 	if (rc != 0) {
 		if (err.has_pos)
-			fprintf(stderr, "tracedoc: %s:%u:%u (byte %llu): %s\n", shown, err.line, err.col,
-				(unsigned long long)err.offset, err.msg);
+			snprintf(msg, cap, "%s:%u:%u (byte %llu): %s", shown, err.line, err.col,
+				 (unsigned long long)err.offset, err.msg);
 		else
-			fprintf(stderr, "tracedoc: %s: %s\n", shown, err.msg);
+			snprintf(msg, cap, "%s: %s", shown, err.msg);
 		return rc == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 	}
-	if (t->partial) {
-		fprintf(stderr, "tracedoc: warning: %s: partial trace:\n  ", shown);
-		out_text_wrap(stderr, t->partial_msg, 2, 2, 100);
+	if (t->partial)
+		snprintf(msg, cap, "%s: partial trace: %s", shown, t->partial_msg);
+	return EXIT_OK;
+}
+
+int cli_load(const char *path, struct td_trace *t)
+{
+	char msg[1024];
+	int rc = cli_load_quiet(path, t, msg, sizeof(msg));
+
+	if (rc != EXIT_OK) {
+		fprintf(stderr, "tracedoc: %s\n", msg);
+	} else if (*msg) {
+		const char *p = strstr(msg, ": partial trace: ");
+		fprintf(stderr, "tracedoc: warning: %.*s: partial trace:\n  ", (int)(p - msg), msg);
+		out_text_wrap(stderr, p + 17, 2, 2, 100);
 		fputc('\n', stderr);
 	}
-	return EXIT_OK;
+	return rc;
+}
+
+char *cli_read_doc(const char *path, const char *signature, size_t max)
+{
+	struct td_input *in;
+	struct td_error err;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, sig = strlen(signature);
+	ssize_t n;
+	int found = 0;
+
+	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
+		return NULL;
+	for (;;) {
+		if (cap - len < 65536) {
+			if (cap >= max)
+				break;
+			cap = cap ? cap * 2 : 65536;
+			buf = td_realloc(buf, cap + 1);
+		}
+		n = td_input_read(in, buf + len, cap - len, &err);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (!found) {
+			size_t i;
+			for (i = 0; i + sig <= len && i < 256; i++)
+				if (!memcmp(buf + i, signature, sig))
+					found = 1;
+			if (!found && len >= 256 + sig)
+				break;
+		}
+	}
+	td_input_close(in);
+	if (!found || len >= max) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
 }
 
 int cli_config(const char *path, struct td_config *cfg)

@@ -195,10 +195,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		}
 		if (fd->ranks.len) {
 			char line[512];
-			size_t n = (size_t)snprintf(line, sizeof(line), "rank%s", fd->ranks.len == 1 ? "" : "s");
-			for (j = 0; j < fd->ranks.len && n < sizeof(line) - 24; j++)
-				n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%lld", j ? ", " : " ",
-						      (long long)TD_VEC_AT(&fd->ranks, int64_t, j));
+			td_fmt_ranks(line, sizeof(line), fd->ranks.data, fd->ranks.len);
 			fputs("   ", f);
 			wrap(f, line, 3, 9);
 			fputc('\n', f);
@@ -264,9 +261,11 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
 		fprintf(f, ")%s", savings_parts(fd, parts, sizeof(parts)));
-		for (j = 0; j < fd->ranks.len; j++)
-			fprintf(f, "%s%lld", j ? ", " : fd->ranks.len == 1 ? " · rank " : " · ranks ",
-				(long long)TD_VEC_AT(&fd->ranks, int64_t, j));
+		if (fd->ranks.len) {
+			char line[512];
+			fprintf(f, " · %s", td_fmt_ranks(line, sizeof(line), fd->ranks.data,
+							 fd->ranks.len));
+		}
 		fputs("\n\n", f);
 		if (fd->fix && *fd->fix) {
 			fputs("**Fix:** ", f);

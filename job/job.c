@@ -15,6 +15,7 @@ void td_job_init(struct td_job *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->world_size = -1;
+	j->straggler = -1;
 	td_vec_init(&j->errors, sizeof(struct td_job_error));
 	td_vec_init(&j->missing, sizeof(int64_t));
 	td_report_init(&j->report);
@@ -78,7 +79,7 @@ TD_DEFINE_SORT(sort_rows, struct td_job_row, ROW_LESS)
 struct inst {
 	uint32_t key, seq;   /* key: id in the job's key table */
 	uint32_t row;
-	int64_t start, dur;
+	int64_t start, dur, in_step, gpu_in_step;
 };
 #define INST_LESS(x, y) ((x)->key < (y)->key || ((x)->key == (y)->key && ((x)->seq < (y)->seq || \
 	((x)->seq == (y)->seq && (x)->row < (y)->row))))
@@ -94,8 +95,9 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 		  size_t *nworst, uint32_t straggler_row, int pass)
 {
 	struct inst *v;
-	size_t n = 0, cap = 0, i, g, r;
+	size_t n = 0, cap = 0, i, g, r, kranks;
 	int64_t *durs = td_malloc(j->n * sizeof(*durs)), **ends = NULL;
+	int64_t *offs = td_malloc(j->n * sizeof(*offs));
 	size_t *nends = NULL;
 
 	for (r = 0; r < j->n; r++)
@@ -103,6 +105,8 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 	v = td_malloc((cap ? cap : 1) * sizeof(*v));
 	for (r = 0; r < j->n; r++) {
 		const struct td_summary *s = j->rows[r].s;
+		if (s->partial) /* it ends early: its last collectives would match nothing */
+			continue;
 		for (i = 0; i < s->colls.len; i++) {
 			const struct td_sum_coll *c = &TD_VEC_AT(&s->colls, struct td_sum_coll, i);
 			const char *k = td_strtab_str(&s->keys, c->key);
@@ -111,6 +115,8 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 			v[n].row = (uint32_t)r;
 			v[n].start = c->start;
 			v[n].dur = c->dur;
+			v[n].in_step = c->in_step;
+			v[n].gpu_in_step = c->gpu_in_step;
 			n++;
 		}
 	}
@@ -122,12 +128,15 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 			ends[r] = td_malloc((j->rows[r].s->colls.len + 1) * sizeof(int64_t));
 		j->matched = j->unmatched = 0;
 	}
-	for (i = 0; i < n; i = g) {
+	for (i = 0, kranks = 0; i < n; i = g) {
 		int64_t min, med;
 		uint32_t late = v[i].row;
+		size_t lpos = i;
 		for (g = i; g < n && v[g].key == v[i].key && v[g].seq == v[i].seq; g++)
 			;
-		if (g - i != j->n) { /* not on every rank (or twice on one): cannot be compared */
+		if (v[i].seq == 0) /* the first of a key: the ranks that run it (its group) */
+			kranks = g - i;
+		if (g - i != kranks || kranks < 2) { /* not on every rank of its group */
 			if (pass == 0)
 				j->unmatched++;
 			continue;
@@ -138,19 +147,41 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 			if (v[r].dur < min) {
 				min = v[r].dur;
 				late = v[r].row;
+				lpos = r;
 			}
 		}
-		med = td_median_i64(durs, j->n);
+		med = td_median_i64(durs, g - i);
 		if (pass == 0) {
 			j->matched++;
 			for (r = i; r < g; r++) {
 				j->rows[v[r].row].wait_ns += v[r].dur - min;
-				/* ends coincide: each rank's end minus rank 0's is its clock offset */
-				ends[v[r].row][nends[v[r].row]++] = (v[r].start + v[r].dur) -
-								     (v[i].start + v[i].dur);
+				/* ends coincide: each rank's end minus the first rank's is its clock
+				 * offset, from the groups that include that rank */
+				if (v[i].row == 0)
+					ends[v[r].row][nends[v[r].row]++] = (v[r].start + v[r].dur) -
+									     (v[i].start + v[i].dur);
 			}
 			j->rows[late].late_ns += med - min;
 			j->rows[late].late_count++;
+			if (med - min > j->rows[late].late_max_ns)
+				j->rows[late].late_max_ns = med - min;
+			/* did it launch later into its step than the others, or start the step late? */
+			{
+				size_t no = 0;
+				for (r = i; r < g; r++)
+					if (r != lpos && v[r].in_step >= 0)
+						offs[no++] = v[r].in_step;
+				if (v[lpos].in_step >= 0 && no == g - i - 1) {
+					int64_t d = v[lpos].in_step - td_median_i64(offs, no);
+					j->rows[late].late_in_step_ns += d > 0 ? d : 0;
+					for (r = i, no = 0; r < g; r++)
+						if (r != lpos)
+							offs[no++] = v[r].gpu_in_step;
+					d = v[lpos].gpu_in_step - td_median_i64(offs, no);
+					j->rows[late].late_gpu_in_step_ns += d > 0 ? d : 0;
+					j->rows[late].late_known++;
+				}
+			}
 		} else if (late == straggler_row && med > min) {
 			/* the collectives the straggler held up most, for evidence */
 			struct worst w;
@@ -185,25 +216,48 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 		free(ends);
 		free(nends);
 	}
+	free(offs);
 	free(durs);
 	free(v);
 }
 
 /* --- findings ---------------------------------------------------------------------------- */
 
-static const struct td_sum_finding *top_finding(const struct td_summary *s)
+/* The rank's finding that most exceeds the median rank's of the same rule (0 where a rank
+ * lacks it): what it does that the others do not. Communication is the waiting itself. */
+static const struct td_sum_finding *distinct_finding(const struct td_job *j, size_t row,
+						     int64_t *median)
 {
-	size_t i;
+	const struct td_summary *s = j->rows[row].s;
+	const struct td_sum_finding *best = NULL;
+	int64_t *v = td_malloc(j->n * sizeof(*v)), best_diff = 0;
+	size_t i, r, k;
 
-	for (i = 0; i < s->findings.len; i++) { /* its own cause: not the waiting it shows */
+	for (i = 0; i < s->findings.len; i++) {
 		const struct td_sum_finding *f = &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
-		if (strcmp(f->rule, "communication") && strcmp(f->rule, "gpu-idle"))
-			return f;
+		int64_t med;
+		if (!strcmp(f->rule, "communication"))
+			continue;
+		for (r = 0; r < j->n; r++) {
+			v[r] = 0;
+			for (k = 0; k < j->rows[r].s->findings.len; k++) {
+				const struct td_sum_finding *x =
+					&TD_VEC_AT(&j->rows[r].s->findings, struct td_sum_finding, k);
+				if (!strcmp(x->rule, f->rule)) {
+					v[r] = x->savings_ns;
+					break;
+				}
+			}
+		}
+		med = td_median_i64(v, j->n);
+		if (f->savings_ns - med > best_diff) {
+			best_diff = f->savings_ns - med;
+			best = f;
+			*median = med;
+		}
 	}
-	for (i = 0; i < s->findings.len; i++)
-		if (strcmp(TD_VEC_AT(&s->findings, struct td_sum_finding, i).rule, "communication"))
-			return &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
-	return NULL;
+	free(v);
+	return best;
 }
 
 static const char *per_step(const struct td_job *j)
@@ -216,12 +270,168 @@ static int64_t by_step(const struct td_job *j, int64_t ns)
 	return j->steps ? ns / (int64_t)j->steps : ns;
 }
 
+struct kdiff {
+	const char *name;
+	int64_t max, median;
+	int64_t rank;
+};
+
+/* The compute kernels whose time per step differs most across ranks (most on one rank against
+ * the median rank), up to cap of them, into top; returns how many. Names point into the
+ * summaries. */
+static size_t kernel_diffs(const struct td_job *j, struct kdiff *top, size_t cap)
+{
+	struct td_strtab names;
+	int64_t *per = td_malloc((j->n ? j->n : 1) * sizeof(*per));
+	const char **ptr = NULL;
+	size_t ntop = 0, r, i, k, q;
+
+	td_strtab_init(&names);
+	for (r = 0; r < j->n; r++)
+		for (i = 0; i < j->rows[r].s->kernels.len; i++) {
+			const char *n = TD_VEC_AT(&j->rows[r].s->kernels, struct td_sum_kernel, i).name;
+			uint32_t id = td_strtab_intern(&names, n, strlen(n));
+			if (id == names.count) {
+				ptr = td_realloc(ptr, (names.count + 1) * sizeof(*ptr));
+				ptr[id] = n;
+			}
+		}
+	for (k = 1; k <= names.count; k++) {
+		struct kdiff d = {ptr[k], 0, 0, -1};
+		for (r = 0; r < j->n; r++) {
+			const struct td_summary *s = j->rows[r].s;
+			per[r] = 0;
+			for (i = 0; i < s->kernels.len; i++)
+				if (!strcmp(TD_VEC_AT(&s->kernels, struct td_sum_kernel, i).name, d.name))
+					per[r] = TD_VEC_AT(&s->kernels, struct td_sum_kernel, i).ns /
+						 (int64_t)(s->steps ? s->steps : 1);
+			if (per[r] > d.max) {
+				d.max = per[r];
+				d.rank = j->rows[r].rank;
+			}
+		}
+		d.median = td_median_i64(per, j->n);
+		for (q = ntop; q > 0 && top[q - 1].max - top[q - 1].median < d.max - d.median; q--)
+			if (q < cap)
+				top[q] = top[q - 1];
+		if (q < cap && d.max > d.median) {
+			top[q] = d;
+			if (ntop < cap)
+				ntop++;
+		}
+	}
+	free(ptr);
+	free(per);
+	td_strtab_free(&names);
+	return ntop;
+}
+
+static int64_t compute_per_step(const struct td_summary *s)
+{
+	return s->compute_ns / (int64_t)(s->steps ? s->steps : 1);
+}
+
+/* Why the straggler arrives late, from where its late collectives sit in its step against
+ * the others': its GPU starts them later into the step, because its host launches them later
+ * (host work before them: name what differs) or its GPU is still busy (more compute: the
+ * kernels that differ); or at the same point of a step that began late (the cause lies
+ * before the step). */
+static void explain(struct td_job *j, size_t row, struct td_finding *f)
+{
+	const struct td_job_row *w = &j->rows[row];
+	const struct td_summary *s = w->s;
+	long long rank = (long long)w->rank;
+	char b1[32], b2[32], b3[32];
+	int known = w->late_known * 2 > w->late_count;
+
+	if (known) {
+		td_finding_value(f, "late_launch_in_step_ns", w->late_in_step_ns);
+		td_finding_value(f, "late_start_in_step_ns", w->late_gpu_in_step_ns);
+	}
+	if (known && w->late_gpu_in_step_ns * 2 < w->late_ns) {
+		td_finding_where(f, "rank %lld starts these collectives at the same point of its "
+				 "step as the others (%s%s later in all), but its step begins up to %s "
+				 "after theirs: what holds it up comes before the step", rank,
+				 td_fmt_dur(b1, sizeof(b1), by_step(j, w->late_gpu_in_step_ns)),
+				 per_step(j), td_fmt_dur(b2, sizeof(b2), w->late_max_ns));
+		if (s->steps <= 1)
+			td_finding_where(f, "the trace holds %llu step, so what ends rank %lld's "
+					 "previous step late is outside it", (unsigned long long)s->steps,
+					 rank);
+		td_finding_fix(f, "Look at what rank %lld does between steps: work only it runs "
+			       "(logging, checkpointing, evaluation on rank %lld), its next batch "
+			       "arriving late, or a slower host or GPU (nvidia-smi -q: clocks, "
+			       "throttling). Record several steps on every rank (torch.profiler."
+			       "schedule(wait=1, warmup=1, active=5)) and diagnose the job again to "
+			       "see the step before.", rank, rank);
+		return;
+	}
+	if (known && w->late_in_step_ns * 2 < w->late_gpu_in_step_ns) {
+		/* launched on time, started late: its GPU is still busy with the step's compute */
+		int64_t *c = td_malloc(j->n * sizeof(*c)), med;
+		struct kdiff top[3];
+		size_t r, k, ntop = kernel_diffs(j, top, 3);
+		for (r = 0; r < j->n; r++)
+			c[r] = compute_per_step(j->rows[r].s);
+		med = td_median_i64(c, j->n);
+		free(c);
+		td_finding_where(f, "rank %lld's host launches these collectives on time, but its GPU "
+				 "starts them %s%s later into the step than the median rank's: it "
+				 "computes %s per step, the median rank %s", rank,
+				 td_fmt_dur(b1, sizeof(b1), by_step(j, w->late_gpu_in_step_ns)),
+				 per_step(j), td_fmt_dur(b2, sizeof(b2), compute_per_step(s)),
+				 td_fmt_dur(b3, sizeof(b3), med));
+		for (k = 0; k < ntop; k++)
+			if (top[k].rank == w->rank)
+				td_finding_where(f, "%s: %s per step on rank %lld, the median rank %s",
+						 top[k].name, td_fmt_dur(b1, sizeof(b1), top[k].max), rank,
+						 td_fmt_dur(b2, sizeof(b2), top[k].median));
+		td_finding_fix(f, "Give rank %lld the same work as the others: uneven batches or "
+			       "sequence lengths make one rank compute longer while the rest wait in "
+			       "the next collective - shard evenly (DistributedSampler(..., "
+			       "drop_last=True)), pack or bucket sequences by length. If the work is "
+			       "the same, its GPU is slower: check it with nvidia-smi -q (clocks, "
+			       "throttling, ECC) and run the job without that node.", rank);
+		return;
+	}
+	if (known)
+		td_finding_where(f, "rank %lld launches these collectives %s%s later into its step "
+				 "than the median rank: its host work before them takes longer", rank,
+				 td_fmt_dur(b1, sizeof(b1), by_step(j, w->late_in_step_ns)),
+				 per_step(j));
+	{
+		int64_t med = 0;
+		const struct td_sum_finding *why = distinct_finding(j, row, &med);
+		if (why && (why->savings_ns - med) * 10 >= w->late_ns) {
+			td_finding_where(f, "rank %lld: [%s] %s (saves ~%s; the median rank ~%s)", rank,
+					 why->rule, why->title,
+					 td_fmt_dur(b1, sizeof(b1), why->savings_ns),
+					 td_fmt_dur(b2, sizeof(b2), med));
+			/* the job wins this once: the merged finding leaves it to the straggler */
+			snprintf(j->straggler_rule, sizeof(j->straggler_rule), "%s", why->rule);
+			if (*why->fix) {
+				td_finding_fix(f, "Make rank %lld arrive on time: the others wait for "
+					       "it. %s", rank, why->fix);
+				return;
+			}
+		}
+	}
+	if (s->top_cause >= 0)
+		td_finding_where(f, "rank %lld's GPU idles %s%s, most of it %s%s%s%s", rank,
+				 td_fmt_dur(b2, sizeof(b2), by_step(j, s->idle_ns)), per_step(j),
+				 td_cause_title((enum td_cause)s->top_cause),
+				 s->top_what && *s->top_what ? " (" : "", s->top_what ? s->top_what : "",
+				 s->top_what && *s->top_what ? ")" : "");
+	td_finding_fix(f, "Find what rank %lld does before its collectives that the others do "
+		       "not: diagnose its own trace (%s) beside another rank's; a slower GPU "
+		       "(nvidia-smi -q: clocks, throttling, ECC) or a larger share of the data "
+		       "are the usual causes.", rank, s->path);
+}
+
 static void straggler(struct td_job *j, struct td_strtab *keys)
 {
 	size_t r, best = 0, k, nworst = 0;
 	struct td_finding *f;
-	const struct td_summary *s;
-	const struct td_sum_finding *why;
 	struct worst top[8];
 	char b1[32], b2[32], b3[32];
 
@@ -232,7 +442,7 @@ static void straggler(struct td_job *j, struct td_strtab *keys)
 			best = r;
 	if (j->rows[best].late_ns <= 0)
 		return;
-	s = j->rows[best].s;
+	j->straggler = (int64_t)best;
 	f = td_report_add(&j->report, "straggler", -1);
 	f->busy_ns = j->rows[best].late_ns; /* the others' time waiting in their collectives */
 	f->count = j->rows[best].late_count;
@@ -248,16 +458,7 @@ static void straggler(struct td_job *j, struct td_strtab *keys)
 			 "collectives (it arrives last at %u of %zu)", (long long)j->rows[best].rank,
 			 td_fmt_dur(b1, sizeof(b1), by_step(j, j->rows[best].late_ns)), per_step(j),
 			 j->rows[best].late_count, j->matched);
-	why = top_finding(s);
-	if (why)
-		td_finding_where(f, "rank %lld before it arrived: [%s] %s", (long long)j->rows[best].rank,
-				 why->rule, why->title);
-	if (s->top_cause >= 0)
-		td_finding_where(f, "rank %lld's GPU idles %s, most of it %s%s%s%s",
-				 (long long)j->rows[best].rank, td_fmt_dur(b2, sizeof(b2), s->idle_ns),
-				 td_cause_title((enum td_cause)s->top_cause),
-				 s->top_what && *s->top_what ? " (" : "", s->top_what ? s->top_what : "",
-				 s->top_what && *s->top_what ? ")" : "");
+	explain(j, best, f);
 	for (r = 1; r < f->ranks.len; r++) {
 		size_t q;
 		for (q = 0; q < j->n; q++)
@@ -276,35 +477,20 @@ static void straggler(struct td_job *j, struct td_strtab *keys)
 				    (long long)j->rows[best].rank, td_fmt_dur(b1, sizeof(b1), top[k].dur),
 				    td_fmt_dur(b2, sizeof(b2), top[k].median), (long long)j->rows[best].rank);
 	}
-	if (why && *why->fix)
-		td_finding_fix(f, "Make rank %lld arrive on time: the others wait for it. %s",
-			       (long long)j->rows[best].rank, why->fix);
-	else
-		td_finding_fix(f, "Find what rank %lld does before its collectives: diagnose its own "
-			       "trace (%s); a slower GPU (nvidia-smi -q: clocks, throttling, ECC) or a "
-			       "larger share of the data are the usual causes.",
-			       (long long)j->rows[best].rank, s->path);
 }
-
-struct kdiff {
-	const char *name;
-	int64_t max, median;
-	int64_t rank;
-};
 
 static void imbalance(struct td_job *j)
 {
 	int64_t *c = td_malloc(j->n * sizeof(*c)), med, max = -1;
-	size_t r, best = 0, i, k;
-	struct td_strtab names;
+	size_t r, best = 0, k;
 	struct kdiff top[3];
-	size_t ntop = 0;
+	size_t ntop;
 	struct td_finding *f;
 	char b1[32], b2[32], b3[32];
 
 	for (r = 0; r < j->n; r++) {
 		const struct td_summary *s = j->rows[r].s;
-		c[r] = s->compute_ns / (int64_t)(s->steps ? s->steps : 1);
+		c[r] = compute_per_step(s);
 		if (c[r] > max) {
 			max = c[r];
 			best = r;
@@ -314,58 +500,28 @@ static void imbalance(struct td_job *j)
 	free(c);
 	if (j->n < 2 || med <= 0 || (double)max < 1.10 * (double)med)
 		return;
-	/* the kernels whose time differs most across ranks */
-	td_strtab_init(&names);
-	for (r = 0; r < j->n; r++)
-		for (i = 0; i < j->rows[r].s->kernels.len; i++) {
-			const char *n = TD_VEC_AT(&j->rows[r].s->kernels, struct td_sum_kernel, i).name;
-			td_strtab_intern(&names, n, strlen(n));
-		}
-	{
-		int64_t *per = td_malloc(j->n * sizeof(*per));
-		for (k = 1; k <= names.count; k++) {
-			struct kdiff d = {td_strtab_str(&names, (uint32_t)k), 0, 0, -1};
-			size_t q;
-			for (r = 0; r < j->n; r++) {
-				const struct td_summary *s = j->rows[r].s;
-				per[r] = 0;
-				for (i = 0; i < s->kernels.len; i++)
-					if (!strcmp(TD_VEC_AT(&s->kernels, struct td_sum_kernel, i).name, d.name))
-						per[r] = TD_VEC_AT(&s->kernels, struct td_sum_kernel, i).ns /
-							 (int64_t)(s->steps ? s->steps : 1);
-				if (per[r] > d.max) {
-					d.max = per[r];
-					d.rank = j->rows[r].rank;
-				}
-			}
-			d.median = td_median_i64(per, j->n);
-			for (q = ntop; q > 0 && top[q - 1].max - top[q - 1].median < d.max - d.median; q--)
-				if (q < 3)
-					top[q] = top[q - 1];
-			if (q < 3 && d.max > d.median) {
-				top[q] = d;
-				if (ntop < 3)
-					ntop++;
-			}
-		}
-		free(per);
-	}
+	/* the others wait only where it arrives last; the straggler finding speaks for its own */
+	if (!j->rows[best].late_ns || (j->straggler >= 0 && (size_t)j->straggler == best))
+		return;
+	ntop = kernel_diffs(j, top, 3);
 	f = td_report_add(&j->report, "imbalance", -1);
 	f->busy_ns = (max - med) * (int64_t)(j->steps ? j->steps : 1);
+	if (f->busy_ns > j->rows[best].late_ns)
+		f->busy_ns = j->rows[best].late_ns;
 	f->count = j->n;
 	*(int64_t *)td_vec_push(&f->ranks) = j->rows[best].rank;
 	td_finding_value(f, "rank", j->rows[best].rank);
 	td_finding_value(f, "max_compute_ns", max);
 	td_finding_value(f, "median_compute_ns", med);
 	td_finding_title(f, "Compute differs across ranks: rank %lld computes %s%s, the median rank "
-			 "%s (%.2fx); the others wait for it", (long long)j->rows[best].rank,
-			 td_fmt_dur(b1, sizeof(b1), max), per_step(j), td_fmt_dur(b2, sizeof(b2), med),
-			 (double)max / (double)med);
+			 "%s (%.2fx); the others wait for it %s at the %u collectives it reaches last",
+			 (long long)j->rows[best].rank, td_fmt_dur(b1, sizeof(b1), max), per_step(j),
+			 td_fmt_dur(b2, sizeof(b2), med), (double)max / (double)med,
+			 td_fmt_dur(b3, sizeof(b3), j->rows[best].late_ns), j->rows[best].late_count);
 	for (k = 0; k < ntop; k++)
 		td_finding_where(f, "%s: %s%s on rank %lld, the median rank %s", top[k].name,
 				 td_fmt_dur(b1, sizeof(b1), top[k].max), per_step(j),
 				 (long long)top[k].rank, td_fmt_dur(b3, sizeof(b3), top[k].median));
-	td_strtab_free(&names);
 	td_finding_fix(f, "%s", "Give every rank the same work: uneven batches or sequence lengths "
 		       "make one rank compute longer while the rest wait in the next collective. "
 		       "Shard evenly (DistributedSampler(..., drop_last=True)), pack or bucket "
@@ -373,12 +529,25 @@ static void imbalance(struct td_job *j)
 		       "that no rank runs extra work (logging, evaluation, a larger shard).");
 }
 
-/* Each rank's findings merged by rule: "on 7 of 8 ranks", sized by the worst rank's. */
+struct entry {
+	const struct td_sum_finding *f;
+	size_t row;
+	int64_t savings;          /* what fixing it on this rank wins back, for the job */
+};
+#define ENTRY_LESS(x, y) ((x)->savings > (y)->savings || \
+	((x)->savings == (y)->savings && (x)->row < (y)->row))
+TD_DEFINE_SORT(sort_entries, struct entry, ENTRY_LESS)
+
+/* Each rank's findings merged by rule: "on 7 of 8 ranks", sized by the rank where fixing it
+ * wins most. A rank's exposed communication includes its waiting for the last rank to arrive,
+ * which the straggler finding owns: only the rest is the communication's. */
 static void merged(struct td_job *j)
 {
 	const char *seen[64];
-	size_t nseen = 0, r, i, k;
-	char b1[32];
+	size_t nseen = 0, r, i, k, n, e, shown, lines;
+	struct entry *v = td_malloc((j->n ? j->n : 1) * sizeof(*v));
+	int64_t *rk = td_malloc((j->n ? j->n : 1) * sizeof(*rk));
+	char b1[32], b2[32], b3[32];
 
 	for (r = 0; r < j->n; r++)
 		for (i = 0; i < j->rows[r].s->findings.len && nseen < 64; i++) {
@@ -390,56 +559,95 @@ static void merged(struct td_job *j)
 				seen[nseen++] = rule;
 		}
 	for (k = 0; k < nseen; k++) {
-		const struct td_sum_finding *rep = NULL;
-		size_t rep_row = 0, have = 0, shown = 0;
+		int comm = !strcmp(seen[k], "communication") && j->n > 1;
 		double lo = 0, hi = 0;
 		struct td_finding *f;
-		for (r = 0; r < j->n; r++)
+		const struct entry *rep;
+		for (r = 0, n = 0; r < j->n; r++)
 			for (i = 0; i < j->rows[r].s->findings.len; i++) {
 				const struct td_sum_finding *x = &TD_VEC_AT(&j->rows[r].s->findings,
 									    struct td_sum_finding, i);
 				if (strcmp(x->rule, seen[k]))
 					continue;
-				if (!have || x->fraction < lo)
+				v[n].f = x;
+				v[n].row = r;
+				v[n].savings = x->savings_ns;
+				if (comm) /* its waiting is the straggler's */
+					v[n].savings = x->savings_ns > j->rows[r].wait_ns
+						? x->savings_ns - j->rows[r].wait_ns : 0;
+				if (j->straggler >= 0 && r == (size_t)j->straggler &&
+				    !strcmp(x->rule, j->straggler_rule)) /* what makes it late */
+					v[n].savings = x->savings_ns > j->rows[r].late_ns
+						? x->savings_ns - j->rows[r].late_ns : 0;
+				if (!n || x->fraction < lo)
 					lo = x->fraction;
-				if (!have || x->fraction > hi)
+				if (!n || x->fraction > hi)
 					hi = x->fraction;
-				if (!rep || x->savings_ns > rep->savings_ns) {
-					rep = x;
-					rep_row = r;
-				}
-				have++;
+				n++;
 				break; /* one per rank: its largest, the report is ordered */
 			}
 		f = td_report_add(&j->report, seen[k], -1);
-		f->idle_ns = rep->idle_ns;
-		f->busy_ns = rep->busy_ns;
-		f->host_ns = rep->host_ns;
-		f->count = have;
+		for (e = 0; e < n; e++) /* every rank that has it, in rank order */
+			*(int64_t *)td_vec_push(&f->ranks) = j->rows[v[e].row].rank;
+		sort_entries(v, n);
+		rep = &v[0];
+		f->idle_ns = rep->f->idle_ns;
+		f->busy_ns = rep->f->busy_ns;
+		f->host_ns = rep->f->host_ns;
+		if (rep->savings != rep->f->savings_ns) { /* part of it is another finding's */
+			f->idle_ns = rep->f->idle_ns < rep->savings ? rep->f->idle_ns : rep->savings;
+			f->busy_ns = rep->savings - f->idle_ns;
+		}
+		if (comm) {
+			int64_t wait = j->rows[rep->row].wait_ns;
+			f->idle_ns = 0;
+			f->busy_ns = rep->savings;
+			td_finding_value(f, "exposed_ns", rep->f->savings_ns);
+			td_finding_value(f, "wait_ns", wait < rep->f->savings_ns ? wait : rep->f->savings_ns);
+		}
+		f->count = n;
 		if (j->n == 1)
-			td_finding_title(f, "%s", rep->title);
+			td_finding_title(f, "%s", rep->f->title);
+		else if (comm)
+			td_finding_title(f, "On %zu of %zu ranks: communication not hidden by compute, "
+					 "beyond waiting for other ranks: %s%s on rank %lld (its collectives "
+					 "are exposed %s%s, %s%s of it waiting for the last rank)", n, j->n,
+					 td_fmt_dur(b1, sizeof(b1), by_step(j, rep->savings)), per_step(j),
+					 (long long)j->rows[rep->row].rank,
+					 td_fmt_dur(b2, sizeof(b2), by_step(j, rep->f->savings_ns)), per_step(j),
+					 td_fmt_dur(b3, sizeof(b3), by_step(j, rep->f->savings_ns - rep->savings)),
+					 per_step(j));
 		else if (lo == hi || (int)(100 * lo + 0.5) == (int)(100 * hi + 0.5))
-			td_finding_title(f, "On %zu of %zu ranks (%.0f%% of the window): %s", have, j->n,
-					 100 * hi, rep->title);
+			td_finding_title(f, "On %zu of %zu ranks (%.0f%% of the window): %s", n, j->n,
+					 100 * hi, rep->f->title);
 		else
-			td_finding_title(f, "On %zu of %zu ranks (%.0f-%.0f%% of the window): %s", have,
-					 j->n, 100 * lo, 100 * hi, rep->title);
-		for (r = 0; r < j->n && shown < 5; r++)
-			for (i = 0; i < j->rows[r].s->findings.len; i++) {
-				const struct td_sum_finding *x = &TD_VEC_AT(&j->rows[r].s->findings,
-									    struct td_sum_finding, i);
-				if (strcmp(x->rule, seen[k]))
-					continue;
-				*(int64_t *)td_vec_push(&f->ranks) = j->rows[r].rank;
-				if (j->n > 1 && (r == rep_row || shown < 4)) {
-					td_finding_where(f, "rank %lld: %s (saves ~%s)", (long long)j->rows[r].rank,
-							 x->title, td_fmt_dur(b1, sizeof(b1), x->savings_ns));
-					shown++;
+			td_finding_title(f, "On %zu of %zu ranks (%.0f-%.0f%% of the window): %s", n,
+					 j->n, 100 * lo, 100 * hi, rep->f->title);
+		/* the ranks where it wins most, those that say the same in one line */
+		for (e = 0, shown = 0, lines = 0; j->n > 1 && e < n && lines < 4; e++) {
+			size_t q, nr = 0;
+			char rl[256];
+			if (!v[e].f)
+				continue;
+			for (q = e; q < n; q++)
+				if (v[q].f && v[q].savings == v[e].savings &&
+				    !strcmp(v[q].f->title, v[e].f->title)) {
+					rk[nr++] = j->rows[v[q].row].rank;
+					if (q != e)
+						v[q].f = NULL;
 				}
-				break;
-			}
-		td_finding_fix(f, "%s", rep->fix);
+			td_finding_where(f, "%s: %s (saves ~%s)", td_fmt_ranks(rl, sizeof(rl), rk, nr),
+					 v[e].f->title, td_fmt_dur(b1, sizeof(b1), v[e].savings));
+			shown += nr;
+			lines++;
+		}
+		if (shown < n && j->n > 1)
+			td_finding_where(f, "and %zu more rank%s (see each rank's row)", n - shown,
+					 n - shown == 1 ? "" : "s");
+		td_finding_fix(f, "%s", rep->f->fix);
 	}
+	free(rk);
+	free(v);
 }
 
 static void job_metrics(struct td_job *j)
@@ -507,11 +715,16 @@ static void job_metrics(struct td_job *j)
 		}
 }
 
+static const char *input_of(const struct td_summary *s)
+{
+	return s->input ? s->input : s->path ? s->path : "?";
+}
+
 int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct td_config *cfg,
 		 struct td_error *err)
 {
 	struct td_strtab keys;
-	size_t r, i;
+	size_t r, i, k;
 	int64_t *v;
 
 	if (cfg)
@@ -535,7 +748,7 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 			if (j->world_size > 0 && j->world_size != s[r].world_size)
 				return td_error_set(err, TD_EINVAL, "%s says the world has %lld ranks, but "
 						    "an earlier trace says %lld: these are not one job",
-						    s[r].path, (long long)s[r].world_size,
+						    input_of(&s[r]), (long long)s[r].world_size,
 						    (long long)j->world_size);
 			j->world_size = s[r].world_size;
 		}
@@ -546,29 +759,32 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 	for (r = 1; r < n; r++)
 		if (j->rows[r].rank == j->rows[r - 1].rank)
 			return td_error_set(err, TD_EINVAL, "%s and %s are both rank %lld",
-					    j->rows[r - 1].s->path, j->rows[r].s->path,
+					    input_of(j->rows[r - 1].s), input_of(j->rows[r].s),
 					    (long long)j->rows[r].rank);
 	for (r = 0; j->world_size > 0 && r < n; r++)
 		if (j->rows[r].rank >= j->world_size)
 			return td_error_set(err, TD_EINVAL, "%s is rank %lld of a world of %lld",
-					    j->rows[r].s->path, (long long)j->rows[r].rank,
+					    input_of(j->rows[r].s), (long long)j->rows[r].rank,
 					    (long long)j->world_size);
 	if (j->world_size > 0) { /* the ranks nobody brought */
-		int64_t k;
-		for (k = 0, r = 0; k < j->world_size; k++) {
-			while (r < n && j->rows[r].rank < k)
+		int64_t q;
+		for (q = 0, r = 0; q < j->world_size; q++) {
+			while (r < n && j->rows[r].rank < q)
 				r++;
-			if (r >= n || j->rows[r].rank != k)
-				*(int64_t *)td_vec_push(&j->missing) = k;
+			if (r >= n || j->rows[r].rank != q)
+				*(int64_t *)td_vec_push(&j->missing) = q;
 		}
 	}
+	/* the median rank's window and steps, of the ranks with GPU work (not a partial stub) */
 	v = td_malloc(n * sizeof(*v));
-	for (r = 0; r < n; r++)
-		v[r] = j->rows[r].s->window_ns;
-	j->window_ns = td_median_i64(v, n);
-	for (r = 0; r < n; r++)
-		v[r] = (int64_t)j->rows[r].s->steps;
-	j->steps = (uint64_t)td_median_i64(v, n);
+	for (r = 0, k = 0; r < n; r++)
+		if (j->rows[r].s->window_ns > 0)
+			v[k++] = j->rows[r].s->window_ns;
+	j->window_ns = k ? td_median_i64(v, k) : 0;
+	for (r = 0, k = 0; r < n; r++)
+		if (j->rows[r].s->window_ns > 0)
+			v[k++] = (int64_t)j->rows[r].s->steps;
+	j->steps = k ? (uint64_t)td_median_i64(v, k) : 0;
 	free(v);
 
 	td_strtab_init(&keys);

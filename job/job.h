@@ -28,6 +28,10 @@ struct td_job_row {
 	int64_t wait_ns;          /* time in matched collectives waiting for the last rank */
 	int64_t late_ns;          /* how long the median rank waited for this one */
 	uint32_t late_count;      /* matched collectives this rank arrived at last */
+	int64_t late_max_ns;      /* the most the median rank waited for it at one */
+	int64_t late_in_step_ns;  /* at those: how much later into its step it launched them */
+	int64_t late_gpu_in_step_ns; /* and how much later into its step its GPU started them */
+	uint32_t late_known;      /* of those, how many had launch times on every rank */
 	int64_t clock_offset_ns;  /* its clock minus rank 0's, from collective end times */
 	int has_offset;
 };
@@ -45,6 +49,8 @@ struct td_job {
 	struct td_vec errors;     /* struct td_job_error */
 	struct td_vec missing;    /* int64_t: ranks of world_size with no trace */
 	size_t matched, unmatched; /* collectives present on every rank / on some only */
+	int64_t straggler;        /* row of the rank the others wait for most, -1 none */
+	char straggler_rule[32];  /* its finding that makes it late, "" when none is named */
 	int64_t window_ns;        /* the median rank's window */
 	uint64_t steps;           /* the median rank's steps */
 	struct td_params params;

@@ -43,6 +43,7 @@ void td_summary_free(struct td_summary *s)
 	td_vec_free(&s->kernels);
 	td_strtab_free(&s->keys);
 	td_vec_free(&s->colls);
+	free(s->input);
 	td_vec_free(&s->findings);
 	free(s->path);
 	free(s->device_name);
@@ -68,6 +69,33 @@ struct cstart {
 };
 #define CSTART_LESS(x, y) ((x)->ts < (y)->ts || ((x)->ts == (y)->ts && (x)->ev < (y)->ev))
 TD_DEFINE_SORT(sort_cstart, struct cstart, CSTART_LESS)
+
+/* How far into its step the host launched GPU op ev (*launch) and the GPU started it (*start):
+ * -1 both without a launch or outside steps. */
+static void in_step(const struct td_analysis *a, uint32_t ev, int64_t *launch, int64_t *start)
+{
+	uint32_t l = td_trace_launch(a->t, ev);
+	size_t lo = 0, hi = a->nsteps;
+	int64_t ts;
+
+	*launch = *start = -1;
+	if (l == TD_NONE)
+		return;
+	ts = td_trace_ev(a->t, l)->ts;
+	while (lo < hi) { /* the last step starting at or before ts */
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->steps[mid].start <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ts >= a->steps[lo - 1].end)
+		return;
+	*launch = ts - a->steps[lo - 1].start;
+	*start = td_trace_ev(a->t, ev)->ts - a->steps[lo - 1].start;
+	if (*start < *launch) /* clocks that disagree: the GPU cannot start before the launch */
+		*start = *launch;
+}
 
 /* The key that matches a collective across ranks: its process group, collective and message
  * size when the trace records them, else its kernel's name. */
@@ -156,6 +184,7 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 		c->key = coll_key(s, t, cs[i].ev);
 		c->start = e->ts;
 		c->dur = td_ev_dur(e);
+		in_step(a, cs[i].ev, &c->in_step, &c->gpu_in_step);
 	}
 	seq = td_calloc(s->keys.count + 1, sizeof(*seq));
 	for (i = 0; i < s->colls.len; i++) {
@@ -339,7 +368,9 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 	for (i = 1; i <= s->keys.count; i++)
 		str(g, td_strtab_str(&s->keys, (uint32_t)i));
 	yajl_gen_array_close(g);
-	key(g, "collectives"); /* [key (1-based into collective_keys), seq, start_ns, dur_ns] */
+	/* [key (1-based into collective_keys), seq, start_ns, dur_ns, launch_in_step_ns,
+	 *  start_in_step_ns] (the last two -1 when unknown) */
+	key(g, "collectives");
 	yajl_gen_array_open(g);
 	for (i = 0; i < s->colls.len; i++) {
 		const struct td_sum_coll *x = &TD_VEC_AT(&s->colls, struct td_sum_coll, i);
@@ -348,6 +379,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		yajl_gen_integer(g, x->seq);
 		yajl_gen_integer(g, (long long)x->start);
 		yajl_gen_integer(g, (long long)x->dur);
+		yajl_gen_integer(g, (long long)x->in_step);
+		yajl_gen_integer(g, (long long)x->gpu_in_step);
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -534,13 +567,16 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			yajl_val x = arr->u.array.values[i];
 			struct td_sum_coll *sc;
 			size_t k;
-			int ok = YAJL_IS_ARRAY(x) && x->u.array.len == 4;
-			for (k = 0; ok && k < 4; k++)
+			int ok = YAJL_IS_ARRAY(x) && x->u.array.len == 6;
+			for (k = 0; ok && k < 6; k++)
 				ok = YAJL_IS_INTEGER(x->u.array.values[k]);
 			if (!ok || YAJL_GET_INTEGER(x->u.array.values[0]) < 1 ||
 			    YAJL_GET_INTEGER(x->u.array.values[0]) > (long long)s->keys.count ||
 			    YAJL_GET_INTEGER(x->u.array.values[1]) < 0 ||
-			    YAJL_GET_INTEGER(x->u.array.values[1]) > UINT32_MAX) {
+			    YAJL_GET_INTEGER(x->u.array.values[1]) > UINT32_MAX ||
+			    YAJL_GET_INTEGER(x->u.array.values[3]) < 0 ||
+			    YAJL_GET_INTEGER(x->u.array.values[4]) < -1 ||
+			    YAJL_GET_INTEGER(x->u.array.values[5]) < -1) {
 				bad = 1, what = "collectives";
 				continue;
 			}
@@ -549,6 +585,8 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			sc->seq = (uint32_t)YAJL_GET_INTEGER(x->u.array.values[1]);
 			sc->start = YAJL_GET_INTEGER(x->u.array.values[2]);
 			sc->dur = YAJL_GET_INTEGER(x->u.array.values[3]);
+			sc->in_step = YAJL_GET_INTEGER(x->u.array.values[4]);
+			sc->gpu_in_step = YAJL_GET_INTEGER(x->u.array.values[5]);
 		}
 	if ((arr = get(root, "findings", yajl_t_array)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {

@@ -42,10 +42,13 @@ struct td_sum_coll {
 	uint32_t key;             /* id in td_summary.keys */
 	uint32_t seq;
 	int64_t start, dur;
+	int64_t in_step;          /* its launch's time into the step that made it; -1 unknown */
+	int64_t gpu_in_step;      /* its start's time into that step; -1 unknown */
 };
 
 struct td_summary {
-	char *path;
+	char *path;                /* the trace it summarizes */
+	char *input;               /* the file it was read from (not written): a trace or summary */
 	int64_t rank, world_size;  /* from the trace's distributedInfo; -1 when absent */
 	int partial;
 	int32_t device;            /* the device it summarizes (the busiest), -1 with none */

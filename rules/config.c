@@ -21,7 +21,6 @@ struct td_pattern_set {
 	size_t n;
 	pcre2_code **code;
 	char **src;
-	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 };
 
@@ -60,7 +59,6 @@ static int set_add(struct td_pattern_set **ps, const char *src, const char *path
 		return TD_EINVAL;
 	if (!s) {
 		s = *ps = td_calloc(1, sizeof(*s));
-		s->md = pcre2_match_data_create(4, NULL);
 		s->mctx = pcre2_match_context_create(NULL);
 		pcre2_set_match_limit(s->mctx, MATCH_LIMIT);
 		pcre2_set_depth_limit(s->mctx, DEPTH_LIMIT);
@@ -85,7 +83,6 @@ static void set_free(struct td_pattern_set *s)
 	}
 	free(s->code);
 	free(s->src);
-	pcre2_match_data_free(s->md);
 	pcre2_match_context_free(s->mctx);
 	free(s);
 }
@@ -107,18 +104,23 @@ static int match_one(void *code, pcre2_match_data *md, pcre2_match_context *mctx
 int td_config_match(struct td_config *c, enum td_pattern_kind k, const char *name, size_t len)
 {
 	struct td_pattern_set *s = c->patterns[k];
+	pcre2_match_data *md;
 	size_t i;
+	int hit = 0;
 
 	if (!s)
 		return 0;
-	for (i = 0; i < s->n; i++) {
-		int m = match_one(s->code[i], s->md, s->mctx, name, len);
+	/* match data of our own: several ranks are analysed at once with one config */
+	md = pcre2_match_data_create(4, NULL);
+	for (i = 0; i < s->n && !hit; i++) {
+		int m = match_one(s->code[i], md, s->mctx, name, len);
 		if (m > 0)
-			return 1;
+			hit = 1;
 		if (m < 0)
-			c->pattern_limit_hits++;
+			atomic_fetch_add(&c->pattern_limit_hits, 1);
 	}
-	return 0;
+	pcre2_match_data_free(md);
+	return hit;
 }
 
 const struct td_suppression *td_config_suppressed(struct td_config *c, const char *rule,
@@ -146,7 +148,7 @@ const struct td_suppression *td_config_suppressed(struct td_config *c, const cha
 		for (j = 0; j < ntexts; j++) {
 			int m = match_one(s->code, md, mctx, texts[j], strlen(texts[j]));
 			if (m < 0)
-				c->pattern_limit_hits++;
+				atomic_fetch_add(&c->pattern_limit_hits, 1);
 			if (m > 0) {
 				hit = s;
 				break;

@@ -8,6 +8,7 @@
 #define TD_RULES_CONFIG_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "common/error.h"
@@ -55,7 +56,7 @@ struct td_config {
 	struct td_gate_config gate;
 	struct td_pattern_set *patterns[PAT_COUNT];
 	struct td_vec suppress;      /* struct td_suppression */
-	uint64_t pattern_limit_hits; /* matches abandoned at the match or depth limit */
+	_Atomic uint64_t pattern_limit_hits; /* matches abandoned at the match or depth limit */
 };
 
 void td_config_default(struct td_config *c);

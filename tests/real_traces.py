@@ -137,6 +137,98 @@ def check_communication(tracedoc, path):
     return problems
 
 
+def median(v):
+    """tracedoc's median: the mean of the two middle values rounded down, for an even count."""
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else v[n // 2 - 1] + (v[n // 2] - v[n // 2 - 1]) // 2
+
+
+def job_reference(paths):
+    """Per rank, its NCCL kernels in the steady-state window (first step start to the end of
+    the GPU work its steps launched), matched across ranks by name and order: the rank with
+    the shortest kernel arrived last; the others wait (their duration - the shortest); the
+    median rank waits (median - shortest) for the last one."""
+    per = {}
+    for p in paths:
+        ev = [e for e in load(p) if e.get("ph") == "X"]
+        rank = int(os.path.basename(p).split("_")[0].replace("worker", ""))
+        steps = [e for e in ev if e["name"].startswith("ProfilerStep#")]
+        hs = min(ns(e["ts"]) for e in steps)
+        he = max(ns(e["ts"]) + ns(e["dur"]) for e in steps)
+        rt = {e["args"]["correlation"]: e for e in ev if e.get("cat") in RUNTIME
+              and "correlation" in e.get("args", {})}
+        we = he
+        for g in ev:
+            r = rt.get(g.get("args", {}).get("correlation")) if GPU.get(g.get("cat")) else None
+            if r and hs <= ns(r["ts"]) < he:
+                we = max(we, ns(g["ts"]) + ns(g["dur"]))
+        nccl = sorted((ns(e["ts"]), ns(e["dur"]), e["name"]) for e in ev
+                      if e.get("cat") == "kernel" and "nccl" in e["name"].lower()
+                      and hs <= ns(e["ts"]) < we)
+        seq, lst = {}, {}
+        for ts, dur, name in nccl:
+            lst[(name, seq.get(name, 0))] = dur
+            seq[name] = seq.get(name, 0) + 1
+        per[rank] = lst
+    wait = {r: 0 for r in per}
+    late = {r: 0 for r in per}
+    count = {r: 0 for r in per}
+    for key in set().union(*per.values()):
+        if not all(key in per[r] for r in per):
+            continue
+        durs = {r: per[r][key] for r in per}
+        last = min(durs, key=lambda r: (durs[r], r))
+        for r in per:
+            wait[r] += durs[r] - durs[last]
+        late[last] += median(durs.values()) - durs[last]
+        count[last] += 1
+    return wait, late, count
+
+
+def check_job(tracedoc, sub):
+    """diagnose DIR on the 8-rank DLRM job against job_reference; the same report from the
+    ranks' summaries; each rank's row against its own diagnose."""
+    import tempfile
+    paths = sorted(os.path.join(sub, f) for f in os.listdir(sub) if f.endswith(".json"))
+    out = subprocess.run([tracedoc, "diagnose", "--format", "json", sub], capture_output=True)
+    if out.returncode != 0:
+        return [f"diagnose DIR exit {out.returncode}: {out.stderr.decode(errors='replace')}"]
+    job, problems = json.loads(out.stdout), []
+    wait, late, count = job_reference(paths)
+    rows = {r["rank"]: r for r in job["ranks"]}
+    for r in wait:
+        for key, want in (("collective_wait_ns", wait[r]), ("late_ns", late[r]),
+                          ("late_collectives", count[r])):
+            if rows[r][key] != want:
+                problems.append(f"rank {r} {key} {rows[r][key]} != {want}")
+    want_rank = max(late, key=lambda r: (late[r], -r))
+    st = [f for f in job["findings"] if f["rule"] == "straggler"]
+    if not st or st[0]["values"]["rank"] != want_rank or st[0]["values"]["wait_ns"] != late[want_rank]:
+        problems.append(f"straggler {st[0]['values'] if st else None} != rank {want_rank} "
+                        f"waited for {late[want_rank]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in paths:
+            dst = os.path.join(tmp, os.path.basename(p) + ".summary.json")
+            subprocess.run([tracedoc, "summarize", p, "-o", dst], check=True)
+        again = subprocess.run([tracedoc, "diagnose", "--format", "json", tmp],
+                               capture_output=True)
+        if again.stdout != out.stdout:
+            problems.append("the job from summaries differs from the job from traces")
+    for p in paths[:2]:
+        one = json.loads(subprocess.run([tracedoc, "diagnose", "--format", "json", p],
+                                        capture_output=True).stdout)
+        r = one["trace"].get("rank")
+        comm = [f for f in one["findings"] if f["rule"] == "communication"]
+        dev = one["devices"][0]
+        if comm and rows[r]["exposed_comm_ns"] != comm[0]["values"]["exposed_ns"]:
+            problems.append(f"rank {r} exposed {rows[r]['exposed_comm_ns']} != its own "
+                            f"{comm[0]['values']['exposed_ns']}")
+        if abs(rows[r]["busy_fraction"] - dev["busy_fraction"]) > 1e-6:
+            problems.append(f"rank {r} busy {rows[r]['busy_fraction']} != {dev['busy_fraction']}")
+    return problems
+
+
 def main():
     tracedoc, root = sys.argv[1], sys.argv[2]
     tdir = os.path.normpath(os.path.join(root, "..", "shared", "traces"))
@@ -184,6 +276,14 @@ def main():
         else:
             passed += 1
             print(f"ok   {name}")
+    if os.path.isdir(sub):
+        problems = check_job(tracedoc, sub)
+        if problems:
+            failed += 1
+            print("FAIL dlrm-8rank job: " + "; ".join(problems))
+        else:
+            passed += 1
+            print("ok   dlrm-8rank job (straggler, waits, summaries, rows)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 

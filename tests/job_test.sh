@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The job view as a user runs it, on jobs bench/gen_trace writes with a known answer: the
+# straggler and how long the others wait for it (truth.txt), a compute imbalance, a healthy
+# job; summaries that give the same report as the traces, to the byte; a rank that cannot be
+# read, a partial one, a missing one, two files of one rank, ranks of two jobs; gate on a job.
+# TD_UPDATE_GOLDEN=1 rewrites the goldens (review the diff).
+# usage: job_test.sh TRACEDOC GEN_TRACE REPO_ROOT
+set -u
+bin=$(realpath "$1")
+gen=$(realpath "$2")
+root=$(realpath "$3")
+golden=$root/tests/golden
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+expect_rc() {
+	local want=$1
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, expected $want"; cat "$tmp/err"; fi
+}
+
+expect_grep() { # PATTERN FILE WHAT
+	if grep -q -- "$1" "$2"; then ok; else bad "$3: no '$1' in $2:"; head -30 "$2"; fi
+}
+
+compare_golden() {
+	if [ "${TD_UPDATE_GOLDEN:-}" = 1 ]; then
+		cp "$2" "$golden/$1"
+		ok
+	elif cmp -s "$2" "$golden/$1"; then
+		ok
+	else
+		bad "$1 differs from its golden:"
+		diff -u "$golden/$1" "$2" | head -40
+	fi
+}
+
+# json_check FILE PYTHON: runs PYTHON with d = the parsed JSON; it raises on a wrong answer
+json_check() {
+	if python3 -c "import json,sys
+d = json.load(open(sys.argv[1]))
+truth = dict(l.split() for l in open(sys.argv[2])) if sys.argv[2:] and sys.argv[2] else {}
+$2" "$1" "${3:-}"; then ok; else bad "check on $1 failed: $2"; fi
+}
+
+# 1. a straggler with host work before the all-reduce: rank 5, 3 ms of Python per step
+mkdir late && "$gen" --ranks 8 --straggler 5 --delay-us 3000 --steps 6 --ops 40 -o late || exit 2
+expect_rc 0 "$bin" diagnose late --format json -o late.json
+json_check late.json '
+s = [f for f in d["findings"] if f["rule"] == "straggler"]
+assert len(s) == 1, "one straggler finding"
+f = s[0]
+assert f["values"]["rank"] == int(truth["straggler"]), f["values"]
+want = int(truth["wait_ns"])
+assert abs(f["values"]["wait_ns"] - want) <= want / 100, (f["values"]["wait_ns"], want)
+assert d["findings"][0]["rule"] == "straggler", "the top finding"
+assert "log_metrics" in " ".join(f["where"]), f["where"]
+assert not [x for x in d["findings"] if x["rule"] == "imbalance"], "no imbalance: same compute"
+# the job wins the straggler time once: rank 5 GPU idle is not also a gpu-idle saving
+g = [x for x in d["findings"] if x["rule"] == "gpu-idle"]
+assert not g or g[0]["est_savings_ns"] < want / 10, g
+' late/truth.txt
+"$bin" diagnose late >late.txt
+compare_golden job-late.text late.txt
+"$bin" diagnose late --format md >late.md
+compare_golden job-late.md late.md
+# same bytes on one thread as on four
+"$bin" diagnose late -j 1 >j1.txt && "$bin" diagnose late -j 4 >j4.txt
+if cmp -s j1.txt j4.txt && cmp -s j1.txt late.txt; then ok; else bad "-j changes the report"; fi
+
+# 2. summaries: summarize every rank, the job from them is the same report, to the byte
+mkdir sums
+for f in late/rank-*.json; do
+	"$bin" summarize "$f" -o "sums/$(basename "$f" .json).summary.json" || bad "summarize $f"
+done
+for fmt in text md json; do
+	"$bin" diagnose late --format $fmt >a.$fmt
+	"$bin" diagnose sums --format $fmt >b.$fmt
+	if cmp -s a.$fmt b.$fmt; then ok; else bad "summaries give another $fmt report"; diff a.$fmt b.$fmt | head; fi
+done
+# a quoted glob, and a mix of traces and summaries, are the same job
+"$bin" diagnose 'late/rank-*.json' >c.text
+"$bin" diagnose late/rank-[0-3].json sums/rank-[4-7].summary.json >d.text
+if cmp -s a.text c.text && cmp -s a.text d.text; then ok; else bad "glob or mixed inputs differ"; fi
+json_check sums/rank-5.summary.json '
+assert d["schema"] == "tracedoc.summary/1"
+assert d["trace"]["rank"] == 5 and d["trace"]["world_size"] == 8
+assert len(d["collectives"]) == 6 and all(len(c) == 6 for c in d["collectives"])'
+
+# 3. compute imbalance: rank 2 computes 40% more; the host launches on time
+mkdir slow && "$gen" --ranks 8 --straggler 2 --imbalance 40 --steps 6 --ops 40 -o slow || exit 2
+"$bin" diagnose slow --format json >slow.json
+json_check slow.json '
+f = [f for f in d["findings"] if f["rule"] == "straggler"][0]
+assert f["values"]["rank"] == 2
+want = int(truth["wait_ns"])
+assert abs(f["values"]["wait_ns"] - want) <= want / 100, (f["values"]["wait_ns"], want)
+w = " ".join(f["where"])
+assert "launches these collectives on time" in w and "computes" in w, w
+assert "sgemm" in w, w
+assert "DistributedSampler" in f["fix"], f["fix"]' slow/truth.txt
+
+# 4. a healthy job: the same work everywhere, no straggler, no imbalance
+mkdir even && "$gen" --ranks 4 --steps 4 --ops 40 -o even || exit 2
+"$bin" diagnose even --format json >even.json
+json_check even.json '
+rules = [f["rule"] for f in d["findings"]]
+assert "straggler" not in rules and "imbalance" not in rules, rules
+assert d["collectives"]["matched"] == 4, d["collectives"]'
+
+# 5. ranks from file names when the traces do not say (no distributedInfo)
+mkdir named
+for r in 0 1 2 3; do
+	sed 's/"distributedInfo": {[^}]*},//' "late/rank-$r.json" >"named/worker_$((3 - r)).json"
+done
+"$bin" diagnose named --format json >named.json
+json_check named.json '
+src = {r["rank"]: r["rank_from"] for r in d["ranks"]}
+assert src == {0: "file name", 1: "file name", 2: "file name", 3: "file name"}, src
+paths = {r["rank"]: r["path"] for r in d["ranks"]}
+assert paths[0].endswith("worker_0.json"), paths'
+
+# 6. a rank that cannot be read: the others are reported, exit 3, its name on stderr
+mkdir broken && cp late/rank-*.json broken/ && echo '{"traceEvents": [{"ph": "X", oops' >broken/rank-3.json
+expect_rc 3 "$bin" diagnose broken
+expect_grep "broken/rank-3.json" err "unreadable rank named"
+expect_grep "1 of 8 rank files could not be read" err "count of unreadable ranks"
+expect_grep "not read:" out "the report says which rank is missing"
+expect_grep "straggler" out "the rest still diagnosed"
+
+# 7. a partial rank (the file ends early) is left out of the matching, and said so
+mkdir part && cp late/rank-*.json part/ && head -c 20000 late/rank-6.json >part/rank-6.json
+expect_rc 0 "$bin" diagnose part
+expect_grep "partial: rank 6" out "partial rank named"
+expect_grep "Rank 5 holds up the job" out "straggler still found without rank 6"
+expect_rc 1 "$bin" gate part
+expect_grep "rank 6: the trace ends early" out "gate fails a partial job"
+
+# 8. a missing rank: world size 8, seven files
+mkdir gap && cp late/rank-*.json gap/ && rm gap/rank-4.json
+expect_rc 0 "$bin" diagnose gap
+expect_grep "missing: rank 4 of the 8" out "missing rank named"
+
+# 9. two files of one rank, and ranks of two jobs: not one job (exit 2), both files named
+mkdir dup && cp late/rank-*.json dup/ && cp late/rank-2.json dup/rank-2-again.json
+expect_rc 2 "$bin" diagnose dup
+expect_grep "dup/rank-2-again.json and dup/rank-2.json are both rank 2" err "duplicate rank"
+mkdir mixed && cp late/rank-0.json late/rank-1.json mixed/ && cp even/rank-2.json mixed/
+expect_rc 2 "$bin" diagnose mixed
+expect_grep "world has 4 ranks, but" err "world sizes that differ"
+
+# 10. gate on jobs: the straggler job against the healthy one fails on the wait it adds
+"$bin" diagnose even --format json -o even-report.json
+expect_rc 1 "$bin" gate --baseline even-report.json late
+expect_grep "straggler_wait_ns_per_step is .* where the baseline had none" out "gate names the straggler wait"
+expect_rc 0 "$bin" gate --baseline late.json sums
+expect_rc 3 "$bin" gate broken
+
+# 11. summarize refuses what is not a trace, with the file named
+expect_rc 3 "$bin" summarize "$root/fixtures/bad/not-json.txt"
+expect_grep "not-json.txt" err "summarize names the bad file"
+echo '{"schema": "tracedoc.summary/1", "trace": 5}' >sums/zz-bad.summary.json
+expect_rc 3 "$bin" diagnose sums
+expect_grep "zz-bad.summary.json" err "bad summary named"
+
+echo "job tests: $pass passed, $fail failed"
+[ "$fail" = 0 ]
