@@ -7,13 +7,14 @@
  *
  * With --ranks N it writes a job instead: one file per rank (DIR/rank-R.json), the ranks in
  * lock-step through an NCCL all-reduce at the end of each step's backward. --straggler R
- * makes rank R arrive late at it: --delay-us D of host-only Python before it each step
- * (train.py(88): log_metrics), or --imbalance PCT more compute per kernel. The others then
- * wait D (or the extra compute) per step in the all-reduce: a known answer for the job view.
+ * makes rank R arrive late at it: --delay MS of host-only Python before it each step
+ * (train.py(88): log_metrics), or --imbalance PCT more compute per kernel. Its all-reduce is
+ * then launched MS later into each step; the others wait that, less what their GPU still had
+ * queued, in the all-reduce - DIR/truth.txt says how long: a known answer for the job view.
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--seed S] [-o FILE]
- *        gen_trace --ranks N [--straggler R (--delay-us D | --imbalance PCT)] [--steps N]
+ *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
 #include <stdio.h>
@@ -388,7 +389,8 @@ static int job(const char *dir, int nr, int steps, int ops, int64_t loader_ns, u
 		perror(p);
 		return 1;
 	}
-	fprintf(tf, "straggler %d\nwait_ns %" PRId64 "\nsteps %d\n", straggler, wait, steps);
+	fprintf(tf, "straggler %d\nwait_ns %" PRId64 "\nsteps %d\ndelay_ns %" PRId64 "\n", straggler,
+		wait, steps, delay_ns);
 	return fclose(tf) != 0 || rc;
 }
 
@@ -421,14 +423,14 @@ int main(int argc, char **argv)
 			ranks = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--straggler") && i + 1 < argc)
 			straggler = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
-			delay_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--delay") && i + 1 < argc)
+			delay_ns = (int64_t)(atof(argv[++i]) * 1e6 + 0.5);
 		else if (!strcmp(argv[i], "--imbalance") && i + 1 < argc)
 			imbalance = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--seed S] [-o FILE]\n"
-					"       gen_trace --ranks N [--straggler R (--delay-us D | "
+					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
 		}

@@ -33,9 +33,11 @@ uint32_t td_hash_bytes(const char *s, size_t len)
 void td_strtab_init(struct td_strtab *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->nslots = 1024;
+	/* small to start (a summary holds a few strings; a job holds thousands of summaries),
+	 * doubling as it fills */
+	st->nslots = 64;
 	st->slots = td_calloc(st->nslots, sizeof(uint32_t));
-	st->cap = 256;
+	st->cap = 32;
 	st->strs = td_malloc(st->cap * sizeof(*st->strs));
 	st->lens = td_malloc(st->cap * sizeof(*st->lens));
 	st->hashes = td_malloc(st->cap * sizeof(*st->hashes));
@@ -65,9 +67,11 @@ static char *store(struct td_strtab *st, const char *s, size_t len)
 	char *d;
 
 	if (st->chunk_used + len + 1 > st->chunk_size) {
-		size_t size = 64 * 1024;
+		size_t size = st->chunk_size ? st->chunk_size * 2 : 1024;
 		struct chunk_hdr *c;
 
+		if (size > 64 * 1024)
+			size = 64 * 1024;
 		if (len + 1 > size / 4)
 			size = len + 1 + sizeof(struct chunk_hdr);
 		c = td_malloc(sizeof(struct chunk_hdr) + size);

@@ -8,8 +8,9 @@ pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib
 case "${1:-}" in
 --test)
 	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the
-	# independent computations, xmllint for the JUnit schema check
-	pkgs="$pkgs libcmocka-dev yajl-tools zstd gzip python3 libxml2-utils"
+	# independent computations, xmllint for the JUnit schema check, a one-node Slurm cluster
+	# (slurm-wlm, munge) for the cluster path
+	pkgs="$pkgs libcmocka-dev yajl-tools zstd gzip python3 libxml2-utils slurm-wlm munge"
 	;;
 "") ;;
 *)

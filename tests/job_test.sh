@@ -52,7 +52,7 @@ $2" "$1" "${3:-}"; then ok; else bad "check on $1 failed: $2"; fi
 }
 
 # 1. a straggler with host work before the all-reduce: rank 5, 3 ms of Python per step
-mkdir late && "$gen" --ranks 8 --straggler 5 --delay-us 3000 --steps 6 --ops 40 -o late || exit 2
+mkdir late && "$gen" --ranks 8 --straggler 5 --delay 3 --steps 6 --ops 40 -o late || exit 2
 expect_rc 0 "$bin" diagnose late --format json -o late.json
 json_check late.json '
 s = [f for f in d["findings"] if f["rule"] == "straggler"]
@@ -62,6 +62,10 @@ assert f["values"]["rank"] == int(truth["straggler"]), f["values"]
 want = int(truth["wait_ns"])
 assert abs(f["values"]["wait_ns"] - want) <= want / 100, (f["values"]["wait_ns"], want)
 assert d["findings"][0]["rule"] == "straggler", "the top finding"
+# the delay injected, per step: how much later into its step rank 5 launches the all-reduce
+delay = f["values"]["late_launch_in_step_ns"] / int(truth["steps"])
+assert abs(delay - int(truth["delay_ns"])) <= int(truth["delay_ns"]) / 100, delay
+assert "launches these collectives 3.0 ms per step later" in " ".join(f["where"]), f["where"]
 assert "log_metrics" in " ".join(f["where"]), f["where"]
 assert not [x for x in d["findings"] if x["rule"] == "imbalance"], "no imbalance: same compute"
 # the job wins the straggler time once: rank 5 GPU idle is not also a gpu-idle saving
