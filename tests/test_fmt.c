@@ -52,6 +52,27 @@ static void test_short_names(void **state)
 	assert_true(strlen(shorten(k, 20, b, sizeof(b))) <= 20);
 }
 
+static void test_rank_lists(void **state)
+{
+	char b[64];
+	const int64_t one[] = {3}, runs[] = {0, 1, 2, 3, 4, 6, 9, 10, 11}, pair[] = {6, 7},
+		      order[] = {5, 0, 1, 2};
+	int64_t many[100];
+	size_t i;
+
+	(void)state;
+	assert_string_equal(td_fmt_ranks(b, sizeof(b), one, 1), "rank 3");
+	assert_string_equal(td_fmt_ranks(b, sizeof(b), runs, 9), "ranks 0-4, 6, 9-11");
+	assert_string_equal(td_fmt_ranks(b, sizeof(b), pair, 2), "ranks 6, 7");
+	assert_string_equal(td_fmt_ranks(b, sizeof(b), order, 4), "ranks 5, 0-2"); /* order kept */
+	for (i = 0; i < 100; i++) /* every other rank: no ranges, more than fits */
+		many[i] = 2 * (int64_t)i;
+	td_fmt_ranks(b, sizeof(b), many, 100);
+	assert_true(strlen(b) < sizeof(b));
+	assert_non_null(strstr(b, ", ... (100 ranks)"));
+	assert_int_equal(strncmp(b, "ranks 0, 2, 4, ", 15), 0);
+}
+
 static void test_marks(void **state)
 {
 	char b[64], *u;
@@ -71,6 +92,7 @@ int main(void)
 		cmocka_unit_test(test_durations_and_bytes),
 		cmocka_unit_test(test_short_names),
 		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_rank_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
