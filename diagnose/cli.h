@@ -26,6 +26,13 @@ int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap);
  * max bytes or more. */
 char *cli_read_doc(const char *path, const char *signature, size_t max);
 
+/* Writes a command's output to outp (NULL or "-": stdout; else atomically): fn renders it in
+ * format, with colour when color is "always", or "auto" on a terminal for text. Prints why and
+ * returns EXIT_INTERNAL when it cannot be written; else EXIT_OK. */
+#include <stdio.h>
+int cli_write(const char *outp, const char *format, const char *color,
+	      void (*fn)(FILE *f, const char *format, int color, const void *ctx), const void *ctx);
+
 struct td_config;
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
@@ -43,6 +50,7 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 
 int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);

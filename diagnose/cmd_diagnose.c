@@ -30,31 +30,32 @@ static void diagnose_usage(FILE *f)
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
 
+struct renderers {
+	void (*text)(FILE *, const void *, int);
+	void (*md)(FILE *, const void *);
+	void (*json)(FILE *, const void *);
+	const void *what;
+};
+
+static void render_any(FILE *f, const char *format, int color, const void *ctx)
+{
+	const struct renderers *r = ctx;
+
+	if (!strcmp(format, "json"))
+		r->json(f, r->what);
+	else if (!strcmp(format, "md"))
+		r->md(f, r->what);
+	else
+		r->text(f, r->what, color);
+}
+
 static int write_out(const char *outp, const char *format, const char *color,
 		     void (*text)(FILE *, const void *, int), void (*md)(FILE *, const void *),
 		     void (*json)(FILE *, const void *), const void *what)
 {
-	struct out_file of;
-	int use_color;
+	struct renderers r = {text, md, json, what};
 
-	if (out_open(&of, outp) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
-		return EXIT_INTERNAL;
-	}
-	use_color = !strcmp(color, "always") ||
-		    (!strcmp(color, "auto") && !outp && !strcmp(format, "text") && out_use_color(of.f));
-	if (!strcmp(format, "json"))
-		json(of.f, what);
-	else if (!strcmp(format, "md"))
-		md(of.f, what);
-	else
-		text(of.f, what, use_color);
-	if (out_close(&of, 1) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
-			strerror(errno));
-		return EXIT_INTERNAL;
-	}
-	return EXIT_OK;
+	return cli_write(outp, format, color, render_any, &r);
 }
 
 /* --- one trace --------------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc: the command table and the shared pieces of every command. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const struct cmd cmds[] = {
 	{"gate", cmd_gate, "fail CI when a trace regresses against a baseline or budgets"},
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
 	{"summarize", cmd_summarize, "a rank's summary, read by diagnose and gate in its place"},
+	{"ops", cmd_ops, "the operator table (key_averages) of a trace"},
 	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
 };
@@ -83,6 +85,28 @@ int cli_load(const char *path, struct td_trace *t)
 		fputc('\n', stderr);
 	}
 	return rc;
+}
+
+int cli_write(const char *outp, const char *format, const char *color,
+	      void (*fn)(FILE *f, const char *format, int color, const void *ctx), const void *ctx)
+{
+	struct out_file of;
+	int use_color;
+
+	if (out_open(&of, outp) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	use_color = color && (!strcmp(color, "always") ||
+			      (!strcmp(color, "auto") && (!outp || !strcmp(outp, "-")) &&
+			       !strcmp(format, "text") && out_use_color(of.f)));
+	fn(of.f, format, use_color, ctx);
+	if (out_close(&of, 1) != 0) {
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
+			strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
 }
 
 char *cli_read_doc(const char *path, const char *signature, size_t max)

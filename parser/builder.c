@@ -199,6 +199,18 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		c->out_nelems = e->out_nelems > 0 ? e->out_nelems : -1;
 		ev->flags |= TD_EF_COLL;
 	}
+	if ((k == TD_K_CPU_OP || k == TD_K_USER_ANNOTATION) && e->has_ext &&
+	    (e->dims.set || e->types.set || e->call_stack.set)) {
+		struct td_op_args *a = td_vec_push(&t->op_args);
+		a->ts = e->ts;
+		a->ext = (uint32_t)e->ext;
+		a->track = track;
+		a->dims = e->dims.set ? td_builder_intern(b, strs + e->dims.off, e->dims.len) : 0;
+		a->types = e->types.set ? td_builder_intern(b, strs + e->types.off, e->types.len) : 0;
+		a->stack = e->call_stack.set ? td_builder_intern(b, strs + e->call_stack.off,
+								 e->call_stack.len) : 0;
+		a->pad = 0;
+	}
 	if (k == TD_K_RUNTIME && !t->rocm) {
 		const char *nm = td_strtab_str(&t->names, id->name);
 		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')
@@ -245,10 +257,26 @@ void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *st
 	case 'I':
 		if (e->name.set && SLICE_EQ(strs + e->name.off, e->name.len, "[memory]")) {
 			k = TD_K_MEMORY;
-			if (e->has_device && e->device >= 0 && e->has_mem_total) {
+			if (e->has_device && e->device >= 0 && e->has_mem_total &&
+			    !(e->has_mem_devtype && e->mem_devtype == 0)) {
 				struct td_device *d = td_trace_device(t, (int32_t)e->device);
 				if (e->mem_total > d->peak_allocated)
 					d->peak_allocated = e->mem_total;
+			}
+			if (e->has_ts && !e->bad_ts && (e->has_mem_total || e->has_mem_bytes)) {
+				struct td_mem_sample *m = td_vec_push(&t->mem);
+				m->ts = e->ts;
+				m->allocated = e->has_mem_total ? e->mem_total : -1;
+				m->reserved = e->has_mem_reserved ? e->mem_reserved : -1;
+				m->bytes = e->has_mem_bytes ? e->mem_bytes : 0;
+				/* Device Type 0 is the host; CUDA's is 1 (older traces: no type, a device) */
+				m->device = (e->has_mem_devtype && e->mem_devtype == 0) || !e->has_device ||
+					    e->device < 0 || e->device > INT32_MAX ? -1 : (int32_t)e->device;
+				m->track = TD_NONE; /* resolved at finalize: the thread's spans may come later */
+				m->pid = id.pid;
+				m->tid = id.tid;
+				m->pid_is_str = e->pid_str;
+				m->tid_is_str = e->tid_str;
 			}
 		} else {
 			k = TD_K_INSTANT;

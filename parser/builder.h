@@ -29,12 +29,15 @@ struct td_raw {
 	uint8_t cat, legacy_cat;
 	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
 	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
-	uint8_t has_coll, has_wait_stream;
+	uint8_t has_coll, has_wait_stream, has_mem_reserved, has_mem_bytes, has_mem_devtype;
 	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
 	int64_t ts, dur, ext, corr, device, stream, bytes, mem_total;
 	/* collective kernels (newer Kineto): message sizes, group, process group */
 	int64_t in_nelems, out_nelems, group_size, wait_stream;
+	/* [memory] instants: reserved, the allocation's size (+) or free (-), device type */
+	int64_t mem_reserved, mem_bytes, mem_devtype;
 	struct td_slice name, arg_name, pid_text, tid_text, coll_name, pg_name, dtype;
+	struct td_slice dims, types, call_stack; /* cpu_op record_shapes / with_stack args */
 	uint32_t str_len; /* bytes in the string area */
 };
 

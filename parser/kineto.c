@@ -30,6 +30,7 @@ enum ctx {
 	C_DEVPROP,   /* one device */
 	C_DISTINFO,  /* "distributedInfo": {...} */
 	C_COLLECTOR, /* "tracedoc_collector": {...}, written by our CUPTI collector */
+	C_CAPTURE,   /* an args array kept as text ("Input Dims": [[64, 4096], [4096]]) */
 };
 
 enum top_key {
@@ -40,7 +41,8 @@ enum ev_key { EK_OTHER, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, E
 enum arg_key {
 	AK_OTHER, AK_EXT, AK_CORR, AK_DEVICE, AK_STREAM, AK_BYTES, AK_NAME, AK_MEM_DEVID,
 	AK_MEM_TOTAL, AK_LABELS, AK_COLL_NAME, AK_IN_NELEMS, AK_OUT_NELEMS, AK_GROUP_SIZE,
-	AK_DTYPE, AK_PG_NAME, AK_WAIT_STREAM,
+	AK_DTYPE, AK_PG_NAME, AK_WAIT_STREAM, AK_INPUT_DIMS, AK_INPUT_TYPE, AK_CALL_STACK,
+	AK_MEM_RESERVED, AK_MEM_BYTES, AK_MEM_DEVTYPE,
 };
 enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
 enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };
@@ -83,6 +85,9 @@ struct td_parser {
 	int started, top_done, saw_events;
 	unsigned event_depth;   /* depth of the event being read, 0 when none */
 	struct td_raw ev;
+	struct td_slice *capture; /* the args array being kept as text, or NULL */
+	unsigned capture_depth;   /* the depth of its outermost array */
+	int capture_cut;          /* it grew past CAPTURE_MAX: the rest is left out */
 	char *sbuf;           /* the current event's string area */
 	size_t sbuf_cap;
 	struct td_device dev;
@@ -322,6 +327,41 @@ static void slice(struct td_parser *p, struct td_slice *sl, const unsigned char 
 	e->str_len += (uint32_t)n;
 }
 
+#define CAPTURE_MAX 4096
+
+static void capture_raw(struct td_parser *p, const char *s, size_t n)
+{
+	struct td_raw *e = &p->ev;
+
+	if (e->str_len + n > p->sbuf_cap) {
+		p->sbuf_cap = (e->str_len + n) * 2 + 256;
+		p->sbuf = td_realloc(p->sbuf, p->sbuf_cap);
+	}
+	memcpy(p->sbuf + e->str_len, s, n);
+	e->str_len += (uint32_t)n;
+	p->capture->len += (uint32_t)n;
+}
+
+/* Appends bytes to the args array being captured (its slice grows at the string area's end);
+ * past CAPTURE_MAX bytes the rest is left out, and the text is closed with "...]" at its end. */
+static void capture_put(struct td_parser *p, const char *s, size_t n)
+{
+	if (p->capture_cut)
+		return;
+	if (p->capture->len + n > CAPTURE_MAX) {
+		p->capture_cut = 1;
+		return;
+	}
+	capture_raw(p, s, n);
+}
+
+/* ", " before an element that is not the first of its array */
+static void capture_sep(struct td_parser *p)
+{
+	if (p->capture->len && p->sbuf[p->ev.str_len - 1] != '[')
+		capture_put(p, ", ", 2);
+}
+
 static char *copy_str(char *old, const unsigned char *s, size_t n)
 {
 	free(old);
@@ -383,6 +423,16 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			    "object with \"traceEvents\" or an array of events)",
 			    is_null ? "null" : is_string ? "string" : "scalar");
 	switch (ctx_at(p, p->depth)) {
+	case C_CAPTURE:
+		if (p->capture) {
+			capture_sep(p);
+			if (is_string)
+				capture_put(p, "\"", 1);
+			capture_put(p, (const char *)s, n);
+			if (is_string)
+				capture_put(p, "\"", 1);
+		}
+		return 1;
 	case C_EVENT:
 		switch (p->key) {
 		case EK_PH:
@@ -499,6 +549,22 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 				e->wait_stream = num_or_count(p, (const char *)s, n, 0, &ok);
 				e->has_wait_stream = ok;
 			}
+			break;
+		case AK_CALL_STACK:
+			if (is_string)
+				slice(p, &e->call_stack, s, n);
+			break;
+		case AK_MEM_RESERVED:
+			e->mem_reserved = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_reserved = ok;
+			break;
+		case AK_MEM_BYTES:
+			e->mem_bytes = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_bytes = ok;
+			break;
+		case AK_MEM_DEVTYPE:
+			e->mem_devtype = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_devtype = ok;
 			break;
 		default:
 			break;
@@ -629,7 +695,8 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 			k = KEQ(s, n, "name") ? AK_NAME : 0;
 			break;
 		case 5:
-			k = KEQ(s, n, "bytes") ? AK_BYTES : KEQ(s, n, "dtype") ? AK_DTYPE : 0;
+			k = KEQ(s, n, "bytes") ? AK_BYTES : KEQ(s, n, "dtype") ? AK_DTYPE
+				: KEQ(s, n, "Bytes") ? AK_MEM_BYTES : 0;
 			break;
 		case 6:
 			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
@@ -639,18 +706,22 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 			k = KEQ(s, n, "Device Id") ? AK_MEM_DEVID : 0;
 			break;
 		case 10:
-			k = KEQ(s, n, "Group size") ? AK_GROUP_SIZE : 0;
+			k = KEQ(s, n, "Group size") ? AK_GROUP_SIZE : KEQ(s, n, "Input Dims") ? AK_INPUT_DIMS
+				: KEQ(s, n, "Input type") ? AK_INPUT_TYPE : KEQ(s, n, "Call stack")
+				? AK_CALL_STACK : 0;
 			break;
 		case 11:
 			k = KEQ(s, n, "External id") || KEQ(s, n, "external id") ? AK_EXT
-				: KEQ(s, n, "correlation") ? AK_CORR : 0;
+				: KEQ(s, n, "correlation") ? AK_CORR : KEQ(s, n, "Device Type")
+				? AK_MEM_DEVTYPE : 0;
 			break;
 		case 13:
 			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : 0;
 			break;
 		case 14:
 			k = KEQ(s, n, "Out msg nelems") ? AK_OUT_NELEMS
-				: KEQ(s, n, "wait_on_stream") ? AK_WAIT_STREAM : 0;
+				: KEQ(s, n, "wait_on_stream") ? AK_WAIT_STREAM
+				: KEQ(s, n, "Total Reserved") ? AK_MEM_RESERVED : 0;
 			break;
 		case 15:
 			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL
@@ -714,6 +785,7 @@ static int cb_start_map(void *ctx)
 	case C_EVENTS:
 		p->t->n_trace_events++;
 		memset(&p->ev, 0, sizeof(p->ev));
+		p->capture = NULL;
 		p->event_depth = p->depth + 1;
 		c = C_EVENT;
 		break;
@@ -764,6 +836,26 @@ static int cb_start_array(void *ctx)
 		p->t->n_trace_events++;
 		p->non_objects++;
 		break;
+	case C_ARGS:
+		if ((p->key == AK_INPUT_DIMS || p->key == AK_INPUT_TYPE) && !p->capture) {
+			struct td_slice *sl = p->key == AK_INPUT_DIMS ? &p->ev.dims : &p->ev.types;
+			sl->off = p->ev.str_len;
+			sl->len = 0;
+			sl->set = 1;
+			p->capture = sl;
+			p->capture_depth = p->depth + 1;
+			p->capture_cut = 0;
+			capture_put(p, "[", 1);
+			c = C_CAPTURE;
+		}
+		break;
+	case C_CAPTURE:
+		if (p->capture) {
+			capture_sep(p);
+			capture_put(p, "[", 1);
+		}
+		c = C_CAPTURE;
+		break;
 	default:
 		break;
 	}
@@ -794,6 +886,22 @@ static int pop(struct td_parser *p)
 	}
 	else if (c == C_DEVPROP)
 		finish_device(p);
+	else if (c == C_CAPTURE && p->capture) {
+		capture_put(p, "]", 1);
+		if (p->depth == p->capture_depth) {
+			if (p->capture_cut) { /* close what the cut left open */
+				const char *b = p->sbuf + p->capture->off;
+				uint32_t i, open = 0;
+				for (i = 0; i < p->capture->len; i++)
+					open += b[i] == '[' ? 1u : b[i] == ']' ? (uint32_t)-1 : 0u;
+				capture_raw(p, "...", 3);
+				while (open--)
+					capture_raw(p, "]", 1);
+				p->capture_cut = 0;
+			}
+			p->capture = NULL;
+		}
+	}
 	p->depth--;
 	p->key = 0;
 	if (p->depth == 0) {

@@ -51,6 +51,8 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->xfer_bytes, sizeof(uint64_t));
 	td_vec_init(&t->steps, sizeof(struct td_step));
 	td_vec_init(&t->colls, sizeof(struct td_coll));
+	td_vec_init(&t->op_args, sizeof(struct td_op_args));
+	td_vec_init(&t->mem, sizeof(struct td_mem_sample));
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;
 	t->base_time_ns = -1;
@@ -80,6 +82,8 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->xfer_bytes);
 	td_vec_free(&t->steps);
 	td_vec_free(&t->colls);
+	td_vec_free(&t->op_args);
+	td_vec_free(&t->mem);
 	free(t->link);
 	free(t->track_slots);
 	memset(t, 0, sizeof(*t));
@@ -152,6 +156,22 @@ static uint32_t track_get(struct td_trace *t, int gpu, int64_t a, int64_t b, int
 	if (t->tracks.len * 2 > t->track_nslots)
 		track_rehash(t);
 	return t->last_track = (uint32_t)t->tracks.len - 1;
+}
+
+/* The existing CPU track of (pid, tid), or TD_NONE: never adds one. */
+static uint32_t track_find(const struct td_trace *t, int64_t a, int64_t b, int flags)
+{
+	uint32_t j, id;
+
+	if (!t->track_nslots)
+		return TD_NONE;
+	j = track_hash(0, a, b, flags) & (t->track_nslots - 1);
+	while ((id = t->track_slots[j]) != 0) {
+		if (track_eq(td_trace_track(t, id - 1), 0, a, b, flags))
+			return id - 1;
+		j = (j + 1) & (t->track_nslots - 1);
+	}
+	return TD_NONE;
 }
 
 uint32_t td_trace_cpu_track(struct td_trace *t, int64_t pid, int pid_is_str, int64_t tid,
@@ -241,6 +261,17 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 #define COLL_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
 	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->name < (b)->name))))
 TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
+
+#define OPARGS_LESS(a, b) ((a)->ext < (b)->ext || ((a)->ext == (b)->ext && ((a)->track < \
+	(b)->track || ((a)->track == (b)->track && (a)->ts < (b)->ts))))
+TD_DEFINE_SORT(sort_op_args, struct td_op_args, OPARGS_LESS)
+/* by time; samples at one instant keep the order they were read in */
+#define MEM_LESS(a, b) ((a)->s.ts < (b)->s.ts || ((a)->s.ts == (b)->s.ts && (a)->order < (b)->order))
+struct mem_ord {
+	struct td_mem_sample s;
+	uint64_t order;
+};
+TD_DEFINE_SORT(sort_mem, struct mem_ord, MEM_LESS)
 
 #define DEV_LESS(a, b) ((a)->id < (b)->id)
 TD_DEFINE_SORT(sort_devices, struct td_device, DEV_LESS)
@@ -380,6 +411,24 @@ void td_trace_finalize(struct td_trace *t)
 	ev = t->events.data;
 	sort_devices(t->devices.data, t->devices.len);
 	sort_colls(t->colls.data, t->colls.len);
+	sort_op_args(t->op_args.data, t->op_args.len);
+	for (i = 0; i < t->mem.len; i++) {
+		struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		m->track = track_find(t, m->pid, m->tid, (m->pid_is_str ? 1 : 0) |
+				      (m->tid_is_str ? 2 : 0));
+	}
+	{ /* memory samples in time order, stable */
+		struct mem_ord *m = td_malloc((t->mem.len ? t->mem.len : 1) * sizeof(*m));
+		size_t k;
+		for (k = 0; k < t->mem.len; k++) {
+			m[k].s = TD_VEC_AT(&t->mem, struct td_mem_sample, k);
+			m[k].order = k;
+		}
+		sort_mem(m, t->mem.len);
+		for (k = 0; k < t->mem.len; k++)
+			TD_VEC_AT(&t->mem, struct td_mem_sample, k) = m[k].s;
+		free(m);
+	}
 	t->last_device = TD_NONE;
 	t->link = td_malloc((n ? n : 1) * sizeof(uint32_t));
 	for (i = 0; i < n; i++)
@@ -600,6 +649,33 @@ const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, lo);
 		if (c->device == dev && c->corr == e->corr)
 			return c;
+	}
+	return NULL;
+}
+
+const struct td_op_args *td_trace_op_args(const struct td_trace *t, uint32_t ev)
+{
+	const struct td_event *e = td_trace_ev(t, ev);
+	struct td_op_args key;
+	size_t lo = 0, hi = t->op_args.len;
+
+	if (!t->op_args.len || (e->flags & TD_EF_NO_EXT))
+		return NULL;
+	key.ext = e->aux;
+	key.track = e->track;
+	key.ts = e->ts;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, mid);
+		if (OPARGS_LESS(a, &key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->op_args.len) {
+		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, lo);
+		if (a->ext == key.ext && a->track == key.track && a->ts == key.ts)
+			return a;
 	}
 	return NULL;
 }

@@ -115,6 +115,28 @@ struct td_coll {
 	int64_t in_nelems, out_nelems;
 };
 
+/* What record_shapes / with_stack add to a CPU op: kept aside, looked up by the op (its
+ * External id, thread and start). Strings are ids in td_trace.names; 0 when absent. */
+struct td_op_args {
+	int64_t ts;
+	uint32_t ext, track;
+	uint32_t dims;             /* "Input Dims" as text: "[[64, 4096], [4096]]" */
+	uint32_t types;            /* "Input type": "[\"float\", \"float\"]" */
+	uint32_t stack;            /* "Call stack": frames innermost first, ';'-separated */
+	uint32_t pad;
+};
+
+/* One [memory] instant (profile_memory=True): after an allocation (bytes > 0) or a free
+ * (bytes < 0) on a device. Totals -1 when the trace did not record them. */
+struct td_mem_sample {
+	int64_t ts;
+	int64_t allocated, reserved, bytes;
+	int32_t device;            /* -1: host memory (Device Type 0) */
+	uint32_t track;            /* the CPU thread it happened on; TD_NONE: one with no spans */
+	int64_t pid, tid;          /* while parsing: the thread, resolved to track at finalize */
+	uint8_t pid_is_str, tid_is_str;
+};
+
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
 enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
 
@@ -140,6 +162,8 @@ struct td_trace {
 	struct td_vec xfer_bytes;  /* uint64_t */
 	struct td_vec steps;       /* struct td_step, by ts */
 	struct td_vec colls;       /* struct td_coll, by (device, corr) after finalize */
+	struct td_vec op_args;     /* struct td_op_args, by (ext, track, ts) after finalize */
+	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
@@ -211,6 +235,8 @@ int64_t td_median_i64(int64_t *v, size_t n);
 
 /* The collective arguments of GPU op ev, or NULL. */
 const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev);
+/* The record_shapes / with_stack args of CPU op ev, or NULL. */
+const struct td_op_args *td_trace_op_args(const struct td_trace *t, uint32_t ev);
 /* Bytes of one element of a Kineto dtype name ("Float" 4, "BFloat16" 2, ...), 0 if unknown. */
 int td_dtype_bytes(const char *dtype);
 

@@ -123,14 +123,16 @@ unsigned td_name_class(const char *n)
 		c |= NC_SINGLE_TENSOR_OPT;
 	/* python_function frames look like "path/file.py(42): func"; user code is what is not
 	 * under site-packages, torch/ or the interpreter */
-	{
-		const char *paren = strstr(n, ".py(");
-		if (paren && !strstr(n, "site-packages/") && !strstr(n, "dist-packages/") &&
-		    !starts(n, "torch/") && !strstr(n, "/torch/") && !starts(n, "<built-in") &&
-		    !strstr(n, "/lib/python") && !starts(n, "threading.py"))
-			c |= NC_PY_USER;
-	}
+	if (td_is_user_frame(n))
+		c |= NC_PY_USER;
 	return c;
+}
+
+int td_is_user_frame(const char *n)
+{
+	return strstr(n, ".py(") && !strstr(n, "site-packages/") && !strstr(n, "dist-packages/") &&
+	       !starts(n, "torch/") && !strstr(n, "/torch/") && !starts(n, "<built-in") &&
+	       !strstr(n, "/lib/python") && !starts(n, "threading.py");
 }
 
 static enum td_mem_kind mem_kind(const char *s, size_t n)

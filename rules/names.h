@@ -35,6 +35,9 @@ enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
 enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };
 
 unsigned td_name_class(const char *name);
+/* 1 when a Python frame ("path/file.py(42): func") is user code: not under site-packages,
+ * torch/ or the interpreter's library. */
+int td_is_user_frame(const char *frame);
 /* "Memcpy HtoD (Pageable -> Device)" -> CD_HTOD, MK_PAGEABLE, MK_DEVICE */
 void td_memcpy_kind(const char *name, enum td_copy_dir *dir, enum td_mem_kind *src,
 		    enum td_mem_kind *dst);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all] [--group-by name|shape|stack]
+ *                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]
+ * The operator table prof.key_averages().table() prints, from a saved trace. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/fmt.h"
+#include "diagnose/args.h"
+#include "diagnose/cli.h"
+#include "diagnose/tablecmd.h"
+#include "tables/ops.h"
+
+static void ops_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all]\n"
+		   "                    [--group-by name|shape|stack] [--format text|md|json|csv]\n"
+		   "                    [--wide] [-o FILE] [--config FILE]\n"
+		   "  a row per operator, as prof.key_averages().table() prints it: self and total\n"
+		   "  CPU and CUDA time, calls; sorted by cuda_time_total (cpu_time_total without\n"
+		   "  GPU ops), top 15 in text and md, every row in json and csv unless --top\n"
+		   "  --window    steps (default when the trace has ProfilerStep#) or all\n"
+		   "  --group-by  name, shape (Input Dims, record_shapes=True) or stack (the\n"
+		   "              innermost user Python frame, with_stack=True)\n"
+		   "  --wide      text: every column and whole names (wider than 100 columns)\n");
+}
+
+/* key_averages' sort_by names */
+static const char *const aliases[] = {
+	"cpu_time_total", "cpu_total_ns", "cuda_time_total", "cuda_total_ns",
+	"self_cpu_time_total", "self_cpu_ns", "self_cuda_time_total", "self_cuda_ns",
+	"cpu_time", "cpu_avg_ns", "cuda_time", "cuda_avg_ns", "count", "calls",
+	"device_time_total", "cuda_total_ns", "self_device_time_total", "self_cuda_ns", NULL,
+};
+
+int cmd_ops(int argc, char **argv)
+{
+	struct table_cmd c;
+	const char *group = "name";
+	static const char *const groups[] = {"name", "shape", "stack", NULL};
+	struct cli_operands ops = {0};
+	struct td_ops_opts o;
+	struct td_table t;
+	struct table_view v;
+	char title[1400], footer[200], b1[32], b2[32], b3[32];
+	int rc;
+	size_t i, ngpu = 0;
+	const struct cli_opt opts[] = {
+		TABLE_CMD_OPTS(&c), {"--group-by", 0, &group, NULL}, {NULL, 0, NULL, NULL},
+	};
+
+	table_cmd_init(&c);
+	rc = cli_parse("ops", argc, argv, opts, &ops, ops_usage);
+	if (rc != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc == CLI_DONE ? EXIT_OK : rc;
+	}
+	if (ops.n != 1) {
+		cli_operands_free(&ops);
+		ops_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (cli_one_of("ops", "--group-by", group, groups) ||
+	    (rc = table_cmd_load(&c, "ops", ops.v[0])) != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc ? rc : EXIT_USAGE;
+	}
+	memset(&o, 0, sizeof(o));
+	o.window_all = c.window_all;
+	o.group = !strcmp(group, "shape") ? TD_GROUP_SHAPE : !strcmp(group, "stack") ? TD_GROUP_STACK
+									     : TD_GROUP_NAME;
+	td_ops_table(&c.a, &o, &t);
+	for (i = 0; i < c.t.devices.len; i++)
+		ngpu += TD_VEC_AT(&c.t.devices, struct td_device, i).ops;
+	rc = table_cmd_sort(&c, "ops", &t, aliases, ngpu ? "cuda_total_ns" : "cpu_total_ns");
+	if (rc == EXIT_OK) {
+		int64_t from = td_table_meta(&t, "window_start_ns")->i;
+		int64_t to = td_table_meta(&t, "window_end_ns")->i;
+		int64_t orphans = td_table_meta(&t, "gpu_ops_without_op")->i;
+		snprintf(title, sizeof(title), "tracedoc ops: %s · window %s (%s%s) · by %s · sorted "
+			 "by %s · %zu rows", ops.v[0], td_table_meta(&t, "window")->s,
+			 td_fmt_dur(b1, sizeof(b1), to - from),
+			 c.a.has_steps && !c.window_all ? ", the steady-state steps" : "", group,
+			 c.sort ? c.sort : ngpu ? "cuda_time_total" : "cpu_time_total", t.nrows);
+		snprintf(footer, sizeof(footer), "Self CPU time total: %s · Self CUDA time total: %s",
+			 table_time(b2, sizeof(b2), td_table_meta(&t, "self_cpu_total_ns")->i),
+			 table_time(b3, sizeof(b3), td_table_meta(&t, "self_cuda_total_ns")->i));
+		if (orphans)
+			snprintf(footer + strlen(footer), sizeof(footer) - strlen(footer),
+				 " · %lld GPU ops launched outside any op", (long long)orphans);
+		memset(&v, 0, sizeof(v));
+		v.title = title;
+		v.footer = footer;
+		rc = table_cmd_write(&c, &t, &v);
+	}
+	td_table_free(&t);
+	table_cmd_free(&c);
+	cli_operands_free(&ops);
+	return rc;
+}

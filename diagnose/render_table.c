@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+#include "diagnose/render_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fmt.h"
+#include "diagnose/out.h"
+
+#define TEXT_WIDTH 100
+
+const char *table_time(char *buf, size_t cap, int64_t ns)
+{
+	double us = (double)ns / 1000.0;
+	int64_t a = ns < 0 ? -ns : ns;
+
+	if (a >= 1000000000)
+		snprintf(buf, cap, "%.3fs", us / 1e6);
+	else if (a >= 1000000)
+		snprintf(buf, cap, "%.3fms", us / 1e3);
+	else
+		snprintf(buf, cap, "%.3fus", us);
+	return buf;
+}
+
+static size_t nshown(const struct td_table *t, const struct table_view *v)
+{
+	return v->top && v->top < t->nrows ? v->top : t->nrows;
+}
+
+/* A numeric cell as text and md show it. */
+static const char *cell_text(const struct td_table *t, size_t r, size_t c, char *buf, size_t cap)
+{
+	const union td_cell *x = td_table_cell(t, r, c);
+
+	switch (t->cols[c].type) {
+	case TC_NS:
+		return table_time(buf, cap, x->i);
+	case TC_SNS:
+		if (!x->i)
+			return "0";
+		table_time(buf + 1, cap - 1, x->i < 0 ? -x->i : x->i);
+		buf[0] = x->i < 0 ? '-' : '+';
+		return buf;
+	case TC_PCT:
+		snprintf(buf, cap, "%.2f%%", 100.0 * x->f);
+		return buf;
+	case TC_COUNT:
+		snprintf(buf, cap, "%lld", (long long)x->i);
+		return buf;
+	case TC_SCOUNT:
+		snprintf(buf, cap, x->i ? "%+lld" : "%lld", (long long)x->i);
+		return buf;
+	case TC_BYTES:
+		return td_fmt_bytes(buf, cap, (double)x->i);
+	default:
+		return td_table_text(t, x->s);
+	}
+}
+
+static int text_col(enum td_col_type ty)
+{
+	return ty == TC_NAME || ty == TC_TEXT;
+}
+
+/* characters (UTF-8 code points) in s */
+static size_t width_of(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* The text of a name or text cell as the terminal shows it, shortened to max characters (0:
+ * whole), malloc'd. */
+static char *shown(const char *s, size_t max)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return td_strndup("", 0);
+	out_text_name(m, s, max);
+	fclose(m);
+	return buf;
+}
+
+static void dashes(FILE *f, const size_t *w, const int *on, size_t ncols)
+{
+	size_t c, k;
+	int first = 1;
+
+	for (c = 0; c < ncols; c++) {
+		if (!on[c])
+			continue;
+		if (!first)
+			fputs("  ", f);
+		for (k = 0; k < w[c]; k++)
+			fputc('-', f);
+		first = 0;
+	}
+	fputc('\n', f);
+}
+
+void render_table_text(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	size_t n = nshown(t, v), r, c, tc, used = 0, ntext = 0;
+	size_t *w = td_calloc(t->ncols, sizeof(*w)), *rooms = td_calloc(t->ncols, sizeof(*rooms));
+	int *on = td_calloc(t->ncols, sizeof(*on));
+	char **txt = td_calloc((n ? n : 1) * t->ncols, sizeof(*txt));
+	char buf[64];
+
+	if (v->title) {
+		out_text_wrap(f, v->title, 0, 2, TEXT_WIDTH);
+		fputs("\n\n", f);
+	}
+	for (c = 0; c < t->ncols; c++) { /* numeric columns: as wide as their widest value */
+		on[c] = v->wide || t->cols[c].narrow;
+		if (!on[c])
+			continue;
+		w[c] = strlen(t->cols[c].title);
+		if (text_col(t->cols[c].type)) {
+			ntext++;
+			continue;
+		}
+		for (r = 0; r < n; r++) {
+			size_t k = strlen(cell_text(t, r, c, buf, sizeof(buf)));
+			if (k > w[c])
+				w[c] = k;
+		}
+		used += w[c] + 2;
+	}
+	{ /* text columns share what is left of 100: the first (the name) 55% when others do */
+		size_t left = used + 14 * ntext < TEXT_WIDTH ? TEXT_WIDTH - used - 2 * ntext
+							      : 12 * ntext, others = 0;
+		for (c = 0, tc = 0; c < t->ncols; c++)
+			if (on[c] && text_col(t->cols[c].type) && tc++ > 0) {
+				size_t room = left * 45 / (100 * (ntext - 1));
+				rooms[c] = room > w[c] ? room : w[c];
+				others += rooms[c];
+			}
+		for (c = 0, tc = 0; c < t->ncols; c++)
+			if (on[c] && text_col(t->cols[c].type) && tc++ == 0)
+				rooms[c] = left > others + w[c] ? left - others : w[c];
+	}
+	for (c = 0; c < t->ncols; c++) {
+		size_t room = rooms[c], widest = w[c];
+		if (!on[c] || !text_col(t->cols[c].type))
+			continue;
+		for (r = 0; r < n; r++) {
+			char m[4200];
+			const char *s = cell_text(t, r, c, buf, sizeof(buf));
+			/* marked, so a long one is shortened in the middle as names are */
+			txt[r * t->ncols + c] = shown(t->cols[c].type == TC_TEXT ?
+						      td_mark(m, sizeof(m), s) : s, v->wide ? 0 : room);
+			if (width_of(txt[r * t->ncols + c]) > widest)
+				widest = width_of(txt[r * t->ncols + c]);
+		}
+		w[c] = v->wide || widest < room ? widest : room;
+	}
+	dashes(f, w, on, t->ncols);
+	for (c = 0, used = 0; c < t->ncols; c++) {
+		if (!on[c])
+			continue;
+		if (text_col(t->cols[c].type) && c + 1 < t->ncols)
+			fprintf(f, "%s%-*s", used++ ? "  " : "", (int)w[c], t->cols[c].title);
+		else
+			fprintf(f, "%s%*s", used++ ? "  " : "", (int)w[c], t->cols[c].title);
+	}
+	fputc('\n', f);
+	dashes(f, w, on, t->ncols);
+	for (r = 0; r < n; r++) {
+		for (c = 0, used = 0; c < t->ncols; c++) {
+			if (!on[c])
+				continue;
+			if (used++)
+				fputs("  ", f);
+			if (text_col(t->cols[c].type)) {
+				const char *s = txt[r * t->ncols + c];
+				size_t k = width_of(s);
+				fputs(s, f);
+				/* the last column needs no padding: no trailing blanks */
+				for (; k < w[c] && c + 1 < t->ncols; k++)
+					fputc(' ', f);
+			} else {
+				fprintf(f, "%*s", (int)w[c], cell_text(t, r, c, buf, sizeof(buf)));
+			}
+		}
+		fputc('\n', f);
+	}
+	dashes(f, w, on, t->ncols);
+	if (v->footer) {
+		out_text_wrap(f, v->footer, 0, 2, TEXT_WIDTH);
+		fputc('\n', f);
+	}
+	for (r = 0; r < n * t->ncols; r++)
+		free(txt[r]);
+	free(txt);
+	free(on);
+	free(rooms);
+	free(w);
+}
+
+void render_table_md(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	size_t n = nshown(t, v), r, c;
+	char buf[64];
+
+	if (v->title) {
+		fputs("### ", f);
+		out_md(f, v->title);
+		fputs("\n\n", f);
+	}
+	fputc('|', f);
+	for (c = 0; c < t->ncols; c++)
+		fprintf(f, " %s |", t->cols[c].title);
+	fputs("\n|", f);
+	for (c = 0; c < t->ncols; c++)
+		fputs(text_col(t->cols[c].type) ? "---|" : "---:|", f);
+	fputc('\n', f);
+	for (r = 0; r < n; r++) {
+		fputc('|', f);
+		for (c = 0; c < t->ncols; c++) {
+			fputc(' ', f);
+			if (t->cols[c].type == TC_TEXT) { /* shapes and labels as code: [ and * stay */
+				char m[4200];
+				const char *s = cell_text(t, r, c, buf, sizeof(buf));
+				if (*s)
+					out_md(f, td_mark(m, sizeof(m), s));
+			} else {
+				out_md(f, cell_text(t, r, c, buf, sizeof(buf)));
+			}
+			fputs(" |", f);
+		}
+		fputc('\n', f);
+	}
+	if (v->footer) {
+		fputc('\n', f);
+		out_md(f, v->footer);
+		fputc('\n', f);
+	}
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	char *u = td_unmark(s);
+	const char *p;
+	int quote = strpbrk(u, ",\"\r\n") != NULL;
+
+	if (quote)
+		fputc('"', f);
+	for (p = u; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	if (quote)
+		fputc('"', f);
+	free(u);
+}
+
+void render_table_csv(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	size_t n = nshown(t, v), r, c;
+
+	for (c = 0; c < t->ncols; c++)
+		fprintf(f, "%s%s", c ? "," : "", t->cols[c].id);
+	fputs("\r\n", f);
+	for (r = 0; r < n; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			const union td_cell *x = td_table_cell(t, r, c);
+			if (c)
+				fputc(',', f);
+			if (text_col(t->cols[c].type))
+				csv_field(f, td_table_text(t, x->s));
+			else if (t->cols[c].type == TC_PCT)
+				fprintf(f, "%.6f", x->f);
+			else
+				fprintf(f, "%lld", (long long)x->i);
+		}
+		fputs("\r\n", f);
+	}
+}
+
+void render_table_json(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	yajl_gen g = out_json_new(f);
+	size_t n = nshown(t, v), r, c, m;
+
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, t->schema);
+	for (m = 0; m < t->nmeta; m++) {
+		out_json_key(g, t->meta[m].key);
+		if (t->meta[m].is_int)
+			out_json_int(g, t->meta[m].i);
+		else
+			out_json_str(g, t->meta[m].s);
+	}
+	out_json_key(g, "rows_total");
+	out_json_int(g, (int64_t)t->nrows);
+	out_json_key(g, "rows");
+	yajl_gen_array_open(g);
+	for (r = 0; r < n; r++) {
+		yajl_gen_map_open(g);
+		for (c = 0; c < t->ncols; c++) {
+			const union td_cell *x = td_table_cell(t, r, c);
+			out_json_key(g, t->cols[c].id);
+			if (text_col(t->cols[c].type))
+				out_json_str(g, td_table_text(t, x->s));
+			else if (t->cols[c].type == TC_PCT)
+				out_json_fixed(g, x->f, 6);
+			else
+				out_json_int(g, x->i);
+		}
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}

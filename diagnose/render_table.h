@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* A table (tables/table.h) in each format: text as key_averages prints it (times as
+ * "1.234ms", within 100 columns unless wide), GitHub Markdown, CSV (RFC 4180, integer ns) and
+ * JSON (the table's schema, its header facts, then rows keyed by column id). At most top rows
+ * (0: all). Same input, same bytes. */
+#ifndef TD_DIAGNOSE_RENDER_TABLE_H
+#define TD_DIAGNOSE_RENDER_TABLE_H
+
+#include <stdio.h>
+
+#include "tables/table.h"
+
+struct table_view {
+	const char *title;   /* the first line of text and md ("tracedoc ops: FILE ...") */
+	size_t top;          /* rows shown; 0: all */
+	int wide;            /* text: every column, names whole */
+	const char *footer;  /* text and md: a last line, or NULL */
+};
+
+void render_table_text(FILE *f, const struct td_table *t, const struct table_view *v);
+void render_table_md(FILE *f, const struct td_table *t, const struct table_view *v);
+void render_table_csv(FILE *f, const struct td_table *t, const struct table_view *v);
+void render_table_json(FILE *f, const struct td_table *t, const struct table_view *v);
+/* key_averages' time format: "850.000us", "1.234ms", "2.010s" (ns kept in JSON and CSV). */
+const char *table_time(char *buf, size_t cap, int64_t ns);
+
+#endif
