@@ -51,6 +51,7 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);

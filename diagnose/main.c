@@ -27,6 +27,7 @@ static const struct cmd cmds[] = {
 	{"stats", cmd_stats, "what is in a trace: events, devices, steps, GPU busy, anomalies"},
 	{"summarize", cmd_summarize, "a rank's summary, read by diagnose and gate in its place"},
 	{"ops", cmd_ops, "the operator table (key_averages) of a trace"},
+	{"kernels", cmd_kernels, "the GPU kernel table: time, calls, who launched them"},
 	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
 };

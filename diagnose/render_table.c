@@ -108,7 +108,7 @@ static void dashes(FILE *f, const size_t *w, const int *on, size_t ncols)
 
 void render_table_text(FILE *f, const struct td_table *t, const struct table_view *v)
 {
-	size_t n = nshown(t, v), r, c, tc, used = 0, ntext = 0;
+	size_t n = nshown(t, v), r, c, tc, used = 0, ntext = 0, last = 0;
 	size_t *w = td_calloc(t->ncols, sizeof(*w)), *rooms = td_calloc(t->ncols, sizeof(*rooms));
 	int *on = td_calloc(t->ncols, sizeof(*on));
 	char **txt = td_calloc((n ? n : 1) * t->ncols, sizeof(*txt));
@@ -154,25 +154,36 @@ void render_table_text(FILE *f, const struct td_table *t, const struct table_vie
 		for (r = 0; r < n; r++) {
 			char m[4200];
 			const char *s = cell_text(t, r, c, buf, sizeof(buf));
-			/* marked, so a long one is shortened in the middle as names are */
-			txt[r * t->ncols + c] = shown(t->cols[c].type == TC_TEXT ?
-						      td_mark(m, sizeof(m), s) : s, v->wide ? 0 : room);
+			if (v->wide) { /* whole: without the marks that cap a name's length */
+				char *u = td_unmark(s);
+				txt[r * t->ncols + c] = shown(u, 0);
+				free(u);
+			} else { /* marked, so a long one is shortened in the middle as names are */
+				txt[r * t->ncols + c] = shown(t->cols[c].type == TC_TEXT ?
+							      td_mark(m, sizeof(m), s) : s, room);
+			}
 			if (width_of(txt[r * t->ncols + c]) > widest)
 				widest = width_of(txt[r * t->ncols + c]);
 		}
 		w[c] = v->wide || widest < room ? widest : room;
 	}
+	for (c = 0; c < t->ncols; c++)
+		if (on[c])
+			last = c;
 	dashes(f, w, on, t->ncols);
 	for (c = 0, used = 0; c < t->ncols; c++) {
 		if (!on[c])
 			continue;
-		if (text_col(t->cols[c].type) && c + 1 < t->ncols)
+		if (text_col(t->cols[c].type) && c != last)
 			fprintf(f, "%s%-*s", used++ ? "  " : "", (int)w[c], t->cols[c].title);
 		else
 			fprintf(f, "%s%*s", used++ ? "  " : "", (int)w[c], t->cols[c].title);
 	}
 	fputc('\n', f);
 	dashes(f, w, on, t->ncols);
+	for (c = 0; c < t->ncols; c++)
+		if (on[c])
+			last = c;
 	for (r = 0; r < n; r++) {
 		for (c = 0, used = 0; c < t->ncols; c++) {
 			if (!on[c])
@@ -184,7 +195,7 @@ void render_table_text(FILE *f, const struct td_table *t, const struct table_vie
 				size_t k = width_of(s);
 				fputs(s, f);
 				/* the last column needs no padding: no trailing blanks */
-				for (; k < w[c] && c + 1 < t->ncols; k++)
+				for (; k < w[c] && c != last; k++)
 					fputc(' ', f);
 			} else {
 				fprintf(f, "%*s", (int)w[c], cell_text(t, r, c, buf, sizeof(buf)));

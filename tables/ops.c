@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "rules/names.h"
+#include "tables/groups.h"
 
 #define OPS_COLS(...) \
 	{"name", "Name", TC_NAME, 1}, __VA_ARGS__ \
@@ -40,8 +41,7 @@ static int is_op(unsigned kind)
 	return kind == TD_K_CPU_OP || kind == TD_K_USER_ANNOTATION;
 }
 
-/* the innermost op enclosing host event ev (not ev itself), or TD_NONE */
-static uint32_t op_parent(const struct td_trace *t, uint32_t ev)
+uint32_t td_op_parent(const struct td_trace *t, uint32_t ev)
 {
 	uint32_t p = td_trace_parent(t, ev);
 
@@ -56,59 +56,27 @@ struct acc {
 	int64_t self_cpu, cpu_total, self_cuda, cuda_total;
 };
 
-/* open addressing: (name, extra) -> index into the accumulators */
 struct groups {
-	uint64_t *keys;
-	uint32_t *idx;
-	size_t cap, n;
+	struct td_groups map;
 	struct acc *acc;
-	size_t acc_cap;
+	size_t cap;
 };
-
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
 
 static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra)
 {
-	uint64_t key = ((uint64_t)name << 32 | extra) + 1; /* 0 marks an empty slot */
-	size_t i;
+	int added;
+	uint32_t i = td_group(&g->map, name, extra, &added);
 
-	if ((g->n + 1) * 2 > g->cap) {
-		size_t nc = g->cap ? g->cap * 2 : 256, k;
-		uint64_t *nk = td_calloc(nc, sizeof(*nk));
-		uint32_t *ni = td_malloc(nc * sizeof(*ni));
-		for (k = 0; k < g->cap; k++)
-			if (g->keys[k]) {
-				size_t j = mix(g->keys[k]) & (nc - 1);
-				while (nk[j])
-					j = (j + 1) & (nc - 1);
-				nk[j] = g->keys[k];
-				ni[j] = g->idx[k];
-			}
-		free(g->keys);
-		free(g->idx);
-		g->keys = nk;
-		g->idx = ni;
-		g->cap = nc;
+	if (added) {
+		if (i == g->cap) {
+			g->cap = g->cap ? g->cap * 2 : 64;
+			g->acc = td_realloc(g->acc, g->cap * sizeof(*g->acc));
+		}
+		memset(&g->acc[i], 0, sizeof(g->acc[0]));
+		g->acc[i].name = name;
+		g->acc[i].extra = extra;
 	}
-	for (i = mix(key) & (g->cap - 1); g->keys[i]; i = (i + 1) & (g->cap - 1))
-		if (g->keys[i] == key)
-			return g->idx[i];
-	if (g->n == g->acc_cap) {
-		g->acc_cap = g->acc_cap ? g->acc_cap * 2 : 64;
-		g->acc = td_realloc(g->acc, g->acc_cap * sizeof(*g->acc));
-	}
-	memset(&g->acc[g->n], 0, sizeof(g->acc[0]));
-	g->acc[g->n].name = name;
-	g->acc[g->n].extra = extra;
-	g->keys[i] = key;
-	g->idx[i] = (uint32_t)g->n;
-	return (uint32_t)g->n++;
+	return i;
 }
 
 /* The innermost user Python frame of op ev: from the python_function spans around it, else
@@ -149,7 +117,7 @@ static const char *user_frame(const struct td_analysis *a, uint32_t ev, char *bu
 void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
-	size_t n = t->events.len, i, r, tr;
+	size_t n = t->events.len, i, tr;
 	uint32_t *grp = td_malloc((n ? n : 1) * sizeof(*grp));
 	int64_t *self = td_malloc((n ? n : 1) * sizeof(*self));
 	struct groups g;
@@ -187,7 +155,7 @@ void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_
 			self[e] = td_ev_dur(ev);
 			g.acc[grp[e]].calls++;
 			g.acc[grp[e]].cpu_total += td_ev_dur(ev);
-			p = op_parent(t, e);
+			p = td_op_parent(t, e);
 			if (p != TD_NONE && grp[p] != TD_NONE) /* a parent earlier on this track */
 				self[p] -= td_ev_dur(ev);
 		}
@@ -214,27 +182,25 @@ void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_
 			if (!td_kind_is_gpu_op(ev->kind))
 				continue;
 			l = td_trace_launch(t, e);
-			op = l != TD_NONE ? op_parent(t, l) : TD_NONE;
+			op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
 			if (op == TD_NONE || grp[op] == TD_NONE) {
 				unattributed += l == TD_NONE || op == TD_NONE;
 				continue;
 			}
 			g.acc[grp[op]].self_cuda += d;
-			for (; op != TD_NONE && grp[op] != TD_NONE; op = op_parent(t, op))
+			for (; op != TD_NONE && grp[op] != TD_NONE; op = td_op_parent(t, op))
 				g.acc[grp[op]].cuda_total += d;
 		}
 	}
-	for (i = 0; i < g.n; i++) {
+	for (i = 0; i < g.map.n; i++) {
 		sum_self_cpu += g.acc[i].self_cpu;
 		sum_self_cuda += g.acc[i].self_cuda;
 	}
-	for (i = 0; i < g.n; i++) {
+	for (i = 0; i < g.map.n; i++) {
 		const struct acc *x = &g.acc[i];
 		union td_cell *row = td_table_row(out);
-		char m[1100];
 		size_t c = 0;
-		row[c++].s = td_table_str(out, x->name ? td_mark(m, sizeof(m), td_trace_name(t, x->name))
-					       : td_mark(m, sizeof(m), "ProfilerStep*"));
+		row[c++].s = td_table_name(out, x->name ? td_trace_name(t, x->name) : "ProfilerStep*");
 		if (o->group != TD_GROUP_NAME)
 			row[c++].s = x->extra;
 		row[c++].f = sum_self_cpu ? (double)x->self_cpu / (double)sum_self_cpu : 0;
@@ -248,7 +214,6 @@ void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_
 		row[c++].i = x->calls ? x->cuda_total / (int64_t)x->calls : 0;
 		row[c++].i = (int64_t)x->calls;
 	}
-	(void)r;
 	td_table_meta_str(out, "window", wname);
 	td_table_meta_int(out, "window_start_ns", from);
 	td_table_meta_int(out, "window_end_ns", to);
@@ -257,8 +222,7 @@ void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_
 	td_table_meta_int(out, "self_cpu_total_ns", sum_self_cpu);
 	td_table_meta_int(out, "self_cuda_total_ns", sum_self_cuda);
 	td_table_meta_int(out, "gpu_ops_without_op", (int64_t)unattributed);
-	free(g.keys);
-	free(g.idx);
+	td_groups_free(&g.map);
 	free(g.acc);
 	free(self);
 	free(grp);

@@ -28,6 +28,9 @@ extern const size_t td_ops_ncols;
 
 /* Fills out (td_table_init'ed here) with one row per group, unsorted. */
 void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out);
+/* The innermost CPU op or user annotation enclosing host event ev (not ev itself), or
+ * TD_NONE. */
+uint32_t td_op_parent(const struct td_trace *t, uint32_t ev);
 /* The window an ops or kernels table covers: [*from, *to) and its name ("steps" or "all"). */
 const char *td_table_window(const struct td_analysis *a, int window_all, int64_t *from,
 			    int64_t *to);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fmt.h"
 
 void td_table_init(struct td_table *t, const char *schema, const struct td_col *cols, size_t n)
 {
@@ -38,6 +39,18 @@ union td_cell *td_table_row(struct td_table *t)
 uint32_t td_table_str(struct td_table *t, const char *s)
 {
 	return td_strtab_intern(&t->strs, s, strlen(s));
+}
+
+uint32_t td_table_name(struct td_table *t, const char *name)
+{
+	size_t n = strlen(name);
+	char *m = td_malloc(n + 3);
+	uint32_t id;
+
+	td_mark(m, n + 3, name);
+	id = td_strtab_intern(&t->strs, m, strlen(m));
+	free(m);
+	return id;
 }
 
 void td_table_meta_int(struct td_table *t, const char *key, int64_t v)

@@ -63,6 +63,8 @@ static inline union td_cell *td_table_cell(const struct td_table *t, size_t row,
 	return (union td_cell *)t->cells.data + row * t->ncols + col;
 }
 uint32_t td_table_str(struct td_table *t, const char *s);
+/* The id of name marked as a name from the trace (common/fmt.h), whatever its length. */
+uint32_t td_table_name(struct td_table *t, const char *name);
 static inline const char *td_table_text(const struct td_table *t, uint32_t id)
 {
 	return td_strtab_str(&t->strs, id);

@@ -137,6 +137,139 @@ def check_communication(tracedoc, path):
     return problems
 
 
+GPU_TRACK = set(GPU) | {"cuda_sync", "hip_sync", "gpu_user_annotation"}
+OPS = {"cpu_op", "operator", "user_annotation"}
+
+
+def load_doc(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as f:
+        doc = json.load(f, parse_float=Decimal)
+    return doc if isinstance(doc, list) else doc["traceEvents"]
+
+
+def kind(cat):
+    """The model's order at equal start and length: annotation, Python, op, runtime, other."""
+    c = (cat or "").lower()
+    return {"user_annotation": 0, "python_function": 1, "python": 1, "cpu_op": 2,
+            "operator": 2}.get(c, 3 if c in RUNTIME else 4)
+
+
+def tid_norm(v):
+    return int(v) if isinstance(v, str) and v.isdigit() else v
+
+
+def ops_reference(path):
+    """The ops table by its README definitions, for --window all: CPU-track spans per thread
+    sorted as the model sorts them (start, longer first, annotation > Python > op > runtime,
+    then name by first appearance), parents by containment, runtime calls to GPU ops by
+    correlation (the first runtime call of an id)."""
+    events = load_doc(path)
+    first = {}
+    for i, e in enumerate(events):
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"] not in first:
+            first[e["name"]] = i
+    tracks = {}
+    gpu = []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e:
+            continue
+        cat = (e.get("cat") or "").lower()
+        if cat in GPU_TRACK:
+            if cat in GPU:
+                gpu.append(e)
+            continue
+        key = (tid_norm(e.get("pid")), tid_norm(e.get("tid")))
+        tracks.setdefault(key, []).append(e)
+    parent = {}
+    runtime_by_corr = {}
+    for key, evs in tracks.items():
+        for e in evs:
+            e["_ts"] = ns(e["ts"]); d = ns(e.get("dur", 0)) if "dur" in e else 0
+            e["_dur"] = max(d, 0); e["_end"] = e["_ts"] + e["_dur"]
+        evs.sort(key=lambda e: (e["_ts"], -e["_dur"], kind(e.get("cat")), first.get(e.get("name"), 1 << 60),
+                                e.get("args", {}).get("correlation", 0), e.get("args", {}).get("External id", 0)))
+        stack = []
+        for e in evs:
+            while stack and not (e["_ts"] >= stack[-1]["_ts"] and e["_end"] <= stack[-1]["_end"]):
+                stack.pop()
+            parent[id(e)] = stack[-1] if stack else None
+            stack.append(e)
+            if kind(e.get("cat")) == 3 and "correlation" in e.get("args", {}):
+                runtime_by_corr.setdefault(e["args"]["correlation"], e)
+    def op_parent(e):
+        p = parent[id(e)]
+        while p is not None and (p.get("cat") or "").lower() not in OPS:
+            p = parent[id(p)]
+        return p
+    rows = {}
+    selfs = {}
+    def name_of(e):
+        n = e.get("name", "")
+        return "ProfilerStep*" if n.startswith("ProfilerStep#") else n
+    allops = [e for evs in tracks.values() for e in evs if (e.get("cat") or "").lower() in OPS]
+    for e in allops:
+        r = rows.setdefault(name_of(e), dict(calls=0, self_cpu=0, cpu_total=0, self_cuda=0, cuda_total=0))
+        r["calls"] += 1; r["cpu_total"] += e["_dur"]
+        selfs[id(e)] = e["_dur"]
+    for e in allops:
+        p = op_parent(e)
+        if p is not None: selfs[id(p)] -= e["_dur"]
+    for e in allops:
+        rows[name_of(e)]["self_cpu"] += max(selfs[id(e)], 0)
+    for g in gpu:
+        c = g.get("args", {}).get("correlation")
+        r = runtime_by_corr.get(c)
+        if r is None: continue
+        o = op_parent(r)
+        if o is None: continue
+        d = max(ns(g.get("dur", 0)), 0)
+        rows[name_of(o)]["self_cuda"] += d
+        while o is not None:
+            rows[name_of(o)]["cuda_total"] += d
+            o = op_parent(o)
+    return rows
+
+
+def kernels_reference(path):
+    """Per GPU op name: calls, total, min, max (--window all)."""
+    events = load_doc(path)
+    rows = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e:
+            continue
+        if (e.get("cat") or "").lower() not in GPU:
+            continue
+        d = max(ns(e["dur"]), 0) if "dur" in e else 0
+        r = rows.setdefault(e.get("name", ""), dict(calls=0, total=0, min=d, max=d))
+        r["calls"] += 1; r["total"] += d; r["min"] = min(r["min"], d); r["max"] = max(r["max"], d)
+    return rows
+
+
+def check_tables(tracedoc, path):
+    """tracedoc ops and kernels (--window all, json) against ops_reference, kernels_reference:
+    every row, every value."""
+    problems = []
+    for cmd, ref, cols in (("ops", ops_reference(path), (("calls", "calls"), ("self_cpu", "self_cpu_ns"),
+                                                         ("cpu_total", "cpu_total_ns"), ("self_cuda", "self_cuda_ns"),
+                                                         ("cuda_total", "cuda_total_ns"))),
+                           ("kernels", kernels_reference(path), (("calls", "calls"), ("total", "total_ns"),
+                                                                 ("min", "min_ns"), ("max", "max_ns")))):
+        out = subprocess.run([tracedoc, cmd, "--window", "all", "--format", "json", path],
+                             capture_output=True)
+        if out.returncode != 0:
+            problems.append(f"{cmd} exit {out.returncode}")
+            continue
+        got = {r["name"]: r for r in json.loads(out.stdout)["rows"]}
+        if set(got) != set(ref):
+            problems.append(f"{cmd}: names differ: {sorted(set(got) ^ set(ref))[:3]}")
+        for name, r in ref.items():
+            for k, gk in cols:
+                if name in got and got[name][gk] != r[k]:
+                    problems.append(f"{cmd} {name[:40]} {gk} {got[name][gk]} != {r[k]}")
+    return problems[:8]
+
+
 def median(v):
     """tracedoc's median: the mean of the two middle values rounded down, for an even count."""
     v = sorted(v)
@@ -267,6 +400,8 @@ def main():
                     problems.append(f"device {dev} busy_fraction {g.get('busy_fraction')} != "
                                     f"{ref['busy_fraction']}")
         name = os.path.relpath(p, tdir)
+        if not problems and p.endswith(".gz"):
+            problems += check_tables(tracedoc, p)
         if not problems and os.path.basename(p) in ("ddp-v100-rank1.json.gz",
                                                      "dlrm-v100-rank1.json.gz"):
             problems += check_communication(tracedoc, p)
