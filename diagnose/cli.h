@@ -52,6 +52,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);

@@ -177,7 +177,9 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		sgr(&c, "0");
 		fputc(' ', f);
 		wrap(f, fd->title, col + 1, 3);
-		{
+		if (fd->risk) {
+			fputs("\n   a risk, not a time cost: nothing to win back in time\n", f);
+		} else {
 			char line[512];
 			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
 					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
@@ -240,8 +242,11 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
 		out_md(f, fd->title);
-		fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-			100.0 * fd->savings_fraction);
+		if (fd->risk)
+			fputs(" | a risk |\n", f);
+		else
+			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+				100.0 * fd->savings_fraction);
 	}
 	fputc('\n', f);
 }
@@ -255,12 +260,18 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		fprintf(f, "#### %zu. ", i + 1);
 		out_md(f, fd->title);
-		fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
-			td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-			100.0 * fd->savings_fraction);
+		if (fd->risk)
+			fprintf(f, "\n\n`%s` · %s · a risk, not a time cost", fd->rule,
+				td_severity_name(fd->severity));
+		else
+			fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
+				td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1),
+									   fd->savings_ns),
+				100.0 * fd->savings_fraction);
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
-		fprintf(f, ")%s", savings_parts(fd, parts, sizeof(parts)));
+		if (!fd->risk)
+			fprintf(f, ")%s", savings_parts(fd, parts, sizeof(parts)));
 		if (fd->ranks.len) {
 			char line[512];
 			fprintf(f, " · %s", td_fmt_ranks(line, sizeof(line), fd->ranks.data,
@@ -309,6 +320,8 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_int(g, fd->device);
 		out_json_key(g, "title");
 		out_json_str(g, fd->title);
+		out_json_key(g, "risk");
+		out_json_bool(g, fd->risk);
 		out_json_key(g, "est_savings_ns");
 		out_json_int(g, fd->savings_ns);
 		out_json_key(g, "est_savings_fraction");

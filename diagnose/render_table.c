@@ -106,7 +106,33 @@ static void dashes(FILE *f, const size_t *w, const int *on, size_t ncols)
 	fputc('\n', f);
 }
 
+static void table_text(FILE *f, const struct td_table *t, const struct table_view *v);
+
+/* the table as text, every line without trailing blanks (an empty last column leaves some) */
 void render_table_text(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	char *buf = NULL, *p, *nl;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		table_text(f, t, v);
+		return;
+	}
+	table_text(m, t, v);
+	fclose(m);
+	for (p = buf; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		char *e = nl;
+		while (e > p && e[-1] == ' ')
+			e--;
+		fwrite(p, 1, (size_t)(e - p), f);
+		fputc('\n', f);
+	}
+	fputs(p, f);
+	free(buf);
+}
+
+static void table_text(FILE *f, const struct td_table *t, const struct table_view *v)
 {
 	size_t n = nshown(t, v), r, c, tc, used = 0, ntext = 0, last = 0;
 	size_t *w = td_calloc(t->ncols, sizeof(*w)), *rooms = td_calloc(t->ncols, sizeof(*rooms));
@@ -134,18 +160,43 @@ void render_table_text(FILE *f, const struct td_table *t, const struct table_vie
 		}
 		used += w[c] + 2;
 	}
-	{ /* text columns share what is left of 100: the first (the name) 55% when others do */
+	{ /* text columns share what is left of 100: other text as wide as it is (at most 45% of
+	   * what is left, split between them), the names the rest */
 		size_t left = used + 14 * ntext < TEXT_WIDTH ? TEXT_WIDTH - used - 2 * ntext
-							      : 12 * ntext, others = 0;
-		for (c = 0, tc = 0; c < t->ncols; c++)
-			if (on[c] && text_col(t->cols[c].type) && tc++ > 0) {
-				size_t room = left * 45 / (100 * (ntext - 1));
-				rooms[c] = room > w[c] ? room : w[c];
-				others += rooms[c];
+							      : 12 * ntext, others = 0, nnames = 0;
+		for (c = 0; c < t->ncols; c++) {
+			if (!on[c] || !text_col(t->cols[c].type))
+				continue;
+			if (t->cols[c].type == TC_NAME) {
+				nnames++;
+				continue;
 			}
+			tc = w[c];
+			for (r = 0; r < n; r++) {
+				size_t k = width_of(cell_text(t, r, c, buf, sizeof(buf)));
+				if (k > tc)
+					tc = k;
+			}
+			rooms[c] = left * 45 / 100 / (ntext - (nnames ? 1 : 0) ? ntext - (nnames ? 1 : 0)
+										 : 1);
+			if (nnames == 0 && ntext == 1)
+				rooms[c] = left;
+			if (tc < rooms[c])
+				rooms[c] = tc;
+			if (rooms[c] < w[c])
+				rooms[c] = w[c];
+			others += rooms[c];
+		}
+		for (c = 0, nnames = 0; c < t->ncols; c++)
+			nnames += on[c] && t->cols[c].type == TC_NAME;
 		for (c = 0, tc = 0; c < t->ncols; c++)
-			if (on[c] && text_col(t->cols[c].type) && tc++ == 0)
-				rooms[c] = left > others + w[c] ? left - others : w[c];
+			if (on[c] && t->cols[c].type == TC_NAME) {
+				/* the first name (the row's own) 60% when another shares the room */
+				size_t all = left > others ? left - others : 12 * nnames;
+				size_t room = nnames == 1 ? all : tc++ == 0 ? all * 60 / 100
+					: all * 40 / 100 / (nnames - 1);
+				rooms[c] = room > w[c] ? room : w[c];
+			}
 	}
 	for (c = 0; c < t->ncols; c++) {
 		size_t room = rooms[c], widest = w[c];

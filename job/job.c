@@ -606,6 +606,12 @@ static void merged(struct td_job *j)
 			td_finding_value(f, "wait_ns", wait < rep->f->savings_ns ? wait : rep->f->savings_ns);
 		}
 		f->count = n;
+		for (e = 0; e < n; e++) /* a risk: as severe as on the worst rank */
+			if (v[e].f->risk) {
+				f->risk = 1;
+				if ((int)f->severity < v[e].f->severity)
+					f->severity = (enum td_severity)v[e].f->severity;
+			}
 		if (j->n == 1)
 			td_finding_title(f, "%s", rep->f->title);
 		else if (comm)
@@ -796,13 +802,15 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 	for (i = 0, r = 0; i < j->report.findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&j->report.findings, struct td_finding, i);
 		f->savings_ns = f->idle_ns + f->busy_ns;
-		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)j->window_ns) {
+		if (!f->risk && (f->savings_ns < 1000 ||
+				 (double)f->savings_ns < 0.0001 * (double)j->window_ns)) {
 			td_finding_free(f); /* next to nothing to win, as for one trace */
 			continue;
 		}
 		f->savings_fraction = j->window_ns > 0 ? (double)f->savings_ns / (double)j->window_ns : 0;
 		f->per_step_ns = j->steps ? f->savings_ns / (int64_t)j->steps : 0;
-		f->severity = td_grade(&j->params, f->savings_fraction);
+		if (!f->risk)
+			f->severity = td_grade(&j->params, f->savings_fraction);
 		TD_VEC_AT(&j->report.findings, struct td_finding, r++) = *f;
 	}
 	j->report.findings.len = r;

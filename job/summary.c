@@ -224,6 +224,7 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		sf->host_ns = f->host_ns;
 		sf->fraction = f->savings_fraction;
 		sf->count = f->count;
+		sf->risk = f->risk;
 		if (!strcmp(f->rule, "communication"))
 			s->exposed_ns = td_finding_get(f, "exposed_ns");
 		if (!strcmp(f->rule, "dataloader"))
@@ -405,6 +406,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		key(g, "est_savings_fraction");
 		yajl_gen_double(g, f->fraction);
 		kint(g, "count", (int64_t)f->count);
+		key(g, "risk");
+		yajl_gen_bool(g, f->risk);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -607,6 +610,7 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			f->busy_ns = geti(x, "gpu_busy_ns", &bad);
 			f->host_ns = geti(x, "host_freed_ns", &bad);
 			f->count = (uint64_t)geti(x, "count", &bad);
+			f->risk = YAJL_IS_TRUE(get(x, "risk", yajl_t_true));
 			fr = get(x, "est_savings_fraction", yajl_t_number);
 			f->fraction = fr ? YAJL_GET_DOUBLE(fr) : 0;
 		}

@@ -28,6 +28,7 @@ struct td_sum_finding {
 	int64_t savings_ns, per_step_ns, idle_ns, busy_ns, host_ns;
 	double fraction;
 	uint64_t count;
+	int risk;                 /* a risk finding (memory): no savings, its own severity */
 };
 
 struct td_sum_kernel {

@@ -51,6 +51,8 @@ void td_params_default(struct td_params *p)
 	p->low_util = 0.5;
 	p->util_chunks = 30;
 	p->warmup_step_ratio = 3.0;
+	p->memory_high_fraction = 0.9;
+	p->gpu_bound_busy = 0.85;
 }
 
 /* --- the idle map: (cause, what) -> ns ------------------------------------------------- */
@@ -167,6 +169,41 @@ uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 		td_mark(buf, sizeof(buf), td_trace_name(t, td_trace_ev(t, ev)->name));
 	}
 	return td_an_intern(a, buf);
+}
+
+/* The innermost user Python frame of op ev: from the python_function spans around it, else
+ * from its "Call stack" arg; "" when neither has one. As a label ("train.py:42 step"). */
+const char *td_an_user_frame(const struct td_analysis *a, uint32_t ev, char *buf, size_t cap)
+{
+	const struct td_trace *t = a->t;
+	const struct td_op_args *oa;
+	uint32_t p;
+
+	for (p = td_trace_parent(t, ev); a->has_python && p != TD_NONE; p = td_trace_parent(t, p)) {
+		const struct td_event *e = td_trace_ev(t, p);
+		if (e->kind == TD_K_PYTHON && (td_an_class(a, e->name) & NC_PY_USER))
+			return td_frame_label(td_trace_name(t, e->name), buf, cap);
+	}
+	if ((oa = td_trace_op_args(t, ev)) != NULL && oa->stack) {
+		const char *s = td_trace_name(t, oa->stack), *semi;
+		while (*s) { /* innermost first, ';'-separated */
+			char frame[1024];
+			size_t n;
+			semi = strchr(s, ';');
+			n = semi ? (size_t)(semi - s) : strlen(s);
+			if (n < sizeof(frame)) {
+				memcpy(frame, s, n);
+				frame[n] = '\0';
+				if (td_is_user_frame(frame))
+					return td_frame_label(frame, buf, cap);
+			}
+			if (!semi)
+				break;
+			s = semi + 1;
+		}
+	}
+	buf[0] = '\0';
+	return buf;
 }
 
 uint32_t td_an_user_op(const struct td_analysis *a, uint32_t ev)

@@ -57,6 +57,8 @@ struct td_params {
 	double low_util;             /* a low-utilization window is below this busy share (0.5) */
 	int util_chunks;             /* the window is cut into this many chunks for it (30) */
 	double warmup_step_ratio;    /* a leading step this many times the median is warm-up (3) */
+	double memory_high_fraction; /* peak reserved above this share of the device is a risk (.9) */
+	double gpu_bound_busy;       /* a GPU busy this share of the window is the bottleneck (.85) */
 };
 void td_params_default(struct td_params *p);
 
@@ -175,6 +177,10 @@ int td_an_is_warm(const struct td_analysis *a, uint32_t ev);
  * frames, else the chain of public CPU ops above it ("aten::item <- aten::is_nonzero"), else
  * the event's own name. Returns a label id. */
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev);
+/* The innermost user Python frame around host event ev, from the python_function spans,
+ * else from its "Call stack" arg (record_shapes / with_stack in older traces), as a label
+ * ("train.py:42 step") in buf; "" when there is none. Returns buf. */
+const char *td_an_user_frame(const struct td_analysis *a, uint32_t ev, char *buf, size_t cap);
 /* The innermost public CPU op enclosing host event ev (the user's call), or ev itself. */
 uint32_t td_an_user_op(const struct td_analysis *a, uint32_t ev);
 /* 1 when host event ev is a data-loading span not inside another one (so time is counted

@@ -13,7 +13,7 @@
 
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_dataloader, &rule_communication, &rule_sync_stall, &rule_transfer,
-	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, NULL,
+	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, NULL,
 };
 
 int td_rule_known(const char *id)
@@ -193,6 +193,10 @@ static int finding_less(const struct td_finding *x, const struct td_finding *y)
 
 	if (x->savings_ns != y->savings_ns)
 		return x->savings_ns > y->savings_ns;
+	if (x->risk != y->risk) /* time first, then risks, the most severe first */
+		return !x->risk;
+	if (x->severity != y->severity)
+		return x->severity > y->severity;
 	if ((c = strcmp(x->rule, y->rule)) != 0)
 		return c < 0;
 	if (x->device != y->device)
@@ -252,7 +256,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		f->savings_ns = f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
-		if (f->savings_ns > 0 && a->cfg && a->cfg->suppress.len) {
+		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {
 			/* matched as the user reads them: without the name marks */
 			char *texts[17];
 			size_t n = 0, k;
@@ -263,7 +267,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 			for (k = 0; k < n; k++)
 				free(texts[k]);
 		}
-		if (f->savings_ns <= 0) {
+		if (f->savings_ns <= 0 && !f->risk) {
 			td_finding_free(f);
 		} else if (s) {
 			struct td_finding *sf = td_vec_push(&r->suppressed);
@@ -280,7 +284,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		int64_t w = td_an_window_ns(a, f->device);
 		f->savings_fraction = w > 0 ? (double)f->savings_ns / (double)w : 0.0;
 		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
-		f->severity = td_grade(&a->params, f->savings_fraction);
+		if (!f->risk)
+			f->severity = td_grade(&a->params, f->savings_fraction);
 		if (!f->title)
 			td_finding_title(f, "%s", f->rule);
 		if (!f->fix)

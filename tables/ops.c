@@ -79,41 +79,6 @@ static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra)
 	return i;
 }
 
-/* The innermost user Python frame of op ev: from the python_function spans around it, else
- * from its "Call stack" arg; "" when neither has one. As a label ("train.py:42 step"). */
-static const char *user_frame(const struct td_analysis *a, uint32_t ev, char *buf, size_t cap)
-{
-	const struct td_trace *t = a->t;
-	const struct td_op_args *oa;
-	uint32_t p;
-
-	for (p = td_trace_parent(t, ev); a->has_python && p != TD_NONE; p = td_trace_parent(t, p)) {
-		const struct td_event *e = td_trace_ev(t, p);
-		if (e->kind == TD_K_PYTHON && (td_an_class(a, e->name) & NC_PY_USER))
-			return td_frame_label(td_trace_name(t, e->name), buf, cap);
-	}
-	if ((oa = td_trace_op_args(t, ev)) != NULL && oa->stack) {
-		const char *s = td_trace_name(t, oa->stack), *semi;
-		while (*s) { /* innermost first, ';'-separated */
-			char frame[1024];
-			size_t n;
-			semi = strchr(s, ';');
-			n = semi ? (size_t)(semi - s) : strlen(s);
-			if (n < sizeof(frame)) {
-				memcpy(frame, s, n);
-				frame[n] = '\0';
-				if (td_is_user_frame(frame))
-					return td_frame_label(frame, buf, cap);
-			}
-			if (!semi)
-				break;
-			s = semi + 1;
-		}
-	}
-	buf[0] = '\0';
-	return buf;
-}
-
 void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
@@ -149,7 +114,7 @@ void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_
 				extra = td_table_str(out, oa && oa->dims ? td_trace_name(t, oa->dims) : "");
 			} else if (o->group == TD_GROUP_STACK) {
 				char b[1100];
-				extra = td_table_str(out, user_frame(a, e, b, sizeof(b)));
+				extra = td_table_str(out, td_an_user_frame(a, e, b, sizeof(b)));
 			}
 			grp[e] = group_of(&g, name, extra);
 			self[e] = td_ev_dur(ev);

@@ -216,20 +216,33 @@ cp fixtures/mini-kineto.json "$tmp/-dash.json"
 case $bin in /*) abs=$bin ;; *) abs=$PWD/$bin ;; esac
 (cd "$tmp" && "$abs" stats -- -dash.json >/dev/null 2>"$tmp/err"); rc=$?
 if [ "$rc" = 0 ]; then ok; else bad "-- does not end the options ($rc)"; cat "$tmp/err"; fi
-for c in diagnose gate stats config record; do
+for c in diagnose gate stats config record summarize ops kernels memory diff; do
 	expect_rc 0 "$bin" $c --version
 	if grep -q "^tracedoc $c [0-9]" "$tmp/out"; then ok; else bad "$c --version"; fi
 done
 
 # text fits 100 columns, help texts included, with no trailing blanks
 : >"$tmp/texts"
-for c in "" diagnose gate stats config record; do "$bin" $c --help >>"$tmp/texts" 2>&1; done
+for c in "" diagnose gate stats config record summarize ops kernels memory diff; do
+	"$bin" $c --help >>"$tmp/texts" 2>&1
+done
 cat "$golden"/*.text >>"$tmp/texts"
 if [ -d ../shared/traces ]; then
-	for f in ../shared/traces/*.gz; do "$bin" diagnose --color never "$f" >>"$tmp/texts" 2>&1; done
+	for f in ../shared/traces/*.gz; do
+		for c in diagnose ops kernels memory; do "$bin" $c "$f" >>"$tmp/texts" 2>&1; done
+		"$bin" ops --group-by stack "$f" >>"$tmp/texts" 2>&1
+	done
 fi
-if awk 'length($0) > 100 { print FILENAME ":" FNR ": " length($0) " columns: " $0; bad = 1 }
-	/[ \t]$/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$tmp/texts"; then ok
+# characters, not bytes (a memory curve is drawn with block characters)
+if python3 -c '
+import sys
+bad = 0
+for n, line in enumerate(open(sys.argv[1], encoding="utf-8", errors="replace"), 1):
+    line = line.rstrip("\n")
+    if len(line) > 100 or line != line.rstrip():
+        print("line %d: %d columns or trailing blanks: %s" % (n, len(line), line))
+        bad = 1
+sys.exit(bad)' "$tmp/texts"; then ok
 else bad "text wider than 100 columns or with trailing blanks"; fi
 
 # a rank without a world size is just a rank; Kineto's unsorted events are not an anomaly

@@ -270,6 +270,39 @@ def check_tables(tracedoc, path):
     return problems[:8]
 
 
+def check_memory(tracedoc, path):
+    """tracedoc memory: each device's peak of Total Allocated and Total Reserved equal the
+    largest values of its [memory] samples (Device Type 1)."""
+    want = {}
+    for e in load_doc(path):
+        if isinstance(e, dict) and e.get("name") == "[memory]":
+            a = e.get("args", {})
+            if a.get("Device Type") == 1 and "Total Allocated" in a:
+                w = want.setdefault(a["Device Id"], [-1, -1])
+                w[0] = max(w[0], a["Total Allocated"])
+                w[1] = max(w[1], a.get("Total Reserved", -1))
+    out = subprocess.run([tracedoc, "memory", "--format", "json", path], capture_output=True)
+    if out.returncode != 0:
+        return [f"memory exit {out.returncode}"]
+    got = {d["id"]: [d["peak_allocated_bytes"], d["peak_reserved_bytes"]]
+           for d in json.loads(out.stdout)["devices"] if d["id"] >= 0}
+    return [] if got == want else [f"memory peaks {got} != {want}"]
+
+
+def check_diff(tracedoc, base, cur):
+    """tracedoc diff of resnet50 without workers against with them: the DataLoader first."""
+    out = subprocess.run([tracedoc, "diff", "--format", "json", base, cur], capture_output=True)
+    if out.returncode != 0:
+        return [f"diff exit {out.returncode}"]
+    d = json.loads(out.stdout)
+    why = [d["rows"][i]["name"] for i in d["why"]]
+    if not why or not why[0].startswith("enumerate(DataLoader)"):
+        return [f"diff names {why[:2]} first, not the DataLoader"]
+    if d["step_change_ns"] >= 0:
+        return [f"diff: with workers the step is not shorter ({d['step_change_ns']})"]
+    return []
+
+
 def median(v):
     """tracedoc's median: the mean of the two middle values rounded down, for an even count."""
     v = sorted(v)
@@ -402,6 +435,10 @@ def main():
         name = os.path.relpath(p, tdir)
         if not problems and p.endswith(".gz"):
             problems += check_tables(tracedoc, p)
+        if not problems and os.path.basename(p) == "ddp-v100-rank1.json.gz":
+            problems += check_memory(tracedoc, p)
+        if not problems and os.path.basename(p) == "resnet50-nw0.pt.trace.json.gz":
+            problems += check_diff(tracedoc, p, p.replace("nw0", "nw4"))
         if not problems and os.path.basename(p) in ("ddp-v100-rank1.json.gz",
                                                      "dlrm-v100-rank1.json.gz"):
             problems += check_communication(tracedoc, p)

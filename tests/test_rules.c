@@ -150,11 +150,18 @@ static void check_invariants(const struct run *x, const char *what)
 		assert_true(nth(x, i - 1)->savings_ns >= nth(x, i)->savings_ns);
 	for (i = 0; i < x->r.findings.len; i++) {
 		const struct td_finding *f = nth(x, i);
-		assert_true(f->savings_ns >= 1000); /* nothing worth a nanosecond is shown */
+		if (f->risk) { /* a risk: no time, after every finding that has some */
+			assert_int_equal(f->savings_ns, 0);
+			assert_int_equal(f->idle_ns, 0);
+			if (i + 1 < x->r.findings.len)
+				assert_true(nth(x, i + 1)->risk);
+		} else {
+			assert_true(f->savings_ns >= 1000); /* nothing worth a nanosecond is shown */
+			assert_true(f->severity == (f->savings_fraction >= 0.10 ? SEV_HIGH
+				    : f->savings_fraction >= 0.03 ? SEV_MEDIUM
+				    : f->savings_fraction >= 0.01 ? SEV_LOW : SEV_INFO));
+		}
 		assert_int_equal(f->savings_ns, f->idle_ns + f->busy_ns);
-		assert_true(f->severity == (f->savings_fraction >= 0.10 ? SEV_HIGH
-			    : f->savings_fraction >= 0.03 ? SEV_MEDIUM
-			    : f->savings_fraction >= 0.01 ? SEV_LOW : SEV_INFO));
 		assert_non_null(f->title);
 		assert_non_null(f->fix);
 		if (!*f->fix) /* every finding says what to do */
@@ -398,6 +405,54 @@ static void test_allocator(void **state)
 	diagnose_path(th_fixture("rules/allocator-nearmiss.json"), &x); /* served by the cache */
 	check_invariants(&x, "allocator-nearmiss.json");
 	assert_null(finding(&x, "allocator", NULL));
+	done(&x);
+}
+
+static void test_memory(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+	(void)state;
+
+	/* 76 of 80 GB reserved; 256 MiB more allocated at each step boundary */
+	diagnose_path(th_fixture("rules/memory.json"), &x);
+	check_invariants(&x, "memory.json");
+	f = finding(&x, "memory", "close to out of memory");
+	assert_non_null(f);
+	assert_true(f->risk);
+	assert_int_equal(f->severity, SEV_MEDIUM); /* 95% */
+	assert_int_equal(td_finding_get(f, "peak_reserved_bytes"), 76000000000ll);
+	assert_int_equal(td_finding_get(f, "capacity_bytes"), 80000000000ll);
+	/* the peak: step 4's allocation, 60 GB + 3 x 256 MiB + 12 GB, inside aten::linear */
+	assert_int_equal(td_finding_get(f, "peak_allocated_bytes"),
+			 60000000000ll + 3 * (256ll << 20) + 12000000000ll);
+	assert_true(where_has(f, "aten::linear"));
+	assert_true(where_has(f, "step 4"));
+	assert_non_null(strstr(f->fix, "expandable_segments:True"));
+	f = finding(&x, "memory", "grows every step");
+	assert_non_null(f);
+	assert_int_equal(td_finding_get(f, "growth_bytes_per_step"), 256ll << 20);
+	assert_int_equal(td_finding_get(f, "growth_bytes"), 4 * (256ll << 20));
+	assert_non_null(strstr(f->fix, "loss.item()"));
+	assert_null(finding(&x, "memory", "fragmentation"));
+	assert_true(x.r.findings.len >= 3);
+	assert_false(nth(&x, 0)->risk); /* the time finding first */
+	done(&x);
+
+	diagnose_path(th_fixture("rules/memory-nearmiss.json"), &x); /* half full, nothing kept */
+	check_invariants(&x, "memory-nearmiss.json");
+	assert_null(finding(&x, "memory", NULL));
+	done(&x);
+
+	diagnose_path(th_fixture("rules/memory-fragmented.json"), &x); /* 64 GB for 42 GB */
+	check_invariants(&x, "memory-fragmented.json");
+	f = finding(&x, "memory", "fragmentation");
+	assert_non_null(f);
+	assert_int_equal(f->severity, SEV_LOW);
+	assert_int_equal(td_finding_get(f, "reserved_bytes"), 64000000000ll);
+	assert_int_equal(td_finding_get(f, "allocated_bytes"), 42000000000ll);
+	assert_null(finding(&x, "memory", "close to out of memory")); /* 80% */
+	assert_null(finding(&x, "memory", "grows"));
 	done(&x);
 }
 
@@ -720,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_communication),
 		cmocka_unit_test(test_allocator),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_queued),
 		cmocka_unit_test(test_sync_then_host),
 		cmocka_unit_test(test_other_thread_dataloader),

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc memory FILE [--format text|md|json] [-o FILE] [--config FILE]
+ * Device memory from a trace's [memory] samples, or from a caching-allocator snapshot. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "diagnose/args.h"
+#include "diagnose/cli.h"
+#include "diagnose/out.h"
+#include "diagnose/render_memory.h"
+#include "parser/input.h"
+#include "rules/config.h"
+
+static void memory_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc memory FILE [--format text|md|json] [-o FILE] [--config FILE]\n"
+		   "  FILE  a trace recorded with profile_memory=True: per device the allocated and\n"
+		   "        reserved peaks, what ran there, the capacity and headroom, allocated\n"
+		   "        memory at each step, and the memory findings (near full, growing,\n"
+		   "        fragmented); or a caching-allocator snapshot saved as JSON\n"
+		   "        (torch.cuda.memory._snapshot()): the peak, the allocation sites holding\n"
+		   "        the most there, and what was live at each out-of-memory\n");
+}
+
+/* 1 when path starts like a snapshot; 0 otherwise, or when it cannot be read (the reader
+ * then says why) */
+static int is_snapshot(const char *path)
+{
+	struct td_input *in;
+	struct td_error err;
+	char head[512];
+	size_t n = 0;
+	ssize_t k;
+
+	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
+		return 0;
+	while (n < sizeof(head) && (k = td_input_read(in, head + n, sizeof(head) - n, &err)) > 0)
+		n += (size_t)k;
+	td_input_close(in);
+	return td_snapshot_sniff(head, n);
+}
+
+static void mem_out(FILE *f, const char *format, int color, const void *ctx)
+{
+	(void)color;
+	if (!strcmp(format, "json"))
+		render_memory_json(f, ctx);
+	else if (!strcmp(format, "md"))
+		render_memory_md(f, ctx);
+	else
+		render_memory_text(f, ctx);
+}
+
+static void snap_out(FILE *f, const char *format, int color, const void *ctx)
+{
+	(void)color;
+	if (!strcmp(format, "json"))
+		render_snapshot_json(f, ctx);
+	else if (!strcmp(format, "md"))
+		render_snapshot_md(f, ctx);
+	else
+		render_snapshot_text(f, ctx);
+}
+
+int cmd_memory(int argc, char **argv)
+{
+	const char *format = "text", *outp = NULL, *cfgp = NULL;
+	static const char *const formats[] = {"text", "md", "json", NULL};
+	const struct cli_opt opts[] = {
+		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
+		{"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
+	struct td_config cfg;
+	int rc;
+
+	rc = cli_parse("memory", argc, argv, opts, &ops, memory_usage);
+	if (rc != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc == CLI_DONE ? EXIT_OK : rc;
+	}
+	if (ops.n != 1) {
+		cli_operands_free(&ops);
+		memory_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (cli_one_of("memory", "--format", format, formats) ||
+	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc ? rc : EXIT_USAGE;
+	}
+	if (is_snapshot(ops.v[0])) {
+		struct td_snapshot s;
+		struct td_error err;
+		memset(&err, 0, sizeof(err));
+		if (td_snapshot_read(ops.v[0], &s, &err) != 0) {
+			fprintf(stderr, "tracedoc: ");
+			out_text_wrap(stderr, err.msg, 10, 2, 100);
+			fputc('\n', stderr);
+			rc = err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
+		} else {
+			struct snap_ctx c = {ops.v[0], &s};
+			rc = cli_write(outp, format, NULL, snap_out, &c);
+			td_snapshot_free(&s);
+		}
+	} else {
+		struct td_trace t;
+		struct td_analysis a;
+		struct td_report r;
+		struct td_mem_report m;
+		td_trace_init(&t);
+		if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
+			struct mem_ctx c;
+			td_analysis_run(&a, &t, &cfg);
+			td_mem_report(&a, &m);
+			td_report_init(&r);
+			rule_memory.run(&a, &r);
+			td_report_sort(&r);
+			c.path = ops.v[0];
+			c.mem = &m;
+			c.r = &r;
+			rc = cli_write(outp, format, NULL, mem_out, &c);
+			td_report_free(&r);
+			td_mem_report_free(&m);
+			td_analysis_free(&a);
+		}
+		td_trace_free(&t);
+	}
+	td_config_free(&cfg);
+	cli_operands_free(&ops);
+	return rc;
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/* `tracedoc memory` in text, Markdown and JSON (tracedoc.memory/1): from a trace's [memory]
+ * samples, or from a caching-allocator snapshot. */
+#include "diagnose/render_memory.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/fmt.h"
+#include "diagnose/out.h"
+#include "diagnose/render.h"
+
+#define SPARK 60
+
+static const char *bytes(char *b, size_t cap, int64_t v)
+{
+	return v < 0 ? "-" : td_fmt_bytes(b, cap, (double)v);
+}
+
+static const char *dev_name(char *b, size_t cap, int32_t d)
+{
+	if (d < 0)
+		snprintf(b, cap, "host");
+	else
+		snprintf(b, cap, "GPU %d", d);
+	return b;
+}
+
+/* allocated over time in SPARK characters (each the larger of two points), up to its peak */
+static void spark(FILE *f, const struct td_mem_view *v)
+{
+	static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	size_t i, k, shown = 0, blanks = 0;
+
+	for (i = 0; i < SPARK; i++) {
+		int64_t m = -1;
+		for (k = i * v->npts / SPARK; k < (i + 1) * v->npts / SPARK && k < v->npts; k++)
+			if (v->pts[k].allocated > m)
+				m = v->pts[k].allocated;
+		if (m < 0 || v->d.peak_alloc <= 0) {
+			blanks++; /* written only before a bar: no trailing blanks */
+			continue;
+		}
+		for (; blanks; blanks--)
+			fputc(' ', f);
+		fputs(bars[(size_t)((double)m / (double)v->d.peak_alloc * 7.0 + 0.5)], f);
+		shown++;
+	}
+	(void)shown;
+}
+
+void render_memory_text(FILE *f, const struct mem_ctx *c)
+{
+	const struct td_mem_report *m = c->mem;
+	size_t k, i;
+	char b[8][40], title[1200];
+
+	snprintf(title, sizeof(title), "tracedoc memory: %s · %zu [memory] sample%s over %s", c->path,
+		 m->samples, m->samples == 1 ? "" : "s", td_fmt_dur(b[0], sizeof(b[0]), m->end - m->start));
+	out_text_wrap(f, title, 0, 2, 100);
+	fputs("\n\n", f);
+	if (!m->n) {
+		fputs("no [memory] samples: record with torch.profiler.profile(profile_memory=True)\n",
+		      f);
+		return;
+	}
+	fprintf(f, "%-7s %10s %15s %14s %10s\n", "device", "capacity", "peak allocated",
+		"peak reserved", "headroom");
+	for (k = 0; k < m->n; k++) {
+		const struct td_mem_view *v = &m->dev[k];
+		char at[600];
+		int64_t head = v->d.capacity > 0 && v->d.peak_res >= 0 ? v->d.capacity - v->d.peak_res
+			: -1;
+		size_t n = 0;
+		at[0] = '\0';
+		if (*v->peak_op)
+			n += (size_t)snprintf(at + n, sizeof(at) - n, "%s", v->peak_op);
+		if (*v->peak_frame && n < sizeof(at))
+			n += (size_t)snprintf(at + n, sizeof(at) - n, " in %s", v->peak_frame);
+		if (v->peak_step >= 0 && n < sizeof(at))
+			snprintf(at + n, sizeof(at) - n, "%sstep %lld", n ? ", " : "",
+				 (long long)v->peak_step);
+		fprintf(f, "%-7s %10s %15s %14s %10s\n", dev_name(b[0], sizeof(b[0]), v->d.device),
+			v->d.capacity > 0 ? bytes(b[1], sizeof(b[1]), v->d.capacity) : "-",
+			bytes(b[2], sizeof(b[2]), v->d.peak_alloc), bytes(b[3], sizeof(b[3]), v->d.peak_res),
+			bytes(b[4], sizeof(b[4]), head));
+		if (*at) {
+			fputs("        at the peak: ", f);
+			out_text_wrap(f, at, 21, 10, 100);
+			fputc('\n', f);
+		}
+	}
+	for (k = 0; k < m->n; k++) {
+		const struct td_mem_view *v = &m->dev[k];
+		snprintf(title, sizeof(title), "%s allocated over the samples' span%s, up to %s:",
+			 dev_name(b[0], sizeof(b[0]), v->d.device),
+			 v->d.summed ? " (summed from the allocations' Bytes, from 0 at the first)" : "",
+			 bytes(b[1], sizeof(b[1]), v->d.peak_alloc));
+		fputc('\n', f);
+		out_text_wrap(f, title, 0, 2, 100);
+		fputs("\n  ", f);
+		spark(f, v);
+		fputc('\n', f);
+		if (v->d.nstep) {
+			fprintf(f, "  allocated at each steady step's start:\n");
+			for (i = 0; i <= v->d.nstep; i++) {
+				int64_t now = v->d.step_alloc[i], prev = i ? v->d.step_alloc[i - 1] : -1;
+				if (i < v->d.nstep)
+					fprintf(f, "    step %-8lld %12s", (long long)v->step_number[i],
+						bytes(b[2], sizeof(b[2]), now));
+				else
+					fprintf(f, "    %-13s %12s", "after last", bytes(b[2], sizeof(b[2]), now));
+				if (now >= 0 && prev >= 0 && now != prev)
+					fprintf(f, "  %s%s", now > prev ? "+" : "-",
+						td_fmt_bytes(b[3], sizeof(b[3]),
+							     (double)(now > prev ? now - prev : prev - now)));
+				fputc('\n', f);
+			}
+		}
+	}
+	if (c->r && c->r->findings.len) {
+		fputc('\n', f);
+		render_findings_text(f, c->r, 0);
+	}
+}
+
+void render_memory_md(FILE *f, const struct mem_ctx *c)
+{
+	const struct td_mem_report *m = c->mem;
+	size_t k, i;
+	char b[8][40];
+
+	fputs("### tracedoc memory: ", f);
+	out_md(f, c->path);
+	fprintf(f, "\n\n%zu `[memory]` samples over %s\n\n", m->samples,
+		td_fmt_dur(b[0], sizeof(b[0]), m->end - m->start));
+	if (!m->n) {
+		fputs("No `[memory]` samples: record with `torch.profiler.profile(profile_memory=True)`.\n",
+		      f);
+		return;
+	}
+	fputs("| device | capacity | peak allocated | peak reserved | headroom | at the peak |\n"
+	      "|---|---:|---:|---:|---:|---|\n", f);
+	for (k = 0; k < m->n; k++) {
+		const struct td_mem_view *v = &m->dev[k];
+		int64_t head = v->d.capacity > 0 && v->d.peak_res >= 0 ? v->d.capacity - v->d.peak_res
+			: -1;
+		fprintf(f, "| %s | %s | %s | %s | %s | ", dev_name(b[0], sizeof(b[0]), v->d.device),
+			v->d.capacity > 0 ? bytes(b[1], sizeof(b[1]), v->d.capacity) : "-",
+			bytes(b[2], sizeof(b[2]), v->d.peak_alloc), bytes(b[3], sizeof(b[3]), v->d.peak_res),
+			bytes(b[4], sizeof(b[4]), head));
+		out_md(f, *v->peak_op ? v->peak_op : "-");
+		if (*v->peak_frame) {
+			char mk[1200];
+			fputs(" in ", f);
+			out_md(f, td_mark(mk, sizeof(mk), v->peak_frame));
+		}
+		if (v->peak_step >= 0)
+			fprintf(f, ", step %lld", (long long)v->peak_step);
+		fputs(" |\n", f);
+	}
+	for (k = 0; k < m->n; k++) {
+		const struct td_mem_view *v = &m->dev[k];
+		if (!v->d.nstep)
+			continue;
+		fprintf(f, "\n<details><summary>%s: allocated at each step's start</summary>\n\n"
+			   "| step | allocated | change |\n|---|---:|---:|\n",
+			dev_name(b[0], sizeof(b[0]), v->d.device));
+		for (i = 0; i <= v->d.nstep; i++) {
+			int64_t now = v->d.step_alloc[i], prev = i ? v->d.step_alloc[i - 1] : -1;
+			if (i < v->d.nstep)
+				fprintf(f, "| %lld | %s | ", (long long)v->step_number[i],
+					bytes(b[2], sizeof(b[2]), now));
+			else
+				fprintf(f, "| after the last | %s | ", bytes(b[2], sizeof(b[2]), now));
+			if (now >= 0 && prev >= 0)
+				fprintf(f, "%s%s |\n", now >= prev ? "+" : "-",
+					td_fmt_bytes(b[3], sizeof(b[3]), (double)(now >= prev ? now - prev
+										     : prev - now)));
+			else
+				fputs(" |\n", f);
+		}
+		fputs("\n</details>\n", f);
+	}
+	if (c->r && c->r->findings.len) {
+		fputc('\n', f);
+		render_findings_md(f, c->r);
+	}
+}
+
+void render_memory_json(FILE *f, const struct mem_ctx *c)
+{
+	const struct td_mem_report *m = c->mem;
+	yajl_gen g = out_json_new(f);
+	size_t k, i;
+
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, "tracedoc.memory/1");
+	out_json_key(g, "source");
+	out_json_str(g, "trace");
+	out_json_key(g, "path");
+	out_json_str(g, c->path);
+	out_json_key(g, "samples");
+	out_json_int(g, (int64_t)m->samples);
+	out_json_key(g, "start_ns");
+	out_json_int(g, m->start);
+	out_json_key(g, "end_ns");
+	out_json_int(g, m->end);
+	out_json_key(g, "devices");
+	yajl_gen_array_open(g);
+	for (k = 0; k < m->n; k++) {
+		const struct td_mem_view *v = &m->dev[k];
+		yajl_gen_map_open(g);
+		out_json_key(g, "id");
+		out_json_int(g, v->d.device);
+		out_json_key(g, "samples");
+		out_json_int(g, (int64_t)v->d.nsamples);
+		out_json_key(g, "capacity_bytes");
+		out_json_int(g, v->d.capacity);
+		out_json_key(g, "peak_allocated_bytes");
+		out_json_int(g, v->d.peak_alloc);
+		out_json_key(g, "peak_allocated_ts_ns");
+		out_json_int(g, v->d.peak_alloc_ts);
+		out_json_key(g, "peak_reserved_bytes");
+		out_json_int(g, v->d.peak_res);
+		out_json_key(g, "peak_reserved_ts_ns");
+		out_json_int(g, v->d.peak_res >= 0 ? v->d.peak_res_ts : -1);
+		out_json_key(g, "headroom_bytes");
+		out_json_int(g, v->d.capacity > 0 && v->d.peak_res >= 0 ? v->d.capacity - v->d.peak_res
+									: -1);
+		out_json_key(g, "allocated_summed_from_bytes");
+		out_json_bool(g, v->d.summed);
+		out_json_key(g, "first_allocated_bytes");
+		out_json_int(g, v->d.first_alloc);
+		out_json_key(g, "last_allocated_bytes");
+		out_json_int(g, v->d.last_alloc);
+		out_json_key(g, "peak_op");
+		out_json_str(g, v->peak_op);
+		out_json_key(g, "peak_frame");
+		out_json_str(g, v->peak_frame);
+		out_json_key(g, "peak_step");
+		out_json_int(g, v->peak_step);
+		out_json_key(g, "steps");
+		yajl_gen_array_open(g);
+		for (i = 0; i < v->d.nstep; i++) {
+			yajl_gen_map_open(g);
+			out_json_key(g, "step");
+			out_json_int(g, v->step_number[i]);
+			out_json_key(g, "allocated_at_start_bytes");
+			out_json_int(g, v->d.step_alloc[i]);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		out_json_key(g, "allocated_after_last_step_bytes");
+		out_json_int(g, v->d.nstep ? v->d.step_alloc[v->d.nstep] : -1);
+		out_json_key(g, "timeline"); /* [ts_ns, allocated, reserved], the largest per slice */
+		yajl_gen_array_open(g);
+		for (i = 0; i < v->npts; i++) {
+			yajl_gen_array_open(g);
+			out_json_int(g, v->pts[i].ts);
+			out_json_int(g, v->pts[i].allocated);
+			out_json_int(g, v->pts[i].reserved);
+			yajl_gen_array_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	out_json_key(g, "findings");
+	yajl_gen_array_open(g);
+	for (k = 0; c->r && k < c->r->findings.len; k++) {
+		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, k);
+		yajl_gen_map_open(g);
+		out_json_key(g, "severity");
+		out_json_str(g, td_severity_name(fd->severity));
+		out_json_key(g, "device");
+		out_json_int(g, fd->device);
+		out_json_key(g, "title");
+		out_json_str(g, fd->title);
+		out_json_key(g, "fix");
+		out_json_str(g, fd->fix);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}
+
+/* --- a caching-allocator snapshot -------------------------------------------------------- */
+
+static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_snap_site *t,
+		       size_t n)
+{
+	size_t i;
+	char b[40], m[1200];
+
+	for (i = 0; i < n; i++) {
+		int col = fprintf(f, "  %10s  %6llu block%s  ", td_fmt_bytes(b, sizeof(b), (double)t[i].bytes),
+				  (unsigned long long)t[i].blocks, t[i].blocks == 1 ? " " : "s");
+		out_text_wrap(f, td_mark(m, sizeof(m), td_strtab_str(&s->strs, t[i].site)), col, col,
+			      100);
+		fputc('\n', f);
+	}
+}
+
+void render_snapshot_text(FILE *f, const struct snap_ctx *c)
+{
+	const struct td_snapshot *s = c->snap;
+	size_t k, o;
+	char b[6][40], title[1200], m[1200];
+
+	snprintf(title, sizeof(title), "tracedoc memory: %s · a caching-allocator snapshot%s", c->path,
+		 s->has_traces ? "" : " without history (record with "
+		 "torch.cuda.memory._record_memory_history() for the peak and the ooms)");
+	out_text_wrap(f, title, 0, 2, 100);
+	fputs("\n\n", f);
+	fprintf(f, "%-7s %12s %12s %9s %16s %6s\n", "device", "reserved", "allocated", "entries",
+		"peak allocated", "ooms");
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		fprintf(f, "%-7s %12s %12s %9llu %16s %6zu\n", dev_name(b[0], sizeof(b[0]), d->device),
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
+			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
+			(unsigned long long)d->events,
+			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
+	}
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		if (d->events && d->peak_entry >= 0)
+			fprintf(f, "\n%s at its peak, %s allocated (after entry %lld of %llu), by "
+				   "allocation site:\n", dev_name(b[0], sizeof(b[0]), d->device),
+				td_fmt_bytes(b[1], sizeof(b[1]), (double)d->peak),
+				(long long)d->peak_entry + 1, (unsigned long long)d->events);
+		else if (d->events)
+			fprintf(f, "\n%s at its peak, %s allocated (when its trace begins), by "
+				   "allocation site:\n", dev_name(b[0], sizeof(b[0]), d->device),
+				td_fmt_bytes(b[1], sizeof(b[1]), (double)d->peak));
+		else
+			fprintf(f, "\n%s live at the snapshot, by allocation site:\n",
+				dev_name(b[0], sizeof(b[0]), d->device));
+		sites_text(f, s, d->top, d->ntop);
+		for (o = 0; o < d->nooms; o++) {
+			const struct td_snap_oom *x = &d->ooms[o];
+			char line[1600];
+			snprintf(line, sizeof(line), "%s ran out of memory at entry %zu: %s asked for at "
+				 "%s, %s free on the device, %s allocated:",
+				 dev_name(b[0], sizeof(b[0]), d->device), x->index + 1,
+				 td_fmt_bytes(b[1], sizeof(b[1]), (double)x->requested),
+				 td_mark(m, sizeof(m), td_strtab_str(&s->strs, x->site)),
+				 x->device_free >= 0 ? td_fmt_bytes(b[2], sizeof(b[2]), (double)x->device_free)
+						     : "?",
+				 td_fmt_bytes(b[3], sizeof(b[3]), (double)x->allocated));
+			fputc('\n', f);
+			out_text_wrap(f, line, 0, 2, 100);
+			fputs("\n  live then, by allocation site:\n", f);
+			sites_text(f, s, x->top, x->ntop);
+		}
+		if (d->unmatched_frees)
+			fprintf(f, "  (%llu frees of blocks the replay did not know: counted, left out)\n",
+				(unsigned long long)d->unmatched_frees);
+	}
+}
+
+static void sites_md(FILE *f, const struct td_snapshot *s, const struct td_snap_site *t, size_t n)
+{
+	size_t i;
+	char b[40], m[1200];
+
+	fputs("| bytes | blocks | allocation site |\n|---:|---:|---|\n", f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "| %s | %llu | ", td_fmt_bytes(b, sizeof(b), (double)t[i].bytes),
+			(unsigned long long)t[i].blocks);
+		out_md(f, td_mark(m, sizeof(m), td_strtab_str(&s->strs, t[i].site)));
+		fputs(" |\n", f);
+	}
+}
+
+void render_snapshot_md(FILE *f, const struct snap_ctx *c)
+{
+	const struct td_snapshot *s = c->snap;
+	size_t k, o;
+	char b[6][40], m[1200];
+
+	fputs("### tracedoc memory: ", f);
+	out_md(f, c->path);
+	fputs(" (caching-allocator snapshot)\n\n| device | reserved | allocated | entries | peak "
+	      "allocated | ooms |\n|---|---:|---:|---:|---:|---:|\n", f);
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		fprintf(f, "| %s | %s | %s | %llu | %s | %zu |\n", dev_name(b[0], sizeof(b[0]), d->device),
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
+			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
+			(unsigned long long)d->events,
+			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
+	}
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		fprintf(f, "\n**%s at %s** (%s)\n\n", dev_name(b[0], sizeof(b[0]), d->device),
+			d->events ? "its peak" : "the snapshot",
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)(d->events ? d->peak : d->allocated)));
+		sites_md(f, s, d->top, d->ntop);
+		for (o = 0; o < d->nooms; o++) {
+			const struct td_snap_oom *x = &d->ooms[o];
+			fprintf(f, "\n**Out of memory** at entry %zu: %s asked for at ", x->index + 1,
+				td_fmt_bytes(b[1], sizeof(b[1]), (double)x->requested));
+			out_md(f, td_mark(m, sizeof(m), td_strtab_str(&s->strs, x->site)));
+			fprintf(f, ", %s free on the device, %s allocated. Live then:\n\n",
+				x->device_free >= 0 ? td_fmt_bytes(b[2], sizeof(b[2]), (double)x->device_free)
+						    : "?",
+				td_fmt_bytes(b[3], sizeof(b[3]), (double)x->allocated));
+			sites_md(f, s, x->top, x->ntop);
+		}
+	}
+}
+
+static void sites_json(yajl_gen g, const struct td_snapshot *s, const struct td_snap_site *t,
+		       size_t n)
+{
+	size_t i;
+
+	yajl_gen_array_open(g);
+	for (i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		out_json_key(g, "site");
+		out_json_str(g, td_strtab_str(&s->strs, t[i].site));
+		out_json_key(g, "bytes");
+		out_json_int(g, t[i].bytes);
+		out_json_key(g, "blocks");
+		out_json_int(g, (int64_t)t[i].blocks);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+void render_snapshot_json(FILE *f, const struct snap_ctx *c)
+{
+	const struct td_snapshot *s = c->snap;
+	yajl_gen g = out_json_new(f);
+	size_t k, o;
+
+	yajl_gen_map_open(g);
+	out_json_key(g, "schema");
+	out_json_str(g, "tracedoc.memory/1");
+	out_json_key(g, "source");
+	out_json_str(g, "snapshot");
+	out_json_key(g, "path");
+	out_json_str(g, c->path);
+	out_json_key(g, "history");
+	out_json_bool(g, s->has_traces);
+	out_json_key(g, "devices");
+	yajl_gen_array_open(g);
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		yajl_gen_map_open(g);
+		out_json_key(g, "id");
+		out_json_int(g, d->device);
+		out_json_key(g, "reserved_bytes");
+		out_json_int(g, d->reserved);
+		out_json_key(g, "allocated_bytes");
+		out_json_int(g, d->allocated);
+		out_json_key(g, "segments");
+		out_json_int(g, (int64_t)d->segments);
+		out_json_key(g, "blocks");
+		out_json_int(g, (int64_t)d->blocks);
+		out_json_key(g, "entries");
+		out_json_int(g, (int64_t)d->events);
+		out_json_key(g, "allocated_at_trace_start_bytes");
+		out_json_int(g, d->start_allocated);
+		out_json_key(g, "peak_allocated_bytes");
+		out_json_int(g, d->peak);
+		out_json_key(g, "peak_entry"); /* 0-based; -1: when the trace begins */
+		out_json_int(g, d->peak_entry);
+		out_json_key(g, "peak_time_us");
+		out_json_int(g, d->peak_time_us);
+		out_json_key(g, "peak_sites");
+		sites_json(g, s, d->top, d->ntop);
+		out_json_key(g, "ooms");
+		yajl_gen_array_open(g);
+		for (o = 0; o < d->nooms; o++) {
+			const struct td_snap_oom *x = &d->ooms[o];
+			yajl_gen_map_open(g);
+			out_json_key(g, "entry");
+			out_json_int(g, (int64_t)x->index);
+			out_json_key(g, "time_us");
+			out_json_int(g, x->time_us);
+			out_json_key(g, "requested_bytes");
+			out_json_int(g, x->requested);
+			out_json_key(g, "device_free_bytes");
+			out_json_int(g, x->device_free);
+			out_json_key(g, "allocated_bytes");
+			out_json_int(g, x->allocated);
+			out_json_key(g, "site");
+			out_json_str(g, td_strtab_str(&s->strs, x->site));
+			out_json_key(g, "live_sites");
+			sites_json(g, s, x->top, x->ntop);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		out_json_key(g, "unmatched_frees");
+		out_json_int(g, (int64_t)d->unmatched_frees);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}

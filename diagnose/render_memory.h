@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* `tracedoc memory` in text, Markdown and JSON (tracedoc.memory/1). Same input, same bytes. */
+#ifndef TD_DIAGNOSE_RENDER_MEMORY_H
+#define TD_DIAGNOSE_RENDER_MEMORY_H
+
+#include <stdio.h>
+
+#include "rules/rule.h"
+#include "tables/memory.h"
+#include "tables/snapshot.h"
+
+struct mem_ctx {
+	const char *path;
+	const struct td_mem_report *mem;
+	const struct td_report *r;   /* the memory rule's findings */
+};
+
+struct snap_ctx {
+	const char *path;
+	const struct td_snapshot *snap;
+};
+
+void render_memory_text(FILE *f, const struct mem_ctx *c);
+void render_memory_md(FILE *f, const struct mem_ctx *c);
+void render_memory_json(FILE *f, const struct mem_ctx *c);
+void render_snapshot_text(FILE *f, const struct snap_ctx *c);
+void render_snapshot_md(FILE *f, const struct snap_ctx *c);
+void render_snapshot_json(FILE *f, const struct snap_ctx *c);
+
+#endif

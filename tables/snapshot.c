@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: MIT */
+#include "tables/snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "common/alloc.h"
+#include "common/vec.h"
+#include "parser/input.h"
+#include "rules/names.h"
+
+/* --- what the reader keeps --------------------------------------------------------------- */
+
+enum act { A_OTHER, A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_OOM };
+
+struct sevent {          /* one entry of a device's trace */
+	uint64_t addr;
+	int64_t size, time_us, device_free;
+	uint32_t site;
+	uint8_t act;
+};
+
+struct sblock {          /* a block live at the snapshot */
+	uint64_t addr;
+	int64_t size;
+	uint32_t site;
+	int32_t device;
+};
+
+struct sdev {
+	int32_t device;
+	int64_t reserved;
+	uint64_t segments;
+	struct td_vec ev;    /* struct sevent */
+};
+
+/* --- the streaming reader ---------------------------------------------------------------- */
+
+enum ctx {
+	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
+	X_EVENT,
+};
+#define MAXD 64
+
+struct reader {
+	struct td_snapshot *s;
+	unsigned depth;
+	uint8_t ctx[MAXD];
+	char key[32];
+	/* the object being read */
+	int32_t seg_device;
+	int64_t seg_size;
+	size_t seg_first_block; /* the segment's blocks start here in `blocks` */
+	uint64_t b_addr;
+	int64_t b_size;
+	char b_state[32];
+	struct sevent e;
+	char act[32];
+	uint32_t site;       /* of the object whose frames these are */
+	int site_rank;       /* 3 user frame, 2 a Python frame, 1 any frame, 0 none */
+	char f_file[512], f_name[256];
+	int64_t f_line;
+	int trace_dev;       /* the device_traces index being read */
+	struct td_vec devs;  /* struct sdev */
+	struct td_vec blocks; /* struct sblock */
+	int failed;
+	char why[256];
+};
+
+static uint8_t at(const struct reader *r, unsigned d)
+{
+	return d < MAXD ? r->ctx[d] : X_SKIP;
+}
+
+static struct sdev *dev_of(struct reader *r, int32_t device)
+{
+	size_t i;
+	struct sdev *d;
+
+	for (i = 0; i < r->devs.len; i++)
+		if (TD_VEC_AT(&r->devs, struct sdev, i).device == device)
+			return &TD_VEC_AT(&r->devs, struct sdev, i);
+	d = td_vec_push(&r->devs);
+	memset(d, 0, sizeof(*d));
+	d->device = device;
+	td_vec_init(&d->ev, sizeof(struct sevent));
+	return d;
+}
+
+static int push(struct reader *r, uint8_t c)
+{
+	r->depth++;
+	if (r->depth < MAXD)
+		r->ctx[r->depth] = c;
+	r->key[0] = '\0';
+	return 1;
+}
+
+static int64_t num(const char *s, size_t n)
+{
+	char b[40];
+
+	if (n >= sizeof(b))
+		n = sizeof(b) - 1;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	return strtoll(b, NULL, 10);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	switch (at(r, r->depth)) {
+	case X_SEG:
+		if (!strcmp(r->key, "device"))
+			r->seg_device = (int32_t)num(s, n);
+		else if (!strcmp(r->key, "total_size"))
+			r->seg_size = num(s, n);
+		break;
+	case X_BLOCK:
+		if (!strcmp(r->key, "address"))
+			r->b_addr = (uint64_t)num(s, n);
+		else if (!strcmp(r->key, "size"))
+			r->b_size = num(s, n);
+		break;
+	case X_EVENT:
+		if (!strcmp(r->key, "addr"))
+			r->e.addr = (uint64_t)num(s, n);
+		else if (!strcmp(r->key, "size"))
+			r->e.size = num(s, n);
+		else if (!strcmp(r->key, "time_us"))
+			r->e.time_us = num(s, n);
+		else if (!strcmp(r->key, "device_free"))
+			r->e.device_free = num(s, n);
+		break;
+	case X_FRAME:
+		if (!strcmp(r->key, "line"))
+			r->f_line = num(s, n);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static void copy(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	switch (at(r, r->depth)) {
+	case X_BLOCK:
+		if (!strcmp(r->key, "state"))
+			copy(r->b_state, sizeof(r->b_state), s, n);
+		break;
+	case X_EVENT:
+		if (!strcmp(r->key, "action"))
+			copy(r->act, sizeof(r->act), s, n);
+		break;
+	case X_FRAME:
+		if (!strcmp(r->key, "filename"))
+			copy(r->f_file, sizeof(r->f_file), s, n);
+		else if (!strcmp(r->key, "name"))
+			copy(r->f_name, sizeof(r->f_name), s, n);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+static int cb_bool(void *ctx, int v)
+{
+	(void)ctx;
+	(void)v;
+	return 1;
+}
+
+static int cb_key(void *ctx, const unsigned char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	copy(r->key, sizeof(r->key), s, n);
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = X_SKIP;
+
+	if (r->depth == 0)
+		return push(r, X_TOP);
+	switch (at(r, r->depth)) {
+	case X_SEGS:
+		r->seg_device = 0;
+		r->seg_size = 0;
+		r->seg_first_block = r->blocks.len;
+		c = X_SEG;
+		break;
+	case X_BLOCKS:
+		r->b_addr = 0;
+		r->b_size = 0;
+		r->b_state[0] = '\0';
+		r->site = 0;
+		r->site_rank = 0;
+		c = X_BLOCK;
+		break;
+	case X_FRAMES:
+		r->f_file[0] = r->f_name[0] = '\0';
+		r->f_line = 0;
+		c = X_FRAME;
+		break;
+	case X_DEVTRACE:
+		memset(&r->e, 0, sizeof(r->e));
+		r->e.time_us = -1;
+		r->e.device_free = -1;
+		r->act[0] = '\0';
+		r->site = 0;
+		r->site_rank = 0;
+		c = X_EVENT;
+		break;
+	default:
+		break;
+	}
+	return push(r, c);
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = X_SKIP;
+
+	if (r->depth == 0) {
+		r->failed = 1;
+		snprintf(r->why, sizeof(r->why), "%s", "the document is an array, not a snapshot "
+			 "(an object with \"segments\" and \"device_traces\")");
+		return 0;
+	}
+	switch (at(r, r->depth)) {
+	case X_TOP:
+		c = !strcmp(r->key, "segments") ? X_SEGS : !strcmp(r->key, "device_traces")
+			? X_TRACES : X_SKIP;
+		if (c == X_TRACES)
+			r->s->has_traces = 1;
+		break;
+	case X_SEG:
+		c = !strcmp(r->key, "blocks") ? X_BLOCKS : X_SKIP;
+		break;
+	case X_BLOCK:
+	case X_EVENT:
+		c = !strcmp(r->key, "frames") ? X_FRAMES : X_SKIP;
+		break;
+	case X_TRACES:
+		r->trace_dev++;
+		c = X_DEVTRACE;
+		break;
+	default:
+		break;
+	}
+	return push(r, c);
+}
+
+static enum act act_of(const char *a)
+{
+	return !strcmp(a, "alloc") ? A_ALLOC : !strcmp(a, "free_requested") ? A_FREE_REQ
+		: !strcmp(a, "free_completed") ? A_FREE_DONE : !strcmp(a, "segment_alloc")
+		? A_SEG_ALLOC : !strcmp(a, "segment_free") ? A_SEG_FREE : !strcmp(a, "oom") ? A_OOM
+		: A_OTHER;
+}
+
+/* A frame just read: is it a better site for its object than the one kept? (innermost first:
+ * the first user frame wins, else the first Python frame, else the first frame) */
+static void frame_done(struct reader *r)
+{
+	char f[900];
+	int rank;
+
+	snprintf(f, sizeof(f), "%s(%lld): %s", r->f_file, (long long)r->f_line, r->f_name);
+	rank = td_is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
+	if (rank > r->site_rank) {
+		r->site_rank = rank;
+		r->site = td_strtab_intern(&r->s->strs, f, strlen(f));
+	}
+}
+
+static int cb_end(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	switch (c) {
+	case X_FRAME:
+		frame_done(r);
+		break;
+	case X_BLOCK:
+		if (!strcmp(r->b_state, "active_allocated") || !strcmp(r->b_state, "active_pending_free")) {
+			struct sblock *b = td_vec_push(&r->blocks);
+			b->addr = r->b_addr;
+			b->size = r->b_size;
+			b->site = r->site;
+			b->device = -1; /* set at the segment's end */
+		}
+		break;
+	case X_SEG: {
+		struct sdev *d = dev_of(r, r->seg_device);
+		size_t i;
+		d->reserved += r->seg_size;
+		d->segments++;
+		/* "device" may come after "blocks": the segment's blocks take it now */
+		for (i = r->seg_first_block; i < r->blocks.len; i++)
+			TD_VEC_AT(&r->blocks, struct sblock, i).device = r->seg_device;
+		break;
+	}
+	case X_EVENT: {
+		struct sdev *d = dev_of(r, r->trace_dev - 1);
+		struct sevent *e = td_vec_push(&d->ev);
+		*e = r->e;
+		e->act = (uint8_t)act_of(r->act);
+		e->site = r->site;
+		break;
+	}
+	default:
+		break;
+	}
+	r->depth--;
+	r->key[0] = '\0';
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
+};
+
+int td_snapshot_sniff(const char *head, size_t n)
+{
+	char b[513];
+
+	if (n > 512)
+		n = 512;
+	memcpy(b, head, n);
+	b[n] = '\0';
+	return (strstr(b, "\"segments\"") || strstr(b, "\"device_traces\"")) &&
+	       !strstr(b, "\"traceEvents\"");
+}
+
+/* --- replay ------------------------------------------------------------------------------ */
+
+/* address -> (size, site): open addressing */
+struct live {
+	uint64_t *addr;      /* addr + 1; 0 empty, UINT64_MAX removed */
+	int64_t *size;
+	uint32_t *site;
+	size_t cap, n, used;
+	int64_t total;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static void live_init(struct live *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->cap = 1024;
+	l->addr = td_calloc(l->cap, sizeof(*l->addr));
+	l->size = td_malloc(l->cap * sizeof(*l->size));
+	l->site = td_malloc(l->cap * sizeof(*l->site));
+}
+
+static void live_free(struct live *l)
+{
+	free(l->addr);
+	free(l->size);
+	free(l->site);
+}
+
+static size_t slot(const struct live *l, uint64_t addr)
+{
+	size_t i = mix(addr + 1) & (l->cap - 1), tomb = SIZE_MAX;
+
+	for (; l->addr[i]; i = (i + 1) & (l->cap - 1)) {
+		if (l->addr[i] == addr + 1)
+			return i;
+		if (l->addr[i] == UINT64_MAX && tomb == SIZE_MAX)
+			tomb = i;
+	}
+	return tomb != SIZE_MAX ? tomb : i;
+}
+
+static int live_has(const struct live *l, uint64_t addr)
+{
+	size_t i = slot(l, addr);
+	return l->addr[i] == addr + 1;
+}
+
+static void live_add(struct live *l, uint64_t addr, int64_t size, uint32_t site);
+
+static void live_grow(struct live *l)
+{
+	struct live n;
+	size_t i;
+
+	memset(&n, 0, sizeof(n));
+	n.cap = l->cap * 2;
+	n.addr = td_calloc(n.cap, sizeof(*n.addr));
+	n.size = td_malloc(n.cap * sizeof(*n.size));
+	n.site = td_malloc(n.cap * sizeof(*n.site));
+	for (i = 0; i < l->cap; i++)
+		if (l->addr[i] && l->addr[i] != UINT64_MAX)
+			live_add(&n, l->addr[i] - 1, l->size[i], l->site[i]);
+	live_free(l);
+	*l = n;
+}
+
+static void live_add(struct live *l, uint64_t addr, int64_t size, uint32_t site)
+{
+	size_t i;
+
+	if ((l->used + 1) * 2 > l->cap)
+		live_grow(l);
+	i = slot(l, addr);
+	if (l->addr[i] == addr + 1) { /* allocated twice without a free: the later one counts */
+		l->total -= l->size[i];
+	} else {
+		if (!l->addr[i])
+			l->used++;
+		l->n++;
+	}
+	l->addr[i] = addr + 1;
+	l->size[i] = size;
+	l->site[i] = site;
+	l->total += size;
+}
+
+/* Returns 1 when addr was live. */
+static int live_del(struct live *l, uint64_t addr)
+{
+	size_t i = slot(l, addr);
+
+	if (l->addr[i] != addr + 1)
+		return 0;
+	l->total -= l->size[i];
+	l->addr[i] = UINT64_MAX;
+	l->n--;
+	return 1;
+}
+
+/* the sites holding the most of what is live, into top */
+static size_t top_sites(const struct live *l, struct td_snap_site *top)
+{
+	struct td_snap_site *all = NULL;
+	size_t n = 0, cap = 0, i, k, m;
+
+	for (i = 0; i < l->cap; i++) {
+		if (!l->addr[i] || l->addr[i] == UINT64_MAX)
+			continue;
+		for (k = 0; k < n && all[k].site != l->site[i]; k++)
+			;
+		if (k == n) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 32;
+				all = td_realloc(all, cap * sizeof(*all));
+			}
+			all[n].site = l->site[i];
+			all[n].bytes = 0;
+			all[n].blocks = 0;
+			n++;
+		}
+		all[k].bytes += l->size[i];
+		all[k].blocks++;
+	}
+	for (m = 0; m < TD_SNAP_SITES && m < n; m++) { /* the largest first; ties by site id */
+		size_t best = m;
+		for (k = m + 1; k < n; k++)
+			if (all[k].bytes > all[best].bytes ||
+			    (all[k].bytes == all[best].bytes && all[k].site < all[best].site))
+				best = k;
+		top[m] = all[best];
+		all[best] = all[m];
+	}
+	free(all);
+	return m;
+}
+
+static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *blocks,
+		   struct td_snap_dev *out)
+{
+	const struct sevent *ev = sd->ev.data;
+	size_t n = sd->ev.len, i, b, no = 0;
+	struct live known, live;
+	static const char pre[] = "(allocated before the trace)";
+	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
+
+	live_init(&known);
+	live_init(&live);
+	/* pass 1: what was live when the trace began - frees of blocks it never allocated, and
+	 * blocks live at the end that it never allocated */
+	for (i = 0; i < n; i++)
+		if (ev[i].act == A_ALLOC)
+			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
+		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
+			live_add(&live, ev[i].addr, ev[i].size, before);
+	for (b = 0; b < blocks->len; b++) {
+		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
+		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(&live, x->addr))
+			live_add(&live, x->addr, x->size, x->site ? x->site : before);
+	}
+	out->start_allocated = live.total;
+	out->peak = live.total;
+	out->peak_entry = -1;
+	out->peak_time_us = -1;
+	for (i = 0; i < n; i++) /* pass 2: the peak */
+		if (ev[i].act == A_ALLOC || ev[i].act == A_FREE_DONE) {
+			if (ev[i].act == A_ALLOC)
+				live_add(&live, ev[i].addr, ev[i].size, ev[i].site);
+			else if (!live_del(&live, ev[i].addr))
+				out->unmatched_frees++;
+			if (live.total > out->peak) {
+				out->peak = live.total;
+				out->peak_entry = (int64_t)i;
+				out->peak_time_us = ev[i].time_us;
+			}
+		} else if (ev[i].act == A_OOM) {
+			no++;
+		}
+	live_free(&live);
+	/* pass 3: again to the peak and to each oom, for what was live there */
+	out->ooms = td_calloc(no ? no : 1, sizeof(*out->ooms));
+	live_init(&live);
+	live_free(&known);
+	live_init(&known);
+	for (i = 0; i < n; i++)
+		if (ev[i].act == A_ALLOC)
+			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
+		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
+			live_add(&live, ev[i].addr, ev[i].size, before);
+	for (b = 0; b < blocks->len; b++) {
+		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
+		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(&live, x->addr))
+			live_add(&live, x->addr, x->size, x->site ? x->site : before);
+	}
+	if (out->peak_entry < 0)
+		out->ntop = top_sites(&live, out->top);
+	for (i = 0; i < n; i++) {
+		if (ev[i].act == A_ALLOC)
+			live_add(&live, ev[i].addr, ev[i].size, ev[i].site);
+		else if (ev[i].act == A_FREE_DONE)
+			live_del(&live, ev[i].addr);
+		else if (ev[i].act == A_OOM) {
+			struct td_snap_oom *o = &out->ooms[out->nooms++];
+			o->index = i;
+			o->time_us = ev[i].time_us;
+			o->requested = ev[i].size;
+			o->device_free = ev[i].device_free;
+			o->allocated = live.total;
+			o->site = ev[i].site;
+			o->ntop = top_sites(&live, o->top);
+		}
+		if ((int64_t)i == out->peak_entry)
+			out->ntop = top_sites(&live, out->top);
+	}
+	live_free(&live);
+	live_free(&known);
+}
+
+int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *err)
+{
+	struct reader r;
+	struct td_input *in;
+	yajl_handle h;
+	unsigned char buf[1 << 16];
+	ssize_t n;
+	uint64_t offset = 0, line = 1, line_start = 0;
+	int rc = 0;
+	size_t i, b;
+
+	memset(s, 0, sizeof(*s));
+	td_strtab_init(&s->strs);
+	memset(&r, 0, sizeof(r));
+	r.s = s;
+	td_vec_init(&r.devs, sizeof(struct sdev));
+	td_vec_init(&r.blocks, sizeof(struct sblock));
+	if ((rc = td_input_open(path, &in, err)) != 0)
+		goto out;
+	h = yajl_alloc(&callbacks, NULL, &r);
+	for (;;) {
+		yajl_status st;
+		n = td_input_read(in, buf, sizeof(buf), err);
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		st = n ? yajl_parse(h, buf, (size_t)n) : yajl_complete_parse(h);
+		if (st != yajl_status_ok) {
+			size_t k = n ? yajl_get_bytes_consumed(h) : 0, j;
+			unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
+			for (j = 0; j < k && j < (size_t)n; j++)
+				if (buf[j] == '\n') {
+					line++;
+					line_start = offset + j + 1;
+				}
+			err->has_pos = 1;
+			err->offset = offset + k;
+			err->line = (uint32_t)line;
+			err->col = (uint32_t)(offset + k - line_start + 1);
+			rc = td_error_set(err, r.failed ? TD_EFORMAT : TD_EPARSE, "%s:%u:%u (byte %llu): "
+					  "%s", path, err->line, err->col, (unsigned long long)err->offset,
+					  r.failed ? r.why : n ? "not valid JSON" : "the JSON ends early");
+			(void)msg;
+			yajl_free_error(h, msg);
+			break;
+		}
+		if (!n)
+			break;
+		for (i = 0; i < (size_t)n; i++)
+			if (buf[i] == '\n') {
+				line++;
+				line_start = offset + i + 1;
+			}
+		offset += (uint64_t)n;
+	}
+	yajl_free(h);
+	td_input_close(in);
+	if (!rc && !r.devs.len && !r.blocks.len)
+		rc = td_error_set(err, TD_EFORMAT, "%s: no \"segments\" or \"device_traces\": not a "
+				  "memory snapshot", path);
+	if (!rc) {
+		for (b = 0; b < r.blocks.len; b++) /* every device with live blocks is reported */
+			dev_of(&r, TD_VEC_AT(&r.blocks, struct sblock, b).device);
+		s->ndev = r.devs.len;
+		s->dev = td_calloc(s->ndev ? s->ndev : 1, sizeof(*s->dev));
+		for (i = 0; i < r.devs.len; i++) { /* by device id */
+			size_t k, best = i;
+			for (k = i + 1; k < r.devs.len; k++)
+				if (TD_VEC_AT(&r.devs, struct sdev, k).device <
+				    TD_VEC_AT(&r.devs, struct sdev, best).device)
+					best = k;
+			if (best != i) {
+				struct sdev tmp = TD_VEC_AT(&r.devs, struct sdev, i);
+				TD_VEC_AT(&r.devs, struct sdev, i) = TD_VEC_AT(&r.devs, struct sdev, best);
+				TD_VEC_AT(&r.devs, struct sdev, best) = tmp;
+			}
+		}
+		for (i = 0; i < r.devs.len; i++) {
+			struct sdev *sd = &TD_VEC_AT(&r.devs, struct sdev, i);
+			struct td_snap_dev *d = &s->dev[i];
+			d->device = sd->device;
+			d->reserved = sd->reserved;
+			d->segments = sd->segments;
+			d->events = sd->ev.len;
+			for (b = 0; b < r.blocks.len; b++) {
+				const struct sblock *x = &TD_VEC_AT(&r.blocks, struct sblock, b);
+				if (x->device == sd->device) {
+					d->allocated += x->size;
+					d->blocks++;
+				}
+			}
+			replay(s, sd, &r.blocks, d);
+		}
+	}
+out:
+	for (i = 0; i < r.devs.len; i++)
+		td_vec_free(&TD_VEC_AT(&r.devs, struct sdev, i).ev);
+	td_vec_free(&r.devs);
+	td_vec_free(&r.blocks);
+	if (rc)
+		td_snapshot_free(s);
+	return rc;
+}
+
+void td_snapshot_free(struct td_snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndev; i++)
+		free(s->dev[i].ooms);
+	free(s->dev);
+	td_strtab_free(&s->strs);
+	memset(s, 0, sizeof(*s));
+}

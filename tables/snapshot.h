@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* A CUDA caching-allocator snapshot: torch.cuda.memory._snapshot() (the data behind
+ * _dump_snapshot()'s pickle and pytorch.org/memory_viz) saved as JSON, streamed like a trace
+ * (plain, gzip or zstd). From `segments` (what is reserved, and the blocks live at the end) and
+ * `device_traces` (alloc, free_requested, free_completed, segment_alloc, segment_free, oom,
+ * with their frames) it replays allocated memory per device: the peak, the allocation sites
+ * (innermost user Python frame) holding the most bytes there, and what was live at each oom.
+ * Library code: never prints. */
+#ifndef TD_TABLES_SNAPSHOT_H
+#define TD_TABLES_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/strtab.h"
+
+#define TD_SNAP_SITES 10 /* sites listed at a peak or an oom */
+
+struct td_snap_site {
+	uint32_t site;             /* id in td_snapshot.strs: "train.py(42): forward" */
+	int64_t bytes;
+	uint64_t blocks;
+};
+
+struct td_snap_oom {
+	size_t index;              /* its place in the device's trace (0-based) */
+	int64_t time_us;           /* -1 when the entry has none */
+	int64_t requested, device_free, allocated; /* allocated: live then, replayed */
+	uint32_t site;             /* where the failed allocation came from */
+	struct td_snap_site top[TD_SNAP_SITES];
+	size_t ntop;
+};
+
+struct td_snap_dev {
+	int32_t device;
+	int64_t reserved, allocated; /* at the snapshot: segments' sizes, live blocks' sizes */
+	uint64_t segments, blocks;
+	uint64_t events;           /* entries of its trace */
+	int64_t peak, peak_time_us; /* allocated at most, replayed over the trace (-1: no time) */
+	int64_t peak_entry;        /* the entry (0-based) after which it peaked; -1: at the start */
+	int64_t start_allocated;   /* live when the trace begins */
+	struct td_snap_site top[TD_SNAP_SITES]; /* the sites holding most at the peak */
+	size_t ntop;
+	struct td_snap_oom *ooms;
+	size_t nooms;
+	uint64_t unmatched_frees;  /* frees of blocks the replay did not know (counted, kept) */
+};
+
+struct td_snapshot {
+	struct td_strtab strs;
+	struct td_snap_dev *dev;   /* by device id */
+	size_t ndev;
+	int has_traces;            /* device_traces recorded (_record_memory_history) */
+};
+
+/* 1 when the first n bytes of a document look like a snapshot ("segments" or
+ * "device_traces" near its start, no "traceEvents"). */
+int td_snapshot_sniff(const char *head, size_t n);
+/* Reads and replays path. Returns 0, or TD_EIO / TD_EFORMAT with err filled (file, line,
+ * column and byte of a JSON error). */
+int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *err);
+void td_snapshot_free(struct td_snapshot *s);
+
+#endif
