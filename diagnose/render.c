@@ -121,8 +121,10 @@ static const char *savings_parts(const struct td_finding *fd, char *buf, size_t 
 
 	buf[0] = '\0';
 	if (fd->busy_ns)
-		n += (size_t)snprintf(buf, cap, ": GPU idle won back %s, exposed communication %s",
+		n += (size_t)snprintf(buf, cap, ": GPU idle won back %s, %s %s",
 				      td_fmt_dur(b1, sizeof(b1), fd->idle_ns),
+				      !strcmp(fd->rule, "gpu-bound") ? "GPU compute time removed"
+								     : "exposed communication",
 				      td_fmt_dur(b2, sizeof(b2), fd->busy_ns));
 	if (fd->host_ns && n < cap)
 		snprintf(buf + n, cap - n, "; frees %s of host time",
@@ -178,7 +180,8 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		fputc(' ', f);
 		wrap(f, fd->title, col + 1, 3);
 		if (fd->risk) {
-			fputs("\n   a risk, not a time cost: nothing to win back in time\n", f);
+			fputs(fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
+					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
 			char line[512];
 			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
@@ -243,7 +246,7 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 		fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
 		out_md(f, fd->title);
 		if (fd->risk)
-			fputs(" | a risk |\n", f);
+			fputs(fd->risk == 2 ? " | advice |\n" : " | a risk |\n", f);
 		else
 			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
 				100.0 * fd->savings_fraction);
@@ -261,8 +264,8 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		fprintf(f, "#### %zu. ", i + 1);
 		out_md(f, fd->title);
 		if (fd->risk)
-			fprintf(f, "\n\n`%s` · %s · a risk, not a time cost", fd->rule,
-				td_severity_name(fd->severity));
+			fprintf(f, "\n\n`%s` · %s · %s", fd->rule, td_severity_name(fd->severity),
+				fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
 		else
 			fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
 				td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1),
@@ -321,7 +324,9 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_key(g, "title");
 		out_json_str(g, fd->title);
 		out_json_key(g, "risk");
-		out_json_bool(g, fd->risk);
+		out_json_bool(g, fd->risk == 1);
+		out_json_key(g, "advice");
+		out_json_bool(g, fd->risk == 2);
 		out_json_key(g, "est_savings_ns");
 		out_json_int(g, fd->savings_ns);
 		out_json_key(g, "est_savings_fraction");

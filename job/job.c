@@ -606,6 +606,7 @@ static void merged(struct td_job *j)
 			td_finding_value(f, "wait_ns", wait < rep->f->savings_ns ? wait : rep->f->savings_ns);
 		}
 		f->count = n;
+		f->max_severity = (enum td_severity)rep->f->max_severity;
 		for (e = 0; e < n; e++) /* a risk: as severe as on the worst rank */
 			if (v[e].f->risk) {
 				f->risk = 1;
@@ -811,6 +812,8 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 		f->per_step_ns = j->steps ? f->savings_ns / (int64_t)j->steps : 0;
 		if (!f->risk)
 			f->severity = td_grade(&j->params, f->savings_fraction);
+		if (f->max_severity && f->severity > f->max_severity)
+			f->severity = f->max_severity;
 		TD_VEC_AT(&j->report.findings, struct td_finding, r++) = *f;
 	}
 	j->report.findings.len = r;

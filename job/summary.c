@@ -225,6 +225,7 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		sf->fraction = f->savings_fraction;
 		sf->count = f->count;
 		sf->risk = f->risk;
+		sf->max_severity = (int)f->max_severity;
 		if (!strcmp(f->rule, "communication"))
 			s->exposed_ns = td_finding_get(f, "exposed_ns");
 		if (!strcmp(f->rule, "dataloader"))
@@ -406,8 +407,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		key(g, "est_savings_fraction");
 		yajl_gen_double(g, f->fraction);
 		kint(g, "count", (int64_t)f->count);
-		key(g, "risk");
-		yajl_gen_bool(g, f->risk);
+		kint(g, "risk", f->risk);
+		kint(g, "max_severity", f->max_severity);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -610,7 +611,11 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			f->busy_ns = geti(x, "gpu_busy_ns", &bad);
 			f->host_ns = geti(x, "host_freed_ns", &bad);
 			f->count = (uint64_t)geti(x, "count", &bad);
-			f->risk = YAJL_IS_TRUE(get(x, "risk", yajl_t_true));
+			f->risk = (int)geti(x, "risk", &bad);
+			f->max_severity = (int)geti(x, "max_severity", &bad);
+			if (f->risk < 0 || f->risk > 2 || f->max_severity < 0 ||
+			    f->max_severity > SEV_HIGH)
+				bad = 1, what = "findings";
 			fr = get(x, "est_savings_fraction", yajl_t_number);
 			f->fraction = fr ? YAJL_GET_DOUBLE(fr) : 0;
 		}

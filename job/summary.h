@@ -29,6 +29,7 @@ struct td_sum_finding {
 	double fraction;
 	uint64_t count;
 	int risk;                 /* a risk finding (memory): no savings, its own severity */
+	int max_severity;         /* its grade's cap (0: none) */
 };
 
 struct td_sum_kernel {

@@ -13,7 +13,7 @@
 
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_dataloader, &rule_communication, &rule_sync_stall, &rule_transfer,
-	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, NULL,
+	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, NULL,
 };
 
 int td_rule_known(const char *id)
@@ -286,6 +286,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
 		if (!f->risk)
 			f->severity = td_grade(&a->params, f->savings_fraction);
+		if (f->max_severity && f->severity > f->max_severity)
+			f->severity = f->max_severity;
 		if (!f->title)
 			td_finding_title(f, "%s", f->rule);
 		if (!f->fix)

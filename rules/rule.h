@@ -39,8 +39,10 @@ struct td_finding {
 	double savings_fraction;   /* savings over the window's duration */
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;
-	int risk;                  /* a risk, not a time cost (memory): kept without savings, its
-				    * severity set by the rule; ordered after the time findings */
+	int risk;                  /* 1: a risk, not a time cost (memory); 2: advice without a time
+				    * figure (gpu-bound with no named change). Kept without savings,
+				    * the severity set by the rule, after the time findings */
+	enum td_severity max_severity; /* its grade at most this (0: no cap, as SEV_INFO is) */
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */
 	struct td_vec values;      /* struct td_value: its figures, named, for JSON and tests */
@@ -63,7 +65,7 @@ struct td_rule {
 };
 
 extern const struct td_rule rule_warmup, rule_dataloader, rule_communication, rule_sync_stall,
-	rule_transfer, rule_allocator, rule_small_kernels, rule_gpu_idle, rule_memory;
+	rule_transfer, rule_allocator, rule_small_kernels, rule_gpu_idle, rule_memory, rule_gpu_bound;
 /* All rules, NULL-terminated, in the order they claim idle time: the specific mechanisms
  * first, gpu-idle (the residual) last. */
 extern const struct td_rule *const td_rules[];

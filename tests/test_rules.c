@@ -157,9 +157,12 @@ static void check_invariants(const struct run *x, const char *what)
 				assert_true(nth(x, i + 1)->risk);
 		} else {
 			assert_true(f->savings_ns >= 1000); /* nothing worth a nanosecond is shown */
-			assert_true(f->severity == (f->savings_fraction >= 0.10 ? SEV_HIGH
-				    : f->savings_fraction >= 0.03 ? SEV_MEDIUM
-				    : f->savings_fraction >= 0.01 ? SEV_LOW : SEV_INFO));
+			enum td_severity want = f->savings_fraction >= 0.10 ? SEV_HIGH
+				: f->savings_fraction >= 0.03 ? SEV_MEDIUM
+				: f->savings_fraction >= 0.01 ? SEV_LOW : SEV_INFO;
+			if (f->max_severity && want > f->max_severity) /* a capped grade */
+				want = f->max_severity;
+			assert_int_equal(f->severity, want);
 		}
 		assert_int_equal(f->savings_ns, f->idle_ns + f->busy_ns);
 		assert_non_null(f->title);
@@ -453,6 +456,39 @@ static void test_memory(void **state)
 	assert_int_equal(td_finding_get(f, "allocated_bytes"), 42000000000ll);
 	assert_null(finding(&x, "memory", "close to out of memory")); /* 80% */
 	assert_null(finding(&x, "memory", "grows"));
+	done(&x);
+}
+
+static void test_gpu_bound(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+	(void)state;
+
+	/* 900 of each 1000 us step computing on an sm_90 GPU */
+	diagnose_path(th_fixture("rules/gpu-bound.json"), &x);
+	check_invariants(&x, "gpu-bound.json");
+	f = finding(&x, "gpu-bound", NULL);
+	assert_non_null(f);
+	assert_int_equal(td_finding_get(f, "compute_busy_ns"), 3 * 900000);
+	assert_int_equal(td_finding_get(f, "fp32_matmul_ns"), 3 * 600000);
+	assert_int_equal(td_finding_get(f, "layout_ns"), 3 * 50000);
+	assert_int_equal(td_finding_get(f, "softmax_ns"), 3 * 100000);
+	/* half the FP32 GEMM, all the transposes, half the softmax */
+	assert_int_equal(f->busy_ns, 3 * (300000 + 50000 + 50000));
+	assert_int_equal(f->idle_ns, 0);
+	assert_int_equal(f->severity, SEV_MEDIUM); /* 40% of the window, graded at most medium */
+	assert_non_null(strstr(f->fix, "torch.bfloat16"));
+	assert_non_null(strstr(f->fix, "allow_tf32"));
+	assert_non_null(strstr(f->fix, "channels_last"));
+	assert_non_null(strstr(f->fix, "scaled_dot_product_attention"));
+	assert_non_null(strstr(f->fix, "ncu --kernel-name regex:'ampere_sgemm_128x64_nn'"));
+	assert_true(where_has(f, "FP32 matmul"));
+	done(&x);
+
+	diagnose_path(th_fixture("rules/gpu-bound-nearmiss.json"), &x); /* 720 of 1000 us */
+	check_invariants(&x, "gpu-bound-nearmiss.json");
+	assert_null(finding(&x, "gpu-bound", NULL));
 	done(&x);
 }
 
@@ -776,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_communication),
 		cmocka_unit_test(test_allocator),
 		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_queued),
 		cmocka_unit_test(test_sync_then_host),
 		cmocka_unit_test(test_other_thread_dataloader),

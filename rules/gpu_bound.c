@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* gpu-bound: a device whose compute kernels keep it busy rules.gpu_bound_busy (85%) of its
+ * window or more has no idle to win back; the lever is the kernels. Names the kernels that hold
+ * the time and what their names show a known change pays for:
+ *   FP32 GEMMs / convolutions on a GPU with tensor cores (compute capability 7 or more):
+ *     mixed precision, or TF32 from compute capability 8; about half their time back;
+ *   layout transposes (nchwToNhwc...): channels_last; all their time back;
+ *   many small elementwise kernels (15% of the busy time or more): torch.compile fuses them;
+ *     about half their time back;
+ *   an eager softmax (5% or more): scaled_dot_product_attention; about half its time back.
+ * Sized by the GPU time those changes remove (busy_ns), at most one change per kernel, and
+ * graded at most medium (what a change pays depends on the model's numerics); without a named
+ * change it is advice, kept without a time figure. Its fix ends with the Nsight Compute
+ * command for the top kernel, the next step of the profiling workflow. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fmt.h"
+#include "common/sort.h"
+#include "rules/intervals.h"
+#include "rules/names.h"
+#include "rules/rule.h"
+
+enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
+
+struct kt {
+	uint32_t name;
+	int64_t ns;
+	uint64_t calls;
+	uint8_t cat;
+};
+#define KT_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && (x)->name < (y)->name))
+TD_DEFINE_SORT(sort_kt, struct kt, KT_LESS)
+#define KT_NAME_LESS(x, y) ((x)->name < (y)->name)
+TD_DEFINE_SORT(sort_kt_name, struct kt, KT_NAME_LESS)
+
+static int has(const char *s, const char *p)
+{
+	return strstr(s, p) != NULL;
+}
+
+static enum kcat category(const char *n, int tensor_cores)
+{
+	if (has(n, "ToNhwc") || has(n, "ToNchw") || has(n, "nchwToNhwc") || has(n, "nhwcToNchw"))
+		return K_LAYOUT;
+	if (tensor_cores && (has(n, "sgemm") || has(n, "scudnn") ||
+			     ((has(n, "gemm") || has(n, "conv") || has(n, "dgrad") ||
+			       has(n, "wgrad") || has(n, "engine")) && has(n, "<float,"))))
+		return K_FP32_MM;
+	if (has(n, "oftmax") || has(n, "oftMax"))
+		return K_SOFTMAX;
+	if (has(n, "elementwise_kernel"))
+		return K_ELEMENTWISE;
+	return K_OTHER;
+}
+
+static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	const struct td_device *props = NULL;
+	struct td_interval *comp, *comm;
+	size_t ncomp, ncomm, i, n = 0, m, cap = 0;
+	int64_t window = dv->win_end - dv->win_start, busy, cat_ns[K_NCAT] = {0}, save = 0;
+	uint64_t cat_calls[K_NCAT] = {0};
+	struct kt *k = NULL;
+	int tc, ampere;
+	struct td_finding *f;
+	char b1[32], b2[32], mk[600];
+
+	for (i = 0; i < t->devices.len; i++)
+		if (TD_VEC_AT(&t->devices, struct td_device, i).id == dv->device)
+			props = &TD_VEC_AT(&t->devices, struct td_device, i);
+	tc = props && props->has_props && props->cc_major >= 7 && !t->rocm;
+	ampere = tc && props->cc_major >= 8;
+	td_an_kernel_sets(a, dv->device, dv->win_start, dv->win_end, &comp, &ncomp, &comm, &ncomm);
+	busy = td_intervals_total(comp, ncomp);
+	free(comp);
+	free(comm);
+	if (window <= 0 || (double)busy < a->params.gpu_bound_busy * (double)window)
+		return;
+	/* compute kernels in the window, totalled by name */
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		uint32_t e;
+		if (!tr->is_gpu || tr->device != dv->device)
+			continue;
+		for (e = tr->first; e < tr->first + tr->count; e++) {
+			const struct td_event *ev = td_trace_ev(t, e);
+			if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
+			    (td_an_class(a, ev->name) & (NC_COMM | NC_IGNORE)))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				k = td_realloc(k, cap * sizeof(*k));
+			}
+			k[n].name = ev->name;
+			k[n].ns = td_ev_dur(ev);
+			k[n++].calls = 1;
+		}
+	}
+	sort_kt_name(k, n);
+	for (i = 0, m = 0; i < n; i++) {
+		if (m && k[m - 1].name == k[i].name) {
+			k[m - 1].ns += k[i].ns;
+			k[m - 1].calls++;
+		} else {
+			k[m++] = k[i];
+		}
+	}
+	sort_kt(k, m);
+	for (i = 0; i < m; i++) {
+		k[i].cat = (uint8_t)category(td_trace_name(t, k[i].name), tc);
+		cat_ns[k[i].cat] += k[i].ns;
+		cat_calls[k[i].cat] += k[i].calls;
+	}
+	/* what a named change wins back */
+	if (cat_ns[K_ELEMENTWISE] * 100 < busy * 15 || cat_calls[K_ELEMENTWISE] < 100)
+		cat_ns[K_ELEMENTWISE] = 0;
+	if (cat_ns[K_SOFTMAX] * 100 < busy * 5)
+		cat_ns[K_SOFTMAX] = 0;
+	if (cat_ns[K_FP32_MM] * 100 < busy * 5)
+		cat_ns[K_FP32_MM] = 0;
+	save = cat_ns[K_FP32_MM] / 2 + cat_ns[K_LAYOUT] + cat_ns[K_ELEMENTWISE] / 2 +
+	       cat_ns[K_SOFTMAX] / 2;
+	f = td_report_add(r, "gpu-bound", dv->device);
+	f->busy_ns = save;
+	f->count = m;
+	f->max_severity = SEV_MEDIUM; /* how much a change pays depends on the model's numerics */
+	if (!save)
+		f->risk = 2, f->severity = SEV_INFO; /* advice: no change named, no time figure */
+	td_finding_value(f, "compute_busy_ns", busy);
+	td_finding_value(f, "fp32_matmul_ns", cat_ns[K_FP32_MM]);
+	td_finding_value(f, "layout_ns", cat_ns[K_LAYOUT]);
+	td_finding_value(f, "elementwise_ns", cat_ns[K_ELEMENTWISE]);
+	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
+	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s): the kernels "
+			 "are the lever%s", dv->device, 100.0 * (double)busy / (double)window,
+			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
+			 save ? "" : "; nothing in their names points to a known change");
+	{ /* per change, its biggest kernel */
+		static const char *const what[K_NCAT] = {NULL, "FP32 matmul / convolution",
+			"layout transposes", "elementwise", "softmax"};
+		int c;
+		for (c = 1; c < K_NCAT; c++) {
+			if (!cat_ns[c])
+				continue;
+			for (i = 0; i < m && k[i].cat != c; i++)
+				;
+			td_finding_where(f, "%s: %s in %llu calls, the largest %s", what[c],
+					 td_fmt_dur(b1, sizeof(b1), cat_ns[c]),
+					 (unsigned long long)cat_calls[c],
+					 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)));
+		}
+	}
+	for (i = 0; i < m && i < 5; i++)
+		td_finding_where(f, "%s: %s in %llu calls (%.0f%% of the compute)",
+				 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)),
+				 td_fmt_dur(b1, sizeof(b1), k[i].ns), (unsigned long long)k[i].calls,
+				 100.0 * (double)k[i].ns / (double)busy);
+	{
+		char fix[2400], re[200];
+		size_t o = 0;
+		const char *top = m ? td_trace_name(t, k[0].name) : "";
+		size_t j;
+		if (cat_ns[K_FP32_MM])
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "FP32 matrix multiplies and "
+					      "convolutions take %s on a GPU with tensor cores: %s. ",
+					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_FP32_MM]), ampere
+					      ? "run them in bf16 (with torch.autocast(device_type=\"cuda\", "
+						"dtype=torch.bfloat16):) or at least in TF32 "
+						"(torch.backends.cuda.matmul.allow_tf32 = True; "
+						"torch.backends.cudnn.allow_tf32 = True)"
+					      : "run them in fp16 with automatic mixed precision (with "
+						"torch.autocast(device_type=\"cuda\", dtype=torch.float16): and "
+						"torch.cuda.amp.GradScaler for training)");
+		if (cat_ns[K_LAYOUT] && o < sizeof(fix))
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "Layout transposes take %s: keep "
+					      "the model and its inputs in channels_last "
+					      "(model.to(memory_format=torch.channels_last), "
+					      "x.to(memory_format=torch.channels_last)). ",
+					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_LAYOUT]));
+		if (cat_ns[K_ELEMENTWISE] && o < sizeof(fix))
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%llu small elementwise kernels "
+					      "take %s: fuse them with torch.compile(model). ",
+					      (unsigned long long)cat_calls[K_ELEMENTWISE],
+					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_ELEMENTWISE]));
+		if (cat_ns[K_SOFTMAX] && o < sizeof(fix))
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "An eager softmax takes %s: "
+					      "use torch.nn.functional.scaled_dot_product_attention(q, k, "
+					      "v), which fuses attention into one kernel. ",
+					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_SOFTMAX]));
+		/* the top kernel's name as a regex: its identifier, up to the first template or
+		 * argument list, without regex metacharacters */
+		for (j = 0; top[j] && j + 1 < sizeof(re) && !strchr("<( ", top[j]); j++)
+			re[j] = strchr(".*+?[]{}|^$\\", top[j]) ? '.' : top[j];
+		re[j] = '\0';
+		if (!strncmp(top, "void ", 5)) { /* "void at::native::..." : skip the return type */
+			const char *p = top + 5;
+			for (j = 0; p[j] && j + 1 < sizeof(re) && !strchr("<( ", p[j]); j++)
+				re[j] = strchr(".*+?[]{}|^$\\", p[j]) ? '.' : p[j];
+			re[j] = '\0';
+		}
+		if (o < sizeof(fix))
+			snprintf(fix + o, sizeof(fix) - o, "Then measure the top kernel itself with "
+				 "Nsight Compute: ncu --kernel-name regex:'%s' --launch-count 5 --set full "
+				 "-o top_kernel python train.py.", re);
+		td_finding_fix(f, "%s", fix);
+	}
+	free(k);
+}
+
+static void run(struct td_analysis *a, struct td_report *r)
+{
+	size_t d;
+
+	for (d = 0; d < a->ndev; d++)
+		run_device(a, r, d);
+}
+
+const struct td_rule rule_gpu_bound = {
+	"gpu-bound", "The GPU is busy computing: the kernels are the lever", run,
+};
