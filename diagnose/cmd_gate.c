@@ -16,6 +16,7 @@
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/jobload.h"
+#include "diagnose/render_diff.h"
 #include "job/job.h"
 #include "diagnose/out.h"
 #include "parser/input.h"
@@ -149,7 +150,7 @@ static const char *verdict_name(enum td_verdict v)
 
 struct gate_out {
 	const char *base_path, *cur_path;
-	const struct side *cur;
+	const struct side *cur, *base;
 	const struct td_check *checks;
 	size_t n, fails;
 	const char *partial; /* why the current trace cannot be gated, or NULL */
@@ -277,6 +278,21 @@ static void md_out(FILE *f, const struct gate_out *g)
 			out_md(f, fd->fix);
 			fputc('\n', f);
 		}
+	}
+	/* a failure between two traces: what changed, op by op, as tracedoc diff shows it */
+	if (g->fails && g->base && g->base->loaded == 1 && g->cur->loaded == 1) {
+		struct td_diff d;
+		struct diff_ctx c;
+		td_diff_build((struct td_analysis *)&g->base->a, (struct td_analysis *)&g->cur->a, &d);
+		c.base_path = g->base_path;
+		c.cur_path = g->cur_path;
+		c.d = &d;
+		c.top = 10;
+		c.wide = 0;
+		fputs("\n<details><summary>What changed: the top rows of tracedoc diff</summary>\n\n", f);
+		render_diff_md(f, &c);
+		fputs("\n</details>\n", f);
+		td_diff_free(&d);
 	}
 }
 
@@ -494,6 +510,7 @@ int cmd_gate(int argc, char **argv)
 	g.base_path = basep;
 	g.cur_path = curp;
 	g.cur = cur;
+	g.base = base;
 	g.checks = checks;
 	g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS, &g.n);
 	if (cur->loaded == 3 && *cur->partial)

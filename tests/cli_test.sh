@@ -171,6 +171,11 @@ S=../shared/traces
 if [ -d "$S" ]; then
 	expect_rc 1 "$bin" gate --baseline $S/resnet50-nw4.pt.trace.json.gz $S/resnet50-nw0.pt.trace.json.gz
 	if grep -q '^dataloader_ns_per_step .*FAIL' "$tmp/out" && grep -q '^step_time_median_ns .*FAIL' "$tmp/out"; then ok; else bad "gate nw0 vs nw4 names the wrong metrics"; fi
+	# its Markdown adds what changed: the diff's top rows, the DataLoader first
+	expect_rc 1 "$bin" gate --format md --baseline $S/resnet50-nw4.pt.trace.json.gz $S/resnet50-nw0.pt.trace.json.gz
+	if grep -q 'What changed: the top rows of tracedoc diff' "$tmp/out" &&
+		grep -A2 'most of the change:' "$tmp/out" | grep -q 'enumerate(DataLoader)'; then ok
+	else bad "gate md without the diff's rows"; fi
 	expect_rc 0 "$bin" gate --baseline $S/resnet50-nw0.pt.trace.json.gz $S/resnet50-nw4.pt.trace.json.gz
 	expect_rc 0 "$bin" gate --baseline $S/resnet50-nw0.pt.trace.json.gz $S/resnet50-nw0.pt.trace.json.gz
 	"$bin" diagnose --format json -o "$tmp/nw0.json" $S/resnet50-nw0.pt.trace.json.gz
