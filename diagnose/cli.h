@@ -54,6 +54,7 @@ int cmd_ops(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);

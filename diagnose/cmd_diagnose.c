@@ -13,6 +13,7 @@
 #include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "diagnose/render.h"
+#include "diagnose/render_html.h"
 #include "diagnose/render_job.h"
 #include "parser/trace.h"
 #include "rules/config.h"
@@ -21,12 +22,13 @@
 
 static void diagnose_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc diagnose TRACE... [--format text|md|json] [-o FILE] [--config FILE]\n"
-		   "                         [-j N] [--job] [--color auto|always|never]\n"
+	fprintf(f, "usage: tracedoc diagnose TRACE... [--format text|md|json|html] [-o FILE]\n"
+		   "                         [--config FILE] [-j N] [--job] [--color auto|always|never]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
 		   "          for stdin; several, a directory of them, or their summaries make a job\n"
 		   "  -j N    ranks read at once (default: the cores)\n"
 		   "  --job   the job view even for one trace\n"
+		   "  html    one self-contained file: timelines, idle by cause, findings, tables\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
 
@@ -34,6 +36,7 @@ struct renderers {
 	void (*text)(FILE *, const void *, int);
 	void (*md)(FILE *, const void *);
 	void (*json)(FILE *, const void *);
+	void (*html)(FILE *, const void *);
 	const void *what;
 };
 
@@ -43,6 +46,8 @@ static void render_any(FILE *f, const char *format, int color, const void *ctx)
 
 	if (!strcmp(format, "json"))
 		r->json(f, r->what);
+	else if (!strcmp(format, "html"))
+		r->html(f, r->what);
 	else if (!strcmp(format, "md"))
 		r->md(f, r->what);
 	else
@@ -51,9 +56,10 @@ static void render_any(FILE *f, const char *format, int color, const void *ctx)
 
 static int write_out(const char *outp, const char *format, const char *color,
 		     void (*text)(FILE *, const void *, int), void (*md)(FILE *, const void *),
-		     void (*json)(FILE *, const void *), const void *what)
+		     void (*json)(FILE *, const void *), void (*html)(FILE *, const void *),
+		     const void *what)
 {
-	struct renderers r = {text, md, json, what};
+	struct renderers r = {text, md, json, html, what};
 
 	return cli_write(outp, format, color, render_any, &r);
 }
@@ -75,6 +81,11 @@ static void one_md(FILE *f, const void *rc)
 static void one_json(FILE *f, const void *rc)
 {
 	render_json(f, rc);
+}
+
+static void one_html(FILE *f, const void *rc)
+{
+	render_html(f, rc);
 }
 
 static int diagnose_one(const char *path, struct td_config *cfg, const char *format,
@@ -100,7 +111,7 @@ static int diagnose_one(const char *path, struct td_config *cfg, const char *for
 	rc.a = &a;
 	rc.r = &r;
 	rc.m = &m;
-	rc_exit = write_out(outp, format, color, one_text, one_md, one_json, &rc);
+	rc_exit = write_out(outp, format, color, one_text, one_md, one_json, one_html, &rc);
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);
@@ -122,6 +133,11 @@ static void job_md(FILE *f, const void *j)
 static void job_json(FILE *f, const void *j)
 {
 	render_job_json(f, j);
+}
+
+static void job_html(FILE *f, const void *j)
+{
+	render_job_html(f, j);
 }
 
 int cli_is_job(const char *path)
@@ -180,7 +196,7 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 int cmd_diagnose(int argc, char **argv)
 {
 	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL, *jobs_s = NULL;
-	static const char *const formats[] = {"text", "md", "json", NULL};
+	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	static const char *const colors[] = {"auto", "always", "never", NULL};
 	int force_job = 0, jobs = jobin_default_jobs(), rc;
 	const struct cli_opt opts[] = {
@@ -220,7 +236,7 @@ int cmd_diagnose(int argc, char **argv)
 		int lrc = cli_load_job("diagnose", ops.v, (size_t)ops.n, jobs, &cfg, &j);
 		rc = lrc;
 		if (j.n && lrc != EXIT_USAGE) {
-			rc = write_out(outp, format, color, job_text, job_md, job_json, &j);
+			rc = write_out(outp, format, color, job_text, job_md, job_json, job_html, &j);
 			if (rc == EXIT_OK)
 				rc = lrc; /* a rank that could not be read still fails the run */
 		}

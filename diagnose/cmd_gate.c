@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tracedoc gate [--baseline BASE] CURRENT [--config FILE] [--format text|md|json]
+/* tracedoc gate [--baseline BASE] CURRENT [--config FILE] [--format text|md|json|html]
  *               [--junit FILE] [-o FILE]
  * Fails (exit 1) when CURRENT regresses against BASE (a trace, or a JSON report saved by
  * `tracedoc diagnose --format json`) or breaks a budget of the config. */
@@ -17,6 +17,7 @@
 #include "diagnose/cli.h"
 #include "diagnose/jobload.h"
 #include "diagnose/render_diff.h"
+#include "diagnose/render_html.h"
 #include "job/job.h"
 #include "diagnose/out.h"
 #include "parser/input.h"
@@ -296,6 +297,64 @@ static void md_out(FILE *f, const struct gate_out *g)
 	}
 }
 
+static void html_out(FILE *f, const struct gate_out *g)
+{
+	char b1[48], b2[48], b3[32];
+	size_t i;
+	const struct td_report *r = side_report(g->cur);
+
+	html_begin(f, "tracedoc gate");
+	fprintf(f, "<h1 style=\"color:%s\">tracedoc gate: %s</h1>\n<p>", g->fails || g->partial
+		? "#a00" : "#006e4f", g->partial ? "FAIL (the current trace is partial)" : g->fails
+		? "FAIL" : "PASS");
+	fprintf(f, "%zu of %zu checks failed. Baseline <code>", g->fails, g->n);
+	html_text(f, g->base_path ? g->base_path : "(none: budgets only)");
+	fputs("</code>, current <code>", f);
+	html_text(f, g->cur_path);
+	fputs("</code>.</p>\n", f);
+	if (g->partial) {
+		fputs("<p><b>", f);
+		html_text(f, g->partial);
+		fputs("</b></p>\n", f);
+	}
+	fputs("<table><tr><th>metric</th><th class=\"n\">baseline</th><th class=\"n\">current</th>"
+	      "<th class=\"n\">change</th><th>threshold</th><th>verdict</th></tr>\n", f);
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		int bad = c->verdict == V_FAIL || c->verdict == V_NEW;
+		fputs("<tr><td>", f);
+		html_text(f, c->name);
+		if (!strcmp(c->name, "new high finding")) {
+			fputs("</td><td class=\"n\">-</td><td class=\"n\"><code>", f);
+			html_text(f, c->rule);
+			fputs("</code></td><td></td><td></td>", f);
+		} else {
+			fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s"
+				   "</td><td>", fmt_value(b1, sizeof(b1), c->name, c->base),
+				fmt_value(b2, sizeof(b2), c->name, c->cur), fmt_change(b3, sizeof(b3), c));
+			html_text(f, c->rule);
+			fputs("</td>", f);
+		}
+		fprintf(f, "<td%s>%s</td></tr>\n", bad ? " class=\"sev-high\"" : "",
+			verdict_name(c->verdict));
+	}
+	fputs("</table>\n<ul>\n", f);
+	for (i = 0; i < g->n; i++) {
+		const struct td_check *c = &g->checks[i];
+		if (c->verdict == V_PASS || !*c->message)
+			continue;
+		fputs(c->verdict == V_SKIP ? "<li>skipped: " : "<li><b>failed:</b> ", f);
+		html_text(f, c->message);
+		fputs("</li>\n", f);
+	}
+	fputs("</ul>\n", f);
+	if (r && r->findings.len) {
+		fprintf(f, "<h2>Findings in the current %s</h2>\n", g->cur->loaded == 3 ? "job" : "trace");
+		html_findings(f, r);
+	}
+	html_end(f);
+}
+
 static void json_num(yajl_gen g, double v)
 {
 	if (isnan(v))
@@ -450,7 +509,7 @@ static void junit_out(FILE *f, const struct gate_out *g)
 static void gate_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE]\n"
-		   "                     [--format text|md|json] [--junit FILE] [-o FILE]\n"
+		   "                     [--format text|md|json|html] [--junit FILE] [-o FILE]\n"
 		   "  BASE     a trace, a job (a directory of rank traces or summaries), or a\n"
 		   "           report saved by 'tracedoc diagnose --format json'\n"
 		   "  CURRENT  a trace, or a job\n"
@@ -462,7 +521,7 @@ int cmd_gate(int argc, char **argv)
 {
 	const char *basep = NULL, *curp = NULL, *format = "text", *outp = NULL, *junitp = NULL;
 	const char *cfgp = NULL;
-	static const char *const formats[] = {"text", "md", "json", NULL};
+	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	const struct cli_opt opts[] = {
 		{"--baseline", 0, &basep, NULL}, {"--config", 0, &cfgp, NULL},
 		{"--format", 0, &format, NULL}, {"--junit", 0, &junitp, NULL},
@@ -533,6 +592,8 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (!strcmp(format, "json"))
 		json_out(of.f, &g);
+	else if (!strcmp(format, "html"))
+		html_out(of.f, &g);
 	else if (!strcmp(format, "md"))
 		md_out(of.f, &g);
 	else

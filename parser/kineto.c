@@ -880,6 +880,10 @@ static int pop(struct td_parser *p)
 {
 	unsigned char c = ctx_at(p, p->depth);
 
+	if (c == C_EVENTS && p->t->events_close < 0) {
+		/* the byte of the ']' closing the events (yajl has consumed it), for annotate */
+		p->t->events_close = (int64_t)(p->offset + yajl_get_bytes_consumed(p->h)) - 1;
+	}
 	if (c == C_EVENT && p->depth == p->event_depth) {
 		finish_event(p);
 		p->event_depth = 0;

@@ -52,6 +52,7 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->steps, sizeof(struct td_step));
 	td_vec_init(&t->colls, sizeof(struct td_coll));
 	td_vec_init(&t->op_args, sizeof(struct td_op_args));
+	t->events_close = -1;
 	td_vec_init(&t->mem, sizeof(struct td_mem_sample));
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;

@@ -181,6 +181,7 @@ struct td_trace {
 	uint32_t display_time_unit, trace_name;
 	uint64_t n_trace_events;   /* elements of the traceEvents array */
 	uint64_t bytes_in;         /* uncompressed bytes read */
+	int64_t events_close;      /* offset of the ']' closing the events array, -1 unknown */
 	uint64_t by_kind[TD_K_COUNT];
 	int partial;               /* truncated input: results cover the complete events only */
 	uint64_t partial_offset;   /* where the input ended */

@@ -46,7 +46,7 @@ static const char *category(const struct td_analysis *a, const struct kacc *k, c
 	return td_an_class(a, k->name) & NC_COMM ? "communication" : "compute";
 }
 
-void td_kernels_table(struct td_analysis *a, int window_all, struct td_table *out)
+void td_kernels_table(const struct td_analysis *a, int window_all, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
 	struct td_groups byname, pairs;

@@ -13,6 +13,6 @@ extern const struct td_col td_kernel_cols[];
 extern const size_t td_kernel_ncols;
 
 /* Fills out (td_table_init'ed here), unsorted; window_all as for td_ops_table. */
-void td_kernels_table(struct td_analysis *a, int window_all, struct td_table *out);
+void td_kernels_table(const struct td_analysis *a, int window_all, struct td_table *out);
 
 #endif

@@ -12,7 +12,7 @@ static char *dup(const char *s)
 	return td_strndup(s, strlen(s));
 }
 
-void td_mem_report(struct td_analysis *a, struct td_mem_report *out)
+void td_mem_report(const struct td_analysis *a, struct td_mem_report *out)
 {
 	const struct td_trace *t = a->t;
 	struct td_mem_dev *d;

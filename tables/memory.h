@@ -35,7 +35,7 @@ struct td_mem_report {
 	size_t samples;
 };
 
-void td_mem_report(struct td_analysis *a, struct td_mem_report *out);
+void td_mem_report(const struct td_analysis *a, struct td_mem_report *out);
 void td_mem_report_free(struct td_mem_report *r);
 
 #endif

@@ -79,7 +79,7 @@ static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra)
 	return i;
 }
 
-void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
+void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
 	size_t n = t->events.len, i, tr;

@@ -27,7 +27,7 @@ extern const struct td_col td_ops_cols[];
 extern const size_t td_ops_ncols;
 
 /* Fills out (td_table_init'ed here) with one row per group, unsorted. */
-void td_ops_table(struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out);
+void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out);
 /* The innermost CPU op or user annotation enclosing host event ev (not ev itself), or
  * TD_NONE. */
 uint32_t td_op_parent(const struct td_trace *t, uint32_t ev);
