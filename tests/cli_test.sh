@@ -67,7 +67,7 @@ done
 perl -pe 's/(`+)(.*?)\1//g' "$tmp/md" >"$tmp/md-outside"
 if grep -q '<script>\|[^\\]|with' "$tmp/md-outside"; then bad "markdown lets a name through unescaped"; else ok; fi
 if grep -q '`` *aten::op\\|with<pipes>&`ticks`' "$tmp/md"; then ok; else bad "a name is not a code span"; fi
-expect_rc 2 "$bin" diagnose --format html fixtures/mini-kineto.json
+expect_rc 2 "$bin" diagnose --format xml fixtures/mini-kineto.json
 expect_rc 2 "$bin" diagnose
 expect_rc 3 "$bin" diagnose fixtures/bad/not-json.txt
 echo "previous" >"$tmp/d.md"
@@ -221,14 +221,14 @@ cp fixtures/mini-kineto.json "$tmp/-dash.json"
 case $bin in /*) abs=$bin ;; *) abs=$PWD/$bin ;; esac
 (cd "$tmp" && "$abs" stats -- -dash.json >/dev/null 2>"$tmp/err"); rc=$?
 if [ "$rc" = 0 ]; then ok; else bad "-- does not end the options ($rc)"; cat "$tmp/err"; fi
-for c in diagnose gate stats config record summarize ops kernels memory diff; do
+for c in diagnose gate stats config record summarize ops kernels memory diff annotate; do
 	expect_rc 0 "$bin" $c --version
 	if grep -q "^tracedoc $c [0-9]" "$tmp/out"; then ok; else bad "$c --version"; fi
 done
 
 # text fits 100 columns, help texts included, with no trailing blanks
 : >"$tmp/texts"
-for c in "" diagnose gate stats config record summarize ops kernels memory diff; do
+for c in "" diagnose gate stats config record summarize ops kernels memory diff annotate; do
 	"$bin" $c --help >>"$tmp/texts" 2>&1
 done
 cat "$golden"/*.text >>"$tmp/texts"
