@@ -9,11 +9,12 @@
 
 const char *td_fmt_dur(char *buf, size_t cap, int64_t ns)
 {
-	int64_t a = ns < 0 ? -ns : ns;
+	/* the magnitude unsigned: -INT64_MIN does not fit an int64_t */
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	const char *sign = ns < 0 ? "-" : "";
 
 	if (a < 1000)
-		snprintf(buf, cap, "%s%lld ns", sign, (long long)a);
+		snprintf(buf, cap, "%s%llu ns", sign, (unsigned long long)a);
 	else if (a < 1000000)
 		snprintf(buf, cap, "%s%.1f us", sign, (double)a / 1e3);
 	else if (a < 1000000000)

@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 
 #include "diagnose/cli.h"
+#include "parser/input.h"
 
 static const struct cli_opt *find_long(const struct cli_opt *opts, const char *arg, size_t len)
 {
@@ -43,6 +44,51 @@ static int set(const char *cmd, const struct cli_opt *o, const char *value, int 
 		}
 		*o->flag = 1;
 	}
+	return EXIT_OK;
+}
+
+/* "50G", "100M", "4096": a size (K, M, G, T: powers of 1024); 0 on an error. */
+static int size_of(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	if (!*s || *s == '-')
+		return 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': mul = 1ull << 10; end++; break;
+	case 'M': case 'm': mul = 1ull << 20; end++; break;
+	case 'G': case 'g': mul = 1ull << 30; end++; break;
+	case 'T': case 't': mul = 1ull << 40; end++; break;
+	default: break;
+	}
+	if (*end || (mul > 1 && v > ~0ull / mul))
+		return 0;
+	*out = v * mul;
+	return 1;
+}
+
+/* Options every command that reads a trace takes: limits on what an input decompresses to. */
+static int common_opt(const char *cmd, const char *name, size_t len, const char *value)
+{
+	static unsigned long long total, ratio = TD_INPUT_RATIO_DEFAULT;
+	unsigned long long v;
+	int is_total = len == 17 && !strncmp(name, "--max-input-bytes", len);
+	int is_ratio = len == 11 && !strncmp(name, "--max-ratio", len);
+
+	if (!is_total && !is_ratio)
+		return -1;
+	if (!value || !size_of(value, &v)) {
+		fprintf(stderr, "tracedoc %s: %.*s needs a %s (0: no limit)\n", cmd, (int)len, name,
+			is_total ? "size, like 50G" : "whole number, like 500");
+		return EXIT_USAGE;
+	}
+	if (is_total)
+		total = v;
+	else
+		ratio = v;
+	td_input_set_limits(total, ratio);
 	return EXIT_OK;
 }
 
@@ -86,8 +132,17 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
 			const char *eq = strchr(a, '=');
 			size_t len = eq ? (size_t)(eq - a) : strlen(a);
 			o = find_long(opts, a, len);
-			if (!o)
-				goto unknown;
+			if (!o) {
+				const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+				rc = common_opt(cmd, a, len, v);
+				if (rc < 0)
+					goto unknown;
+				if (rc != EXIT_OK)
+					return rc;
+				if (!eq)
+					i++;
+				continue;
+			}
 			if (eq)
 				rc = set(cmd, o, eq + 1, 1);
 			else if (o->value && i + 1 < argc)

@@ -599,9 +599,13 @@ int cmd_gate(int argc, char **argv)
 	else
 		text_out(of.f, &g);
 	if (out_close(&of, 1) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout", strerror(errno));
-		rc = EXIT_INTERNAL;
-		goto out;
+		int e = errno;
+		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout", strerror(e));
+		/* stdout closed early (gate | head): the JUnit file and the verdict still matter */
+		if (outp || e != EPIPE) {
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
 	}
 	if (junitp) {
 		if (out_open(&of, junitp) != 0) {

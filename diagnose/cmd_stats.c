@@ -78,6 +78,8 @@ static size_t anomalies(const struct td_trace *t, struct anom_row *rows)
 		{"unknown_cat", a->unknown_cat}, {"non_object_event", a->non_object_event},
 		{"unsorted_ts", a->unsorted_ts}, {"dur_overflow", a->dur_overflow},
 		{"sub_ns_digits", a->sub_ns_digits}, {"gpu_ops_without_launch", a->orphan_gpu_ops},
+		{"long_strings", a->long_strings}, {"duplicate_keys", a->duplicate_keys},
+		{"duplicate_trace_events", a->duplicate_trace_events},
 	};
 	size_t i, k = 0;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc: the command table and the shared pieces of every command. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,9 @@ int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
 	}
 	if (t->partial)
 		snprintf(msg, cap, "%s: partial trace: %s", shown, t->partial_msg);
+	else if (t->input_garbage)
+		snprintf(msg, cap, "%s: %llu bytes after the gzip stream, ignored (as gzip -d does)",
+			 shown, (unsigned long long)t->input_garbage);
 	return EXIT_OK;
 }
 
@@ -82,10 +86,14 @@ int cli_load(const char *path, struct td_trace *t)
 
 	if (rc != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
-	} else if (*msg) {
+	} else if (*msg && strstr(msg, ": partial trace: ")) {
 		const char *p = strstr(msg, ": partial trace: ");
 		fprintf(stderr, "tracedoc: warning: %.*s: partial trace:\n  ", (int)(p - msg), msg);
 		out_text_wrap(stderr, p + 17, 2, 2, 100);
+		fputc('\n', stderr);
+	} else if (*msg) {
+		fputs("tracedoc: warning: ", stderr);
+		out_text_wrap(stderr, msg, 19, 2, 100);
 		fputc('\n', stderr);
 	}
 	return rc;
@@ -184,9 +192,16 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
+#ifdef TD_SANITIZERS
+		printf("tracedoc %s (built with sanitize=%s)\n", TD_VERSION, TD_SANITIZERS);
+#else
 		printf("tracedoc %s\n", TD_VERSION);
+#endif
 		return EXIT_OK;
 	}
+	/* a closed pipe on stdout is an error where it is written (EPIPE), not a silent death:
+	 * gate still writes its JUnit file and returns its verdict */
+	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[1], cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);

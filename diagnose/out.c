@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "diagnose/out.h"
 
 #include <errno.h>
@@ -335,8 +336,25 @@ int out_open(struct out_file *o, const char *path)
 		o->direct = 1;
 		return 0;
 	}
+	/* a symlink: the file it points to is the target (the link stays); a dangling one is
+	 * written through */
+	{
+		struct stat ls;
+		if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+			char *real = realpath(path, NULL);
+			if (!real) {
+				if (!(o->f = fopen(path, "w")))
+					return -1;
+				o->direct = 1;
+				return 0;
+			}
+			o->path = real;
+		}
+	}
 	/* written beside the target and renamed over it: a failed run leaves the old file whole */
-	o->path = td_strndup(path, strlen(path));
+	if (!o->path)
+		o->path = td_strndup(path, strlen(path));
+	path = o->path;
 	o->tmp = td_malloc(strlen(path) + 16);
 	snprintf(o->tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
 	fd = mkstemp(o->tmp);

@@ -76,13 +76,9 @@ static void totals(const struct td_analysis *a, int64_t *busy, int64_t *idle, in
 
 static const char *dev_name(const struct td_trace *t, int32_t id)
 {
-	size_t i;
-	for (i = 0; i < t->devices.len; i++) {
-		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
-		if (d->id == id && d->name)
-			return td_trace_name(t, d->name);
-	}
-	return "";
+	const struct td_device *d = td_trace_find_device(t, id);
+
+	return d && d->name ? td_trace_name(t, d->name) : "";
 }
 
 /* The window over every device (the steps' span when there is no device). */

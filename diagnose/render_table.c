@@ -13,7 +13,7 @@
 const char *table_time(char *buf, size_t cap, int64_t ns)
 {
 	double us = (double)ns / 1000.0;
-	int64_t a = ns < 0 ? -ns : ns;
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 
 	if (a >= 1000000000)
 		snprintf(buf, cap, "%.3fs", us / 1e6);
@@ -40,7 +40,7 @@ static const char *cell_text(const struct td_table *t, size_t r, size_t c, char 
 	case TC_SNS:
 		if (!x->i)
 			return "0";
-		table_time(buf + 1, cap - 1, x->i < 0 ? -x->i : x->i);
+		table_time(buf + 1, cap - 1, x->i < 0 && x->i != INT64_MIN ? -x->i : x->i);
 		buf[0] = x->i < 0 ? '-' : '+';
 		return buf;
 	case TC_PCT:

@@ -12,6 +12,7 @@
 #include "common/fmt.h"
 #include "common/sort.h"
 #include "common/utf8.h"
+#include "parser/jsoncheck.h"
 #include "rules/blocking.h"
 #include "rules/intervals.h"
 #include "rules/rule.h"
@@ -122,6 +123,8 @@ static uint32_t coll_key(struct td_summary *s, const struct td_trace *t, uint32_
 
 static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_summary *s)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	struct ktot *kt;
@@ -129,18 +132,15 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	uint32_t *seq;
 	size_t nk = 0, nc = 0, cap = 0, i, m;
 
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (tr->is_gpu && tr->device == dv->device)
-			cap += tr->count;
-	}
+	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
+	for (i = 0; i < ndtr; i++)
+		cap += td_trace_track(t, dtr[i])->count;
 	kt = td_malloc((cap ? cap : 1) * sizeof(*kt));
 	cs = td_malloc((cap ? cap : 1) * sizeof(*cs));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		uint32_t k;
-		if (!tr->is_gpu || tr->device != dv->device)
-			continue;
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			unsigned cl = td_an_class(a, e->name);
@@ -493,17 +493,35 @@ static int severity_of(const char *s)
 int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err)
 {
 	char ebuf[256];
-	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf)), v, arr;
+	yajl_val root, v, arr;
 	int bad = 0, c;
 	size_t i;
 	const char *what = "";
 
 	td_summary_init(s);
-	if (!root)
-		return td_error_set(err, TD_EFORMAT, "not a tracedoc summary: %s", ebuf);
+	/* a summary nests < 10 levels: a deep one is refused before the recursive tree parse */
+	if (td_json_depth_check(json, strlen(json), TD_DOC_DEPTH_MAX, "summary", err) != 0) {
+		td_summary_free(s);
+		return TD_EFORMAT;
+	}
+	root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	if (!root) {
+		char *nl;
+		struct td_error pos;
+		memset(&pos, 0, sizeof(pos));
+		td_json_error_pos(json, strlen(json), &pos);
+		td_error_set(err, TD_EFORMAT, "not a tracedoc summary: not valid JSON at line %u, "
+			     "column %u (byte %llu): %s", pos.line, pos.col,
+			     (unsigned long long)pos.offset, ebuf);
+		while ((nl = strchr(err->msg, '\n')) != NULL)
+			*nl = ' ';
+		td_summary_free(s);
+		return TD_EFORMAT;
+	}
 	v = get(root, "schema", yajl_t_string);
 	if (!v || strcmp(v->u.string, TD_SUMMARY_SCHEMA)) {
 		yajl_tree_free(root);
+		td_summary_free(s);
 		return td_error_set(err, TD_EFORMAT, "not a %s summary", TD_SUMMARY_SCHEMA);
 	}
 	if ((v = get(root, "trace", yajl_t_object)) != NULL) {
@@ -619,11 +637,14 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			fr = get(x, "est_savings_fraction", yajl_t_number);
 			f->fraction = fr ? YAJL_GET_DOUBLE(fr) : 0;
 		}
-	td_metrics_read(root, &s->metrics, s->steps);
+	if (!bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
+		yajl_tree_free(root);
+		td_summary_free(s);
+		return TD_EFORMAT;
+	}
 	yajl_tree_free(root);
 	if (bad) {
 		td_summary_free(s);
-		td_summary_init(s);
 		return td_error_set(err, TD_EFORMAT, "a %s summary with a missing or wrong field%s%s",
 				    TD_SUMMARY_SCHEMA, *what ? " in " : "", what);
 	}

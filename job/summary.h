@@ -77,7 +77,8 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		     struct td_summary *s);
 /* The summary as JSON (tracedoc.summary/1), malloc'd, NUL-terminated. */
 char *td_summary_json(const struct td_summary *s, size_t *len);
-/* Reads a summary back. Returns 0, or TD_EFORMAT with err naming what is wrong. */
+/* Reads a summary back. Returns 0, or TD_EFORMAT with err naming what is wrong (s then holds
+ * nothing: freed). */
 int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err);
 /* 1 when the first bytes of a document (n of them) are a summary's. */
 int td_summary_sniff(const char *head, size_t n);

@@ -49,16 +49,13 @@ uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len)
 void td_builder_finish(struct td_builder *b)
 {
 	struct td_trace *t = b->t;
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < b->thread_names.len; i++) {
+	for (i = 0; i < b->thread_names.len; i++) { /* each by the track table: linear in names */
 		struct meta_name *m = &TD_VEC_AT(&b->thread_names, struct meta_name, i);
-		for (j = 0; j < t->tracks.len; j++) {
-			struct td_track *tr = td_trace_track(t, (uint32_t)j);
-			if (!tr->is_gpu && tr->pid == m->pid && tr->tid == m->tid &&
-			    tr->pid_is_str == m->pid_str && tr->tid_is_str == m->tid_str)
-				tr->name = m->name;
-		}
+		uint32_t k = td_trace_find_cpu_track(t, m->pid, m->pid_str, m->tid, m->tid_str);
+		if (k != TD_NONE)
+			td_trace_track(t, k)->name = m->name;
 	}
 }
 
@@ -162,6 +159,10 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 	} else if (dur > TD_DUR_MAX) {
 		t->anom.dur_overflow++;
 		dur = TD_DUR_MAX;
+	}
+	if (e->ts > 0 && dur > INT64_MAX - e->ts) { /* its end would not fit: saturate, count */
+		t->anom.dur_overflow++;
+		dur = INT64_MAX - e->ts;
 	}
 	ev->dur_lo = (uint32_t)dur;
 	ev->dur_hi = (uint16_t)(dur >> 32);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
@@ -26,7 +27,18 @@ struct td_input {
 	ZSTD_DCtx *zd;
 	size_t zret;                  /* last ZSTD_decompressStream result: 0 = frame complete */
 	int truncated;
+	unsigned long long out;       /* uncompressed bytes handed out */
+	unsigned long long garbage;   /* bytes after the gzip stream, ignored */
 };
+
+/* the limits on what one input may decompress to (td_input_set_limits) */
+static unsigned long long max_total, max_ratio = TD_INPUT_RATIO_DEFAULT;
+
+void td_input_set_limits(unsigned long long total, unsigned long long ratio)
+{
+	max_total = total;
+	max_ratio = ratio;
+}
 
 static int fill(struct td_input *in, struct td_error *err)
 {
@@ -87,11 +99,15 @@ int td_input_open(const char *path, struct td_input **out, struct td_error *err)
 			return td_error_set(err, TD_ENOMEM, "%s", "cannot start zlib");
 		}
 		in->z_init = 1;
-	} else if (in->raw_len >= 4 && in->raw[0] == 0x28 && in->raw[1] == 0xb5 &&
-		   in->raw[2] == 0x2f && in->raw[3] == 0xfd) {
+	} else if (in->raw_len >= 4 && ((in->raw[0] == 0x28 && in->raw[1] == 0xb5 &&
+					 in->raw[2] == 0x2f && in->raw[3] == 0xfd) ||
+					/* a skippable frame first, as pzstd writes */
+					((in->raw[0] & 0xf0) == 0x50 && in->raw[1] == 0x2a &&
+					 in->raw[2] == 0x4d && in->raw[3] == 0x18))) {
 		in->comp = TD_COMP_ZSTD;
 		in->zd = ZSTD_createDCtx();
-		if (!in->zd) {
+		/* windows up to 1 GiB (zstd --long=30); the default stops at 128 MiB */
+		if (!in->zd || ZSTD_isError(ZSTD_DCtx_setParameter(in->zd, ZSTD_d_windowLogMax, 30))) {
 			td_input_close(in);
 			return td_error_set(err, TD_ENOMEM, "%s", "cannot start zstd");
 		}
@@ -166,6 +182,20 @@ static ssize_t read_gzip(struct td_input *in, unsigned char *buf, size_t cap,
 				in->raw_off++;
 				continue;
 			}
+			/* anything but a member's magic is garbage after the stream: as gzip -d,
+			 * what decompressed is used and the rest is counted, ignored */
+			if (in->raw[in->raw_pos] != 0x1f ||
+			    (in->raw_pos + 1 < in->raw_len && in->raw[in->raw_pos + 1] != 0x8b)) {
+				ssize_t r;
+				in->garbage += in->raw_len - in->raw_pos;
+				in->raw_off += in->raw_len - in->raw_pos;
+				in->raw_pos = in->raw_len;
+				while ((r = read(in->fd, in->raw, RAW_CAP)) > 0)
+					in->garbage += (unsigned long long)r;
+				in->raw_eof = 1;
+				in->raw_len = in->raw_pos = 0;
+				break;
+			}
 			inflateReset(&in->z);
 			in->z_end = 0;
 		}
@@ -218,6 +248,11 @@ static ssize_t read_zstd(struct td_input *in, unsigned char *buf, size_t cap,
 		ib.size = in->raw_len - in->raw_pos;
 		ib.pos = 0;
 		in->zret = ZSTD_decompressStream(in->zd, &ob, &ib);
+		if (ZSTD_isError(in->zret) &&
+		    ZSTD_getErrorCode(in->zret) == ZSTD_error_frameParameter_windowTooLarge)
+			return td_error_set(err, TD_EIO, "the zstd frame needs a window over 1 GiB "
+					    "(compressed with --long=31): re-compress it without --long, "
+					    "or pipe it in: zstd -dc --long=31 FILE | tracedoc ... -");
 		if (ZSTD_isError(in->zret))
 			return td_error_set(err, TD_EIO, "corrupt zstd data near compressed byte %llu: %s",
 					    in->raw_off + ib.pos, ZSTD_getErrorName(in->zret));
@@ -229,14 +264,37 @@ static ssize_t read_zstd(struct td_input *in, unsigned char *buf, size_t cap,
 
 ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_error *err)
 {
+	ssize_t n;
+
 	switch (in->comp) {
 	case TD_COMP_GZIP:
-		return read_gzip(in, buf, cap, err);
+		n = read_gzip(in, buf, cap, err);
+		break;
 	case TD_COMP_ZSTD:
-		return read_zstd(in, buf, cap, err);
+		n = read_zstd(in, buf, cap, err);
+		break;
 	default:
-		return read_plain(in, buf, cap, err);
+		n = read_plain(in, buf, cap, err);
+		break;
 	}
+	if (n <= 0)
+		return n;
+	in->out += (unsigned long long)n;
+	if (max_total && in->out > max_total)
+		return td_error_set(err, TD_EFORMAT, "the input is more than --max-input-bytes "
+				    "(%llu bytes)", max_total);
+	/* a decompression bomb: far more out than in, past what real traces compress to */
+	if (in->comp != TD_COMP_NONE && max_ratio && in->out > TD_INPUT_RATIO_FROM &&
+	    in->out / (in->raw_off ? in->raw_off : 1) > max_ratio)
+		return td_error_set(err, TD_EFORMAT, "%llu bytes decompressed from %llu: more than "
+				    "%llu times its size, likely a decompression bomb (--max-ratio 0 "
+				    "reads it anyway)", in->out, in->raw_off, max_ratio);
+	return n;
+}
+
+unsigned long long td_input_garbage(const struct td_input *in)
+{
+	return in->garbage;
 }
 
 void td_input_close(struct td_input *in)

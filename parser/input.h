@@ -23,5 +23,14 @@ int td_input_truncated(const struct td_input *in);
 /* Compressed bytes consumed so far. */
 unsigned long long td_input_raw_offset(const struct td_input *in);
 void td_input_close(struct td_input *in);
+/* Bytes after a gzip stream that are not another member: ignored, as gzip -d does. */
+unsigned long long td_input_garbage(const struct td_input *in);
+
+/* Limits on what an input decompresses to, for every later read: at most total bytes (0: no
+ * limit), and past TD_INPUT_RATIO_FROM bytes at most ratio times the compressed bytes read (0:
+ * no limit; real traces compress 10-50 times, a bomb of whitespace a thousand). */
+#define TD_INPUT_RATIO_DEFAULT 500ull
+#define TD_INPUT_RATIO_FROM (256ull << 20)
+void td_input_set_limits(unsigned long long total, unsigned long long ratio);
 
 #endif

@@ -85,6 +85,8 @@ struct td_parser {
 	int started, top_done, saw_events;
 	unsigned event_depth;   /* depth of the event being read, 0 when none */
 	struct td_raw ev;
+	uint64_t ev_keys, arg_keys, top_keys; /* keys seen in the event, its args, the top */
+	int dup_counted;      /* a duplicate counted for this event */
 	struct td_slice *capture; /* the args array being kept as text, or NULL */
 	unsigned capture_depth;   /* the depth of its outermost array */
 	int capture_cut;          /* it grew past CAPTURE_MAX: the rest is left out */
@@ -97,6 +99,9 @@ struct td_parser {
 	char *unit, *trace_name, *backend;
 	struct td_anomalies anom; /* counted on this thread, added to the model at the end */
 	uint64_t non_objects;
+	size_t range_seen;    /* feed_range: the chunk's bytes whose lines are counted */
+	size_t skip_bom;      /* bytes of a byte order mark at the start, not for yajl */
+	uint64_t range_lines;
 	struct td_builder builder;
 	struct model_thread *mt;
 	struct batch *cur;    /* the batch being filled (threaded) */
@@ -108,6 +113,12 @@ struct td_parser {
 	size_t chunk_len;
 	unsigned char tail[48];
 	size_t tail_len;
+	/* strings, followed across chunks: yajl re-reads a token that spans chunks from its start,
+	 * so a string of hundreds of MB would take quadratic time; past TD_STRING_MAX its bytes
+	 * are left out before yajl sees them */
+	int in_str, skipping;
+	uint64_t str_start;   /* where the open string's quote is */
+	size_t bs_run;        /* backslashes just before the current position */
 	/* the last pid/tid text converted */
 	unsigned char id_cache[24];
 	size_t id_cache_len;
@@ -653,6 +664,14 @@ static int cb_null(void *ctx)
 
 static int cb_bool(void *ctx, int v)
 {
+	struct td_parser *p = ctx;
+	unsigned char c = ctx_at(p, p->depth);
+
+	/* true or false where a number belongs ("ts": true): counted, not read as 1 or 0 */
+	if ((c == C_EVENT || c == C_ARGS || c == C_DEVPROP || c == C_DISTINFO) && p->key) {
+		p->anom.bad_number++;
+		return 1;
+	}
 	return v ? on_scalar(ctx, (const unsigned char *)"1", 1, 0, 0)
 		 : on_scalar(ctx, (const unsigned char *)"0", 1, 0, 0);
 }
@@ -756,12 +775,32 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 	default:
 		break;
 	}
+	/* a key we read, twice in one event, its args or the document: the first is kept */
+	if (k) {
+		uint64_t bit = 1ull << (k & 63);
+		unsigned char c = ctx_at(p, p->depth);
+		uint64_t *seen = c == C_EVENT ? &p->ev_keys : c == C_ARGS ? &p->arg_keys
+			: c == C_TOP_OBJ ? &p->top_keys : NULL;
+		if (seen && (*seen & bit)) {
+			if (c == C_TOP_OBJ && k == TK_EVENTS)
+				p->anom.duplicate_trace_events++;
+			else if (!p->dup_counted) /* once per event or document */
+				p->anom.duplicate_keys++, p->dup_counted = 1;
+			k = 0;
+		} else if (seen) {
+			*seen |= bit;
+		}
+	}
 	p->key = k;
 	return 1;
 }
 
+#define TD_TRACE_DEPTH_MAX 10000 /* real traces nest < 20 levels */
+
 static int push(struct td_parser *p, uint8_t c)
 {
+	if (p->depth >= TD_TRACE_DEPTH_MAX) /* a nesting bomb: stop before yajl's stack grows */
+		return fail(p, TD_EFORMAT, "the JSON nests deeper than %d levels", TD_TRACE_DEPTH_MAX);
 	p->depth++;
 	if (p->depth < MAXD)
 		p->ctx[p->depth] = c;
@@ -785,12 +824,16 @@ static int cb_start_map(void *ctx)
 	case C_EVENTS:
 		p->t->n_trace_events++;
 		memset(&p->ev, 0, sizeof(p->ev));
+		p->ev_keys = p->arg_keys = 0;
+		p->dup_counted = 0;
 		p->capture = NULL;
 		p->event_depth = p->depth + 1;
 		c = C_EVENT;
 		break;
 	case C_EVENT:
 		c = p->key == EK_ARGS ? C_ARGS : C_SKIP;
+		if (c == C_ARGS)
+			p->arg_keys = 0;
 		break;
 	case C_TOP_OBJ:
 		if (p->key == TK_EVENTS)
@@ -1135,21 +1178,159 @@ uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl)
 	return n;
 }
 
-int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uint64_t lines,
-			   size_t last_nl, struct td_error *err)
+#define TD_STRING_MAX (1u << 20) /* a string's bytes kept; the rest are left out, counted */
+
+/* Feeds yajl bytes [from, to) of the current chunk (p->chunk is the whole chunk). */
+static int feed_range(struct td_parser *p, const unsigned char *buf, size_t from, size_t to,
+		      uint64_t base)
 {
 	yajl_status st;
 
+	if (to <= from)
+		return 0;
+	if (from) { /* error positions count from the range: the lines before it first */
+		size_t nl_last;
+		uint64_t n = td_count_lines(buf + p->range_seen, from - p->range_seen, &nl_last);
+		if (n) {
+			p->lines += n;
+			p->line_start = base + p->range_seen + nl_last + 1;
+		}
+		p->range_seen = from;
+		p->range_lines += n;
+	}
+	p->chunk = buf + from;
+	p->chunk_len = to - from;
+	p->offset = base + from;
+	st = yajl_parse(p->h, buf + from, to - from);
+	p->offset = base;
+	return st != yajl_status_ok ? -1 : 0;
+}
+
+/* high bit of each byte of x that equals c (exact: no false positives) */
+static inline uint64_t bytes_eq(uint64_t x, unsigned char c)
+{
+	uint64_t y = x ^ (0x0101010101010101ull * c);
+	uint64_t t = (y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full;
+	return ~(t | y | 0x7f7f7f7f7f7f7f7full);
+}
+
+/* One quote at byte i of the chunk: toggles the string state unless escaped. Returns 1 when
+ * it closed a string that was being cut (yajl gets bytes again from i). */
+static int quote_at(struct td_parser *p, size_t i, uint64_t base)
+{
+	if (p->in_str && (p->bs_run & 1)) { /* an escaped quote */
+		p->bs_run = 0;
+		return 0;
+	}
+	p->bs_run = 0;
+	p->in_str = !p->in_str;
+	if (p->in_str) {
+		p->str_start = base + i;
+		return 0;
+	}
+	if (p->skipping) {
+		p->skipping = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* The chunk through yajl, a string's bytes past TD_STRING_MAX left out. The string state is
+ * followed 8 bytes at a time (a word without a quote or a backslash costs a few operations;
+ * an escaped quote has an odd run of backslashes before it). Returns 0, or -1 when yajl
+ * failed (p->chunk, p->offset set for its position). */
+static int feed_strings(struct td_parser *p, const unsigned char *buf, size_t len, uint64_t base)
+{
+	size_t i = p->skip_bom, start = p->skip_bom;
+
+	p->skip_bom = 0;
+	p->range_seen = 0;
+	p->range_lines = 0;
+	while (i < len) {
+		uint64_t w, q, bs;
+		size_t n = len - i >= 8 ? 8 : len - i, k;
+		if (n == 8) {
+			memcpy(&w, buf + i, 8);
+			q = bytes_eq(w, '"');
+			bs = bytes_eq(w, '\\');
+		} else {
+			q = bs = 1; /* the tail: byte by byte */
+		}
+		if (!bs && !q) {
+			p->bs_run = 0;
+		} else if (!bs && !p->bs_run) { /* quotes only: no escapes to follow */
+			while (q) {
+				k = (size_t)__builtin_ctzll(q) / 8;
+				q &= q - 1;
+				if (quote_at(p, i + k, base))
+					start = i + k;
+			}
+		} else { /* backslashes: byte by byte */
+			for (k = 0; k < n; k++) {
+				unsigned char c = buf[i + k];
+				if (c == '\\') {
+					p->bs_run++;
+				} else if (c == '"') {
+					if (quote_at(p, i + k, base))
+						start = i + k;
+				} else {
+					p->bs_run = 0;
+				}
+			}
+		}
+		i += n;
+		/* a string past the limit: yajl gets up to the cut, nothing more of it */
+		if (p->in_str && !p->skipping && base + i - p->str_start > TD_STRING_MAX) {
+			size_t cut = (size_t)(p->str_start + TD_STRING_MAX - base), back;
+			if (cut < start)
+				cut = start;
+			for (back = 1; back <= 8 && cut - back > start; back++) /* not in an escape */
+				if (buf[cut - back] == '\\') {
+					cut -= back;
+					break;
+				}
+			while (cut > start && (buf[cut] & 0xc0) == 0x80) /* nor in a UTF-8 character */
+				cut--;
+			if (feed_range(p, buf, start, cut, base))
+				return -1;
+			p->skipping = 1;
+			p->anom.long_strings++;
+			start = len;
+		}
+	}
+	return p->skipping ? 0 : feed_range(p, buf, start, len, base);
+}
+
+int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uint64_t lines,
+			   size_t last_nl, struct td_error *err)
+{
 	if (p->failed)
 		return p->code ? p->code : TD_EPARSE;
 	if (len == 0)
 		return 0;
 	p->err = err;
-	p->chunk = buf;
-	p->chunk_len = len;
-	st = yajl_parse(p->h, buf, len);
-	if (st != yajl_status_ok)
+	if (p->offset == 0 && !p->started) {
+		const unsigned char *b = buf;
+		/* UTF-16 text is not JSON we read: say so at byte 0 */
+		if (len >= 2 && ((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff) ||
+				 (b[0] && !b[1]) || (!b[0] && len >= 2 && b[1]))) {
+			struct td_error *e = err;
+			td_error_set(e, TD_EFORMAT, "the input is UTF-16 text, not UTF-8: convert it "
+				     "first (iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8.json)");
+			e->has_pos = 1;
+			e->line = e->col = 1;
+			e->offset = 0;
+			p->failed = 1;
+			p->code = TD_EFORMAT;
+			return TD_EFORMAT;
+		}
+		/* a UTF-8 byte order mark: read past it */
+		if (len >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
+			p->skip_bom = 3;
+	}
+	if (feed_strings(p, buf, len, p->offset) != 0)
 		return yajl_failure(p, err);
+	lines -= p->range_lines; /* those before a range were counted by feed_range */
 	if (lines) {
 		p->lines += lines;
 		p->line_start = p->offset + last_nl + 1;
@@ -1199,6 +1380,9 @@ static void apply_deferred(struct td_parser *p)
 	t->anom.bad_number += p->anom.bad_number;
 	t->anom.huge_number += p->anom.huge_number;
 	t->anom.sub_ns_digits += p->anom.sub_ns_digits;
+	t->anom.long_strings += p->anom.long_strings;
+	t->anom.duplicate_keys += p->anom.duplicate_keys;
+	t->anom.duplicate_trace_events += p->anom.duplicate_trace_events;
 	memset(&p->anom, 0, sizeof(p->anom));
 	p->non_objects = 0;
 }

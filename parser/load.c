@@ -175,9 +175,10 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 		rc = run_inline(in, p, chunk, err);
 	if (rc == 0) {
 		rc = td_parser_finish(p, err);
-		if (rc == 0)
+		if (rc == 0) {
 			mark_truncated_input(in, t);
-		else if (td_input_truncated(in) && t->bytes_in == 0)
+			t->input_garbage = td_input_garbage(in);
+		} else if (td_input_truncated(in) && t->bytes_in == 0)
 			td_error_set(err, TD_EPARSE, "the %s stream ends before any data could be "
 				     "decompressed (truncated file)",
 				     t->compression == TD_COMP_ZSTD ? "zstd" : "gzip");

@@ -8,12 +8,13 @@
 #include "common/sort.h"
 
 /* a piece of one track's events while parsing (see sort_by_track) */
-#define CHUNK_EVENTS 16384
+#define CHUNK_EVENTS 16384 /* the largest chunk; a track's first holds 16, each next twice */
+#define CHUNK_FIRST 16
 
 struct td_chunk {
 	struct td_chunk *next;
-	uint32_t len;
-	struct td_event ev[CHUNK_EVENTS];
+	uint32_t len, cap;
+	struct td_event ev[];
 };
 
 const char *td_kind_name(enum td_kind k)
@@ -84,9 +85,11 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->steps);
 	td_vec_free(&t->colls);
 	td_vec_free(&t->op_args);
+	free(t->gpu_tracks);
 	td_vec_free(&t->mem);
 	free(t->link);
 	free(t->track_slots);
+	free(t->dev_slots);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -160,6 +163,14 @@ static uint32_t track_get(struct td_trace *t, int gpu, int64_t a, int64_t b, int
 }
 
 /* The existing CPU track of (pid, tid), or TD_NONE: never adds one. */
+static uint32_t track_find(const struct td_trace *t, int64_t a, int64_t b, int flags);
+
+uint32_t td_trace_find_cpu_track(const struct td_trace *t, int64_t pid, int pid_is_str,
+				 int64_t tid, int tid_is_str)
+{
+	return track_find(t, pid, tid, (pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0));
+}
+
 static uint32_t track_find(const struct td_trace *t, int64_t a, int64_t b, int flags)
 {
 	uint32_t j, id;
@@ -198,13 +209,29 @@ struct td_device *td_trace_device(struct td_trace *t, int32_t id)
 		if (d->id == id)
 			return d;
 	}
-	for (i = 0; i < t->devices.len; i++) {
-		d = &TD_VEC_AT(&t->devices, struct td_device, i);
+	/* by a hash of the id: a trace of 100k devices is not quadratic */
+	if ((t->devices.len + 1) * 2 > t->dev_nslots) {
+		uint32_t n = t->dev_nslots ? t->dev_nslots * 2 : 64, k;
+		free(t->dev_slots);
+		t->dev_slots = td_calloc(n, sizeof(uint32_t));
+		t->dev_nslots = n;
+		for (k = 0; k < t->devices.len; k++) {
+			uint32_t j = ((uint32_t)TD_VEC_AT(&t->devices, struct td_device, k).id * 2654435761u) &
+				     (n - 1);
+			while (t->dev_slots[j])
+				j = (j + 1) & (n - 1);
+			t->dev_slots[j] = k + 1;
+		}
+	}
+	for (i = ((uint32_t)id * 2654435761u) & (t->dev_nslots - 1); t->dev_slots[i];
+	     i = (i + 1) & (t->dev_nslots - 1)) {
+		d = &TD_VEC_AT(&t->devices, struct td_device, t->dev_slots[i] - 1);
 		if (d->id == id) {
-			t->last_device = (uint32_t)i;
+			t->last_device = t->dev_slots[i] - 1;
 			return d;
 		}
 	}
+	t->dev_slots[i] = (uint32_t)t->devices.len + 1;
 	d = td_vec_push(&t->devices);
 	d->id = id;
 	d->peak_allocated = -1;
@@ -274,6 +301,32 @@ struct mem_ord {
 };
 TD_DEFINE_SORT(sort_mem, struct mem_ord, MEM_LESS)
 
+/* track ids by (device, id): an insertion-free merge sort, stable */
+static void gpu_track_sort(const struct td_trace *t, uint32_t *v, size_t n)
+{
+	uint32_t *tmp;
+	size_t w, i;
+
+	if (n < 2)
+		return;
+	tmp = td_malloc(n * sizeof(*tmp));
+	for (w = 1; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t a = i, am = i + w < n ? i + w : n, b = am, bm = i + 2 * w < n ? i + 2 * w : n,
+			       o = i;
+			while (a < am && b < bm)
+				tmp[o++] = td_trace_track(t, v[b])->device < td_trace_track(t, v[a])->device
+					? v[b++] : v[a++];
+			while (a < am)
+				tmp[o++] = v[a++];
+			while (b < bm)
+				tmp[o++] = v[b++];
+		}
+		memcpy(v, tmp, n * sizeof(*v));
+	}
+	free(tmp);
+}
+
 #define DEV_LESS(a, b) ((a)->id < (b)->id)
 TD_DEFINE_SORT(sort_devices, struct td_device, DEV_LESS)
 
@@ -314,10 +367,14 @@ struct td_event *td_trace_push(struct td_trace *t, uint32_t track)
 	struct td_track *tr = td_trace_track(t, track);
 	struct td_event *e;
 
-	if (!tr->tail || tr->tail->len == CHUNK_EVENTS) {
-		struct td_chunk *c = td_malloc(sizeof(*c));
+	if (!tr->tail || tr->tail->len == tr->tail->cap) {
+		/* small first: a trace of a million threads or streams holds a few events on each */
+		uint32_t cap = tr->tail ? (tr->tail->cap * 2 > CHUNK_EVENTS ? CHUNK_EVENTS
+								      : tr->tail->cap * 2) : CHUNK_FIRST;
+		struct td_chunk *c = td_malloc(sizeof(*c) + cap * sizeof(struct td_event));
 		c->next = NULL;
 		c->len = 0;
+		c->cap = cap;
 		if (tr->tail)
 			tr->tail->next = c;
 		else
@@ -409,8 +466,21 @@ void td_trace_finalize(struct td_trace *t)
 	t->finalized = 1;
 	sort_by_track(t);
 	n = t->events.len;
+	{ /* each device's streams, for loops over one device's ops without scanning all tracks */
+		size_t k, m = 0;
+		t->gpu_tracks = td_malloc((t->tracks.len ? t->tracks.len : 1) * sizeof(uint32_t));
+		for (k = 0; k < t->tracks.len; k++)
+			if (td_trace_track(t, (uint32_t)k)->is_gpu)
+				t->gpu_tracks[m++] = (uint32_t)k;
+		t->ngpu_tracks = m;
+		gpu_track_sort(t, t->gpu_tracks, m);
+	}
 	ev = t->events.data;
 	sort_devices(t->devices.data, t->devices.len);
+	free(t->dev_slots); /* by id now: the hash would point wrong */
+	t->dev_slots = NULL;
+	t->dev_nslots = 0;
+	t->last_device = TD_NONE;
 	sort_colls(t->colls.data, t->colls.len);
 	sort_op_args(t->op_args.data, t->op_args.len);
 	for (i = 0; i < t->mem.len; i++) {
@@ -517,6 +587,9 @@ void td_trace_finalize(struct td_trace *t)
 	free(t->track_slots);
 	t->track_slots = NULL;
 	t->track_nslots = 0;
+	free(t->dev_slots); /* the devices are sorted now: the hash is stale */
+	t->dev_slots = NULL;
+	t->dev_nslots = 0;
 }
 
 int td_trace_span(const struct td_trace *t, int64_t *start, int64_t *end)
@@ -547,20 +620,19 @@ size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int
 size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
 			  const uint8_t *skip_name, struct td_interval **out)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	size_t cap = 0, n = 0, i, m;
 	struct td_interval *iv;
 	uint32_t k;
 
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (tr->is_gpu && tr->device == device)
-			cap += tr->count;
-	}
+	dtr = td_trace_device_tracks(t, device, &ndtr);
+	for (i = 0; i < ndtr; i++)
+		cap += td_trace_track(t, dtr[i])->count;
 	iv = td_malloc((cap ? cap : 1) * sizeof(*iv));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (!tr->is_gpu || tr->device != device)
-			continue;
+	dtr = td_trace_device_tracks(t, device, &ndtr);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			int64_t s = e->ts, en = td_ev_end(e);
@@ -652,6 +724,45 @@ const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 			return c;
 	}
 	return NULL;
+}
+
+const struct td_device *td_trace_find_device(const struct td_trace *t, int32_t id)
+{
+	size_t lo = 0, hi = t->devices.len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (TD_VEC_AT(&t->devices, struct td_device, mid).id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->devices.len && TD_VEC_AT(&t->devices, struct td_device, lo).id == id
+		? &TD_VEC_AT(&t->devices, struct td_device, lo) : NULL;
+}
+
+const uint32_t *td_trace_device_tracks(const struct td_trace *t, int32_t dev, size_t *n)
+{
+	size_t lo = 0, hi = t->ngpu_tracks, first;
+
+	while (lo < hi) { /* the first of dev */
+		size_t mid = lo + (hi - lo) / 2;
+		if (td_trace_track(t, t->gpu_tracks[mid])->device < dev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = t->ngpu_tracks;
+	while (lo < hi) { /* past the last */
+		size_t mid = lo + (hi - lo) / 2;
+		if (td_trace_track(t, t->gpu_tracks[mid])->device <= dev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*n = lo - first;
+	return t->gpu_tracks ? t->gpu_tracks + first : NULL;
 }
 
 const struct td_op_args *td_trace_op_args(const struct td_trace *t, uint32_t ev)

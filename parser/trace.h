@@ -145,6 +145,9 @@ struct td_anomalies {
 	uint64_t negative_dur, missing_dur, missing_ts, missing_name, bad_number, huge_number;
 	uint64_t invalid_utf8, unknown_ph, unknown_cat, non_object_event, unsorted_ts, dur_overflow;
 	uint64_t sub_ns_digits, unmatched_flow_ids, orphan_gpu_ops;
+	uint64_t long_strings;     /* strings cut at 1 MiB */
+	uint64_t duplicate_keys;   /* a key twice in one event or its args: the first kept */
+	uint64_t duplicate_trace_events; /* a second "traceEvents": not read */
 };
 
 struct td_step {
@@ -167,6 +170,8 @@ struct td_trace {
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
+	uint32_t *gpu_tracks;      /* after finalize: the GPU tracks by (device, track) */
+	size_t ngpu_tracks;
 
 	/* input and metadata */
 	enum td_compression compression;
@@ -182,6 +187,7 @@ struct td_trace {
 	uint64_t n_trace_events;   /* elements of the traceEvents array */
 	uint64_t bytes_in;         /* uncompressed bytes read */
 	int64_t events_close;      /* offset of the ']' closing the events array, -1 unknown */
+	uint64_t input_garbage;    /* bytes after the gzip stream, ignored */
 	uint64_t by_kind[TD_K_COUNT];
 	int partial;               /* truncated input: results cover the complete events only */
 	uint64_t partial_offset;   /* where the input ended */
@@ -192,6 +198,7 @@ struct td_trace {
 	int finalized;
 	/* lookup state while parsing */
 	uint32_t *track_slots, track_nslots, last_track, last_device;
+	uint32_t *dev_slots, dev_nslots; /* device id -> index + 1, open addressing */
 };
 #define TD_NONE UINT32_MAX
 
@@ -205,6 +212,9 @@ void td_trace_free(struct td_trace *t);
 uint32_t td_trace_cpu_track(struct td_trace *t, int64_t pid, int pid_is_str, int64_t tid,
 			    int tid_is_str);
 uint32_t td_trace_gpu_track(struct td_trace *t, int32_t device, int64_t stream);
+/* The CPU track of (pid, tid) if there is one, else TD_NONE (before finalize). */
+uint32_t td_trace_find_cpu_track(const struct td_trace *t, int64_t pid, int pid_is_str,
+				 int64_t tid, int tid_is_str);
 struct td_device *td_trace_device(struct td_trace *t, int32_t id);
 /* Appends a zeroed event to a track (before finalize). */
 struct td_event *td_trace_push(struct td_trace *t, uint32_t track);
@@ -236,6 +246,10 @@ int64_t td_median_i64(int64_t *v, size_t n);
 
 /* The collective arguments of GPU op ev, or NULL. */
 const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev);
+/* Device id's entry (after finalize, the devices are by id), or NULL. */
+const struct td_device *td_trace_find_device(const struct td_trace *t, int32_t id);
+/* The GPU tracks (streams) of device dev, their ids in *n (after finalize). */
+const uint32_t *td_trace_device_tracks(const struct td_trace *t, int32_t dev, size_t *n);
 /* The record_shapes / with_stack args of CPU op ev, or NULL. */
 const struct td_op_args *td_trace_op_args(const struct td_trace *t, uint32_t ev);
 /* Bytes of one element of a Kineto dtype name ("Float" 4, "BFloat16" 2, ...), 0 if unknown. */

@@ -650,6 +650,9 @@ static size_t step_of(const struct td_analysis *a, int64_t ts)
 }
 
 /* The device's window: the steady steps, run on to the end of the GPU work they launched. */
+#define U32_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
+
 static void device_window(struct td_analysis *a, struct td_dev_analysis *d, const struct op_at *ops,
 			  size_t nops)
 {
@@ -657,10 +660,7 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 	size_t i;
 
 	if (!a->has_steps) {
-		const struct td_device *dv = NULL;
-		for (i = 0; i < t->devices.len; i++)
-			if (TD_VEC_AT(&t->devices, struct td_device, i).id == d->device)
-				dv = &TD_VEC_AT(&t->devices, struct td_device, i);
+		const struct td_device *dv = td_trace_find_device(t, d->device);
 		d->win_start = d->host_start = dv ? dv->first_ts : 0;
 		d->win_end = d->host_end = dv ? dv->last_end : 0;
 		/* the host side starts with the launch of the window's first op */
@@ -695,11 +695,13 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 
 static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	const struct td_trace *t = a->t;
 	struct attr st;
 	struct op_at *ops;
-	size_t nops = 0, i, cap = 0, oi = 0;
-	uint64_t *launches;
+	size_t nops = 0, i, cap = 0, oi = 0, nl = 0, most;
+	uint32_t *launches;
 	struct td_vec gaps;
 	uint32_t last_op = TD_NONE; /* the op that ended last among those started so far */
 	int64_t prev, last_end = INT64_MIN;
@@ -709,18 +711,15 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 	td_vec_init(&st.segs, sizeof(struct td_seg));
 	td_vec_init(&st.pieces, sizeof(struct other_piece));
 	/* the device's GPU ops by start time, and the thread that launches most of them */
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (tr->is_gpu && tr->device == d->device)
-			cap += tr->count;
-	}
+	dtr = td_trace_device_tracks(t, d->device, &ndtr);
+	for (i = 0; i < ndtr; i++)
+		cap += td_trace_track(t, dtr[i])->count;
 	ops = td_malloc((cap ? cap : 1) * sizeof(*ops));
-	launches = td_calloc(t->tracks.len ? t->tracks.len : 1, sizeof(uint64_t));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	launches = td_malloc((cap ? cap : 1) * sizeof(*launches));
+	dtr = td_trace_device_tracks(t, d->device, &ndtr);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		uint32_t k;
-		if (!tr->is_gpu || tr->device != d->device)
-			continue;
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			uint32_t l;
@@ -730,14 +729,23 @@ static void analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			ops[nops].ev = k;
 			nops++;
 			if ((l = td_trace_launch(t, k)) != TD_NONE)
-				launches[td_trace_ev(t, l)->track]++;
+				launches[nl++] = td_trace_ev(t, l)->track;
 		}
 	}
 	sort_ops(ops, nops);
+	/* the thread with the most launches (ties: the first), from the launchers sorted */
+	sort_u32(launches, nl);
 	d->host_track = TD_NONE;
-	for (i = 0; i < t->tracks.len; i++)
-		if (launches[i] && (d->host_track == TD_NONE || launches[i] > launches[d->host_track]))
-			d->host_track = (uint32_t)i;
+	for (i = 0, most = 0; i < nl; ) {
+		size_t j = i;
+		while (j < nl && launches[j] == launches[i])
+			j++;
+		if (j - i > most) {
+			most = j - i;
+			d->host_track = launches[i];
+		}
+		i = j;
+	}
 	free(launches);
 
 	device_window(a, d, ops, nops);
@@ -859,17 +867,16 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 {
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
-	size_t i;
+	size_t i, ndtr;
+	const uint32_t *dtr = td_trace_device_tracks(t, dv->device, &ndtr);
 
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		struct td_small_run run;
 		int64_t prev_end = 0;
 		uint32_t k;
 		int open = 0;
 
-		if (!tr->is_gpu || tr->device != dv->device)
-			continue;
 		memset(&run, 0, sizeof(run));
 		for (k = tr->first; k <= tr->first + tr->count; k++) {
 			const struct td_event *e = k < tr->first + tr->count ? td_trace_ev(t, k) : NULL;
@@ -1182,12 +1189,16 @@ int64_t td_an_busy_between(const struct td_analysis *a, size_t d, int64_t from, 
 
 int td_an_dev_index(const struct td_analysis *a, int32_t dev)
 {
-	size_t d;
+	size_t lo = 0, hi = a->ndev;
 
-	for (d = 0; d < a->ndev; d++)
-		if (a->dev[d].device == dev)
-			return (int)d;
-	return -1;
+	while (lo < hi) { /* a->dev is by id */
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->dev[mid].device < dev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->ndev && a->dev[lo].device == dev ? (int)lo : -1;
 }
 
 size_t td_an_dev_of_host(const struct td_analysis *a, uint32_t ev, uint32_t op)

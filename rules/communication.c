@@ -37,6 +37,8 @@ static enum framework framework_of(const struct td_analysis *a)
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	const struct td_trace *t = a->t;
 	enum framework fw = FW_NONE;
 	int fw_known = 0;
@@ -61,17 +63,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 			continue;
 		}
 		/* the collectives one by one: count, time, and bandwidth where they carry sizes */
-		for (i = 0; i < t->tracks.len; i++) {
-			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-			if (tr->is_gpu && tr->device == dv->device)
-				cap += tr->count;
-		}
+		dtr = td_trace_device_tracks(t, dv->device, &ndtr);
+		for (i = 0; i < ndtr; i++)
+			cap += td_trace_track(t, dtr[i])->count;
 		bw = td_malloc((cap ? cap : 1) * sizeof(*bw));
-		for (i = 0; i < t->tracks.len; i++) {
-			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		dtr = td_trace_device_tracks(t, dv->device, &ndtr);
+		for (i = 0; i < ndtr; i++) {
+			const struct td_track *tr = td_trace_track(t, dtr[i]);
 			uint32_t k;
-			if (!tr->is_gpu || tr->device != dv->device)
-				continue;
 			for (k = tr->first; k < tr->first + tr->count; k++) {
 				const struct td_event *e = td_trace_ev(t, k);
 				unsigned c = td_an_class(a, e->name);

@@ -58,6 +58,8 @@ static enum kcat category(const char *n, int tensor_cores)
 
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	const struct td_device *props = NULL;
@@ -70,9 +72,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	struct td_finding *f;
 	char b1[32], b2[32], mk[600];
 
-	for (i = 0; i < t->devices.len; i++)
-		if (TD_VEC_AT(&t->devices, struct td_device, i).id == dv->device)
-			props = &TD_VEC_AT(&t->devices, struct td_device, i);
+	props = td_trace_find_device(t, dv->device);
 	tc = props && props->has_props && props->cc_major >= 7 && !t->rocm;
 	ampere = tc && props->cc_major >= 8;
 	td_an_kernel_sets(a, dv->device, dv->win_start, dv->win_end, &comp, &ncomp, &comm, &ncomm);
@@ -82,11 +82,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	if (window <= 0 || (double)busy < a->params.gpu_bound_busy * (double)window)
 		return;
 	/* compute kernels in the window, totalled by name */
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		uint32_t e;
-		if (!tr->is_gpu || tr->device != dv->device)
-			continue;
 		for (e = tr->first; e < tr->first + tr->count; e++) {
 			const struct td_event *ev = td_trace_ev(t, e);
 			if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||

@@ -76,22 +76,21 @@ void td_an_kernel_sets(const struct td_analysis *a, int32_t device, int64_t from
 		       struct td_interval **comp, size_t *ncomp, struct td_interval **comm,
 		       size_t *ncomm)
 {
+	const uint32_t *dtr;
+	size_t ndtr;
 	const struct td_trace *t = a->t;
 	size_t i, cap = 0, np = 0, nc = 0;
 	struct td_interval *p, *c;
 
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (tr->is_gpu && tr->device == device)
-			cap += tr->count;
-	}
+	dtr = td_trace_device_tracks(t, device, &ndtr);
+	for (i = 0; i < ndtr; i++)
+		cap += td_trace_track(t, dtr[i])->count;
 	p = td_malloc((cap ? cap : 1) * sizeof(*p));
 	c = td_malloc((cap ? cap : 1) * sizeof(*c));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	dtr = td_trace_device_tracks(t, device, &ndtr);
+	for (i = 0; i < ndtr; i++) {
+		const struct td_track *tr = td_trace_track(t, dtr[i]);
 		uint32_t k;
-		if (!tr->is_gpu || tr->device != device)
-			continue;
 		for (k = tr->first; k < tr->first + tr->count; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			unsigned cl = td_an_class(a, e->name);

@@ -108,10 +108,9 @@ size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out)
 		x->alloc = td_malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->alloc));
 		x->peak_alloc = x->peak_res = -1;
 		x->peak_alloc_op = TD_NONE;
-		for (i = 0; i < t->devices.len; i++) {
-			const struct td_device *dv = &TD_VEC_AT(&t->devices, struct td_device, i);
-			if (dv->id == x->device && x->device >= 0)
-				x->capacity = dv->total_mem > 0 ? dv->total_mem : 0;
+		if (x->device >= 0) {
+			const struct td_device *dv = td_trace_find_device(t, x->device);
+			x->capacity = dv && dv->total_mem > 0 ? dv->total_mem : 0;
 		}
 		for (i = 0; i < t->mem.len; i++) {
 			const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);

@@ -8,6 +8,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/alloc.h"
+#include "parser/jsoncheck.h"
 #include "common/sort.h"
 #include "rules/blocking.h"
 #include "rules/config.h"
@@ -276,7 +277,8 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 	}
 }
 
-void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps)
+int td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps,
+		    struct td_error *err)
 {
 	const char *mp[] = {"metrics", NULL}, *fp[] = {"findings", NULL}, *hp[] = {"high", NULL};
 	const char *supp[] = {"suppressed", NULL};
@@ -286,9 +288,22 @@ void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t ste
 	init(out);
 	out->steps = steps;
 	for (i = 0; metrics && i < metrics->u.object.len; i++) {
+		const struct td_metric *m = slot(out, metrics->u.object.keys[i]);
+		double x;
 		v = metrics->u.object.values[i];
-		if (YAJL_IS_NUMBER(v))
-			set(out, metrics->u.object.keys[i], YAJL_GET_DOUBLE(v));
+		if (!m) /* a metric of a later version: not compared */
+			continue;
+		if (!YAJL_IS_NUMBER(v))
+			return td_error_set(err, TD_EFORMAT, "metrics.%s: a number, or absent",
+					    metrics->u.object.keys[i]);
+		x = YAJL_GET_DOUBLE(v);
+		/* a baseline the repository holds is input too: no impossible values */
+		if (!isfinite(x) || x < 0 || x > 1e18 || (m->kind == MK_FRACTION && x > 1))
+			return td_error_set(err, TD_EFORMAT, "metrics.%s: %s is not a possible value (%s)",
+					    metrics->u.object.keys[i], v->u.number.r ? v->u.number.r : "?",
+					    m->kind == MK_FRACTION ? "a fraction, 0 to 1"
+					    : "a time, count or size: 0 to 1e18");
+		set(out, metrics->u.object.keys[i], x);
 	}
 	high = yajl_tree_get(root, hp, yajl_t_array);
 	for (i = 0; high && i < high->u.array.len && out->nhigh < TD_HIGH_MAX; i++)
@@ -317,12 +332,13 @@ void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t ste
 		if (rule)
 			add_suppressed(out, rule->u.string, why ? why->u.string : "");
 	}
+	return 0;
 }
 
 int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
 {
 	char ebuf[256];
-	yajl_val root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	yajl_val root;
 	const char *sp[] = {"schema", NULL}, *mp[] = {"metrics", NULL};
 	const char *tp[] = {"trace", "partial", NULL}, *stp[] = {"window", "steps", NULL};
 	const char *jsp[] = {"steps", NULL};
@@ -331,8 +347,22 @@ int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_e
 	int job;
 
 	init(out);
-	if (!root)
-		return td_error_set(err, TD_EFORMAT, "not a tracedoc report: %s", ebuf);
+	/* a report is small and shallow: a deep one is refused before the recursive tree parse */
+	if (td_json_depth_check(json, strlen(json), TD_DOC_DEPTH_MAX, "report", err) != 0)
+		return TD_EFORMAT;
+	root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	if (!root) {
+		char *nl;
+		struct td_error pos;
+		memset(&pos, 0, sizeof(pos));
+		td_json_error_pos(json, strlen(json), &pos);
+		td_error_set(err, TD_EFORMAT, "not a tracedoc report: not valid JSON at line %u, "
+			     "column %u (byte %llu): %s", pos.line, pos.col,
+			     (unsigned long long)pos.offset, ebuf);
+		while ((nl = strchr(err->msg, '\n')) != NULL)
+			*nl = ' ';
+		return TD_EFORMAT;
+	}
 	schema = yajl_tree_get(root, sp, yajl_t_string);
 	job = schema && !strcmp(schema->u.string, "tracedoc.job/1");
 	if (!schema || (strcmp(schema->u.string, "tracedoc.report/1") != 0 && !job) ||
@@ -341,9 +371,18 @@ int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_e
 		return td_error_set(err, TD_EFORMAT, "%s",
 				    "not a tracedoc.report/1 or tracedoc.job/1 report with \"metrics\"");
 	}
-	if ((v = yajl_tree_get(root, job ? jsp : stp, yajl_t_number)) != NULL)
+	if ((v = yajl_tree_get(root, job ? jsp : stp, yajl_t_number)) != NULL) {
+		if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0 || YAJL_GET_INTEGER(v) > 1000000000) {
+			yajl_tree_free(root);
+			return td_error_set(err, TD_EFORMAT, "%s: a whole number of steps, 0 to 1e9",
+					    job ? "steps" : "window.steps");
+		}
 		steps = (size_t)YAJL_GET_INTEGER(v);
-	td_metrics_read(root, out, steps);
+	}
+	if (td_metrics_read(root, out, steps, err) != 0) {
+		yajl_tree_free(root);
+		return TD_EFORMAT;
+	}
 	if ((v = yajl_tree_get(root, tp, yajl_t_any)) != NULL)
 		out->partial = YAJL_IS_TRUE(v);
 	yajl_tree_free(root);

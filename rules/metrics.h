@@ -50,9 +50,12 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err);
 const struct td_metric *td_metrics_get(const struct td_metrics *m, const char *id);
 /* Reads metrics, the high findings' rules ("high", else the findings at high) and the
- * suppressed rules from a parsed report, job report or summary (a yajl_val). */
+ * suppressed rules from a parsed report, job report or summary (a yajl_val). Returns 0, or
+ * TD_EFORMAT with err naming the key of an impossible value (negative, not finite, beyond
+ * 1e18, a fraction above 1). */
 struct yajl_val_s;
-void td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps);
+int td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t steps,
+		    struct td_error *err);
 
 enum td_verdict { V_PASS, V_FAIL, V_NEW, V_SKIP };
 

@@ -174,11 +174,10 @@ void td_finding_fix(struct td_finding *f, const char *fmt, ...)
 
 int64_t td_an_window_ns(const struct td_analysis *a, int32_t device)
 {
-	size_t i;
+	int d = device < 0 ? (a->ndev ? 0 : -1) : td_an_dev_index(a, device);
 
-	for (i = 0; i < a->ndev; i++)
-		if (a->dev[i].device == device || device < 0)
-			return a->dev[i].win_end - a->dev[i].win_start;
+	if (d >= 0)
+		return a->dev[d].win_end - a->dev[d].win_start;
 	return a->has_steps ? a->steps_end - a->steps_start : 0;
 }
 

@@ -172,7 +172,7 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 /* Tensors created on the CPU then moved: a creation op whose next sibling is aten::to. Their
  * aten::to events go to *moves (sorted). */
 static void create_then_move(struct td_analysis *a, struct td_report *r, size_t d,
-			     struct td_vec *moves_out)
+			     const uint32_t *creates, size_t ncreates, struct td_vec *moves_out)
 {
 	const struct td_trace *t = a->t;
 	struct td_claims cl;
@@ -180,15 +180,16 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 	uint64_t moves = 0;
 	int64_t create_time = 0, move_time = 0;
 	uint32_t i, first = TD_NONE, site = 0;
+	size_t ci;
 	char b1[32], b2[32], b3[32];
 
 	td_claims_init(&cl);
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, i);
+	for (ci = 0; ci < ncreates; ci++) {
+		const struct td_event *e = td_trace_ev(t, creates[ci]);
 		uint32_t p, k;
 		const struct td_track *tr;
-		if (e->kind != TD_K_CPU_OP || !(td_an_class(a, e->name) & NC_CREATE_OP) ||
-		    !td_an_in_host_window(a, d, e->ts) || td_an_dev_of_host(a, i, TD_NONE) != d)
+		i = creates[ci];
+		if (!td_an_in_host_window(a, d, e->ts) || td_an_dev_of_host(a, i, TD_NONE) != d)
 			continue;
 		p = td_trace_parent(t, i);
 		tr = td_trace_track(t, e->track);
@@ -242,16 +243,26 @@ static void run(struct td_analysis *a, struct td_report *r)
 {
 	const struct td_block_unit *u;
 	size_t nu = td_an_block_units(a, &u), d;
+	struct td_vec creates;
+	uint32_t i;
 
+	/* the creation ops, once for every device */
+	td_vec_init(&creates, sizeof(uint32_t));
+	for (i = 0; i < a->t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(a->t, i);
+		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_CREATE_OP))
+			*(uint32_t *)td_vec_push(&creates) = i;
+	}
 	for (d = 0; d < a->ndev; d++) {
 		struct td_vec moves;
 		td_vec_init(&moves, sizeof(uint32_t));
 		/* a freshly created tensor's upload is fixed by creating it on the device, not by
 		 * pinning: create-then-move claims first and owns those uploads */
-		create_then_move(a, r, d, &moves);
+		create_then_move(a, r, d, creates.data, creates.len, &moves);
 		pageable_uploads(a, r, d, u, nu, moves.data, moves.len);
 		td_vec_free(&moves);
 	}
+	td_vec_free(&creates);
 }
 
 const struct td_rule rule_transfer = {

@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the reader for a bounded
-# time, seeded from fixtures/ and tests/fuzz/corpus. Crashes are written to build-fuzz/.
-# usage: scripts/fuzz.sh [SECONDS]
+# Builds the libFuzzer targets with clang (ASan + UBSan) and fuzzes each for a bounded time:
+# the trace reader (seeded from fixtures/ and tests/fuzz/corpus), the config reader
+# (tests/fuzz/corpus-config) and the saved-report and summary readers
+# (tests/fuzz/corpus-report). Crashes are written to build-fuzz/; a crash fails the script.
+# usage: scripts/fuzz.sh [SECONDS_PER_TARGET]
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_reader >/dev/null
-work=build-fuzz/corpus
-mkdir -p "$work"
-find fixtures tests/fuzz/corpus -type f -size -256k ! -name '*.gz' ! -name '*.zst' -exec cp {} "$work/" \;
+if ! command -v clang >/dev/null; then
+	echo "fuzz: clang not found (scripts/setup.sh --test installs it)" >&2
+	exit 1
+fi
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DTD_WITH_CUPTI=OFF >/dev/null
+cmake --build build-fuzz -j2 --target fuzz_reader fuzz_config fuzz_report >/dev/null
+mkdir -p build-fuzz/corpus build-fuzz/corpus-config build-fuzz/corpus-report
+find fixtures tests/fuzz/corpus -type f -size -256k ! -name '*.gz' ! -name '*.zst' \
+	-exec cp {} build-fuzz/corpus/ \;
+cp tests/fuzz/corpus-config/* build-fuzz/corpus-config/
+cp tests/fuzz/corpus-report/* build-fuzz/corpus-report/
 cd build-fuzz
-exec tests/fuzz_reader -max_total_time="$secs" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
-	-print_final_stats=1 corpus
+for t in reader:corpus config:corpus-config report:corpus-report; do
+	name=${t%%:*} dir=${t#*:}
+	echo "fuzz: $name for $secs s" >&2
+	tests/fuzz_$name -max_total_time="$secs" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+		-print_final_stats=1 "$dir"
+done

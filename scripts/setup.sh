@@ -9,8 +9,10 @@ case "${1:-}" in
 --test)
 	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the
 	# independent computations, xmllint for the JUnit schema check, a one-node Slurm cluster
-	# (slurm-wlm, munge) for the cluster path, headless chromium for the HTML report
+	# (slurm-wlm, munge) for the cluster path, headless chromium for the HTML report, clang
+	# for the libFuzzer runs
 	pkgs="$pkgs libcmocka-dev yajl-tools zstd gzip python3 libxml2-utils slurm-wlm munge chromium"
+	pkgs="$pkgs clang"
 	;;
 "") ;;
 *)

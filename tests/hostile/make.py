@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes the hostile corpus into DIR: files an attacker or a careless user hands tracedoc,
+each with the outcome it must get, in DIR/cases.tsv: name, command (FILE is the case's file),
+expected exit code, a fragment the output or errors must hold ('-': none). hostile_test.sh
+runs them, each under 20 s and 2 GB of peak RSS. usage: make.py DIR"""
+import gzip
+import json
+import os
+import struct
+import subprocess
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+cases = []
+
+
+def case(name, data, cmd, rc, want, mode="wb"):
+    path = os.path.join(out, name)
+    with open(path, mode) as f:
+        f.write(data)
+    cases.append((name, cmd, rc, want))
+
+
+def trace(events, **top):
+    doc = {"traceEvents": events}
+    doc.update(top)
+    return json.dumps(doc).encode()
+
+
+def X(name, ts, dur, pid=1, tid=1, cat="cpu_op", **args):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def kernel(c, ts, dur, dev=0, name="k"):
+    return [X("cudaLaunchKernel", ts - 5, 3, cat="cuda_runtime", correlation=c),
+            X(name, ts, dur, pid=dev, tid=7, cat="kernel", device=dev, stream=7, correlation=c)]
+
+
+# --- small documents the repository holds: config and baseline --------------------------
+case("config-deep.json", b"[" * 1000000, "gate --config FILE fixtures/mini-kineto.json", 2,
+     "nests deeper than 64 levels at line 1, column 65")
+case("report-deep.json", b'{"schema": "tracedoc.report/1", "metrics": ' + b"[" * 1000000,
+     "gate --baseline FILE fixtures/mini-kineto.json", 3, "nests deeper than 64 levels")
+base = json.loads(subprocess.run([sys.argv[2], "diagnose", "--format", "json",
+                                  "fixtures/rules/sync.json"], capture_output=True,
+                                 check=True).stdout)
+for name, v in (("report-int64min.json", -9223372036854775808), ("report-huge.json", 1e300)):
+    b = dict(base)
+    b["metrics"] = dict(base["metrics"], step_time_median_ns=v)
+    case(name, json.dumps(b).encode(), "gate --baseline FILE fixtures/rules/sync.json", 3,
+         "metrics.step_time_median_ns: ")
+b = dict(base)
+b["window"] = dict(base["window"], steps=-5)
+case("report-steps.json", json.dumps(b).encode(), "gate --baseline FILE fixtures/rules/sync.json",
+     3, "window.steps: a whole number of steps")
+case("summary-deep.summary.json", b'{"schema": "tracedoc.summary/1", "x": ' + b"{\"a\":" * 100000,
+     "diagnose FILE", 3, "nests deeper than 64 levels")
+
+# --- traces: bombs -------------------------------------------------------------------------
+case("nest.json", b'{"traceEvents": [' + b"[" * 1000000, "stats FILE", 3,
+     "nests deeper than 10000 levels")
+case("nest.json.gz", gzip.compress(b'{"traceEvents": [' + b"[" * 50000000, 9), "stats FILE", 3,
+     "nests deeper than 10000 levels")
+# 4 GB of whitespace in a few MB of zstd: stopped by the ratio guard
+ws = subprocess.run(["zstd", "-19", "-c"], input=b'{"traceEvents": [' + b" " * (1 << 30),
+                    capture_output=True, check=True).stdout
+case("spaces.json.zst", ws, "stats FILE", 3, "decompression bomb")
+case("spaces-allowed.json.zst", ws, "stats --max-ratio 0 --max-input-bytes 100M FILE", 3,
+     "more than --max-input-bytes")
+
+# --- traces: shapes that were quadratic ------------------------------------------------------
+ev = []
+for d in range(100000):
+    ev += kernel(d + 1, 100 + d, 1, dev=d)
+case("devices-100k.json", trace(ev), "diagnose FILE", 0, "-")
+ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": t, "args": {"name": f"t{t}"}}
+      for t in range(100000)]
+ev += [X("op", t, 1, tid=t) for t in range(100000)]
+case("thread-names-100k.json", trace(ev), "stats FILE", 0, "-")
+ev, n = [], 100000
+ev += [X("aten::deep", i, 2 * n - 2 * i, cat="cpu_op") for i in range(n)]
+for k in range(200):
+    ev += kernel(10 + k, n + 10 * k, 2)
+case("deep-spans.json", trace(ev), "diagnose FILE", 0, "-")
+ev = [X(f"deep.py({i}): f", i, 2 * n - 2 * i, cat="python_function") for i in range(n)]
+for k in range(200):
+    ev += kernel(10 + k, n + 10 * k, 2)
+case("deep-python.json", trace(ev), "diagnose FILE", 0, "-")
+# one name of 600 MB, written in pieces (yajl re-reads a token that spans its chunks)
+with open(os.path.join(out, "name-600mb.json"), "wb") as f:
+    f.write(b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 0, '
+            b'"dur": 10, "name": "')
+    for _ in range(600):
+        f.write(b"x" * (1 << 20))
+    f.write(b'"}]}')
+cases.append(("name-600mb.json", "stats FILE", 0, "long_strings 1"))
+ev = []
+for s in range(100000):
+    ev.append(X("k", s, 1, pid=0, tid=s, cat="kernel", device=0, stream=s))
+case("streams-100k.json", trace(ev), "stats FILE", 0, "-")
+
+# --- data accepted silently before --------------------------------------------------------
+case("dup-ts.json", b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, '
+     b'"tid": 1, "ts": 1, "dur": 2, "ts": 5000000000}]}', "stats FILE", 0, "duplicate_keys 1")
+case("dup-events.json", b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, '
+     b'"ts": 1, "dur": 2}], "traceEvents": [{"ph": "X", "name": "b", "pid": 1, "tid": 1, '
+     b'"ts": 1, "dur": 2}]}', "stats FILE", 0, "duplicate_trace_events 1")
+case("ts-true.json", b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, '
+     b'"ts": true, "dur": 2}]}', "stats FILE", 0, "bad_number 1")
+case("dup-names.json", b'{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 2' +
+     b', "name": "n"' * 1000000 + b"}]}", "stats FILE", 0, "duplicate_keys 1")
+case("end-overflow.json", b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, '
+     b'"tid": 7, "ts": 9223372036854775.000, "dur": 100, "args": {"device": 0}}]}',
+     "stats FILE", 0, "dur_overflow 1")
+
+# --- formats ----------------------------------------------------------------------------------
+small = trace(kernel(1, 10, 5))
+skippable = struct.pack("<II", 0x184D2A50, 4) + b"tdoc"
+zs = subprocess.run(["zstd", "-c"], input=small, capture_output=True, check=True).stdout
+case("skippable.json.zst", skippable + zs, "stats FILE", 0, "zstd")
+case("bom.json", b"\xef\xbb\xbf" + small, "stats FILE", 0, "-")
+case("utf16.json", small.decode().encode("utf-16"), "stats FILE", 3, "UTF-16")
+case("gzip-garbage.json.gz", gzip.compress(small) + b"garbage after the end", "stats FILE", 0,
+     "after the gzip stream")
+big = subprocess.run(["zstd", "--long=30", "-c"], input=small, capture_output=True,
+                     check=True).stdout
+case("zstd-long.json.zst", big, "stats FILE", 0, "-")
+
+with open(os.path.join(out, "cases.tsv"), "w") as f:
+    for c in cases:
+        f.write("\t".join(str(x) for x in c) + "\n")
