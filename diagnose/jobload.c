@@ -74,7 +74,8 @@ int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, c
 				add(in, p);
 			}
 			closedir(d);
-			qsort(in->paths + first, in->n - first, sizeof(*in->paths), cmp_str);
+			if (in->n > first)
+				qsort(in->paths + first, in->n - first, sizeof(*in->paths), cmp_str);
 			if (in->n == first) {
 				snprintf(err, cap, "%s: no .json, .json.gz or .json.zst files in it", a);
 				return EXIT_INPUT;

@@ -99,7 +99,8 @@ size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out)
 		if (m->reserved >= 0)
 			d[k].has_reserved = 1;
 	}
-	qsort(d, n, sizeof(*d), cmp_dev);
+	if (n)
+		qsort(d, n, sizeof(*d), cmp_dev);
 	for (k = 0; k < n; k++) {
 		struct td_mem_dev *x = &d[k];
 		int64_t sum = 0;

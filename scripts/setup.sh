@@ -4,7 +4,7 @@
 # also to run the whole test suite (--test). As root it runs apt-get; otherwise it prints the
 # exact command to run. Safe to run again.
 set -eu
-pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev"
+pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev libisal-dev"
 case "${1:-}" in
 --test)
 	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the

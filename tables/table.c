@@ -153,6 +153,11 @@ void td_table_sort(struct td_table *t, size_t col)
 	union td_cell *old;
 	size_t r;
 
+	if (t->nrows < 2) {
+		free(tmp);
+		free(idx);
+		return;
+	}
 	for (r = 0; r < t->nrows; r++)
 		idx[r] = r;
 	msort(&c, idx, tmp, t->nrows);

@@ -198,6 +198,9 @@ for f in fixtures/bad/*; do
 	"$bin" stats "$f" >/dev/null 2>"$tmp/e"
 	echo "rc=$? $(cat "$tmp/e")" >>"$tmp/errors"
 done
+# where zlib and ISA-L notice a corrupt deflate stream differs by a few bytes, and so do
+# their words for it: the golden keeps the rest of the line
+sed -i 's/\(corrupt gzip data near compressed byte\) [0-9]*: .*/\1 N: .../' "$tmp/errors"
 compare_golden errors.txt "$tmp/errors"
 if grep -v '^rc=3 tracedoc: fixtures/bad/' "$tmp/errors" >/dev/null; then bad "an error did not exit 3"; else ok; fi
 expect_rc 3 "$bin" stats fixtures/bad/no-such-file.json

@@ -130,6 +130,9 @@ case("gzip-garbage.json.gz", gzip.compress(small) + b"garbage after the end", "s
 big = subprocess.run(["zstd", "--long=30", "-c"], input=small, capture_output=True,
                      check=True).stdout
 case("zstd-long.json.zst", big, "stats FILE", 0, "-")
+huge = subprocess.run(["zstd", "--long=31", "-c"], input=small, capture_output=True,
+                      check=True).stdout
+case("zstd-long31.json.zst", huge, "stats FILE", 3, "needs a window over 1 GiB")
 
 with open(os.path.join(out, "cases.tsv"), "w") as f:
     for c in cases:
