@@ -70,6 +70,8 @@ static int size_of(const char *s, unsigned long long *out)
 }
 
 /* Options every command that reads a trace takes: limits on what an input decompresses to. */
+int cli_progress; /* 1: --progress, -1: --quiet, 0: on a terminal for large inputs */
+
 static int common_opt(const char *cmd, const char *name, size_t len, const char *value)
 {
 	static unsigned long long total, ratio = TD_INPUT_RATIO_DEFAULT;
@@ -132,6 +134,10 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
 			const char *eq = strchr(a, '=');
 			size_t len = eq ? (size_t)(eq - a) : strlen(a);
 			o = find_long(opts, a, len);
+			if (!o && !eq && (!strcmp(a, "--progress") || !strcmp(a, "--quiet"))) {
+				cli_progress = a[2] == 'p' ? 1 : -1;
+				continue;
+			}
 			if (!o) {
 				const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
 				rc = common_opt(cmd, a, len, v);

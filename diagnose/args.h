@@ -8,6 +8,11 @@
 #define TD_VERSION "0.2.0"
 #define CLI_DONE (-1) /* --help or --version was printed: exit 0 */
 
+/* Every command also takes --max-input-bytes SIZE, --max-ratio N (parser/input.h) and
+ * --progress / --quiet: the progress line, forced on or off (cli_progress 1 / -1; 0: shown on
+ * a terminal for inputs over 100 MB). */
+extern int cli_progress;
+
 /* An option: "--name" (and "-alias"); with `value` it takes one, else it sets *flag. */
 struct cli_opt {
 	const char *name;

@@ -5,9 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "common/fmt.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
@@ -53,12 +57,14 @@ static void oom(size_t n)
 	exit(EXIT_INTERNAL);
 }
 
-int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
+static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap,
+		     void (*fn)(void *, unsigned long long, unsigned long long), void *ctx)
 {
 	struct td_error err;
 	/* TD_NO_THREAD=1 reads and parses on one thread (for benchmarks and debugging) */
 	const char *nt = getenv("TD_NO_THREAD");
-	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1'};
+	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .progress = fn,
+				    .progress_ctx = ctx};
 	int rc = td_trace_load(path, &opts, t, &err);
 	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
@@ -79,10 +85,68 @@ int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
 	return EXIT_OK;
 }
 
+/* The progress line on stderr: redrawn at most 10 times a second on a terminal, a line a
+ * second in a log (--progress), gone when the input is read. */
+struct progress {
+	const char *path;
+	struct timespec t0, last;
+	int tty, shown;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void progress(void *ctx, unsigned long long done, unsigned long long total)
+{
+	struct progress *p = ctx;
+	struct timespec now;
+	double secs, rate;
+	char b1[32], b2[32], line[600];
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->shown && since(&p->last, &now) < (p->tty ? 0.1 : 1.0))
+		return;
+	secs = since(&p->t0, &now);
+	if (secs < 0.5 && !p->shown)
+		return; /* a short read needs no progress */
+	rate = secs > 0 ? (double)done / secs : 0;
+	if (total)
+		snprintf(line, sizeof(line), "tracedoc: reading %s: %s of %s (%.0f%%), %.0f MB/s, %.0f s "
+			 "left", p->path, td_fmt_bytes(b1, sizeof(b1), (double)done),
+			 td_fmt_bytes(b2, sizeof(b2), (double)total), 100.0 * (double)done /
+			 (double)total, rate / 1e6, rate > 0 && total > done
+			 ? (double)(total - done) / rate : 0.0);
+	else
+		snprintf(line, sizeof(line), "tracedoc: reading %s: %s, %.0f MB/s", p->path,
+			 td_fmt_bytes(b1, sizeof(b1), (double)done), rate / 1e6);
+	if (p->tty)
+		fprintf(stderr, "\r\033[K%.*s", 99, line);
+	else
+		fprintf(stderr, "%s\n", line);
+	p->last = now;
+	p->shown = 1;
+}
+
 int cli_load(const char *path, struct td_trace *t)
 {
 	char msg[1024];
-	int rc = cli_load_quiet(path, t, msg, sizeof(msg));
+	struct progress pr;
+	struct stat st;
+	int rc, on = cli_progress > 0;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.path = strcmp(path, "-") ? path : "<stdin>";
+	pr.tty = isatty(2);
+	if (!cli_progress && pr.tty && (strcmp(path, "-") ? stat(path, &st) == 0 &&
+				     st.st_size > 100 * 1000 * 1000 : 1))
+		on = 1;
+	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+	rc = on ? load_with(path, t, msg, sizeof(msg), progress, &pr)
+		: cli_load_quiet(path, t, msg, sizeof(msg));
+	if (pr.shown && pr.tty)
+		fputs("\r\033[K", stderr); /* gone when done */
 
 	if (rc != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
@@ -97,6 +161,11 @@ int cli_load(const char *path, struct td_trace *t)
 		fputc('\n', stderr);
 	}
 	return rc;
+}
+
+int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
+{
+	return load_with(path, t, msg, cap, NULL, NULL);
 }
 
 int cli_write(const char *outp, const char *format, const char *color,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
@@ -24,6 +25,8 @@ struct slot {
 struct pipe {
 	struct td_input *in;
 	size_t chunk;
+	const struct td_load_opts *opts;
+	unsigned long long total;
 	struct slot slots[NBUF];
 	unsigned head, tail;  /* filled slots are [tail, head) */
 	int stop;
@@ -53,6 +56,8 @@ static void *reader(void *arg)
 		n = td_input_read(pp->in, s->buf, pp->chunk, &pp->rerr);
 		if (n > 0)
 			s->lines = td_count_lines(s->buf, (size_t)n, &s->last_nl);
+		if (n > 0 && pp->opts && pp->opts->progress)
+			pp->opts->progress(pp->opts->progress_ctx, td_input_raw_offset(pp->in), pp->total);
 		pthread_mutex_lock(&pp->mu);
 		s->len = n;
 		pp->head++;
@@ -79,6 +84,7 @@ static int mark_truncated_input(struct td_input *in, struct td_trace *t)
 }
 
 static int run_threaded(struct td_input *in, struct td_parser *p, size_t chunk,
+			const struct td_load_opts *opts, unsigned long long total,
 			struct td_error *err)
 {
 	struct pipe pp;
@@ -88,6 +94,8 @@ static int run_threaded(struct td_input *in, struct td_parser *p, size_t chunk,
 	memset(&pp, 0, sizeof(pp));
 	pp.in = in;
 	pp.chunk = chunk;
+	pp.opts = opts;
+	pp.total = total;
 	for (i = 0; i < NBUF; i++)
 		pp.slots[i].buf = td_malloc(chunk);
 	pthread_mutex_init(&pp.mu, NULL);
@@ -133,6 +141,7 @@ static int run_threaded(struct td_input *in, struct td_parser *p, size_t chunk,
 }
 
 static int run_inline(struct td_input *in, struct td_parser *p, size_t chunk,
+		      const struct td_load_opts *opts, unsigned long long total,
 		      struct td_error *err)
 {
 	unsigned char *buf = td_malloc(chunk);
@@ -146,6 +155,8 @@ static int run_inline(struct td_input *in, struct td_parser *p, size_t chunk,
 		}
 		if (n == 0)
 			break;
+		if (opts && opts->progress)
+			opts->progress(opts->progress_ctx, td_input_raw_offset(in), total);
 		if ((rc = td_parser_feed(p, buf, (size_t)n, err)) != 0)
 			break;
 	}
@@ -159,6 +170,8 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	struct td_input *in;
 	struct td_parser *p;
 	size_t chunk = opts && opts->chunk ? opts->chunk : 1024 * 1024;
+	unsigned long long total = 0;
+	struct stat st;
 	int rc;
 
 	memset(err, 0, sizeof(*err));
@@ -170,9 +183,11 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 		td_input_close(in);
 		return td_error_set(err, TD_ENOMEM, "%s", "cannot start the JSON parser");
 	}
-	rc = opts && opts->no_thread ? 1 : run_threaded(in, p, chunk, err);
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		total = (unsigned long long)st.st_size;
+	rc = opts && opts->no_thread ? 1 : run_threaded(in, p, chunk, opts, total, err);
 	if (rc == 1)
-		rc = run_inline(in, p, chunk, err);
+		rc = run_inline(in, p, chunk, opts, total, err);
 	if (rc == 0) {
 		rc = td_parser_finish(p, err);
 		if (rc == 0) {

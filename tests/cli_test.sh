@@ -229,6 +229,15 @@ for c in diagnose gate stats config record summarize ops kernels memory diff ann
 	if grep -q "^tracedoc $c [0-9]" "$tmp/out"; then ok; else bad "$c --version"; fi
 done
 
+# the progress line: with --progress, a line a second in a log (here: a slow pipe); never by
+# default outside a terminal, never with --quiet
+slow() { head -c 3000 fixtures/mini-kineto.json; sleep 1.2; tail -c +3001 fixtures/mini-kineto.json; }
+slow | "$bin" stats --progress - >/dev/null 2>"$tmp/p1"
+slow | "$bin" stats - >/dev/null 2>"$tmp/p2"
+slow | "$bin" stats --progress --quiet - >/dev/null 2>"$tmp/p3"
+if grep -q '^tracedoc: reading <stdin>: .* MB/s' "$tmp/p1" && [ ! -s "$tmp/p2" ] && [ ! -s "$tmp/p3" ]; then ok
+else bad "progress line: $(cat "$tmp/p1" "$tmp/p2" "$tmp/p3")"; fi
+
 # text fits 100 columns, help texts included, with no trailing blanks
 : >"$tmp/texts"
 for c in "" diagnose gate stats config record summarize ops kernels memory diff annotate; do
