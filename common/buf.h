@@ -8,6 +8,7 @@
 struct td_buf {
 	char *s;
 	size_t n;
+	size_t cap; /* bytes allocated at s; grown by half again, so appends are amortised O(1) */
 };
 
 void td_buf_add(struct td_buf *b, const char *s, size_t len);

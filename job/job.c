@@ -284,7 +284,7 @@ static size_t kernel_diffs(const struct td_job *j, struct kdiff *top, size_t cap
 	struct td_strtab names;
 	int64_t *per = td_malloc((j->n ? j->n : 1) * sizeof(*per));
 	const char **ptr = NULL;
-	size_t ntop = 0, r, i, k, q;
+	size_t ntop = 0, r, i, k, q, pcap = 0;
 
 	td_strtab_init(&names);
 	for (r = 0; r < j->n; r++)
@@ -292,7 +292,8 @@ static size_t kernel_diffs(const struct td_job *j, struct kdiff *top, size_t cap
 			const char *n = TD_VEC_AT(&j->rows[r].s->kernels, struct td_sum_kernel, i).name;
 			uint32_t id = td_strtab_intern(&names, n, strlen(n));
 			if (id == names.count) {
-				ptr = td_realloc(ptr, (names.count + 1) * sizeof(*ptr));
+				if (id >= pcap)
+					ptr = td_realloc(ptr, (pcap = 2 * pcap + 64) * sizeof(*ptr));
 				ptr[id] = n;
 			}
 		}

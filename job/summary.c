@@ -302,7 +302,7 @@ static void kint(yajl_gen g, const char *k, int64_t v)
 
 char *td_summary_json(const struct td_summary *s, size_t *len)
 {
-	struct td_buf b = {NULL, 0};
+	struct td_buf b = {NULL, 0, 0};
 	yajl_gen g = yajl_gen_alloc(NULL);
 	size_t i;
 	int c;

@@ -399,7 +399,15 @@ static void sort_by_track(struct td_trace *t)
 		tr->first = (uint32_t)pos;
 		while (c) {
 			struct td_chunk *next = c->next;
-			td_vec_reserve(&t->events, pos + c->len + (next ? CHUNK_EVENTS : 0));
+			size_t need = pos + c->len + (next ? CHUNK_EVENTS : 0);
+			/* grown an eighth of the whole at a time: the chunks are freed as they are
+			 * copied, so the peak stays near one copy, and a trace of 100k tracks makes
+			 * a few reallocs, not one per track (quadratic where realloc copies) */
+			if (need > t->events.cap) {
+				size_t step = t->events.cap + t->n_events / 8;
+				td_vec_reserve(&t->events, need > step ? need
+						   : step < t->n_events ? step : t->n_events);
+			}
 			memcpy((struct td_event *)t->events.data + pos, c->ev, c->len * sizeof(c->ev[0]));
 			pos += c->len;
 			free(c);

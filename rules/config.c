@@ -545,7 +545,7 @@ static void put_nums(yajl_gen g, const struct num_key *keys, size_t n, const voi
 char *td_config_defaults_json(void)
 {
 	struct td_config c;
-	struct td_buf b = {NULL, 0};
+	struct td_buf b = {NULL, 0, 0};
 	yajl_gen g = yajl_gen_alloc(NULL);
 	size_t k;
 
