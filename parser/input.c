@@ -212,8 +212,16 @@ static ssize_t read_gzip_isal(struct td_input *in, unsigned char *buf, size_t ca
 		if ((rc = fill(in, err)) < 0)
 			return rc;
 		if (in->raw_pos == in->raw_len) {
-			if (!in->z_end) /* end of input: clean only after a complete member */
+			if (!in->z_end) { /* end of input: what the inflater holds, then truncated */
+				is->next_in = in->raw + in->raw_pos;
+				is->avail_in = 0;
+				if (isal_inflate(is) >= 0 && is->avail_out < cap) {
+					if (is->block_state == ISAL_BLOCK_FINISH)
+						in->z_end = 1;
+					break;
+				}
 				in->truncated = 1;
+			}
 			break;
 		}
 		if (in->z_end) { /* another member (concatenated .gz), or the end */
@@ -254,9 +262,16 @@ static ssize_t read_gzip(struct td_input *in, unsigned char *buf, size_t cap,
 		if ((rc = fill(in, err)) < 0)
 			return rc;
 		if (in->raw_pos == in->raw_len) {
-			/* end of input: clean only after a complete member */
-			if (!in->z_end)
+			if (!in->z_end) { /* end of input: what the inflater holds, then truncated */
+				in->z.next_in = in->raw + in->raw_pos;
+				in->z.avail_in = 0;
+				rc = inflate(&in->z, Z_NO_FLUSH);
+				if ((rc == Z_OK || rc == Z_STREAM_END) && in->z.avail_out < cap) {
+					in->z_end = rc == Z_STREAM_END;
+					break;
+				}
 				in->truncated = 1;
+			}
 			break;
 		}
 		if (in->z_end) { /* another member (concatenated .gz), or the end */
