@@ -69,8 +69,9 @@ static int size_of(const char *s, unsigned long long *out)
 	return 1;
 }
 
-/* Options every command that reads a trace takes: limits on what an input decompresses to. */
+/* Options every command takes: limits on what an input decompresses to, the threads to use. */
 int cli_progress; /* 1: --progress, -1: --quiet, 0: on a terminal for large inputs */
+int cli_jobs;     /* -j N: threads (one trace: that parse it; a job: ranks at once); 0: default */
 
 static int common_opt(const char *cmd, const char *name, size_t len, const char *value)
 {
@@ -78,7 +79,10 @@ static int common_opt(const char *cmd, const char *name, size_t len, const char 
 	unsigned long long v;
 	int is_total = len == 17 && !strncmp(name, "--max-input-bytes", len);
 	int is_ratio = len == 11 && !strncmp(name, "--max-ratio", len);
+	int is_jobs = len == 6 && !strncmp(name, "--jobs", len);
 
+	if (is_jobs)
+		return cli_count(cmd, "-j", value ? value : "", 1, 4096, &cli_jobs);
 	if (!is_total && !is_ratio)
 		return -1;
 	if (!value || !size_of(value, &v)) {
@@ -157,6 +161,12 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
 				rc = set(cmd, o, NULL, 0);
 		} else {
 			o = find_short(opts, a[1]);
+			if (!o && a[1] == 'j') { /* -j N, -jN: --jobs */
+				rc = common_opt(cmd, "--jobs", 6, a[2] ? a + 2 : i + 1 < argc ? argv[++i] : NULL);
+				if (rc != EXIT_OK)
+					return rc;
+				continue;
+			}
 			if (!o)
 				goto unknown;
 			if (a[2]) /* -oFILE */

@@ -8,10 +8,14 @@
 #define TD_VERSION "0.2.0"
 #define CLI_DONE (-1) /* --help or --version was printed: exit 0 */
 
-/* Every command also takes --max-input-bytes SIZE, --max-ratio N (parser/input.h) and
+/* Every command also takes --max-input-bytes SIZE, --max-ratio N (parser/input.h),
  * --progress / --quiet: the progress line, forced on or off (cli_progress 1 / -1; 0: shown on
  * a terminal for inputs over 100 MB). */
 extern int cli_progress;
+/* ... and -j / --jobs N: the threads to use. One trace: the threads that parse it (parser/split.c;
+ * 1: the sequential reader); a job: the ranks read at once. 0: not given (the cores; at most 8
+ * for one trace, where the one thread that builds the model is the limit). */
+extern int cli_jobs;
 
 /* An option: "--name" (and "-alias"); with `value` it takes one, else it sets *flag. */
 struct cli_opt {

@@ -45,6 +45,7 @@ int cli_config(const char *path, struct td_config *cfg);
 struct td_job;
 /* 1 when path names a job rather than one trace: a directory, a glob, or a rank's summary. */
 int cli_is_job(const char *path);
+/* jobs: the ranks read at once; 0: the cores. */
 int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
 		 struct td_config *cfg, struct td_job *j);
 

@@ -26,7 +26,8 @@ static void diagnose_usage(FILE *f)
 		   "                         [--config FILE] [-j N] [--job] [--color auto|always|never]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
 		   "          for stdin; several, a directory of them, or their summaries make a job\n"
-		   "  -j N    ranks read at once (default: the cores)\n"
+		   "  -j N    threads: for one trace, those that parse it (default: the cores, at\n"
+		   "          most 8); for a job, the ranks read at once (default: the cores)\n"
 		   "  --job   the job view even for one trace\n"
 		   "  html    one self-contained file: timelines, idle by cause, findings, tables\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
@@ -166,7 +167,7 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 		return rc;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = jobin_load(&in, jobs, cfg, j, warn, &nwarn, &err);
+	rc = jobin_load(&in, jobs > 0 ? jobs : jobin_default_jobs(), cfg, j, warn, &nwarn, &err);
 	for (i = 0; i < nwarn; i++) {
 		fprintf(stderr, "tracedoc: warning: ");
 		out_text_wrap(stderr, warn[i], 19, 2, 100);
@@ -195,14 +196,14 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 
 int cmd_diagnose(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL, *jobs_s = NULL;
+	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL;
 	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	static const char *const colors[] = {"auto", "always", "never", NULL};
-	int force_job = 0, jobs = jobin_default_jobs(), rc;
+	int force_job = 0, rc;
 	const struct cli_opt opts[] = {
 		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
 		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL},
-		{"--jobs", 'j', &jobs_s, NULL}, {"--job", 0, NULL, &force_job},
+		{"--job", 0, NULL, &force_job},
 		{NULL, 0, NULL, NULL},
 	};
 	struct cli_operands ops = {0};
@@ -219,8 +220,7 @@ int cmd_diagnose(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (cli_one_of("diagnose", "--format", format, formats) ||
-	    cli_one_of("diagnose", "--color", color, colors) ||
-	    (jobs_s && cli_count("diagnose", "-j", jobs_s, 1, 4096, &jobs))) {
+	    cli_one_of("diagnose", "--color", color, colors)) {
 		cli_operands_free(&ops);
 		return EXIT_USAGE;
 	}
@@ -233,7 +233,7 @@ int cmd_diagnose(int argc, char **argv)
 		rc = diagnose_one(ops.v[0], &cfg, format, outp, color);
 	} else {
 		struct td_job j;
-		int lrc = cli_load_job("diagnose", ops.v, (size_t)ops.n, jobs, &cfg, &j);
+		int lrc = cli_load_job("diagnose", ops.v, (size_t)ops.n, cli_jobs, &cfg, &j);
 		rc = lrc;
 		if (j.n && lrc != EXIT_USAGE) {
 			rc = write_out(outp, format, color, job_text, job_md, job_json, job_html, &j);

@@ -92,7 +92,7 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 	}
 	if (cli_is_job(path)) { /* a directory of ranks, a glob, or a rank's summary */
 		size_t r, k = 0;
-		if ((rc = cli_load_job("gate", &path, 1, jobin_default_jobs(), cfg, &s->job)) !=
+		if ((rc = cli_load_job("gate", &path, 1, cli_jobs, cfg, &s->job)) !=
 		    EXIT_OK) {
 			td_job_free(&s->job);
 			return rc;

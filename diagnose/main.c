@@ -14,6 +14,7 @@
 #include "common/fmt.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "parser/input.h"
 #include "parser/load.h"
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: tracedoc COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nevery command also takes: -j N (threads), --progress / --quiet (the progress "
+		   "line),\n  --max-input-bytes SIZE and --max-ratio N (decompression limits)\n");
 	fprintf(f, "\n'tracedoc COMMAND --help' describes one command.\n"
 		   "exit codes: 0 ok, 1 gate regression, 2 usage, 3 bad input, 4 internal error\n");
 }
@@ -57,14 +60,17 @@ static void oom(size_t n)
 	exit(EXIT_INTERNAL);
 }
 
-static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap,
+static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap, int jobs,
 		     void (*fn)(void *, unsigned long long, unsigned long long), void *ctx)
 {
 	struct td_error err;
 	/* TD_NO_THREAD=1 reads and parses on one thread (for benchmarks and debugging) */
 	const char *nt = getenv("TD_NO_THREAD");
-	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .progress = fn,
-				    .progress_ctx = ctx};
+	/* TD_SPLIT_BLOCK=BYTES: the split reader's block size (tests cut traces into tiny ones) */
+	const char *bs = getenv("TD_SPLIT_BLOCK");
+	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .jobs = jobs,
+				    .block = bs ? strtoul(bs, NULL, 10) : 0,
+				    .progress = fn, .progress_ctx = ctx};
 	int rc = td_trace_load(path, &opts, t, &err);
 	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
@@ -129,6 +135,15 @@ static void progress(void *ctx, unsigned long long done, unsigned long long tota
 	p->shown = 1;
 }
 
+/* The threads that parse one trace: -j, else the cores; at most 8 unless asked (past that the
+ * one thread that builds the model is the limit), never more than 64. */
+static int read_threads(void)
+{
+	int n = cli_jobs ? cli_jobs : jobin_default_jobs();
+
+	return n > 64 ? 64 : !cli_jobs && n > 8 ? 8 : n;
+}
+
 int cli_load(const char *path, struct td_trace *t)
 {
 	char msg[1024];
@@ -143,8 +158,7 @@ int cli_load(const char *path, struct td_trace *t)
 				     st.st_size > 100 * 1000 * 1000 : 1))
 		on = 1;
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
-	rc = on ? load_with(path, t, msg, sizeof(msg), progress, &pr)
-		: cli_load_quiet(path, t, msg, sizeof(msg));
+	rc = load_with(path, t, msg, sizeof(msg), read_threads(), on ? progress : NULL, &pr);
 	if (pr.shown && pr.tty)
 		fputs("\r\033[K", stderr); /* gone when done */
 
@@ -165,7 +179,7 @@ int cli_load(const char *path, struct td_trace *t)
 
 int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
 {
-	return load_with(path, t, msg, cap, NULL, NULL);
+	return load_with(path, t, msg, cap, 1, NULL, NULL); /* ranks are read in parallel */
 }
 
 int cli_write(const char *outp, const char *format, const char *color,

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/error.h"
@@ -57,7 +60,7 @@ struct dev_props {
 };
 
 #define NBATCH 4
-#define BATCH_BYTES (1u << 20)
+#define BATCH_BYTES TD_BATCH_BYTES
 
 /* Hand-off of raw events to the builder thread. */
 struct batch {
@@ -105,6 +108,11 @@ struct td_parser {
 	struct td_builder builder;
 	struct model_thread *mt;
 	struct batch *cur;    /* the batch being filled (threaded) */
+	/* a split worker (parser/split.c): records shipped to a sink, not built here */
+	unsigned char *(*sink)(void *ctx, unsigned char *full, size_t len, int want);
+	void *sink_ctx;
+	unsigned char *wbuf;
+	size_t wlen;
 	/* position */
 	uint64_t offset;      /* bytes before the current chunk */
 	uint64_t lines;       /* newlines before the current chunk */
@@ -1028,6 +1036,27 @@ static void finish_event(struct td_parser *p)
 	struct td_raw *e = &p->ev;
 	size_t need;
 
+	if (p->sink) { /* a split worker: records in order to the one model thread */
+		need = rec_size(e);
+		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */
+			unsigned char *big = td_malloc(need);
+			td_parser_flush(p);
+			memcpy(big, e, sizeof(*e));
+			memcpy(big + sizeof(*e), p->sbuf, e->str_len);
+			(void)p->sink(p->sink_ctx, big, need, 0);
+			return;
+		}
+		if (p->wbuf && p->wlen + need > TD_BATCH_BYTES) {
+			p->wbuf = p->sink(p->sink_ctx, p->wbuf, p->wlen, 1);
+			p->wlen = 0;
+		}
+		if (!p->wbuf)
+			p->wbuf = p->sink(p->sink_ctx, NULL, 0, 1);
+		memcpy(p->wbuf + p->wlen, e, sizeof(*e));
+		memcpy(p->wbuf + p->wlen + sizeof(*e), p->sbuf, e->str_len);
+		p->wlen += need;
+		return;
+	}
 	if (!p->mt) {
 		td_builder_add(&p->builder, e, p->sbuf);
 		return;
@@ -1128,7 +1157,8 @@ void td_parser_free(struct td_parser *p)
 	if (!p)
 		return;
 	stop_model_thread(p);
-	yajl_free(p->h);
+	if (p->h)
+		yajl_free(p->h);
 	td_builder_free(&p->builder);
 	for (i = 0; i < p->devs.len; i++)
 		free(TD_VEC_AT(&p->devs, struct dev_props, i).name);
@@ -1138,6 +1168,7 @@ void td_parser_free(struct td_parser *p)
 	free(p->trace_name);
 	free(p->backend);
 	free(p->sbuf);
+	free(p->wbuf);
 	free(p);
 }
 
@@ -1235,10 +1266,114 @@ static int quote_at(struct td_parser *p, size_t i, uint64_t base)
 	return 0;
 }
 
+/* Bit j set where b[j] is c, for 64 bytes. */
+static inline uint64_t mask64(const unsigned char *b, unsigned char c)
+{
+#if defined(__SSE2__)
+	const __m128i v = _mm_set1_epi8((char)c);
+	uint64_t m = 0;
+	int k;
+	for (k = 0; k < 4; k++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, v)) << (16 * k);
+	}
+	return m;
+#else
+	uint64_t m = 0, w;
+	int k;
+	for (k = 0; k < 8; k++) { /* high bit per byte, gathered into 8 bits */
+		memcpy(&w, b + 8 * k, 8);
+		m |= ((bytes_eq(w, c) >> 7) * 0x0102040810204080ull >> 56) << (8 * k);
+	}
+	return m;
+#endif
+}
+
+/* The string state over 64 bytes at once, as simdjson follows it: the escaped bytes from the
+ * runs of backslashes (branch-free, the carry being whether the first byte is escaped), then
+ * the inside-string mask as the prefix XOR of the unescaped quotes. Returns 1 when a string
+ * is still open at the end and has grown past TD_STRING_MAX (the caller cuts it). */
+static inline int strings64(struct td_parser *p, const unsigned char *b, uint64_t at)
+{
+	const uint64_t even = 0x5555555555555555ull;
+	uint64_t bs = mask64(b, '\\'), q = mask64(b, '"'), carry = p->bs_run & 1;
+	uint64_t in, opens, escaped = 0;
+
+	if (bs | carry) {
+		uint64_t starts, follows, odd_starts, sum;
+		bs &= ~carry;
+		follows = bs << 1 | carry;
+		odd_starts = bs & ~even & ~follows;
+		carry = __builtin_add_overflow(odd_starts, bs, &sum);
+		starts = sum << 1;
+		escaped = (even ^ starts) & follows;
+	}
+	p->bs_run = carry; /* 1: the next block's first byte is escaped */
+	q &= ~escaped;
+	if (!q)
+		in = p->in_str ? ~0ull : 0;
+	else {
+		in = q;
+		in ^= in << 1;
+		in ^= in << 2;
+		in ^= in << 4;
+		in ^= in << 8;
+		in ^= in << 16;
+		in ^= in << 32;
+		if (p->in_str)
+			in = ~in;
+		opens = q & in; /* quotes that open a string */
+		if (opens)
+			p->str_start = at + 63 - (uint64_t)__builtin_clzll(opens);
+		p->in_str = (int)(in >> 63);
+	}
+	return p->in_str && at + 64 - p->str_start > TD_STRING_MAX;
+}
+
+/* Up to 8 bytes at buf[i]: the string state a word, or a byte, at a time. *start moves to a
+ * quote that closes a string being cut. */
+static inline void strings8(struct td_parser *p, const unsigned char *buf, size_t i, size_t n,
+			    uint64_t base, size_t *start)
+{
+	uint64_t w, q, bs;
+	size_t k;
+
+	if (n == 8) {
+		memcpy(&w, buf + i, 8);
+		q = bytes_eq(w, '"');
+		bs = bytes_eq(w, '\\');
+	} else {
+		q = bs = 1; /* the tail: byte by byte */
+	}
+	if (!bs && !q) {
+		p->bs_run = 0;
+	} else if (!bs && !p->bs_run) { /* quotes only: no escapes to follow */
+		while (q) {
+			k = (size_t)__builtin_ctzll(q) / 8;
+			q &= q - 1;
+			if (quote_at(p, i + k, base))
+				*start = i + k;
+		}
+	} else { /* backslashes: byte by byte */
+		for (k = 0; k < n; k++) {
+			unsigned char c = buf[i + k];
+			if (c == '\\') {
+				p->bs_run++;
+			} else if (c == '"') {
+				if (quote_at(p, i + k, base))
+					*start = i + k;
+			} else {
+				p->bs_run = 0;
+			}
+		}
+	}
+}
+
 /* The chunk through yajl, a string's bytes past TD_STRING_MAX left out. The string state is
- * followed 8 bytes at a time (a word without a quote or a backslash costs a few operations;
- * an escaped quote has an odd run of backslashes before it). Returns 0, or -1 when yajl
- * failed (p->chunk, p->offset set for its position). */
+ * followed 64 bytes at a time (strings64) while no string is being cut, then 8 at a time (a
+ * word without a quote or a backslash costs a few operations; an escaped quote has an odd run
+ * of backslashes before it). Returns 0, or -1 when yajl failed (p->chunk, p->offset set for
+ * its position). */
 static int feed_strings(struct td_parser *p, const unsigned char *buf, size_t len, uint64_t base)
 {
 	size_t i = p->skip_bom, start = p->skip_bom;
@@ -1247,38 +1382,16 @@ static int feed_strings(struct td_parser *p, const unsigned char *buf, size_t le
 	p->range_seen = 0;
 	p->range_lines = 0;
 	while (i < len) {
-		uint64_t w, q, bs;
-		size_t n = len - i >= 8 ? 8 : len - i, k;
-		if (n == 8) {
-			memcpy(&w, buf + i, 8);
-			q = bytes_eq(w, '"');
-			bs = bytes_eq(w, '\\');
+		if (!p->skipping && len - i >= 64) {
+			int over = strings64(p, buf + i, base + i);
+			i += 64;
+			if (!over)
+				continue;
 		} else {
-			q = bs = 1; /* the tail: byte by byte */
+			size_t n = len - i >= 8 ? 8 : len - i;
+			strings8(p, buf, i, n, base, &start);
+			i += n;
 		}
-		if (!bs && !q) {
-			p->bs_run = 0;
-		} else if (!bs && !p->bs_run) { /* quotes only: no escapes to follow */
-			while (q) {
-				k = (size_t)__builtin_ctzll(q) / 8;
-				q &= q - 1;
-				if (quote_at(p, i + k, base))
-					start = i + k;
-			}
-		} else { /* backslashes: byte by byte */
-			for (k = 0; k < n; k++) {
-				unsigned char c = buf[i + k];
-				if (c == '\\') {
-					p->bs_run++;
-				} else if (c == '"') {
-					if (quote_at(p, i + k, base))
-						start = i + k;
-				} else {
-					p->bs_run = 0;
-				}
-			}
-		}
-		i += n;
 		/* a string past the limit: yajl gets up to the cut, nothing more of it */
 		if (p->in_str && !p->skipping && base + i - p->str_start > TD_STRING_MAX) {
 			size_t cut = (size_t)(p->str_start + TD_STRING_MAX - base), back;
@@ -1349,45 +1462,140 @@ int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_e
 	return td_parser_feed_counted(p, buf, len, lines, last_nl, err);
 }
 
+static void intern_to_builder(void *ctx, const char *name, uint32_t len, uint32_t *id)
+{
+	*id = td_builder_intern(ctx, name, len);
+}
+
 /* After the builder has seen every event: what this thread kept aside. */
 static void apply_deferred(struct td_parser *p)
 {
-	struct td_trace *t = p->t;
-	size_t i;
+	struct td_parser *one[1];
 
 	stop_model_thread(p);
-	for (i = 0; i < p->devs.len; i++) {
-		struct dev_props *dp = &TD_VEC_AT(&p->devs, struct dev_props, i);
-		struct td_device *d = td_trace_device(t, dp->d.id);
-		d->name = dp->name ? td_builder_intern(&p->builder, dp->name,
-						      (uint32_t)strlen(dp->name)) : 0;
-		d->total_mem = dp->d.total_mem;
-		d->cc_major = dp->d.cc_major;
-		d->cc_minor = dp->d.cc_minor;
-		d->num_sms = dp->d.num_sms;
-		d->has_props = 1;
-	}
-	if (p->unit)
-		t->display_time_unit = td_builder_intern(&p->builder, p->unit, (uint32_t)strlen(p->unit));
-	if (p->trace_name)
-		t->trace_name = td_builder_intern(&p->builder, p->trace_name,
-						  (uint32_t)strlen(p->trace_name));
-	if (p->backend)
-		t->backend = td_builder_intern(&p->builder, p->backend, (uint32_t)strlen(p->backend));
+	one[0] = p;
+	td_parser_merge(one, 1, p->t, intern_to_builder, &p->builder);
 	td_builder_finish(&p->builder);
-	t->by_kind[TD_K_UNKNOWN] += p->non_objects;
-	t->anom.non_object_event += p->non_objects;
-	t->anom.bad_number += p->anom.bad_number;
-	t->anom.huge_number += p->anom.huge_number;
-	t->anom.sub_ns_digits += p->anom.sub_ns_digits;
-	t->anom.long_strings += p->anom.long_strings;
-	t->anom.duplicate_keys += p->anom.duplicate_keys;
-	t->anom.duplicate_trace_events += p->anom.duplicate_trace_events;
 	memset(&p->anom, 0, sizeof(p->anom));
 	p->non_objects = 0;
 }
 
-int td_parser_finish(struct td_parser *p, struct td_error *err)
+/* --- split workers (parser/split.c) ------------------------------------------------------ */
+
+struct td_parser *td_parser_new_worker(struct td_trace *shadow,
+				       unsigned char *(*sink)(void *ctx, unsigned char *full,
+							      size_t len, int want),
+				       void *ctx)
+{
+	struct td_parser *p = td_parser_new(shadow);
+
+	if (!p)
+		return NULL;
+	p->sink = sink;
+	p->sink_ctx = ctx;
+	return p;
+}
+
+void td_parser_trim(struct td_parser *p)
+{
+	td_parser_flush(p);
+	if (p->h)
+		yajl_free(p->h);
+	p->h = NULL;
+	free(p->sbuf);
+	p->sbuf = NULL;
+	p->sbuf_cap = 0;
+}
+
+void td_parser_prime(struct td_parser *p, int array_layout, uint64_t offset, uint64_t lines,
+		     uint64_t line_start, const void *before, size_t before_len)
+{
+	static const char obj[] = "{\"traceEvents\":[", arr[] = "[";
+	const char *pre = array_layout ? arr : obj;
+	size_t n = strlen(pre);
+
+	/* the document's opening, so that the context is the sequential reader's at an event */
+	p->chunk = (const unsigned char *)pre;
+	p->chunk_len = n;
+	p->offset = offset - n;
+	(void)yajl_parse(p->h, (const unsigned char *)pre, n);
+	p->offset = offset;
+	p->lines = lines;
+	p->line_start = line_start;
+	p->tail_len = 0; /* the bytes before the block, for the context of an error near its start */
+	remember_tail(p, before, before_len);
+}
+
+int td_parser_at_boundary(const struct td_parser *p)
+{
+	return !p->failed && !p->in_str && !p->skipping && !p->event_depth && p->depth >= 1 &&
+	       ctx_at(p, p->depth) == C_EVENTS;
+}
+
+void td_parser_flush(struct td_parser *p)
+{
+	if (p->sink && p->wbuf) /* shipped, or (empty) back to the pool */
+		(void)p->sink(p->sink_ctx, p->wbuf, p->wlen, 0);
+	p->wbuf = NULL;
+	p->wlen = 0;
+}
+
+void td_parser_merge(struct td_parser *const *w, size_t n, struct td_trace *t,
+		     void (*add)(void *ctx, const char *name, uint32_t len, uint32_t *id), void *ctx)
+{
+	size_t k, i;
+	const char *unit = NULL, *name = NULL, *backend = NULL;
+	uint32_t id;
+
+	for (k = 0; k < n; k++) { /* the devices in document order, as one reader would */
+		for (i = 0; i < w[k]->devs.len; i++) {
+			struct dev_props *dp = &TD_VEC_AT(&w[k]->devs, struct dev_props, i);
+			struct td_device *d = td_trace_device(t, dp->d.id);
+			id = 0;
+			if (dp->name)
+				add(ctx, dp->name, (uint32_t)strlen(dp->name), &id);
+			d->name = id;
+			d->total_mem = dp->d.total_mem;
+			d->cc_major = dp->d.cc_major;
+			d->cc_minor = dp->d.cc_minor;
+			d->num_sms = dp->d.num_sms;
+			d->has_props = 1;
+		}
+		if (w[k]->unit)
+			unit = w[k]->unit;
+		if (w[k]->trace_name)
+			name = w[k]->trace_name;
+		if (w[k]->backend)
+			backend = w[k]->backend;
+	}
+	if (unit) {
+		add(ctx, unit, (uint32_t)strlen(unit), &id);
+		t->display_time_unit = id;
+	}
+	if (name) {
+		add(ctx, name, (uint32_t)strlen(name), &id);
+		t->trace_name = id;
+	}
+	if (backend) {
+		add(ctx, backend, (uint32_t)strlen(backend), &id);
+		t->backend = id;
+	}
+	for (k = 0; k < n; k++) {
+		struct td_parser *p = w[k];
+		t->by_kind[TD_K_UNKNOWN] += p->non_objects;
+		t->anom.non_object_event += p->non_objects;
+		t->anom.bad_number += p->anom.bad_number;
+		t->anom.huge_number += p->anom.huge_number;
+		t->anom.sub_ns_digits += p->anom.sub_ns_digits;
+		t->anom.long_strings += p->anom.long_strings;
+		t->anom.duplicate_keys += p->anom.duplicate_keys;
+		t->anom.duplicate_trace_events += p->anom.duplicate_trace_events;
+	}
+}
+
+/* The document's end: build (the whole reader) or ship (a split worker) what is held. */
+static int end_document(struct td_parser *p, uint64_t events_before, int build,
+			struct td_error *err)
 {
 	yajl_status st;
 
@@ -1397,7 +1605,10 @@ int td_parser_finish(struct td_parser *p, struct td_error *err)
 	p->chunk = (const unsigned char *)"";
 	p->chunk_len = 0;
 	st = yajl_complete_parse(p->h);
-	apply_deferred(p);
+	if (build)
+		apply_deferred(p);
+	else
+		td_parser_flush(p);
 	if (!p->started) {
 		td_error_set(err, TD_EPARSE, "%s", p->offset ? "no JSON value in the input"
 							     : "the input is empty");
@@ -1419,10 +1630,20 @@ int td_parser_finish(struct td_parser *p, struct td_error *err)
 			 ctx_at(p, p->depth) == C_EVENTS || ctx_at(p, p->depth) == C_EVENT ||
 					 ctx_at(p, p->depth) == C_ARGS
 				 ? "traceEvents" : "the document",
-			 (unsigned long long)p->t->n_trace_events);
+			 (unsigned long long)(p->t->n_trace_events + events_before));
 		return 0;
 	}
 	if (st != yajl_status_ok)
 		return yajl_failure(p, err);
 	return 0;
+}
+
+int td_parser_finish_worker(struct td_parser *p, uint64_t events_before, struct td_error *err)
+{
+	return end_document(p, events_before, 0, err);
+}
+
+int td_parser_finish(struct td_parser *p, struct td_error *err)
+{
+	return end_document(p, 0, 1, err);
 }

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "parser/input.h"
 #include "parser/parser.h"
+#include "parser/split.h"
 #include "parser/trace.h"
 
 #define NBUF 4
@@ -164,6 +165,20 @@ static int run_inline(struct td_input *in, struct td_parser *p, size_t chunk,
 	return rc;
 }
 
+/* After the document's end (rc: its result): the input's own state, and the model's end. */
+static void finish_load(struct td_input *in, struct td_trace *t, int rc, struct td_error *err)
+{
+	if (rc == 0) {
+		mark_truncated_input(in, t);
+		t->input_garbage = td_input_garbage(in);
+		td_trace_finalize(t);
+	} else if ((rc == TD_EPARSE || rc == TD_EFORMAT) && td_input_truncated(in) &&
+		   t->bytes_in == 0)
+		td_error_set(err, TD_EPARSE, "the %s stream ends before any data could be "
+			     "decompressed (truncated file)",
+			     t->compression == TD_COMP_ZSTD ? "zstd" : "gzip");
+}
+
 int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_trace *t,
 		  struct td_error *err)
 {
@@ -178,29 +193,29 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	if ((rc = td_input_open(path, &in, err)) != 0)
 		return rc;
 	t->compression = td_input_compression(in);
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		total = (unsigned long long)st.st_size;
+	rc = 1;
+	if (opts && !opts->no_thread && opts->jobs > 1)
+		rc = td_split_load(in, t, opts->jobs, opts->block, opts->progress,
+				   opts->progress_ctx, total, err);
+	if (rc != 1) {
+		finish_load(in, t, rc, err);
+		td_input_close(in);
+		return rc;
+	}
 	p = opts && opts->no_thread ? td_parser_new(t) : td_parser_new_threaded(t);
 	if (!p) {
 		td_input_close(in);
 		return td_error_set(err, TD_ENOMEM, "%s", "cannot start the JSON parser");
 	}
-	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		total = (unsigned long long)st.st_size;
 	rc = opts && opts->no_thread ? 1 : run_threaded(in, p, chunk, opts, total, err);
 	if (rc == 1)
 		rc = run_inline(in, p, chunk, opts, total, err);
-	if (rc == 0) {
+	if (rc == 0)
 		rc = td_parser_finish(p, err);
-		if (rc == 0) {
-			mark_truncated_input(in, t);
-			t->input_garbage = td_input_garbage(in);
-		} else if (td_input_truncated(in) && t->bytes_in == 0)
-			td_error_set(err, TD_EPARSE, "the %s stream ends before any data could be "
-				     "decompressed (truncated file)",
-				     t->compression == TD_COMP_ZSTD ? "zstd" : "gzip");
-	}
+	finish_load(in, t, rc, err);
 	td_parser_free(p);
 	td_input_close(in);
-	if (rc == 0)
-		td_trace_finalize(t);
 	return rc;
 }

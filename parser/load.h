@@ -12,6 +12,8 @@ struct td_error;
 struct td_load_opts {
 	size_t chunk;   /* bytes per chunk handed to the parser; 0 = default (1 MiB) */
 	int no_thread;  /* read and parse on the calling thread */
+	int jobs;       /* > 1: that many threads parse blocks of the input (parser/split.c) */
+	size_t block;   /* their block size; 0 = default (TD_SPLIT_BLOCK) */
 	/* called as the input is read (on the reading thread): bytes of the file read so far
 	 * (compressed bytes for a compressed file) and its size (0: unknown, as for stdin) */
 	void (*progress)(void *ctx, unsigned long long done, unsigned long long total);

@@ -37,4 +37,35 @@ uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl);
  * or one that is not a trace, is TD_EPARSE / TD_EFORMAT. */
 int td_parser_finish(struct td_parser *p, struct td_error *err);
 
+/* --- split-parallel reading (parser/split.c) -------------------------------------------------
+ * A worker parses one block of the events array into a shadow trace (its scalars: layout,
+ * counts, partial state) and ships the raw records to sink in order, for one model thread. */
+#define TD_BATCH_BYTES ((size_t)1 << 20) /* records are shipped in batches of this size */
+/* sink(ctx, full, len, want): full (len bytes of records; len 0: an unused buffer) is the
+ * sink's now; with want, it returns an empty TD_BATCH_BYTES buffer. A record larger than a
+ * batch is shipped alone, in a buffer of its own size. */
+struct td_parser *td_parser_new_worker(struct td_trace *shadow,
+				       unsigned char *(*sink)(void *ctx, unsigned char *full,
+							      size_t len, int want),
+				       void *ctx);
+/* After a worker's block is verified: ships what it holds and frees the parse state, keeping
+ * what td_parser_merge() needs. */
+void td_parser_trim(struct td_parser *p);
+/* Puts a worker where a block at absolute byte `offset` starts: inside the events array
+ * (the document's opening parsed first), `lines` newlines and the line starting at byte
+ * line_start before it, the input's bytes just before it being before[0..before_len). */
+void td_parser_prime(struct td_parser *p, int array_layout, uint64_t offset, uint64_t lines,
+		     uint64_t line_start, const void *before, size_t before_len);
+/* 1 when the parser stands between two elements of the events array (a verified cut). */
+int td_parser_at_boundary(const struct td_parser *p);
+/* Ships the records held back. */
+void td_parser_flush(struct td_parser *p);
+/* Ends the document on the last block's worker, as td_parser_finish() without building
+ * (events_before: the events the earlier blocks hold, for the partial message). */
+int td_parser_finish_worker(struct td_parser *p, uint64_t events_before, struct td_error *err);
+/* Applies n workers' deferred data (devices, unit, trace name, backend, counts), in block
+ * order, to t; add interns a string (on the model thread). */
+void td_parser_merge(struct td_parser *const *w, size_t n, struct td_trace *t,
+		     void (*add)(void *ctx, const char *name, uint32_t len, uint32_t *id), void *ctx);
+
 #endif

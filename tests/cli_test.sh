@@ -36,25 +36,27 @@ expect_rc() {
 	if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, expected $want"; cat "$tmp/err"; fi
 }
 
-# golden outputs, text and json, and the same bytes twice
+# golden outputs, text and json, and the same bytes twice: the second time read by the split
+# reader (parser/split.c) cut into tiny blocks on three threads
 for fmt in text json; do
 	for f in mini-kineto.json legacy-autograd.json odd/anomalies.json odd/truncated.json; do
 		name=$(echo "$f" | tr / -).stats.$fmt
-		"$bin" stats --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
-		"$bin" stats --format "$fmt" "fixtures/$f" >"$tmp/b" 2>/dev/null
+		"$bin" stats -j 1 --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
+		TD_SPLIT_BLOCK=300 "$bin" stats -j 3 --format "$fmt" "fixtures/$f" >"$tmp/b" 2>/dev/null
 		cat "$tmp/a.err" >>"$tmp/a"
 		compare_golden "$name" "$tmp/a"
 		if cmp -s "$tmp/a" "$tmp/b" || [ -s "$tmp/a.err" ]; then ok; else bad "$name not deterministic"; fi
 	done
 done
 
-# diagnose: golden reports in every format, the same bytes twice, valid JSON, escaped Markdown
+# diagnose: golden reports in every format, the same bytes twice (sequential, then split), valid
+# JSON, escaped Markdown
 for f in mini-kineto.json legacy-autograd.json demo-train.json.gz tb_plugin/all-categories.json \
 	$(cd fixtures && ls rules/*.json); do
 	base=$(basename "$f" | sed 's/\.json.*//')
 	for fmt in text md json; do
-		"$bin" diagnose --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
-		"$bin" diagnose --format "$fmt" "fixtures/$f" >"$tmp/b" 2>/dev/null
+		"$bin" diagnose -j 1 --format "$fmt" "fixtures/$f" >"$tmp/a" 2>"$tmp/a.err"
+		TD_SPLIT_BLOCK=700 "$bin" diagnose -j 2 --format "$fmt" "fixtures/$f" >"$tmp/b" 2>/dev/null
 		compare_golden "diagnose-$base.$fmt" "$tmp/a"
 		if cmp -s "$tmp/a" "$tmp/b"; then ok; else bad "diagnose $f $fmt not deterministic"; fi
 		if [ "$fmt" = json ]; then

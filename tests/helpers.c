@@ -85,6 +85,7 @@ uint64_t th_digest(const struct td_trace *t)
 		MIXV(h, e->kind);
 		MIXV(h, e->flags);
 		MIXV(h, e->corr);
+		MIXV(h, e->name);
 		if (e->kind == TD_K_MEMCPY || e->kind == TD_K_MEMSET)
 			bytes = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
 		else
@@ -111,12 +112,56 @@ uint64_t th_digest(const struct td_trace *t)
 		MIXV(h, d->last_end);
 		MIXV(h, d->peak_allocated);
 		MIXV(h, d->total_mem);
+		MIXV(h, d->cc_major);
+		MIXV(h, d->cc_minor);
+		MIXV(h, d->num_sms);
+		MIXV(h, d->has_props);
 		h = mix(h, td_trace_name(t, d->name), strlen(td_trace_name(t, d->name)));
 	}
 	for (i = 0; i < t->tracks.len; i++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		h = mix(h, td_trace_name(t, tr->name), strlen(td_trace_name(t, tr->name)) + 1);
 	}
+	/* every string in interning order: the same ids for the same strings */
+	for (i = 1; i <= t->names.count; i++)
+		h = mix(h, td_strtab_str(&t->names, (uint32_t)i), td_strtab_len(&t->names, (uint32_t)i) + 1);
+	for (i = 0; i < t->colls.len; i++) {
+		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, i);
+		MIXV(h, c->corr);
+		MIXV(h, c->device);
+		MIXV(h, c->name);
+		MIXV(h, c->pg);
+		MIXV(h, c->dtype);
+		MIXV(h, c->group_size);
+		MIXV(h, c->in_nelems);
+		MIXV(h, c->out_nelems);
+	}
+	for (i = 0; i < t->op_args.len; i++) {
+		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, i);
+		MIXV(h, a->ts);
+		MIXV(h, a->ext);
+		MIXV(h, a->track);
+		MIXV(h, a->dims);
+		MIXV(h, a->types);
+		MIXV(h, a->stack);
+	}
+	for (i = 0; i < t->mem.len; i++) {
+		const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		MIXV(h, m->ts);
+		MIXV(h, m->allocated);
+		MIXV(h, m->reserved);
+		MIXV(h, m->bytes);
+		MIXV(h, m->device);
+		MIXV(h, m->track);
+	}
+	h = mix(h, t->partial_msg, strlen(t->partial_msg));
+	MIXV(h, t->bytes_in);
+	MIXV(h, t->events_close);
+	MIXV(h, t->dropped_records);
+	MIXV(h, t->memory_events);
+	MIXV(h, t->backend);
+	MIXV(h, t->display_time_unit);
+	MIXV(h, t->trace_name);
 	h = mix(h, t->by_kind, sizeof(t->by_kind));
 	h = mix(h, &t->anom, sizeof(t->anom));
 	MIXV(h, t->n_trace_events);

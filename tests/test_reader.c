@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "parser/load.h"
@@ -364,6 +365,292 @@ static void test_compressions_agree(void **state)
 	}
 }
 
+/* The string scanner (64 bytes at a time, or a word or a byte at a time near a chunk's end)
+ * follows quotes and runs of backslashes the same whatever the chunking: names with runs of
+ * 0 to 9 backslashes before quotes at every offset across 64-byte blocks, and long strings
+ * made of escapes that are cut at 1 MiB. */
+/* the model of DOC[0..N) must not depend on the chunk sizes it is fed in */
+static void same_for_chunks(const char *doc, size_t n, const size_t *chunks, size_t n_chunks,
+			    long want_long, size_t want_events)
+{
+	struct td_trace ref;
+	struct td_error err;
+	uint64_t want;
+	size_t c;
+
+	assert_int_equal(th_parse_mem((const unsigned char *)doc, n, n, &ref, &err), 0);
+	assert_int_equal(ref.anom.long_strings, want_long);
+	assert_int_equal(ref.n_trace_events, want_events);
+	want = th_digest(&ref);
+	td_trace_free(&ref);
+	for (c = 0; c < n_chunks; c++) {
+		struct td_trace t;
+		assert_int_equal(th_parse_mem((const unsigned char *)doc, n, chunks[c], &t, &err), 0);
+		if (th_digest(&t) != want)
+			fail_msg("chunks of %zu bytes: the model differs", chunks[c]);
+		td_trace_free(&t);
+	}
+}
+
+/* The string scanner takes 64 bytes at a time: backslash runs of every length before a quote,
+ * at every offset in the 64-byte window, and escape-heavy strings over the 1 MiB cut, must
+ * give the model the byte-at-a-time scan gives. Small chunks go only over the short strings:
+ * yajl re-lexes a token split over chunks from its start, so a 1 MiB token in 1-byte chunks
+ * is quadratic (the reader's chunks are 256 KiB). */
+static void test_string_scan_agrees(void **state)
+{
+	static const size_t small[] = {1, 3, 7, 8, 9, 63, 64, 65, 127, 4096};
+	static const size_t large[] = {65535, 65536, 65537, 262147, (size_t)1 << 20};
+	size_t cap = (size_t)8 << 20, n = 0, i;
+	char *doc = malloc(cap);
+	unsigned r = 12345;
+	(void)state;
+
+	n += (size_t)sprintf(doc + n, "{\"traceEvents\": [");
+	for (i = 0; i < 400; i++) {
+		size_t run = i % 10, pad = (i * 7) % 70, k;
+		n += (size_t)sprintf(doc + n, "%s{\"ph\": \"X\", \"name\": \"", i ? ",\n" : "");
+		for (k = 0; k < pad; k++)
+			doc[n++] = (char)('a' + (k % 26));
+		for (k = 0; k < run; k++)
+			doc[n++] = '\\';
+		if (run % 2) /* an odd run escapes the quote after it: keep the string open */
+			n += (size_t)sprintf(doc + n, "\" x\\\\");
+		n += (size_t)sprintf(doc + n, "\", \"pid\": 1, \"tid\": %zu, \"ts\": %zu, \"dur\": 1}",
+				     i % 3, i);
+	}
+	memcpy(doc + n, "]}\n", 3);
+	same_for_chunks(doc, n + 3, small, sizeof(small) / sizeof(small[0]), 0, 400);
+
+	/* strings over 1 MiB of escapes: quotes, backslashes, \u sequences in random order */
+	for (i = 0; i < 2; i++) {
+		size_t k, len = ((size_t)1 << 20) + 300000 * (i + 1);
+		n += (size_t)sprintf(doc + n, ",\n{\"ph\": \"X\", \"name\": \"");
+		for (k = 0; k < len;) {
+			r = r * 1103515245u + 12345u;
+			switch ((r >> 16) % 4) {
+			case 0: memcpy(doc + n, "\\\"", 2); n += 2; k += 2; break;
+			case 1: memcpy(doc + n, "\\\\", 2); n += 2; k += 2; break;
+			case 2: memcpy(doc + n, "\\u00e9", 6); n += 6; k += 6; break;
+			default: doc[n++] = 'z'; k++; break;
+			}
+		}
+		n += (size_t)sprintf(doc + n, "\", \"pid\": 1, \"tid\": 9, \"ts\": %zu, \"dur\": 1}",
+				     1000 + i);
+	}
+	n += (size_t)sprintf(doc + n, "]}\n");
+	assert_true(n < cap);
+	same_for_chunks(doc, n, large, sizeof(large) / sizeof(large[0]), 2, 402);
+	free(doc);
+}
+
+/* --- the split-parallel reader (parser/split.c): the sequential reader's model, always ----- */
+
+struct outcome {
+	int rc;
+	uint64_t digest;
+	struct td_error err;
+};
+
+static struct outcome load_with(const char *path, int jobs, size_t block)
+{
+	struct outcome o;
+	struct td_trace t;
+	struct td_load_opts opts = {.jobs = jobs, .block = block};
+
+	memset(&o, 0, sizeof(o));
+	td_trace_init(&t);
+	o.rc = td_trace_load(path, &opts, &t, &o.err);
+	if (o.rc == 0)
+		o.digest = th_digest(&t);
+	td_trace_free(&t);
+	return o;
+}
+
+static void same_outcome(const char *what, size_t block, int jobs, const struct outcome *ref,
+			 const struct outcome *o)
+{
+	if (o->rc != ref->rc)
+		fail_msg("%s block %zu -j%d: rc %d, sequential %d (%s)", what, block, jobs, o->rc,
+			 ref->rc, o->err.msg);
+	if (o->rc == 0 && o->digest != ref->digest)
+		fail_msg("%s block %zu -j%d: the model differs from the sequential reader's", what,
+			 block, jobs);
+	if (o->rc != 0 && (o->err.has_pos != ref->err.has_pos || o->err.line != ref->err.line ||
+			   o->err.col != ref->err.col || o->err.offset != ref->err.offset ||
+			   strcmp(o->err.msg, ref->err.msg)))
+		fail_msg("%s block %zu -j%d: error %u:%u (byte %llu) '%s', sequential %u:%u "
+			 "(byte %llu) '%s'", what, block, jobs, o->err.line, o->err.col,
+			 (unsigned long long)o->err.offset, o->err.msg, ref->err.line, ref->err.col,
+			 (unsigned long long)ref->err.offset, ref->err.msg);
+}
+
+/* Blocks of 1 to 96 bytes cut the fixtures at every event boundary (and try every cut that is
+ * not one): the model, the partial read and every error are the sequential reader's. */
+static void test_split_sweep(void **state)
+{
+	static const char *const files[] = {
+		"mini-kineto.json", "mini-kineto.json.gz", "mini-kineto.json.zst",
+		"legacy-autograd.json", "odd/anomalies.json", "odd/truncated.json",
+		"odd/truncated.json.gz", "odd/truncated.json.zst", "memory/snapshot.json",
+		"bad/not-json.txt", "bad/stray-quote.json", "bad/top-number.json",
+		"bad/events-object.json", "bad/no-events.json", "bad/trailing-garbage.json",
+		"bad/empty.json", "bad/corrupt.json.gz", "bad/truncated-early.json.zst",
+	};
+	size_t f, block;
+	(void)state;
+
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		const char *path = th_fixture(files[f]);
+		struct outcome ref = load_with(path, 1, 0);
+		int jobs;
+		for (block = 1; block <= 96; block++)
+			for (jobs = 2; jobs <= 3; jobs++) {
+				struct outcome o = load_with(path, jobs, block);
+				same_outcome(files[f], block, jobs, &ref, &o);
+			}
+	}
+}
+
+static char *write_temp(const char *text, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = malloc(4096);
+	FILE *fp;
+	int fd;
+
+	snprintf(path, 4096, "%s/td-split-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	fclose(fp);
+	return path;
+}
+
+/* Documents made to fool the cutter: `},{` and `},\n{` inside strings (escaped quotes too),
+ * inside args' nested arrays, in deviceProperties and in a "traceEvents" string before the
+ * real key; a second traceEvents; the events array ending mid-block. */
+static void test_split_evil_cuts(void **state)
+{
+	static const char *const docs[] = {
+		"{\"deviceProperties\": [{\"id\": 0, \"name\": \"A\"},\n{\"id\": 1, \"name\": \"B\"}],\n"
+		" \"note\": \"\\\"traceEvents\\\": [\",\n"
+		" \"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a}, {b\", \"pid\": 1, \"tid\": 1, "
+		"\"ts\": 1, \"dur\": 5},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"q\\\"}, {\\\"r\", \"pid\": 1, "
+		"\"tid\": 1, \"ts\": 2, \"dur\": 1, \"args\": {\"l\": [{\"x\": 1},\n{\"y\": 2}], "
+		"\"Input Dims\": [[1, 2]]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+		"\"ts\": 3, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 9}},"
+		"{\"ph\": \"i\", \"name\": \"},{\", \"pid\": 1, \"tid\": 2, \"ts\": 4, \"s\": \"t\"}   ,"
+		"\n\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, "
+		"\"args\": {\"name\": \"main},\\n{\"}}\n"
+		"],\n \"traceEvents\": [{\"ph\": \"X\", \"name\": \"dup\", \"pid\": 1, \"tid\": 1, "
+		"\"ts\": 9, \"dur\": 1},\n{\"ph\": \"X\"}],\n"
+		" \"distributedInfo\": {\"rank\": 3, \"world_size\": 8}, \"displayTimeUnit\": \"ms\"}\n",
+		/* the array layout, with odd elements */
+		"[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},\n"
+		"7, \"s\", {\"ph\": \"X\", \"name\": \"}\\n,{\", \"pid\": 1, \"tid\": 1, \"ts\": 2, "
+		"\"dur\": 1},\n[{\"a\": 1},\n{\"b\": 2}],\n{\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, "
+		"\"tid\": 1, \"ts\": 3, \"dur\": 1}]\n",
+		/* cut short inside an event after a few whole ones */
+		"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+		"\"dur\": 1},\n{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2, "
+		"\"dur\": 1},\n{\"ph\": \"X\", \"name\": \"c}, {\", \"pid\"",
+		/* an error after the cuts: the sequential reader's line, column and byte */
+		"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+		"\"dur\": 1},\n{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2, "
+		"\"dur\": 1},\n{\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 3, "
+		"\"dur\": 1},\n{\"ph\": \"X\", \"name\": \"d\" \"pid\": 1}]}\n",
+		/* an error right at an event's start: its context reaches into the block before */
+		"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+		"\"dur\": 1},\n{\"ph\" 1}]}\n",
+	};
+	size_t d, block;
+	(void)state;
+
+	for (d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+		char *path = write_temp(docs[d], strlen(docs[d]));
+		char what[32];
+		struct outcome ref = load_with(path, 1, 0);
+		int jobs;
+		snprintf(what, sizeof(what), "document %zu", d);
+		if (d < 2)
+			assert_int_equal(ref.rc, 0);
+		for (block = 1; block <= strlen(docs[d]) + 2; block++)
+			for (jobs = 2; jobs <= 4; jobs += 2) {
+				struct outcome o = load_with(path, jobs, block);
+				same_outcome(what, block, jobs, &ref, &o);
+			}
+		unlink(path);
+		free(path);
+	}
+}
+
+/* One event larger than the cutter's look-ahead: a forced cut that its worker cannot verify,
+ * so that worker reads the rest alone - the same model still. */
+static void test_split_huge_event(void **state)
+{
+	size_t big = (size_t)40 << 20, i, n = 0;
+	char *doc = malloc(big + 4096), *path;
+	struct outcome ref, o;
+	(void)state;
+
+	n += (size_t)sprintf(doc + n, "{\"traceEvents\": [");
+	for (i = 0; i < 20; i++)
+		n += (size_t)sprintf(doc + n, "{\"ph\": \"X\", \"name\": \"e%zu\", \"pid\": 1, "
+				     "\"tid\": 1, \"ts\": %zu, \"dur\": 1},\n", i, i * 10);
+	n += (size_t)sprintf(doc + n, "{\"ph\": \"X\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, "
+			     "\"ts\": 500, \"dur\": 1, \"args\": {\"s\": \"");
+	memset(doc + n, 'x', big);
+	n += big;
+	n += (size_t)sprintf(doc + n, "\"}}");
+	for (i = 0; i < 20; i++)
+		n += (size_t)sprintf(doc + n, ",\n{\"ph\": \"X\", \"name\": \"f%zu\", \"pid\": 1, "
+				     "\"tid\": 2, \"ts\": %zu, \"dur\": 1}", i, 1000 + i);
+	n += (size_t)sprintf(doc + n, "]}\n");
+	path = write_temp(doc, n);
+	free(doc);
+	ref = load_with(path, 1, 0);
+	assert_int_equal(ref.rc, 0);
+	o = load_with(path, 2, 4096);
+	same_outcome("huge event", 4096, 2, &ref, &o);
+	o = load_with(path, 3, 0);
+	same_outcome("huge event", 0, 3, &ref, &o);
+	unlink(path);
+	free(path);
+}
+
+/* The real traces in ../shared, cut into 64 KiB blocks. */
+static void test_split_real_traces(void **state)
+{
+	static const char *const files[] = {
+		"ddp-v100-rank1.json.gz", "resnet50-nw4.pt.trace.json.gz", "b200-eager-decode.json.gz",
+		"mi250-rocm.json.gz", "dlrm-v100-rank1.json.gz",
+	};
+	size_t f;
+	(void)state;
+
+	if (!th_have_shared()) {
+		print_message("skipped: %s is not there\n", TD_SHARED_TRACES);
+		skip();
+	}
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char path[4096];
+		struct outcome ref, o;
+		snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, files[f]);
+		ref = load_with(path, 1, 0);
+		assert_int_equal(ref.rc, 0);
+		o = load_with(path, 2, 65536);
+		same_outcome(files[f], 65536, 2, &ref, &o);
+		o = load_with(path, 5, 300000);
+		same_outcome(files[f], 300000, 5, &ref, &o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +664,11 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_place),
 		cmocka_unit_test(test_chunk_sweep),
 		cmocka_unit_test(test_compressions_agree),
+		cmocka_unit_test(test_string_scan_agrees),
+		cmocka_unit_test(test_split_sweep),
+		cmocka_unit_test(test_split_evil_cuts),
+		cmocka_unit_test(test_split_huge_event),
+		cmocka_unit_test(test_split_real_traces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
