@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Throughput and memory of the reader on a generated Kineto trace (default ~1 GB), beside yajl's
-# json_verify (the ceiling for any yajl-based reader) and Python's json.load. Prints a table.
-# usage: bench/run.sh [SIZE_MB] [BUILD_DIR]
+# json_verify and Python's json.load: first the targets, each measured side by side with what it
+# is compared to (A and B in turn, RUNS pairs, medians), with PASS or MISS; then a table.
+# usage: bench/run.sh [SIZE_MB] [BUILD_DIR]   (RUNS=N pairs, default 5; TABLE=0 skips the table;
+#        BASELINE=an earlier build's tracedoc, for the -j 1 row)
 set -eu
 cd "$(dirname "$0")/.."
 size=${1:-1000}
 build=${2:-build}
 out=bench/out
 mkdir -p "$out"
-cmake --build "$build" -j2 --target tracedoc gen_trace rssrun yajl_empty >/dev/null
+cmake --build "$build" -j2 --target tracedoc gen_trace rssrun yajl_empty burn >/dev/null
 td=$build/tracedoc
 rss=$build/bench/rssrun
 trace=$out/trace-${size}MB.json
@@ -42,11 +44,77 @@ row() {
 		       l, s, b / 1e6 / s, kb / 1024, 100 * kb * 1024 / b }'
 }
 
+# one run: "SECONDS KB" of CMD
+once() {
+	"$rss" "$@" 2>&1 >/dev/null | sed -n 's/^rssrun: \([0-9.]*\) s, \([0-9]*\) KB$/\1 \2/p'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# pair LABEL TARGET B_CMD -- A_CMD: A and B in turn, $runs times each after one warm-up; prints
+# the medians, A's speed as a multiple of B's (B's time / A's time) against TARGET, A's peak RSS
+pair() {
+	local label=$1 target=$2 i a b ta="" tb="" kb=0 x
+	shift 2
+	local bcmd=() acmd=()
+	while [ "$1" != "--" ]; do bcmd+=("$1"); shift; done
+	shift
+	acmd=("$@")
+	once "${bcmd[@]}" >/dev/null; once "${acmd[@]}" >/dev/null
+	for i in $(seq "$runs"); do
+		b=$(once "${bcmd[@]}"); a=$(once "${acmd[@]}")
+		tb="$tb ${b% *}"; ta="$ta ${a% *}"
+		[ "${a#* }" -gt "$kb" ] && kb=${a#* }
+	done
+	ta=$(echo $ta | tr ' ' '\n' | median); tb=$(echo $tb | tr ' ' '\n' | median)
+	x=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", b / a }')
+	awk -v l="$label" -v a="$ta" -v b="$tb" -v x="$x" -v t="$target" -v kb="$kb" -v by="$bytes" 'BEGIN {
+		printf "%-52s %6.2f s vs %6.2f s  %5.2fx (target >= %gx) %s  %6.1f MB RSS\n",
+		       l, a, b, x, t, (x >= t ? "PASS" : "MISS"), kb / 1024 }'
+}
+
+# rss LABEL CMD: the peak RSS as a share of the trace against the 10% target
+rss_row() {
+	local label=$1 kb
+	shift
+	kb=$(once "$@"); kb=${kb#* }
+	awk -v l="$label" -v kb="$kb" -v by="$bytes" 'BEGIN { p = 100 * kb * 1024 / by;
+		printf "%-52s %6.1f MB = %5.2f%% of the trace (target <= 10%%) %s\n", l, kb / 1024, p,
+		       (p <= 10 ? "PASS" : "MISS") }'
+}
+
+burn=$build/bench/burn
+b1=$(once "$burn"); b2=$(once sh -c "$burn & $burn; wait")
+cap=$(awk -v a="${b1% *}" -v b="${b2% *}" 'BEGIN { printf "%.2f", b / a }')
+echo "trace: $trace, $((bytes / 1000000)) MB, $events events, $(nproc) cores"
+echo "capacity check: two CPU loops at once take ${cap}x one (1.0: the cores are all there;"
+echo "  2.0: they share one core's worth, and parallel figures mean nothing)"
+echo
+echo "targets (A against B side by side, $runs pairs, medians; x = B's time / A's time):"
+j=$(nproc)
+pair "stats, -j $j, vs json_verify" 1.5 sh -c "json_verify -q < $trace" -- "$td" stats "$trace"
+pair "diagnose --format json vs json_verify" 1.3 sh -c "json_verify -q < $trace" -- \
+	"$td" diagnose --format json "$trace"
+pair "stats FILE.gz vs zcat FILE.gz | json_verify" 1.5 sh -c "zcat $trace.gz | json_verify -q" -- \
+	"$td" stats "$trace.gz"
+pair "stats FILE.zst vs zstd -dc FILE.zst | json_verify" 1.5 \
+	sh -c "zstd -dc $trace.zst | json_verify -q" -- "$td" stats "$trace.zst"
+if [ -n "${BASELINE:-}" ]; then # an earlier build's tracedoc: -j 1 must not be slower
+	pair "stats -j 1 vs $BASELINE stats" 0.97 "$BASELINE" stats "$trace" -- \
+		"$td" stats -j 1 "$trace"
+else
+	echo "(BASELINE=PATH_TO_AN_EARLIER_TRACEDOC compares -j 1 with it)"
+fi
+rss_row "stats, -j 2: peak RSS" "$td" stats -j 2 "$trace"
+rss_row "diagnose --format json, -j 2: peak RSS" "$td" diagnose --format json -j 2 "$trace"
+[ "${TABLE:-1}" = 0 ] && exit 0
+echo
+
 echo "trace: $trace, $((bytes / 1000000)) MB, $events events, $(nproc) cores; best of $runs runs"
 row "json_verify (yajl, no callbacks)" sh -c "json_verify -q < $trace"
 row "yajl, empty callbacks" sh -c "$build/bench/yajl_empty < $trace"
 row "tracedoc stats" "$td" stats "$trace"
-row "tracedoc stats (one thread)" env TD_NO_THREAD=1 "$td" stats "$trace"
+row "tracedoc stats -j 1" "$td" stats -j 1 "$trace"
+row "tracedoc stats (one thread: TD_NO_THREAD=1)" env TD_NO_THREAD=1 "$td" stats "$trace"
 row "tracedoc diagnose" "$td" diagnose "$trace"
 row "tracedoc ops" "$td" ops "$trace"
 row "tracedoc kernels" "$td" kernels "$trace"
