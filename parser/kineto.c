@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(TD_NO_SIMD) /* -DTD_NO_SIMD: the portable SWAR path */
 #include <emmintrin.h>
 #endif
 
@@ -1237,6 +1237,18 @@ static int feed_range(struct td_parser *p, const unsigned char *buf, size_t from
 	return st != yajl_status_ok ? -1 : 0;
 }
 
+/* 8 bytes as a word whose low byte is b[0] (the masks below number bytes from the low end) */
+static inline uint64_t load_le64(const unsigned char *b)
+{
+	uint64_t w;
+
+	memcpy(&w, b, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 /* high bit of each byte of x that equals c (exact: no false positives) */
 static inline uint64_t bytes_eq(uint64_t x, unsigned char c)
 {
@@ -1269,7 +1281,7 @@ static int quote_at(struct td_parser *p, size_t i, uint64_t base)
 /* Bit j set where b[j] is c, for 64 bytes. */
 static inline uint64_t mask64(const unsigned char *b, unsigned char c)
 {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(TD_NO_SIMD)
 	const __m128i v = _mm_set1_epi8((char)c);
 	uint64_t m = 0;
 	int k;
@@ -1282,7 +1294,7 @@ static inline uint64_t mask64(const unsigned char *b, unsigned char c)
 	uint64_t m = 0, w;
 	int k;
 	for (k = 0; k < 8; k++) { /* high bit per byte, gathered into 8 bits */
-		memcpy(&w, b + 8 * k, 8);
+		w = load_le64(b + 8 * k);
 		m |= ((bytes_eq(w, c) >> 7) * 0x0102040810204080ull >> 56) << (8 * k);
 	}
 	return m;
@@ -1339,7 +1351,7 @@ static inline void strings8(struct td_parser *p, const unsigned char *buf, size_
 	size_t k;
 
 	if (n == 8) {
-		memcpy(&w, buf + i, 8);
+		w = load_le64(buf + i);
 		q = bytes_eq(w, '"');
 		bs = bytes_eq(w, '\\');
 	} else {
