@@ -125,29 +125,6 @@ static void slice(struct adder *d, int64_t tid, int64_t ts, int64_t dur, const c
 	yajl_gen_map_close(d->g);
 }
 
-/* the finding that claims the idle at t on device index dev, or NULL */
-static const struct td_finding *owner(const struct td_analysis *a, const struct td_report *r,
-				      size_t dev, int64_t t)
-{
-	const struct td_vec *c = &a->dev[dev].claims;
-	size_t lo = 0, hi = c->len, i;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (TD_VEC_AT(c, struct td_claim, mid).end <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= c->len || TD_VEC_AT(c, struct td_claim, lo).start > t)
-		return NULL;
-	for (i = 0; i < r->findings.len; i++)
-		if (TD_VEC_AT(&r->findings, struct td_finding, i).serial ==
-		    TD_VEC_AT(c, struct td_claim, lo).owner)
-			return &TD_VEC_AT(&r->findings, struct td_finding, i);
-	return NULL;
-}
-
 /* The added events, as the text that goes after the trace's last event. */
 static void build(struct adder *d, const struct td_analysis *a, const struct td_report *r)
 {
@@ -175,7 +152,7 @@ static void build(struct adder *d, const struct td_analysis *a, const struct td_
 		meta(d, "thread_name", tid, "name", name, 0);
 		for (i = 0; i < x->ngaps; i++) {
 			const struct td_gap *gp = &x->gaps[i];
-			const struct td_finding *fd = owner(a, r, dv, gp->start);
+			const struct td_finding *fd = td_report_owner(a, r, dv, gp->start);
 			snprintf(name, sizeof(name), "%s%s%s", td_cause_title((enum td_cause)gp->cause),
 				 gp->what ? ": " : "", gp->what ? td_an_label(a, gp->what) : "");
 			slice(d, tid, gp->start, gp->end - gp->start, name, "cause",

@@ -189,29 +189,6 @@ static double xpos(int64_t t, int64_t from, int64_t span)
 	return span > 0 ? (double)(t - from) * W / (double)span : 0;
 }
 
-/* the finding that claims the idle at t on device index d, or NULL */
-static const struct td_finding *owner(const struct td_analysis *a, const struct td_report *r,
-				      size_t d, int64_t t)
-{
-	const struct td_vec *c = &a->dev[d].claims;
-	size_t lo = 0, hi = c->len, i;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (TD_VEC_AT(c, struct td_claim, mid).end <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= c->len || TD_VEC_AT(c, struct td_claim, lo).start > t)
-		return NULL;
-	for (i = 0; i < r->findings.len; i++)
-		if (TD_VEC_AT(&r->findings, struct td_finding, i).serial ==
-		    TD_VEC_AT(c, struct td_claim, lo).owner)
-			return &TD_VEC_AT(&r->findings, struct td_finding, i);
-	return NULL;
-}
-
 static void timeline(FILE *f, const struct td_analysis *a, const struct td_report *r, size_t d)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];
@@ -258,7 +235,7 @@ static void timeline(FILE *f, const struct td_analysis *a, const struct td_repor
 				top = c;
 		x0 = xpos(s0, from, span);
 		x1 = xpos(s1, from, span);
-		fd = owner(a, r, d, s0);
+		fd = td_report_owner(a, r, d, s0);
 		fprintf(f, "<rect x=\"%.2f\" y=\"66\" width=\"%.2f\" height=\"22\" fill=\"%s\" "
 			   "class=\"cause-%s\"><title>", x0, x1 - x0 < 0.5 ? 0.5 : x1 - x0,
 			cause_colour[top], td_cause_id((enum td_cause)top));

@@ -231,6 +231,8 @@ int64_t td_claim_cause(struct td_analysis *a, size_t d, enum td_cause cause, uin
 /* Idle in [from, to) on device index d of the causes in cause_mask (1 << cause). */
 int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
 		      unsigned cause_mask);
+/* The claim holding time t on device index d, or NULL when no finding claimed it. */
+const struct td_claim *td_an_claim_at(const struct td_analysis *a, size_t d, int64_t t);
 /* Unclaimed idle in [from, to) on device index d. */
 int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to);
 /* Calls fn for each unclaimed piece of each segment of device index d, in time order. */

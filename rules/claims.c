@@ -196,6 +196,15 @@ int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64
 	return idle;
 }
 
+const struct td_claim *td_an_claim_at(const struct td_analysis *a, size_t d, int64_t t)
+{
+	const struct td_vec *c = &a->dev[d].claims;
+	size_t k = claim_after(c, t);
+
+	return k < c->len && TD_VEC_AT(c, struct td_claim, k).start <= t
+		? &TD_VEC_AT(c, struct td_claim, k) : NULL;
+}
+
 int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

@@ -8,6 +8,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "rules/analysis.h"
 #include "rules/config.h"
 #include "rules/rule.h"
 
@@ -225,6 +226,18 @@ enum td_severity td_grade(const struct td_params *p, double fraction)
 {
 	return fraction >= p->sev_high ? SEV_HIGH : fraction >= p->sev_medium ? SEV_MEDIUM
 		: fraction >= p->sev_low ? SEV_LOW : SEV_INFO;
+}
+
+const struct td_finding *td_report_owner(const struct td_analysis *a, const struct td_report *r,
+					 size_t d, int64_t t)
+{
+	const struct td_claim *c = td_an_claim_at(a, d, t);
+	size_t i;
+
+	for (i = 0; c && i < r->findings.len; i++)
+		if (TD_VEC_AT(&r->findings, struct td_finding, i).serial == c->owner)
+			return &TD_VEC_AT(&r->findings, struct td_finding, i);
+	return NULL;
 }
 
 void td_report_sort(struct td_report *r)

@@ -102,6 +102,9 @@ void td_report_init(struct td_report *r);
 void td_finding_free(struct td_finding *f);
 void td_report_free(struct td_report *r);
 
+/* The finding that claimed the idle at time t on device index d, or NULL. */
+const struct td_finding *td_report_owner(const struct td_analysis *a, const struct td_report *r,
+					 size_t d, int64_t t);
 /* The window of the analysed device that a finding is measured against. */
 int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
 size_t td_an_steps(const struct td_analysis *a);
