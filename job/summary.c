@@ -492,7 +492,6 @@ static int severity_of(const char *s)
 
 int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err)
 {
-	char ebuf[256];
 	yajl_val root, v, arr;
 	int bad = 0, c;
 	size_t i;
@@ -500,21 +499,8 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 
 	td_summary_init(s);
 	/* a summary nests < 10 levels: a deep one is refused before the recursive tree parse */
-	if (td_json_depth_check(json, strlen(json), TD_DOC_DEPTH_MAX, "summary", err) != 0) {
-		td_summary_free(s);
-		return TD_EFORMAT;
-	}
-	root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
+	root = td_json_tree(json, "summary", "not a tracedoc summary: ", TD_EFORMAT, err);
 	if (!root) {
-		char *nl;
-		struct td_error pos;
-		memset(&pos, 0, sizeof(pos));
-		td_json_error_pos(json, strlen(json), &pos);
-		td_error_set(err, TD_EFORMAT, "not a tracedoc summary: not valid JSON at line %u, "
-			     "column %u (byte %llu): %s", pos.line, pos.col,
-			     (unsigned long long)pos.offset, ebuf);
-		while ((nl = strchr(err->msg, '\n')) != NULL)
-			*nl = ' ';
 		td_summary_free(s);
 		return TD_EFORMAT;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "parser/jsoncheck.h"
 
+#include <string.h>
 #include <yajl/yajl_parse.h>
 
 static void position(const char *s, size_t at, struct td_error *err)
@@ -68,4 +69,31 @@ int td_json_error_pos(const char *json, size_t n, struct td_error *err)
 	if (bad)
 		position(json, at, err);
 	return bad;
+}
+
+yajl_val td_json_tree(const char *json, const char *what, const char *lead, int code,
+		      struct td_error *err)
+{
+	char ebuf[512], *nl;
+	struct td_error pos;
+	size_t n = strlen(json);
+	yajl_val root;
+
+	if (td_json_depth_check(json, n, TD_DOC_DEPTH_MAX, what, err) != 0) {
+		err->code = code;
+		return NULL;
+	}
+	if ((root = yajl_tree_parse(json, ebuf, sizeof(ebuf))) != NULL)
+		return root;
+	memset(&pos, 0, sizeof(pos));
+	td_json_error_pos(json, n, &pos);
+	td_error_set(err, code, "%snot valid JSON at line %u, column %u (byte %llu): %s", lead,
+		     pos.line, pos.col, (unsigned long long)pos.offset, ebuf);
+	err->has_pos = pos.has_pos;
+	err->line = pos.line;
+	err->col = pos.col;
+	err->offset = pos.offset;
+	while ((nl = strchr(err->msg, '\n')) != NULL)
+		*nl = ' ';
+	return NULL;
 }

@@ -402,32 +402,14 @@ static int read_suppress(struct td_config *c, yajl_val arr, struct td_error *err
 
 int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
 {
-	char ebuf[512];
 	yajl_val root;
 	size_t i;
 	int rc = 0;
 
 	/* a config is small and shallow: a deep one is refused before the recursive tree parse */
-	if (td_json_depth_check(json, strlen(json), TD_DOC_DEPTH_MAX, "config", err) != 0) {
-		err->code = TD_EINVAL;
+	root = td_json_tree(json, "config", "", TD_EINVAL, err);
+	if (!root)
 		return TD_EINVAL;
-	}
-	root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
-	if (!root) {
-		char *nl;
-		struct td_error pos;
-		memset(&pos, 0, sizeof(pos));
-		td_json_error_pos(json, strlen(json), &pos);
-		td_error_set(err, TD_EINVAL, "not valid JSON at line %u, column %u (byte %llu): %s",
-			     pos.line, pos.col, (unsigned long long)pos.offset, ebuf);
-		err->has_pos = pos.has_pos;
-		err->line = pos.line;
-		err->col = pos.col;
-		err->offset = pos.offset;
-		while ((nl = strchr(err->msg, '\n')) != NULL)
-			*nl = ' ';
-		return TD_EINVAL;
-	}
 	if (!YAJL_IS_OBJECT(root)) {
 		yajl_tree_free(root);
 		return type_error(err, "(top level)", "an object");

@@ -337,7 +337,6 @@ int td_metrics_read(struct yajl_val_s *root, struct td_metrics *out, size_t step
 
 int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_error *err)
 {
-	char ebuf[256];
 	yajl_val root;
 	const char *sp[] = {"schema", NULL}, *mp[] = {"metrics", NULL};
 	const char *tp[] = {"trace", "partial", NULL}, *stp[] = {"window", "steps", NULL};
@@ -348,21 +347,9 @@ int td_metrics_from_report(const char *json, struct td_metrics *out, struct td_e
 
 	init(out);
 	/* a report is small and shallow: a deep one is refused before the recursive tree parse */
-	if (td_json_depth_check(json, strlen(json), TD_DOC_DEPTH_MAX, "report", err) != 0)
+	root = td_json_tree(json, "report", "not a tracedoc report: ", TD_EFORMAT, err);
+	if (!root)
 		return TD_EFORMAT;
-	root = yajl_tree_parse(json, ebuf, sizeof(ebuf));
-	if (!root) {
-		char *nl;
-		struct td_error pos;
-		memset(&pos, 0, sizeof(pos));
-		td_json_error_pos(json, strlen(json), &pos);
-		td_error_set(err, TD_EFORMAT, "not a tracedoc report: not valid JSON at line %u, "
-			     "column %u (byte %llu): %s", pos.line, pos.col,
-			     (unsigned long long)pos.offset, ebuf);
-		while ((nl = strchr(err->msg, '\n')) != NULL)
-			*nl = ' ';
-		return TD_EFORMAT;
-	}
 	schema = yajl_tree_get(root, sp, yajl_t_string);
 	job = schema && !strcmp(schema->u.string, "tracedoc.job/1");
 	if (!schema || (strcmp(schema->u.string, "tracedoc.report/1") != 0 && !job) ||
