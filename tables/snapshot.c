@@ -504,29 +504,54 @@ static size_t top_sites(const struct live *l, struct td_snap_site *top)
 	return m;
 }
 
+/* A copy of src in *dst (uninitialised before). */
+static void live_copy(struct live *dst, const struct live *src)
+{
+	*dst = *src;
+	dst->addr = td_malloc(src->cap * sizeof(*dst->addr));
+	dst->size = td_malloc(src->cap * sizeof(*dst->size));
+	dst->site = td_malloc(src->cap * sizeof(*dst->site));
+	memcpy(dst->addr, src->addr, src->cap * sizeof(*dst->addr));
+	memcpy(dst->size, src->size, src->cap * sizeof(*dst->size));
+	memcpy(dst->site, src->site, src->cap * sizeof(*dst->site));
+}
+
+/* What was live on sd's device when the trace began, in *start (uninitialised before): the
+ * blocks it frees without having allocated them, and the blocks live at its end that it never
+ * allocated, their site `before` unless the snapshot names one. */
+static void live_at_start(const struct sdev *sd, const struct td_vec *blocks, uint32_t before,
+			  struct live *start)
+{
+	const struct sevent *ev = sd->ev.data;
+	struct live known;
+	size_t i, b;
+
+	live_init(&known);
+	live_init(start);
+	for (i = 0; i < sd->ev.len; i++)
+		if (ev[i].act == A_ALLOC)
+			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
+		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
+			live_add(start, ev[i].addr, ev[i].size, before);
+	for (b = 0; b < blocks->len; b++) {
+		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
+		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(start, x->addr))
+			live_add(start, x->addr, x->size, x->site ? x->site : before);
+	}
+	live_free(&known);
+}
+
 static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *blocks,
 		   struct td_snap_dev *out)
 {
 	const struct sevent *ev = sd->ev.data;
-	size_t n = sd->ev.len, i, b, no = 0;
-	struct live known, live;
+	size_t n = sd->ev.len, i, no = 0;
+	struct live start, live;
 	static const char pre[] = "(allocated before the trace)";
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
 
-	live_init(&known);
-	live_init(&live);
-	/* pass 1: what was live when the trace began - frees of blocks it never allocated, and
-	 * blocks live at the end that it never allocated */
-	for (i = 0; i < n; i++)
-		if (ev[i].act == A_ALLOC)
-			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
-		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
-			live_add(&live, ev[i].addr, ev[i].size, before);
-	for (b = 0; b < blocks->len; b++) {
-		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
-		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(&live, x->addr))
-			live_add(&live, x->addr, x->size, x->site ? x->site : before);
-	}
+	live_at_start(sd, blocks, before, &start);
+	live_copy(&live, &start);
 	out->start_allocated = live.total;
 	out->peak = live.total;
 	out->peak_entry = -1;
@@ -548,19 +573,8 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 	live_free(&live);
 	/* pass 3: again to the peak and to each oom, for what was live there */
 	out->ooms = td_calloc(no ? no : 1, sizeof(*out->ooms));
-	live_init(&live);
-	live_free(&known);
-	live_init(&known);
-	for (i = 0; i < n; i++)
-		if (ev[i].act == A_ALLOC)
-			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
-		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
-			live_add(&live, ev[i].addr, ev[i].size, before);
-	for (b = 0; b < blocks->len; b++) {
-		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
-		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(&live, x->addr))
-			live_add(&live, x->addr, x->size, x->site ? x->site : before);
-	}
+	live_copy(&live, &start);
+	live_free(&start);
 	if (out->peak_entry < 0)
 		out->ntop = top_sites(&live, out->top);
 	for (i = 0; i < n; i++) {
@@ -582,7 +596,6 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 			out->ntop = top_sites(&live, out->top);
 	}
 	live_free(&live);
-	live_free(&known);
 }
 
 int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *err)
