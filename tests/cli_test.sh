@@ -4,37 +4,9 @@
 # atomic -o. TD_UPDATE_GOLDEN=1 rewrites the goldens (review the diff).
 # usage: cli_test.sh TRACEDOC_BINARY REPO_ROOT
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$1
 cd "$2" || exit 2
-golden=tests/golden
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# compare_golden NAME FILE: FILE's bytes must equal tests/golden/NAME
-compare_golden() {
-	if [ "${TD_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$golden/$1"
-		ok
-	elif cmp -s "$2" "$golden/$1"; then
-		ok
-	else
-		bad "$1 differs from its golden:"
-		diff -u "$golden/$1" "$2" | head -40
-	fi
-}
-
-# expect_rc RC CMD...: the command exits with RC
-expect_rc() {
-	local want=$1
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, expected $want"; cat "$tmp/err"; fi
-}
 
 # golden outputs, text and json, and the same bytes twice: the second time read by the split
 # reader (parser/split.c) cut into tiny blocks on three threads

@@ -5,12 +5,8 @@
 # unaffected; tracedoc record passes the exit status through and sets the injection variables.
 # usage: collector_test.sh TRACEDOC COLLECTOR_SO HARNESS
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 td=$1 so=$2 harness=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 syms=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^_' | sort | tr '\n' ' ')
 if [ "$syms" = "InitializeInjection " ]; then ok; else bad "exported symbols: $syms"; fi

@@ -7,14 +7,10 @@
 # gate whose stdout is closed early. Run plain and under ASan+UBSan by CTest.
 # usage: hostile_test.sh TRACEDOC RSSRUN REPO_ROOT
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
 rss=$(realpath "$2")
 cd "$3" || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # sanitizers make everything slower and bigger: the limits are for the plain build
 limit_s=20 limit_kb=$((2 * 1024 * 1024))

@@ -9,27 +9,11 @@
 # TD_UPDATE_GOLDEN=1 rewrites the goldens (review the diff).
 # usage: html_test.sh TRACEDOC GEN_TRACE REPO_ROOT
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
 gen=$(realpath "$2")
 cd "$3" || exit 2
-golden=tests/golden
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0 skipped=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-compare_golden() {
-	if [ "${TD_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$golden/$1"
-		ok
-	elif cmp -s "$2" "$golden/$1"; then
-		ok
-	else
-		bad "$1 differs from its golden:"
-		diff -u "$golden/$1" "$2" | head -30
-	fi
-}
+skipped=0
 
 # a trace whose names try to break out of HTML and SVG
 python3 - "$tmp/hostile.json" <<'PY'

@@ -11,36 +11,11 @@ bin=$(realpath "$1")
 gen=$(realpath "$2")
 root=$(realpath "$3")
 golden=$root/tests/golden
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$tmp" || exit 2
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_rc() {
-	local want=$1
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, expected $want"; cat "$tmp/err"; fi
-}
 
 expect_grep() { # PATTERN FILE WHAT
 	if grep -q -- "$1" "$2"; then ok; else bad "$3: no '$1' in $2:"; head -30 "$2"; fi
-}
-
-compare_golden() {
-	if [ "${TD_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$golden/$1"
-		ok
-	elif cmp -s "$2" "$golden/$1"; then
-		ok
-	else
-		bad "$1 differs from its golden:"
-		diff -u "$golden/$1" "$2" | head -40
-	fi
 }
 
 # json_check FILE PYTHON: runs PYTHON with d = the parsed JSON; it raises on a wrong answer

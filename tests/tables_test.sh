@@ -7,35 +7,9 @@
 # TD_UPDATE_GOLDEN=1 rewrites the goldens (review the diff).
 # usage: tables_test.sh TRACEDOC REPO_ROOT
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
 cd "$2" || exit 2
-golden=tests/golden
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-compare_golden() {
-	if [ "${TD_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$golden/$1"
-		ok
-	elif cmp -s "$2" "$golden/$1"; then
-		ok
-	else
-		bad "$1 differs from its golden:"
-		diff -u "$golden/$1" "$2" | head -40
-	fi
-}
-
-expect_rc() {
-	local want=$1
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, expected $want"; cat "$tmp/err"; fi
-}
 
 # check FILE PYTHON: d is the parsed JSON; PYTHON raises on a wrong value
 check() {
