@@ -18,6 +18,7 @@
 #include "diagnose/out.h"
 #include "parser/input.h"
 #include "parser/load.h"
+#include "parser/scan.h"
 #include "parser/trace.h"
 #include "rules/config.h"
 
@@ -68,10 +69,20 @@ static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap
 	const char *nt = getenv("TD_NO_THREAD");
 	/* TD_SPLIT_BLOCK=BYTES: the split reader's block size (tests cut traces into tiny ones) */
 	const char *bs = getenv("TD_SPLIT_BLOCK");
+	/* TD_SCAN=portable|sse|avx2|avx512, TD_SQUEEZE=0|1: the byte scan's implementation and whether
+	 * whitespace is left out before yajl (parser/scan.h; for benchmarks) */
+	const char *sc = getenv("TD_SCAN"), *sq = getenv("TD_SQUEEZE");
 	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .jobs = jobs,
 				    .block = bs ? strtoul(bs, NULL, 10) : 0,
 				    .progress = fn, .progress_ctx = ctx};
-	int rc = td_trace_load(path, &opts, t, &err);
+	int rc;
+
+	if (sc && td_scan_use(sc) != 0)
+		fprintf(stderr, "tracedoc: TD_SCAN=%s is not available here; using %s\n", sc,
+			td_scan_impl());
+	if (sq && (*sq == '0' || *sq == '1'))
+		td_scan_set_squeeze(*sq == '1');
+	rc = td_trace_load(path, &opts, t, &err);
 	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
 	msg[0] = '\0';

@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
-#if defined(__SSE2__) && !defined(TD_NO_SIMD) /* -DTD_NO_SIMD: the portable SWAR path */
-#include <emmintrin.h>
-#endif
 
 #include "common/alloc.h"
 #include "common/error.h"
@@ -21,6 +18,7 @@
 
 #include "parser/builder.h"
 #include "parser/num.h"
+#include "parser/scan.h"
 #include "parser/trace.h"
 
 enum ctx {
@@ -102,9 +100,7 @@ struct td_parser {
 	char *unit, *trace_name, *backend;
 	struct td_anomalies anom; /* counted on this thread, added to the model at the end */
 	uint64_t non_objects;
-	size_t range_seen;    /* feed_range: the chunk's bytes whose lines are counted */
 	size_t skip_bom;      /* bytes of a byte order mark at the start, not for yajl */
-	uint64_t range_lines;
 	struct td_builder builder;
 	struct model_thread *mt;
 	struct batch *cur;    /* the batch being filled (threaded) */
@@ -114,19 +110,27 @@ struct td_parser {
 	unsigned char *wbuf;
 	size_t wlen;
 	/* position */
-	uint64_t offset;      /* bytes before the current chunk */
+	uint64_t offset;      /* bytes before the current chunk, or during a range before it */
 	uint64_t lines;       /* newlines before the current chunk */
 	uint64_t line_start;  /* absolute offset of the current line's first byte */
-	const unsigned char *chunk;
+	const unsigned char *chunk0; /* the current chunk (lines and line_start are before it) */
+	size_t chunk0_len;
+	uint64_t base0;       /* its absolute offset */
+	const unsigned char *chunk; /* the range of it yajl is reading (offset is its start) */
 	size_t chunk_len;
 	unsigned char tail[48];
 	size_t tail_len;
 	/* strings, followed across chunks: yajl re-reads a token that spans chunks from its start,
 	 * so a string of hundreds of MB would take quadratic time; past TD_STRING_MAX its bytes
 	 * are left out before yajl sees them */
-	int in_str, skipping;
-	uint64_t str_start;   /* where the open string's quote is */
-	size_t bs_run;        /* backslashes just before the current position */
+	struct td_scan scan;  /* the string state (parser/scan.h) */
+	int skipping;         /* a string past TD_STRING_MAX: its bytes are left out */
+	/* whitespace between tokens, left out before yajl (parser/scan.h) */
+	int squeeze;          /* 1 on, 0 off, -1 (the default) where it pays */
+	unsigned char *mbuf;  /* what yajl gets of a piece */
+	int sq_on;            /* the range yajl reads was squeezed: its positions map back */
+	struct td_scan sq_state; /* the scan state at its start */
+	size_t sq_blocks;     /* its length (whole blocks) */
 	/* the last pid/tid text converted */
 	unsigned char id_cache[24];
 	size_t id_cache_len;
@@ -134,6 +138,18 @@ struct td_parser {
 	int64_t id_cache_v;
 	uint8_t id_cache_str;
 };
+
+#define TD_STRING_MAX (1u << 20) /* a string's bytes kept; the rest are left out, counted */
+/* squeezed and handed to yajl about this many bytes at a time: at least PIECE, to a block that
+ * ends between two tokens, at most PIECE_MAX */
+#define PIECE ((size_t)64 << 10)
+#define PIECE_MAX (4 * PIECE)
+
+/* Byte k of what yajl got of the current range, as an index into the range. */
+static size_t range_index(const struct td_parser *p, size_t k)
+{
+	return p->sq_on ? td_scan_index(&p->sq_state, p->chunk, p->sq_blocks, p->offset, k) : k;
+}
 
 static inline unsigned char ctx_at(const struct td_parser *p, unsigned d)
 {
@@ -257,23 +273,29 @@ static size_t quote(char *buf, size_t cap, const unsigned char *b, size_t n)
 	return o;
 }
 
-/* Fills err's position for an error at byte `k` of the current chunk, and appends a quote of
- * the bytes around it to the message. */
+/* Fills err's position for an error at byte `k` of the range yajl was reading, and appends a
+ * quote of the bytes around it to the message. */
 static void locate(struct td_parser *p, size_t k, struct td_error *err)
 {
-	uint64_t lines = p->lines, line_start = p->line_start, abs = p->offset + k;
+	/* the whole chunk the range is part of: lines and line_start are at its start */
+	const unsigned char *c0 = p->chunk0 ? p->chunk0 : p->chunk;
+	size_t c0_len = p->chunk0 ? p->chunk0_len : p->chunk_len;
+	uint64_t base = p->chunk0 ? p->base0 : p->offset;
+	uint64_t lines = p->lines, line_start = p->line_start, abs;
 	unsigned char ctxb[96];
 	size_t before, after, n = 0;
 	char q[400];
 	size_t len = strlen(err->msg);
-	const unsigned char *nl, *s = p->chunk, *end;
+	const unsigned char *nl, *s = c0, *end;
 
 	if (k > p->chunk_len)
 		k = p->chunk_len;
-	end = p->chunk + k;
+	k += (size_t)(p->chunk - c0);
+	abs = base + k;
+	end = c0 + k;
 	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
 		lines++;
-		line_start = p->offset + (uint64_t)(nl + 1 - p->chunk);
+		line_start = base + (uint64_t)(nl + 1 - c0);
 		s = nl + 1;
 	}
 	err->has_pos = 1;
@@ -290,12 +312,12 @@ static void locate(struct td_parser *p, size_t k, struct td_error *err)
 		memcpy(ctxb, p->tail + p->tail_len - from_tail, from_tail);
 		n = from_tail;
 	}
-	memcpy(ctxb + n, p->chunk + k - before, before);
+	memcpy(ctxb + n, c0 + k - before, before);
 	n += before;
 	{
 		size_t at = n;
-		after = p->chunk_len - k < 24 ? p->chunk_len - k : 24;
-		memcpy(ctxb + n, p->chunk + k, after);
+		after = c0_len - k < 24 ? c0_len - k : 24;
+		memcpy(ctxb + n, c0 + k, after);
 		n += after;
 		if (n && len + 16 < sizeof(err->msg)) {
 			size_t qo = quote(q, sizeof(q), ctxb, at);
@@ -933,7 +955,8 @@ static int pop(struct td_parser *p)
 
 	if (c == C_EVENTS && p->t->events_close < 0) {
 		/* the byte of the ']' closing the events (yajl has consumed it), for annotate */
-		p->t->events_close = (int64_t)(p->offset + yajl_get_bytes_consumed(p->h)) - 1;
+		size_t used = yajl_get_bytes_consumed(p->h);
+		p->t->events_close = (int64_t)(p->offset + (used ? range_index(p, used - 1) : 0));
 	}
 	if (c == C_EVENT && p->depth == p->event_depth) {
 		finish_event(p);
@@ -1127,6 +1150,8 @@ struct td_parser *td_parser_new(struct td_trace *t)
 	td_vec_init(&p->devs, sizeof(struct dev_props));
 	p->sbuf_cap = 4096;
 	p->sbuf = td_malloc(p->sbuf_cap);
+	p->squeeze = -1;
+	p->mbuf = td_malloc(PIECE_MAX + 128);
 	return p;
 }
 
@@ -1168,6 +1193,7 @@ void td_parser_free(struct td_parser *p)
 	free(p->trace_name);
 	free(p->backend);
 	free(p->sbuf);
+	free(p->mbuf);
 	free(p->wbuf);
 	free(p);
 }
@@ -1188,87 +1214,61 @@ static int yajl_failure(struct td_parser *p, struct td_error *err)
 		p->failed = 1;
 		p->code = TD_EPARSE;
 	}
-	/* yajl counts the token that failed as consumed; point at its start when we can */
+	/* yajl counts the token that failed as consumed, and points at its last byte; after a
+	 * map's value it steps back to the token's start (yajl_parser.c) */
 	if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len)
-		at--;
+		at = range_index(p, strstr(err->msg, "after key and value") ? at : at - 1);
+	else if (at > 0)
+		at = range_index(p, at - 1) + 1; /* just after what was consumed */
 	locate(p, at, err);
 	return p->code;
 }
 
 uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl)
 {
-	const unsigned char *b = buf, *s = b, *end = b + len, *nl;
-	uint64_t n = 0;
-
-	*last_nl = 0;
-	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-		n++;
-		*last_nl = (size_t)(nl - b);
-		s = nl + 1;
-	}
-	return n;
+	return td_scan_lines(buf, len, last_nl);
 }
 
-#define TD_STRING_MAX (1u << 20) /* a string's bytes kept; the rest are left out, counted */
-
-/* Feeds yajl bytes [from, to) of the current chunk (p->chunk is the whole chunk). */
+/* Feeds yajl bytes [from, to) of the current chunk, or with data its squeezed form data[0..n)
+ * (the scan state at `from` in *state; the first `blocks` bytes squeezed, the rest as is). */
 static int feed_range(struct td_parser *p, const unsigned char *buf, size_t from, size_t to,
-		      uint64_t base)
+		      uint64_t base, const unsigned char *data, size_t n, const struct td_scan *state,
+		      size_t blocks)
 {
 	yajl_status st;
 
 	if (to <= from)
 		return 0;
-	if (from) { /* error positions count from the range: the lines before it first */
-		size_t nl_last;
-		uint64_t n = td_count_lines(buf + p->range_seen, from - p->range_seen, &nl_last);
-		if (n) {
-			p->lines += n;
-			p->line_start = base + p->range_seen + nl_last + 1;
-		}
-		p->range_seen = from;
-		p->range_lines += n;
-	}
 	p->chunk = buf + from;
 	p->chunk_len = to - from;
 	p->offset = base + from;
-	st = yajl_parse(p->h, buf + from, to - from);
+	p->sq_on = data != NULL;
+	if (data) {
+		p->sq_state = *state;
+		p->sq_blocks = blocks;
+		st = yajl_parse(p->h, data, n);
+	} else {
+		st = yajl_parse(p->h, buf + from, to - from);
+	}
+	if (st != yajl_status_ok)
+		return -1; /* the range stays current, for the error's position */
+	p->sq_on = 0;
 	p->offset = base;
-	return st != yajl_status_ok ? -1 : 0;
-}
-
-/* 8 bytes as a word whose low byte is b[0] (the masks below number bytes from the low end) */
-static inline uint64_t load_le64(const unsigned char *b)
-{
-	uint64_t w;
-
-	memcpy(&w, b, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	return w;
-}
-
-/* high bit of each byte of x that equals c (exact: no false positives) */
-static inline uint64_t bytes_eq(uint64_t x, unsigned char c)
-{
-	uint64_t y = x ^ (0x0101010101010101ull * c);
-	uint64_t t = (y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full;
-	return ~(t | y | 0x7f7f7f7f7f7f7f7full);
+	return 0;
 }
 
 /* One quote at byte i of the chunk: toggles the string state unless escaped. Returns 1 when
  * it closed a string that was being cut (yajl gets bytes again from i). */
 static int quote_at(struct td_parser *p, size_t i, uint64_t base)
 {
-	if (p->in_str && (p->bs_run & 1)) { /* an escaped quote */
-		p->bs_run = 0;
+	if (p->scan.in_str && (p->scan.bs_run & 1)) { /* an escaped quote */
+		p->scan.bs_run = 0;
 		return 0;
 	}
-	p->bs_run = 0;
-	p->in_str = !p->in_str;
-	if (p->in_str) {
-		p->str_start = base + i;
+	p->scan.bs_run = 0;
+	p->scan.in_str = !p->scan.in_str;
+	if (p->scan.in_str) {
+		p->scan.str_open = base + i;
 		return 0;
 	}
 	if (p->skipping) {
@@ -1276,70 +1276,6 @@ static int quote_at(struct td_parser *p, size_t i, uint64_t base)
 		return 1;
 	}
 	return 0;
-}
-
-/* Bit j set where b[j] is c, for 64 bytes. */
-static inline uint64_t mask64(const unsigned char *b, unsigned char c)
-{
-#if defined(__SSE2__) && !defined(TD_NO_SIMD)
-	const __m128i v = _mm_set1_epi8((char)c);
-	uint64_t m = 0;
-	int k;
-	for (k = 0; k < 4; k++) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
-		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, v)) << (16 * k);
-	}
-	return m;
-#else
-	uint64_t m = 0, w;
-	int k;
-	for (k = 0; k < 8; k++) { /* high bit per byte, gathered into 8 bits */
-		w = load_le64(b + 8 * k);
-		m |= ((bytes_eq(w, c) >> 7) * 0x0102040810204080ull >> 56) << (8 * k);
-	}
-	return m;
-#endif
-}
-
-/* The string state over 64 bytes at once, as simdjson follows it: the escaped bytes from the
- * runs of backslashes (branch-free, the carry being whether the first byte is escaped), then
- * the inside-string mask as the prefix XOR of the unescaped quotes. Returns 1 when a string
- * is still open at the end and has grown past TD_STRING_MAX (the caller cuts it). */
-static inline int strings64(struct td_parser *p, const unsigned char *b, uint64_t at)
-{
-	const uint64_t even = 0x5555555555555555ull;
-	uint64_t bs = mask64(b, '\\'), q = mask64(b, '"'), carry = p->bs_run & 1;
-	uint64_t in, opens, escaped = 0;
-
-	if (bs | carry) {
-		uint64_t starts, follows, odd_starts, sum;
-		bs &= ~carry;
-		follows = bs << 1 | carry;
-		odd_starts = bs & ~even & ~follows;
-		carry = __builtin_add_overflow(odd_starts, bs, &sum);
-		starts = sum << 1;
-		escaped = (even ^ starts) & follows;
-	}
-	p->bs_run = carry; /* 1: the next block's first byte is escaped */
-	q &= ~escaped;
-	if (!q)
-		in = p->in_str ? ~0ull : 0;
-	else {
-		in = q;
-		in ^= in << 1;
-		in ^= in << 2;
-		in ^= in << 4;
-		in ^= in << 8;
-		in ^= in << 16;
-		in ^= in << 32;
-		if (p->in_str)
-			in = ~in;
-		opens = q & in; /* quotes that open a string */
-		if (opens)
-			p->str_start = at + 63 - (uint64_t)__builtin_clzll(opens);
-		p->in_str = (int)(in >> 63);
-	}
-	return p->in_str && at + 64 - p->str_start > TD_STRING_MAX;
 }
 
 /* Up to 8 bytes at buf[i]: the string state a word, or a byte, at a time. *start moves to a
@@ -1350,16 +1286,17 @@ static inline void strings8(struct td_parser *p, const unsigned char *buf, size_
 	uint64_t w, q, bs;
 	size_t k;
 
+	p->scan.ws_seed = 0; /* whitespace after these bytes is kept */
 	if (n == 8) {
-		w = load_le64(buf + i);
-		q = bytes_eq(w, '"');
-		bs = bytes_eq(w, '\\');
+		w = td_load_le64(buf + i);
+		q = td_bytes_eq(w, '"');
+		bs = td_bytes_eq(w, '\\');
 	} else {
 		q = bs = 1; /* the tail: byte by byte */
 	}
 	if (!bs && !q) {
-		p->bs_run = 0;
-	} else if (!bs && !p->bs_run) { /* quotes only: no escapes to follow */
+		p->scan.bs_run = 0;
+	} else if (!bs && !p->scan.bs_run) { /* quotes only: no escapes to follow */
 		while (q) {
 			k = (size_t)__builtin_ctzll(q) / 8;
 			q &= q - 1;
@@ -1370,43 +1307,67 @@ static inline void strings8(struct td_parser *p, const unsigned char *buf, size_
 		for (k = 0; k < n; k++) {
 			unsigned char c = buf[i + k];
 			if (c == '\\') {
-				p->bs_run++;
+				p->scan.bs_run++;
 			} else if (c == '"') {
 				if (quote_at(p, i + k, base))
 					*start = i + k;
 			} else {
-				p->bs_run = 0;
+				p->scan.bs_run = 0;
 			}
 		}
 	}
 }
 
-/* The chunk through yajl, a string's bytes past TD_STRING_MAX left out. The string state is
- * followed 64 bytes at a time (strings64) while no string is being cut, then 8 at a time (a
- * word without a quote or a backslash costs a few operations; an escaped quote has an odd run
- * of backslashes before it). Returns 0, or -1 when yajl failed (p->chunk, p->offset set for
- * its position). */
+/* The chunk through yajl, a string's bytes past TD_STRING_MAX left out. Whole 64-byte blocks
+ * go through td_scan_blocks() a piece at a time, squeezed (parser/scan.h) and handed to yajl
+ * at once; the tail, and the bytes of a string being cut, 8 at a time (a word without a quote
+ * or a backslash costs a few operations; an escaped quote has an odd run of backslashes
+ * before it). A piece in which a string grows past the limit is handed over as it is, up to
+ * the cut. Returns 0, or -1 when yajl failed (p->chunk, p->offset set for its position). */
 static int feed_strings(struct td_parser *p, const unsigned char *buf, size_t len, uint64_t base)
 {
 	size_t i = p->skip_bom, start = p->skip_bom;
 
 	p->skip_bom = 0;
-	p->range_seen = 0;
-	p->range_lines = 0;
 	while (i < len) {
 		if (!p->skipping && len - i >= 64) {
-			int over = strings64(p, buf + i, base + i);
-			i += 64;
-			if (!over)
+			size_t n = (len - i) & ~(size_t)63, o = 0, done;
+			struct td_scan before = p->scan;
+			int sq = (p->squeeze < 0 ? td_scan_squeeze_pays() : p->squeeze) && start == i;
+			if (sq && n > PIECE_MAX)
+				n = PIECE_MAX;
+			done = td_scan_blocks(&p->scan, buf + i, n, base + i, TD_STRING_MAX,
+					      sq ? p->mbuf : NULL, &o, PIECE);
+			i += done;
+			if (!p->scan.in_str || base + i - p->scan.str_open <= TD_STRING_MAX) {
+				size_t blocks = i - start;
+				if (!sq)
+					continue;
+				/* the tail (< 64 bytes) goes with the last piece, as it is: yajl is
+				 * handed the chunk's end where it would be without squeezing */
+				if (len - i < 64 && (!p->scan.in_str ||
+						     base + len - p->scan.str_open <= TD_STRING_MAX)) {
+					size_t k;
+					for (k = i; k < len; k += 8)
+						strings8(p, buf, k, len - k >= 8 ? 8 : len - k, base,
+							 &start);
+					memcpy(p->mbuf + o, buf + i, len - i);
+					o += len - i;
+					i = len;
+				}
+				if (feed_range(p, buf, start, i, base, p->mbuf, o, &before, blocks))
+					return -1;
+				start = i;
 				continue;
+			}
 		} else {
 			size_t n = len - i >= 8 ? 8 : len - i;
 			strings8(p, buf, i, n, base, &start);
 			i += n;
 		}
 		/* a string past the limit: yajl gets up to the cut, nothing more of it */
-		if (p->in_str && !p->skipping && base + i - p->str_start > TD_STRING_MAX) {
-			size_t cut = (size_t)(p->str_start + TD_STRING_MAX - base), back;
+		if (p->scan.in_str && !p->skipping && base + i - p->scan.str_open > TD_STRING_MAX) {
+			size_t cut = (size_t)(p->scan.str_open + TD_STRING_MAX - base), back;
 			if (cut < start)
 				cut = start;
 			for (back = 1; back <= 8 && cut - back > start; back++) /* not in an escape */
@@ -1416,14 +1377,14 @@ static int feed_strings(struct td_parser *p, const unsigned char *buf, size_t le
 				}
 			while (cut > start && (buf[cut] & 0xc0) == 0x80) /* nor in a UTF-8 character */
 				cut--;
-			if (feed_range(p, buf, start, cut, base))
+			if (feed_range(p, buf, start, cut, base, NULL, 0, NULL, 0))
 				return -1;
 			p->skipping = 1;
 			p->anom.long_strings++;
 			start = len;
 		}
 	}
-	return p->skipping ? 0 : feed_range(p, buf, start, len, base);
+	return p->skipping ? 0 : feed_range(p, buf, start, len, base, NULL, 0, NULL, 0);
 }
 
 int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uint64_t lines,
@@ -1453,13 +1414,17 @@ int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uin
 		if (len >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
 			p->skip_bom = 3;
 	}
+	p->chunk0 = buf;
+	p->chunk0_len = len;
+	p->base0 = p->offset;
 	if (feed_strings(p, buf, len, p->offset) != 0)
 		return yajl_failure(p, err);
-	lines -= p->range_lines; /* those before a range were counted by feed_range */
 	if (lines) {
 		p->lines += lines;
 		p->line_start = p->offset + last_nl + 1;
 	}
+	p->chunk0 = NULL;
+	p->chunk0_len = 0;
 	remember_tail(p, buf, len);
 	p->offset += len;
 	p->t->bytes_in = p->offset;
@@ -1517,6 +1482,13 @@ void td_parser_trim(struct td_parser *p)
 	free(p->sbuf);
 	p->sbuf = NULL;
 	p->sbuf_cap = 0;
+	free(p->mbuf);
+	p->mbuf = NULL;
+}
+
+void td_parser_set_squeeze(struct td_parser *p, int on)
+{
+	p->squeeze = on;
 }
 
 void td_parser_prime(struct td_parser *p, int array_layout, uint64_t offset, uint64_t lines,
@@ -1529,6 +1501,8 @@ void td_parser_prime(struct td_parser *p, int array_layout, uint64_t offset, uin
 	/* the document's opening, so that the context is the sequential reader's at an event */
 	p->chunk = (const unsigned char *)pre;
 	p->chunk_len = n;
+	p->chunk0 = NULL;
+	p->sq_on = 0;
 	p->offset = offset - n;
 	(void)yajl_parse(p->h, (const unsigned char *)pre, n);
 	p->offset = offset;
@@ -1540,7 +1514,7 @@ void td_parser_prime(struct td_parser *p, int array_layout, uint64_t offset, uin
 
 int td_parser_at_boundary(const struct td_parser *p)
 {
-	return !p->failed && !p->in_str && !p->skipping && !p->event_depth && p->depth >= 1 &&
+	return !p->failed && !p->scan.in_str && !p->skipping && !p->event_depth && p->depth >= 1 &&
 	       ctx_at(p, p->depth) == C_EVENTS;
 }
 
@@ -1616,6 +1590,8 @@ static int end_document(struct td_parser *p, uint64_t events_before, int build,
 	p->err = err;
 	p->chunk = (const unsigned char *)"";
 	p->chunk_len = 0;
+	p->chunk0 = NULL;
+	p->sq_on = 0;
 	st = yajl_complete_parse(p->h);
 	if (build)
 		apply_deferred(p);

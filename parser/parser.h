@@ -32,6 +32,10 @@ int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uin
 /* Counts the newlines in buf for td_parser_feed_counted(). */
 uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl);
 
+/* Whether the whitespace between tokens is left out before yajl reads the input (by default
+ * where that pays: parser/scan.h). The model and any error are the same either way. */
+void td_parser_set_squeeze(struct td_parser *p, int on);
+
 /* Ends the input. A document cut short (a truncated file) is not an error: the trace is marked
  * partial, keeping every complete event, and 0 is returned. An input with no JSON value at all,
  * or one that is not a trace, is TD_EPARSE / TD_EFORMAT. */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: arbitrary bytes through the reader (in chunks whose size the input picks),
- * the model's finalize and the busy-time query. Must never crash, leak or trip a sanitizer. */
+ * twice (the whitespace between tokens left out before yajl, and not: the outcomes must be
+ * the same), the model's finalize and the busy-time query. Must never crash, leak or trip a
+ * sanitizer. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "parser/parser.h"
@@ -11,29 +14,51 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* one read of data[0..size) in chunks; returns the parser's code, the trace kept in *t */
+static int read_all(const uint8_t *data, size_t size, size_t chunk, int squeeze, struct td_trace *t,
+		    struct td_error *err)
 {
-	struct td_trace t;
-	struct td_error err;
 	struct td_parser *p;
-	size_t chunk, off = 0, i;
+	size_t off = 0;
 	int rc = 0;
 
-	if (size == 0)
-		return 0;
-	chunk = (size_t)(data[0] % 64) + 1;
-	data++;
-	size--;
-	td_trace_init(&t);
-	p = td_parser_new(&t);
+	td_trace_init(t);
+	memset(err, 0, sizeof(*err));
+	p = td_parser_new(t);
+	td_parser_set_squeeze(p, squeeze);
 	while (off < size && rc == 0) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		rc = td_parser_feed(p, data + off, n, &err);
+		rc = td_parser_feed(p, data + off, n, err);
 		off += n;
 	}
 	if (rc == 0)
-		rc = td_parser_finish(p, &err);
+		rc = td_parser_finish(p, err);
 	td_parser_free(p);
+	return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct td_trace t, u;
+	struct td_error err, err2;
+	size_t chunk, i;
+	int rc, rc2;
+
+	if (size == 0)
+		return 0;
+	/* chunks of 1 to 64 bytes, times 1, 4, 16 or 64 */
+	chunk = ((size_t)(data[0] % 64) + 1) << (2 * (data[0] >> 6));
+	data++;
+	size--;
+	/* the whitespace between tokens left out, and not: the same outcome, exactly */
+	rc = read_all(data, size, chunk, 1, &t, &err);
+	rc2 = read_all(data, size, chunk, 0, &u, &err2);
+	if (rc != rc2 || t.events.len != u.events.len || t.n_trace_events != u.n_trace_events ||
+	    t.partial != u.partial || memcmp(&t.anom, &u.anom, sizeof(t.anom)) != 0 ||
+	    (rc && (err.offset != err2.offset || err.line != err2.line || err.col != err2.col ||
+		    strcmp(err.msg, err2.msg) != 0)))
+		abort();
+	td_trace_free(&u);
 	if (rc == 0) {
 		td_trace_finalize(&t);
 		for (i = 0; i < t.devices.len; i++) {
