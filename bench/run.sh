@@ -86,6 +86,8 @@ burn=$build/bench/burn
 b1=$(once "$burn"); b2=$(once sh -c "$burn & $burn; wait")
 cap=$(awk -v a="${b1% *}" -v b="${b2% *}" 'BEGIN { printf "%.2f", b / a }')
 echo "trace: $trace, $((bytes / 1000000)) MB, $events events, $(nproc) cores"
+echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
+	"$(grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo no AVX2) (the byte scan uses it)"
 echo "capacity check: two CPU loops at once take ${cap}x one (1.0: the cores are all there;"
 echo "  2.0: they share one core's worth, and parallel figures mean nothing)"
 echo
@@ -104,6 +106,8 @@ if [ -n "${BASELINE:-}" ]; then # an earlier build's tracedoc: -j 1 must not be 
 else
 	echo "(BASELINE=PATH_TO_AN_EARLIER_TRACEDOC compares -j 1 with it)"
 fi
+pair "stats -j 1, whitespace left out vs kept (TD_SQUEEZE=0)" 1.0 env TD_SQUEEZE=0 "$td" stats -j 1 \
+	"$trace" -- "$td" stats -j 1 "$trace"
 rss_row "stats, -j 2: peak RSS" "$td" stats -j 2 "$trace"
 rss_row "diagnose --format json, -j 2: peak RSS" "$td" diagnose --format json -j 2 "$trace"
 [ "${TABLE:-1}" = 0 ] && exit 0

@@ -69,7 +69,7 @@ static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap
 	const char *nt = getenv("TD_NO_THREAD");
 	/* TD_SPLIT_BLOCK=BYTES: the split reader's block size (tests cut traces into tiny ones) */
 	const char *bs = getenv("TD_SPLIT_BLOCK");
-	/* TD_SCAN=portable|sse|avx2|avx512, TD_SQUEEZE=0|1: the byte scan's implementation and whether
+	/* TD_SCAN=portable|sse|avx2, TD_SQUEEZE=0|1: the byte scan's implementation and whether
 	 * whitespace is left out before yajl (parser/scan.h; for benchmarks) */
 	const char *sc = getenv("TD_SCAN"), *sq = getenv("TD_SQUEEZE");
 	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .jobs = jobs,

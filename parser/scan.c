@@ -8,7 +8,6 @@
 #include <immintrin.h>
 #define T_SSE __attribute__((target("ssse3")))
 #define T_AVX2 __attribute__((target("avx2,pclmul,popcnt")))
-#define T_512 __attribute__((target("avx512f,avx512bw,avx512vbmi2,pclmul,popcnt")))
 #endif
 
 /* --- one block's step: the same arithmetic in every implementation ---------------------- */
@@ -355,83 +354,12 @@ T_AVX2 static uint64_t lines_avx2(const unsigned char *b, size_t len, size_t *la
 	return n;
 }
 
-/* --- AVX-512: a block is one register; VBMI2 compresses it ------------------------------ */
-
-T_512 static inline void classify_512(const unsigned char *b, struct masks *m)
-{
-	__m512i x = _mm512_loadu_si512((const void *)b);
-	__m512i x20 = _mm512_or_si512(x, _mm512_set1_epi8(0x20));
-
-	m->q = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('"'));
-	m->bs = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\\'));
-	m->ws = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(' ')) |
-		_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\n')) |
-		_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\t')) |
-		_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\r'));
-	m->st = _mm512_cmpeq_epi8_mask(x20, _mm512_set1_epi8('{')) |
-		_mm512_cmpeq_epi8_mask(x20, _mm512_set1_epi8('}')) |
-		_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(':')) |
-		_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(','));
-}
-
-T_512 static inline void qb_512(const unsigned char *b, uint64_t *q, uint64_t *bs)
-{
-	__m512i x = _mm512_loadu_si512((const void *)b);
-
-	*q = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('"'));
-	*bs = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\\'));
-}
-
-/* the prefix XOR as one carry-less multiply by all ones */
-T_512 static inline uint64_t pxor_clmul(uint64_t q)
-{
-	__m128i v = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)q), _mm_set1_epi8((char)0xff), 0);
-	return (uint64_t)_mm_cvtsi128_si64(v);
-}
-
-T_512 static inline size_t compact_512(const unsigned char *b, uint64_t keep, unsigned char *out)
-{
-	__m512i x = _mm512_loadu_si512((const void *)b);
-
-	_mm512_storeu_si512((void *)out, _mm512_maskz_compress_epi8(keep, x));
-	return (size_t)__builtin_popcountll(keep);
-}
-
-T_512 static size_t blocks_512(struct td_scan *s, const unsigned char *b, size_t n, uint64_t at,
-			       uint64_t max, unsigned char *out, size_t *out_len, size_t soft)
-{
-	SCAN_BLOCKS(classify_512, qb_512, pxor_clmul, compact_512);
-}
-
-T_512 static uint64_t lines_512(const unsigned char *b, size_t len, size_t *last_nl)
-{
-	const __m512i cnl = _mm512_set1_epi8('\n');
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i + 64 <= len; i += 64) {
-		uint64_t m = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(b + i)), cnl);
-		if (m) {
-			n += (uint64_t)__builtin_popcountll(m);
-			*last_nl = i + 63 - (size_t)__builtin_clzll(m);
-		}
-	}
-	if (i < len) {
-		size_t tail_nl = 0;
-		uint64_t t = lines_portable(b + i, len - i, &tail_nl);
-		if (t) {
-			n += t;
-			*last_nl = i + tail_nl;
-		}
-	}
-	return n;
-}
 #endif
 
 /* --- dispatch ------------------------------------------------------------------------- */
 
-enum { IMPL_PORTABLE, IMPL_SSE, IMPL_AVX2, IMPL_512, IMPL_N };
-static const char *const impl_names[IMPL_N] = {"portable", "sse", "avx2", "avx512"};
+enum { IMPL_PORTABLE, IMPL_SSE, IMPL_AVX2, IMPL_N };
+static const char *const impl_names[IMPL_N] = {"portable", "sse", "avx2"};
 static int impl_have[IMPL_N];
 static int impl = IMPL_PORTABLE;
 static pthread_once_t impl_once = PTHREAD_ONCE_INIT;
@@ -455,10 +383,6 @@ static void impl_init(void)
 	impl_have[IMPL_SSE] = __builtin_cpu_supports("ssse3");
 	impl_have[IMPL_AVX2] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
 			       __builtin_cpu_supports("popcnt");
-	impl_have[IMPL_512] = __builtin_cpu_supports("avx512f") &&
-			      __builtin_cpu_supports("avx512bw") &&
-			      __builtin_cpu_supports("avx512vbmi2") &&
-			      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("popcnt");
 #endif
 	for (impl = IMPL_N - 1; !impl_have[impl]; impl--)
 		;
@@ -501,8 +425,6 @@ size_t td_scan_blocks(struct td_scan *s, const unsigned char *b, size_t n, uint6
 {
 	pthread_once(&impl_once, impl_init);
 #ifdef TD_X86
-	if (impl == IMPL_512)
-		return blocks_512(s, b, n, at, max, out, out_len, soft);
 	if (impl == IMPL_AVX2)
 		return blocks_avx2(s, b, n, at, max, out, out_len, soft);
 	if (impl == IMPL_SSE)
@@ -516,8 +438,6 @@ uint64_t td_scan_lines(const void *buf, size_t len, size_t *last_nl)
 	*last_nl = 0;
 	pthread_once(&impl_once, impl_init);
 #ifdef TD_X86
-	if (impl == IMPL_512)
-		return lines_512(buf, len, last_nl);
 	if (impl == IMPL_AVX2)
 		return lines_avx2(buf, len, last_nl);
 	if (impl == IMPL_SSE)

@@ -8,7 +8,7 @@
  * Which whitespace goes: a run outside strings whose previous byte is structural ({ } [ ] : ,)
  * or a quote. Two tokens are never joined ("1 2" stays), so yajl accepts and rejects exactly
  * the same input, at the same token. The rule depends on the bytes alone: every implementation
- * (AVX-512, AVX2, SSE2 + SSSE3, portable) drops the same bytes, and td_scan_index() maps a byte yajl
+ * (AVX2, SSE2 + SSSE3, portable) drops the same bytes, and td_scan_index() maps a byte yajl
  * saw back to the input for error positions. */
 #ifndef TD_PARSER_SCAN_H
 #define TD_PARSER_SCAN_H
@@ -50,7 +50,7 @@ int td_scan_squeeze_pays(void);
  * benchmark: TD_SQUEEZE=0|1). */
 void td_scan_set_squeeze(int on);
 
-/* The implementation in use: "avx512", "avx2", "sse" or "portable". td_scan_use(name) selects one
+/* The implementation in use: "avx2", "sse" or "portable". td_scan_use(name) selects one
  * (tests compare them); returns -1 when this CPU or build cannot run it. */
 const char *td_scan_impl(void);
 int td_scan_use(const char *name);
