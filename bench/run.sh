@@ -4,7 +4,7 @@
 # json_verify and Python's json.load: first the targets, each measured side by side with what it
 # is compared to (A and B in turn, RUNS pairs, medians), with PASS or MISS; then a table.
 # usage: bench/run.sh [SIZE_MB] [BUILD_DIR]   (RUNS=N pairs, default 5; TABLE=0 skips the table;
-#        BASELINE=an earlier build's tracedoc, for the -j 1 row)
+#        BASELINE=an earlier build's tracedoc that takes -j, for the -j 1 row)
 set -eu
 cd "$(dirname "$0")/.."
 size=${1:-1000}
@@ -101,7 +101,7 @@ pair "stats FILE.gz vs zcat FILE.gz | json_verify" 1.5 sh -c "zcat $trace.gz | j
 pair "stats FILE.zst vs zstd -dc FILE.zst | json_verify" 1.5 \
 	sh -c "zstd -dc $trace.zst | json_verify -q" -- "$td" stats "$trace.zst"
 if [ -n "${BASELINE:-}" ]; then # an earlier build's tracedoc: -j 1 must not be slower
-	pair "stats -j 1 vs $BASELINE stats" 0.97 "$BASELINE" stats "$trace" -- \
+	pair "stats -j 1 vs $BASELINE stats -j 1" 0.97 "$BASELINE" stats -j 1 "$trace" -- \
 		"$td" stats -j 1 "$trace"
 else
 	echo "(BASELINE=PATH_TO_AN_EARLIER_TRACEDOC compares -j 1 with it)"

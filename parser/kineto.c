@@ -373,12 +373,20 @@ static void slice(struct td_parser *p, struct td_slice *sl, const unsigned char 
 static void capture_raw(struct td_parser *p, const char *s, size_t n)
 {
 	struct td_raw *e = &p->ev;
+	char *to;
 
 	if (e->str_len + n > p->sbuf_cap) {
 		p->sbuf_cap = (e->str_len + n) * 2 + 256;
 		p->sbuf = td_realloc(p->sbuf, p->sbuf_cap);
 	}
-	memcpy(p->sbuf + e->str_len, s, n);
+	to = p->sbuf + e->str_len;
+	if (n <= 8) { /* "[", ", ", "4096": a call to memcpy would cost more */
+		size_t i;
+		for (i = 0; i < n; i++)
+			to[i] = s[i];
+	} else {
+		memcpy(to, s, n);
+	}
 	e->str_len += (uint32_t)n;
 	p->capture->len += (uint32_t)n;
 }
@@ -1026,11 +1034,10 @@ static void *model_main(void *arg)
 		}
 		b = &mt->b[mt->tail % NBATCH];
 		pthread_mutex_unlock(&mt->mu);
-		while (off < b->len) {
-			struct td_raw e;
-			memcpy(&e, b->buf + off, sizeof(e));
-			td_builder_add(&p->builder, &e, (const char *)b->buf + off + sizeof(e));
-			off += rec_size(&e);
+		while (off < b->len) { /* records are 8-aligned in the batch: read in place */
+			const struct td_raw *e = (const struct td_raw *)(const void *)(b->buf + off);
+			td_builder_add(&p->builder, e, (const char *)b->buf + off + sizeof(*e));
+			off += rec_size(e);
 		}
 		pthread_mutex_lock(&mt->mu);
 		mt->tail++;

@@ -1,12 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 #include "parser/num.h"
 
+#include "parser/scan.h"
+
 static const uint64_t pow10_tab[20] = {
 	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
 	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
 	100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
 	1000000000000000000ull, 10000000000000000000ull,
 };
+
+/* 1 when the 8 bytes of w (a little-endian load) are all ASCII digits */
+static inline int eight_digits(uint64_t w)
+{
+	return ((w & 0xF0F0F0F0F0F0F0F0ull) |
+		(((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+	       0x3333333333333333ull;
+}
+
+/* their value, three multiplies instead of eight */
+static inline uint64_t parse_eight(uint64_t w)
+{
+	w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+	w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+	return (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+}
 
 int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
 {
@@ -22,6 +40,12 @@ int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
 		uint64_t v = 0;
 		const char *q = s;
 		int nd = 0, fd = 0;
+		uint64_t w;
+		if (len >= 8 && eight_digits(w = td_load_le64((const unsigned char *)q))) {
+			v = parse_eight(w); /* a timestamp's first 8 of its 10-16 digits */
+			q += 8;
+			nd = 8;
+		}
 		while (q < end && *q >= '0' && *q <= '9' && nd < 15) {
 			v = v * 10 + (uint64_t)(*q++ - '0');
 			nd++;

@@ -87,6 +87,57 @@ static void test_many_digits(void **state)
 	assert_true(st & TD_NUM_INEXACT);
 }
 
+/* Digits read 8 at a time must give what reading them one by one gives: every integer length
+ * up to 15, fractions of 1 to 5 digits, a bad byte at every position. */
+static void test_eight_at_a_time(void **state)
+{
+	char buf[40];
+	unsigned r = 7;
+	int nint, nfrac, bad, k;
+	(void)state;
+
+	for (nint = 1; nint <= 15; nint++) /* times 1000 fits int64 */
+		for (nfrac = -1; nfrac <= 5; nfrac++)
+			for (bad = -1; bad < nint + nfrac + 1; bad++) {
+				int64_t want = 0, got;
+				int n = 0, inexact = 0, st;
+				for (k = 0; k < nint; k++) {
+					r = r * 1103515245u + 12345u;
+					buf[n] = (char)('0' + (r >> 16) % 10);
+					want = want * 10 + (buf[n++] - '0');
+				}
+				want *= 1000;
+				if (nfrac >= 0) {
+					int64_t f = 100;
+					buf[n++] = '.';
+					for (k = 0; k < nfrac; k++) {
+						r = r * 1103515245u + 12345u;
+						buf[n] = (char)('0' + (r >> 16) % 10);
+						if (k < 3)
+							want += (buf[n] - '0') * f, f /= 10;
+						else if (buf[n] != '0')
+							inexact = 1;
+						n++;
+					}
+				}
+				if (bad >= 0 && bad < n)
+					buf[bad] = buf[bad] == '.' ? 'x' : '/';
+				buf[n] = '\0';
+				st = td_num_scaled(buf, (size_t)n, 3, &got);
+				if (nfrac == 0) /* "12.": yajl never hands that over */
+					continue;
+				if (bad >= 0 && bad < n) {
+					if (!(st & TD_NUM_SYNTAX))
+						fail_msg("%s: read as %lld (status %d)", buf,
+							 (long long)got, st);
+				} else {
+					if (got != want || st != (inexact ? TD_NUM_INEXACT : TD_NUM_OK))
+						fail_msg("%s: %lld (status %d), expected %lld", buf,
+							 (long long)got, st, (long long)want);
+				}
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -94,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_sub_ns_digits_flagged),
 		cmocka_unit_test(test_range_and_syntax),
 		cmocka_unit_test(test_many_digits),
+		cmocka_unit_test(test_eight_at_a_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
