@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "common/error.h"
+#include "parser/load.h"
 #include "parser/parser.h"
 #include "parser/scan.h"
 #include "tests/helpers.h"
@@ -368,6 +369,55 @@ static void test_real_traces_both_ways(void **state)
 	}
 }
 
+/* The split reader's workers squeeze too: -j 3 in blocks of 64 KiB, both ways, the same. */
+static struct outcome load_split(const char *path, int squeeze)
+{
+	struct outcome o;
+	struct td_trace t;
+	struct td_load_opts opts = {.jobs = 3, .block = 65536};
+
+	memset(&o, 0, sizeof(o));
+	td_scan_set_squeeze(squeeze);
+	td_trace_init(&t);
+	o.rc = td_trace_load(path, &opts, &t, &o.err);
+	if (o.rc == 0)
+		o.digest = th_digest(&t);
+	td_trace_free(&t);
+	td_scan_set_squeeze(-1);
+	return o;
+}
+
+static void test_split_both_ways(void **state)
+{
+	static const char *const files[] = {
+		"mini-kineto.json", "odd/truncated.json", "bad/stray-quote.json",
+		"bad/trailing-garbage.json", "../shared/traces/ddp-v100-rank1.json.gz",
+		"../shared/traces/b200-eager-decode.json.gz",
+	};
+	size_t f;
+	(void)state;
+
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char path[4096];
+		struct outcome a, b;
+		if (strncmp(files[f], "../shared", 9) == 0) {
+			if (!th_have_shared())
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, files[f] + 17);
+		} else {
+			snprintf(path, sizeof(path), "%s", th_fixture(files[f]));
+		}
+		a = load_split(path, 1);
+		b = load_split(path, 0);
+		if (a.rc != b.rc || a.digest != b.digest || a.err.offset != b.err.offset ||
+		    a.err.line != b.err.line || a.err.col != b.err.col || strcmp(a.err.msg, b.err.msg))
+			fail_msg("%s, split: rc %d / %d, %u:%u (byte %llu) '%s' / %u:%u (byte %llu) "
+				 "'%s', or the model differs", files[f], a.rc, b.rc, a.err.line,
+				 a.err.col, (unsigned long long)a.err.offset, a.err.msg, b.err.line,
+				 b.err.col, (unsigned long long)b.err.offset, b.err.msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_errors_near_whitespace),
 		cmocka_unit_test(test_error_after_bom),
 		cmocka_unit_test(test_real_traces_both_ways),
+		cmocka_unit_test(test_split_both_ways),
 	};
 	dflt = td_scan_impl();
 	printf("scan implementations here: %s (default)", dflt);
