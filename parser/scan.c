@@ -181,6 +181,27 @@ static uint64_t lines_portable(const unsigned char *b, size_t len, size_t *last_
 }
 
 #ifdef TD_X86
+/* a 64-byte block's newline mask m (the block at i) into the count and the last one */
+static inline void lines_block(uint64_t m, size_t i, uint64_t *n, size_t *last_nl)
+{
+	if (m) {
+		*n += (uint64_t)__builtin_popcountll(m);
+		*last_nl = i + 63 - (size_t)__builtin_clzll(m);
+	}
+}
+
+/* the bytes after the last whole block, b[i..len) */
+static uint64_t lines_tail(const unsigned char *b, size_t i, size_t len, uint64_t n,
+			   size_t *last_nl)
+{
+	size_t tail_nl = 0;
+	uint64_t t = i < len ? lines_portable(b + i, len - i, &tail_nl) : 0;
+
+	if (t)
+		*last_nl = i + tail_nl;
+	return n + t;
+}
+
 /* --- SSE2 masks, SSSE3 compaction (8 bytes through a shuffle from a table) --------------- */
 
 static unsigned char shuf_tab[256][8]; /* the kept bytes' indices first, then 0x80 (zero) */
@@ -256,20 +277,9 @@ static uint64_t lines_sse(const unsigned char *b, size_t len, size_t *last_nl)
 			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + i + 16 * k));
 			m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cnl)) << (16 * k);
 		}
-		if (m) {
-			n += (uint64_t)__builtin_popcountll(m);
-			*last_nl = i + 63 - (size_t)__builtin_clzll(m);
-		}
+		lines_block(m, i, &n, last_nl);
 	}
-	if (i < len) {
-		size_t tail_nl = 0;
-		uint64_t t = lines_portable(b + i, len - i, &tail_nl);
-		if (t) {
-			n += t;
-			*last_nl = i + tail_nl;
-		}
-	}
-	return n;
+	return lines_tail(b, i, len, n, last_nl);
 }
 
 /* --- AVX2: a block is two registers; the SSSE3 compaction ------------------------------- */
@@ -338,20 +348,9 @@ T_AVX2 static uint64_t lines_avx2(const unsigned char *b, size_t len, size_t *la
 			_mm256_loadu_si256((const __m256i *)(const void *)(b + i)), cnl));
 		m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
 			_mm256_loadu_si256((const __m256i *)(const void *)(b + i + 32)), cnl)) << 32;
-		if (m) {
-			n += (uint64_t)__builtin_popcountll(m);
-			*last_nl = i + 63 - (size_t)__builtin_clzll(m);
-		}
+		lines_block(m, i, &n, last_nl);
 	}
-	if (i < len) {
-		size_t tail_nl = 0;
-		uint64_t t = lines_portable(b + i, len - i, &tail_nl);
-		if (t) {
-			n += t;
-			*last_nl = i + tail_nl;
-		}
-	}
-	return n;
+	return lines_tail(b, i, len, n, last_nl);
 }
 
 #endif
