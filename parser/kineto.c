@@ -141,7 +141,8 @@ struct td_parser {
 
 #define TD_STRING_MAX (1u << 20) /* a string's bytes kept; the rest are left out, counted */
 /* squeezed and handed to yajl about this many bytes at a time: at least PIECE, to a block that
- * ends between two tokens, at most PIECE_MAX */
+ * ends between two tokens, at most PIECE_MAX (only a string of 192 KiB or more has no such
+ * block: an error inside it could then be placed a byte or two differently) */
 #define PIECE ((size_t)64 << 10)
 #define PIECE_MAX (4 * PIECE)
 
