@@ -1222,11 +1222,16 @@ static int yajl_failure(struct td_parser *p, struct td_error *err)
 		p->failed = 1;
 		p->code = TD_EPARSE;
 	}
-	/* yajl counts the token that failed as consumed, and points at its last byte; after a
-	 * map's value it steps back to the token's start (yajl_parser.c) */
-	if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len)
-		at = range_index(p, strstr(err->msg, "after key and value") ? at : at - 1);
-	else if (at > 0)
+	/* yajl counts the token that failed as consumed and points past its last byte; after a
+	 * map's value it steps back to the token's start (yajl_parser.c), and where the lexer
+	 * stops at a byte it cannot take (a comment's '/', a bad literal or number) it leaves
+	 * that byte unconsumed: point at it, which also keeps whitespace out of the position */
+	if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len) {
+		const char *m = err->msg;
+		int at_byte = strstr(m, "after key and value") || strstr(m, "comment") ||
+			      strstr(m, "invalid string in json") || strstr(m, "malformed number");
+		at = range_index(p, at_byte ? at : at - 1);
+	} else if (at > 0)
 		at = range_index(p, at - 1) + 1; /* just after what was consumed */
 	locate(p, at, err);
 	return p->code;

@@ -299,6 +299,11 @@ static void test_errors_near_whitespace(void **state)
 		"{\"ph\": \"X\", \"ts\": 1}\n ] \n } \n [",              /* trailing garbage */
 		"{\"ph\": \"X\", \"ts\": 1}\n ] \n } \n  \n",            /* fine */
 		"{\"ph\": \"X\", \"ts\": 1}\n ",                         /* cut short */
+		"{\"ph\": \"X\", \"ts\": /,\n \"dur\": 1}",     /* a comment after a colon */
+		"{\"ph\": \"X\",\n  /* c */ \"ts\": 1}",
+		"[ tXue, 1 ]",
+		"[ 1, 2, 1e , 3 ]",
+		"[ 1, 2, -\n 3 ]",
 	};
 	char *doc = malloc(1 << 16);
 	size_t i, pad;
@@ -316,7 +321,7 @@ static void test_errors_near_whitespace(void **state)
 			memset(doc + n, ' ', pad);
 			n += pad;
 			n += (size_t)sprintf(doc + n, "%s", bad[i]);
-			if (i < 8)
+			if (i < 8 || i >= 12)
 				n += (size_t)sprintf(doc + n, "\n  ]\n}\n");
 			snprintf(what, sizeof(what), "case %zu, pad %zu", i, pad);
 			same_both_ways(what, (const unsigned char *)doc, n, 0);
