@@ -115,7 +115,6 @@ struct td_parser {
 	uint64_t line_start;  /* absolute offset of the current line's first byte */
 	const unsigned char *chunk0; /* the current chunk (lines and line_start are before it) */
 	size_t chunk0_len;
-	uint64_t base0;       /* its absolute offset */
 	const unsigned char *chunk; /* the range of it yajl is reading (offset is its start) */
 	size_t chunk_len;
 	unsigned char tail[48];
@@ -281,7 +280,7 @@ static void locate(struct td_parser *p, size_t k, struct td_error *err)
 	/* the whole chunk the range is part of: lines and line_start are at its start */
 	const unsigned char *c0 = p->chunk0 ? p->chunk0 : p->chunk;
 	size_t c0_len = p->chunk0 ? p->chunk0_len : p->chunk_len;
-	uint64_t base = p->chunk0 ? p->base0 : p->offset;
+	uint64_t base = p->offset - (uint64_t)(p->chunk - c0); /* c0's absolute offset */
 	uint64_t lines = p->lines, line_start = p->line_start, abs;
 	unsigned char ctxb[96];
 	size_t before, after, n = 0;
@@ -1429,7 +1428,6 @@ int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uin
 	}
 	p->chunk0 = buf;
 	p->chunk0_len = len;
-	p->base0 = p->offset;
 	if (feed_strings(p, buf, len, p->offset) != 0)
 		return yajl_failure(p, err);
 	if (lines) {

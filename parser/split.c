@@ -321,15 +321,6 @@ static size_t events_open(const unsigned char *buf, size_t n, size_t from)
 	return (size_t)-1;
 }
 
-static uint64_t count_nl(const unsigned char *b, size_t n, size_t *last)
-{
-	size_t l;
-	uint64_t c = td_count_lines(b, n, &l);
-
-	*last = l;
-	return c;
-}
-
 /* A buffer for a block: from the pool when it is of the usual size. */
 static unsigned char *block_buf(struct split *s, size_t cap)
 {
@@ -391,7 +382,7 @@ static void roll(struct hist *h, const unsigned char *b, size_t n)
 static void place(struct blk *b, uint64_t *lines, uint64_t *line_start)
 {
 	size_t last;
-	uint64_t nl = count_nl(b->buf, b->body, &last);
+	uint64_t nl = td_count_lines(b->buf, b->body, &last);
 
 	if (nl) {
 		*lines += nl;
@@ -399,7 +390,7 @@ static void place(struct blk *b, uint64_t *lines, uint64_t *line_start)
 	}
 	b->lines = *lines;
 	b->line_start = *line_start;
-	nl = count_nl(b->buf + b->body, b->len - b->body, &last);
+	nl = td_count_lines(b->buf + b->body, b->len - b->body, &last);
 	b->body_lines = nl;
 	b->body_nl = last;
 	if (nl) {

@@ -186,6 +186,13 @@ const char *th_fixture(const char *name)
 	return buf;
 }
 
+const char *th_shared(const char *name)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf), "%s/%s", TD_SHARED_TRACES, name);
+	return buf;
+}
+
 int th_have_shared(void)
 {
 	struct stat st;

@@ -22,5 +22,7 @@ uint64_t th_digest(const struct td_trace *t);
 const char *th_fixture(const char *name);
 /* 1 when ../shared/traces is there. */
 int th_have_shared(void);
+/* Path of a trace under ../shared/traces. Returns a static buffer. */
+const char *th_shared(const char *name);
 
 #endif

@@ -639,9 +639,8 @@ static void test_split_real_traces(void **state)
 		skip();
 	}
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		char path[4096];
+		const char *path = th_shared(files[f]);
 		struct outcome ref, o;
-		snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, files[f]);
 		ref = load_with(path, 1, 0);
 		assert_int_equal(ref.rc, 0);
 		o = load_with(path, 2, 65536);

@@ -625,9 +625,7 @@ static void test_no_gpu_and_mini(void **state)
 
 static int real(const char *name, struct run *x)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, name);
-	diagnose_path(path, x);
+	diagnose_path(th_shared(name), x);
 	check_invariants(x, name);
 	return 1;
 }

@@ -363,11 +363,8 @@ static void test_real_traces_both_ways(void **state)
 		skip();
 	}
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		char path[4096];
 		size_t len;
-		unsigned char *buf;
-		snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, files[f]);
-		buf = th_slurp(path, &len);
+		unsigned char *buf = th_slurp(th_shared(files[f]), &len);
 		assert_non_null(buf);
 		same_both_ways(files[f], buf, len, 1);
 		free(buf);
@@ -396,8 +393,8 @@ static void test_split_both_ways(void **state)
 {
 	static const char *const files[] = {
 		"mini-kineto.json", "odd/truncated.json", "bad/stray-quote.json",
-		"bad/trailing-garbage.json", "../shared/traces/ddp-v100-rank1.json.gz",
-		"../shared/traces/b200-eager-decode.json.gz",
+		"bad/trailing-garbage.json", "shared:ddp-v100-rank1.json.gz",
+		"shared:b200-eager-decode.json.gz",
 	};
 	size_t f;
 	(void)state;
@@ -405,10 +402,10 @@ static void test_split_both_ways(void **state)
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		char path[4096];
 		struct outcome a, b;
-		if (strncmp(files[f], "../shared", 9) == 0) {
+		if (strncmp(files[f], "shared:", 7) == 0) {
 			if (!th_have_shared())
 				continue;
-			snprintf(path, sizeof(path), "%s/%s", TD_SHARED_TRACES, files[f] + 17);
+			snprintf(path, sizeof(path), "%s", th_shared(files[f] + 7));
 		} else {
 			snprintf(path, sizeof(path), "%s", th_fixture(files[f]));
 		}
