@@ -28,11 +28,52 @@ void td_builder_init(struct td_builder *b, struct td_trace *t)
 {
 	b->t = t;
 	td_vec_init(&b->thread_names, sizeof(struct meta_name));
+	b->args_slots = NULL;
+	b->args_nslots = 0;
 }
 
 void td_builder_free(struct td_builder *b)
 {
 	td_vec_free(&b->thread_names);
+	free(b->args_slots);
+}
+
+static size_t args_hash(const struct td_op_args *a)
+{
+	uint64_t h = ((uint64_t)a->dims * 0x9e3779b97f4a7c15ull) ^ a->types;
+	h = (h * 0xff51afd7ed558ccdull) ^ a->stack;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (size_t)(h >> 17);
+}
+
+/* 1 + the index of `a` in t->op_args, added when new: ops repeat a few argument lists, so one
+ * copy each (a table per op would be 32 bytes on every CPU op of a record_shapes trace) */
+static uint32_t args_id(struct td_builder *b, const struct td_op_args *a)
+{
+	struct td_vec *v = &b->t->op_args;
+	size_t i, mask;
+
+	if ((v->len + 1) * 2 > b->args_nslots) { /* at most half full */
+		size_t n = b->args_nslots ? b->args_nslots * 2 : 1024, k;
+		free(b->args_slots);
+		b->args_slots = td_calloc(n, sizeof(uint32_t));
+		b->args_nslots = n;
+		for (k = 0; k < v->len; k++) {
+			for (i = args_hash(&TD_VEC_AT(v, struct td_op_args, k)) & (n - 1);
+			     b->args_slots[i]; i = (i + 1) & (n - 1))
+				;
+			b->args_slots[i] = (uint32_t)k + 1;
+		}
+	}
+	mask = b->args_nslots - 1;
+	for (i = args_hash(a) & mask; b->args_slots[i]; i = (i + 1) & mask) {
+		const struct td_op_args *o = &TD_VEC_AT(v, struct td_op_args, b->args_slots[i] - 1);
+		if (o->dims == a->dims && o->types == a->types && o->stack == a->stack)
+			return b->args_slots[i];
+	}
+	*(struct td_op_args *)td_vec_push(v) = *a;
+	b->args_slots[i] = (uint32_t)v->len;
+	return b->args_slots[i];
 }
 
 uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len)
@@ -169,7 +210,19 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 	ev->kind = (uint8_t)k;
 	ev->name = id->name;
 	ev->track = track;
-	ev->corr = (uint32_t)e->corr;
+	if (k == TD_K_CPU_OP || k == TD_K_USER_ANNOTATION) { /* their args, in place of a corr */
+		if (e->dims.set || e->types.set || e->call_stack.set) {
+			struct td_op_args a;
+			a.dims = e->dims.set ? td_builder_intern(b, strs + e->dims.off, e->dims.len) : 0;
+			a.types = e->types.set ? td_builder_intern(b, strs + e->types.off,
+								   e->types.len) : 0;
+			a.stack = e->call_stack.set ? td_builder_intern(b, strs + e->call_stack.off,
+									e->call_stack.len) : 0;
+			ev->args = args_id(b, &a);
+		}
+	} else {
+		ev->corr = (uint32_t)e->corr;
+	}
 	if (!e->has_corr)
 		ev->flags |= TD_EF_NO_CORR;
 	if (e->cat == CAT_DRIVER)
@@ -199,18 +252,6 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		c->in_nelems = e->in_nelems > 0 ? e->in_nelems : -1;
 		c->out_nelems = e->out_nelems > 0 ? e->out_nelems : -1;
 		ev->flags |= TD_EF_COLL;
-	}
-	if ((k == TD_K_CPU_OP || k == TD_K_USER_ANNOTATION) && e->has_ext &&
-	    (e->dims.set || e->types.set || e->call_stack.set)) {
-		struct td_op_args *a = td_vec_push(&t->op_args);
-		a->ts = e->ts;
-		a->ext = (uint32_t)e->ext;
-		a->track = track;
-		a->dims = e->dims.set ? td_builder_intern(b, strs + e->dims.off, e->dims.len) : 0;
-		a->types = e->types.set ? td_builder_intern(b, strs + e->types.off, e->types.len) : 0;
-		a->stack = e->call_stack.set ? td_builder_intern(b, strs + e->call_stack.off,
-								 e->call_stack.len) : 0;
-		a->pad = 0;
 	}
 	if (k == TD_K_RUNTIME && !t->rocm) {
 		const char *nm = td_strtab_str(&t->names, id->name);

@@ -290,9 +290,6 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->name < (b)->name))))
 TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
 
-#define OPARGS_LESS(a, b) ((a)->ext < (b)->ext || ((a)->ext == (b)->ext && ((a)->track < \
-	(b)->track || ((a)->track == (b)->track && (a)->ts < (b)->ts))))
-TD_DEFINE_SORT(sort_op_args, struct td_op_args, OPARGS_LESS)
 /* by time; samples at one instant keep the order they were read in */
 #define MEM_LESS(a, b) ((a)->s.ts < (b)->s.ts || ((a)->s.ts == (b)->s.ts && (a)->order < (b)->order))
 struct mem_ord {
@@ -490,7 +487,6 @@ void td_trace_finalize(struct td_trace *t)
 	t->dev_nslots = 0;
 	t->last_device = TD_NONE;
 	sort_colls(t->colls.data, t->colls.len);
-	sort_op_args(t->op_args.data, t->op_args.len);
 	for (i = 0; i < t->mem.len; i++) {
 		struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
 		m->track = track_find(t, m->pid, m->tid, (m->pid_is_str ? 1 : 0) |
@@ -776,28 +772,11 @@ const uint32_t *td_trace_device_tracks(const struct td_trace *t, int32_t dev, si
 const struct td_op_args *td_trace_op_args(const struct td_trace *t, uint32_t ev)
 {
 	const struct td_event *e = td_trace_ev(t, ev);
-	struct td_op_args key;
-	size_t lo = 0, hi = t->op_args.len;
 
-	if (!t->op_args.len || (e->flags & TD_EF_NO_EXT))
+	if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) || !e->args ||
+	    e->args > t->op_args.len)
 		return NULL;
-	key.ext = e->aux;
-	key.track = e->track;
-	key.ts = e->ts;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, mid);
-		if (OPARGS_LESS(a, &key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->op_args.len) {
-		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, lo);
-		if (a->ext == key.ext && a->track == key.track && a->ts == key.ts)
-			return a;
-	}
-	return NULL;
+	return &TD_VEC_AT(&t->op_args, struct td_op_args, e->args - 1);
 }
 
 int td_dtype_bytes(const char *d)

@@ -65,7 +65,10 @@ struct td_event {
 	uint8_t flags;
 	uint32_t name;   /* strtab id */
 	uint32_t track;  /* index into td_trace.tracks */
-	uint32_t corr;   /* correlation id (runtime, GPU ops, sync) */
+	union {
+		uint32_t corr; /* runtime calls, GPU ops, sync: the correlation id */
+		uint32_t args; /* CPU ops, annotations: 1 + index in td_trace.op_args, 0: none */
+	};
 	uint32_t aux;
 };
 #define TD_DUR_MAX ((int64_t)0xffffffffffffll)
@@ -115,15 +118,12 @@ struct td_coll {
 	int64_t in_nelems, out_nelems;
 };
 
-/* What record_shapes / with_stack add to a CPU op: kept aside, looked up by the op (its
- * External id, thread and start). Strings are ids in td_trace.names; 0 when absent. */
+/* What record_shapes / with_stack add to a CPU op or annotation: each distinct triple once,
+ * an op's found by its td_event.args. Strings are ids in td_trace.names; 0 when absent. */
 struct td_op_args {
-	int64_t ts;
-	uint32_t ext, track;
 	uint32_t dims;             /* "Input Dims" as text: "[[64, 4096], [4096]]" */
 	uint32_t types;            /* "Input type": "[\"float\", \"float\"]" */
 	uint32_t stack;            /* "Call stack": frames innermost first, ';'-separated */
-	uint32_t pad;
 };
 
 /* One [memory] instant (profile_memory=True): after an allocation (bytes > 0) or a free
@@ -165,7 +165,7 @@ struct td_trace {
 	struct td_vec xfer_bytes;  /* uint64_t */
 	struct td_vec steps;       /* struct td_step, by ts */
 	struct td_vec colls;       /* struct td_coll, by (device, corr) after finalize */
-	struct td_vec op_args;     /* struct td_op_args, by (ext, track, ts) after finalize */
+	struct td_vec op_args;     /* struct td_op_args, distinct */
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */

@@ -138,9 +138,6 @@ uint64_t th_digest(const struct td_trace *t)
 	}
 	for (i = 0; i < t->op_args.len; i++) {
 		const struct td_op_args *a = &TD_VEC_AT(&t->op_args, struct td_op_args, i);
-		MIXV(h, a->ts);
-		MIXV(h, a->ext);
-		MIXV(h, a->track);
 		MIXV(h, a->dims);
 		MIXV(h, a->types);
 		MIXV(h, a->stack);

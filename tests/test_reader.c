@@ -529,6 +529,53 @@ static char *write_temp(const char *text, size_t len)
 	return path;
 }
 
+/* record_shapes / with_stack arguments: an op's own, found from the op (with or without an
+ * External id); ops with the same lists share one entry; a kernel's correlation stays its own */
+static void test_op_args(void **state)
+{
+	static const char doc[] =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1,"
+		" \"dur\": 1, \"args\": {\"External id\": 5, \"Input Dims\": [[2, 3]], "
+		"\"Input type\": [\"float\"]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 3,"
+		" \"dur\": 1, \"args\": {\"External id\": 6, \"Input Dims\": [[2, 3]], "
+		"\"Input type\": [\"float\"]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 5,"
+		" \"dur\": 1, \"args\": {\"Input Dims\": [[7]], \"Call stack\": \"f.py(3): g\"}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 7,"
+		" \"dur\": 1, \"args\": {\"External id\": 8}},\n"
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 8,"
+		" \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 9}}]}\n";
+	char *path = write_temp(doc, sizeof(doc) - 1);
+	struct td_trace t;
+	struct td_error err;
+	const struct td_op_args *a1, *a2, *b;
+	(void)state;
+
+	td_trace_init(&t);
+	assert_int_equal(td_trace_load(path, NULL, &t, &err), 0);
+	a1 = td_trace_op_args(&t, find(&t, "a", 0));
+	a2 = td_trace_op_args(&t, find(&t, "a", 1));
+	b = td_trace_op_args(&t, find(&t, "b", 0));
+	assert_non_null(a1);
+	assert_ptr_equal(a1, a2);
+	assert_string_equal(td_trace_name(&t, a1->dims), "[[2, 3]]");
+	assert_string_equal(td_trace_name(&t, a1->types), "[\"float\"]");
+	assert_int_equal(a1->stack, 0);
+	assert_non_null(b);
+	assert_string_equal(td_trace_name(&t, b->dims), "[[7]]");
+	assert_string_equal(td_trace_name(&t, b->stack), "f.py(3): g");
+	assert_int_equal(b->types, 0);
+	assert_null(td_trace_op_args(&t, find(&t, "c", 0)));
+	assert_null(td_trace_op_args(&t, find(&t, "k", 0)));
+	assert_int_equal(td_trace_ev(&t, find(&t, "k", 0))->corr, 9);
+	assert_int_equal(t.op_args.len, 2);
+	td_trace_free(&t);
+	unlink(path);
+	free(path);
+}
+
 /* Documents made to fool the cutter: `},{` and `},\n{` inside strings (escaped quotes too),
  * inside args' nested arrays, in deviceProperties and in a "traceEvents" string before the
  * real key; a second traceEvents; the events array ending mid-block. */
@@ -665,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_compressions_agree),
 		cmocka_unit_test(test_string_scan_agrees),
 		cmocka_unit_test(test_split_sweep),
+		cmocka_unit_test(test_op_args),
 		cmocka_unit_test(test_split_evil_cuts),
 		cmocka_unit_test(test_split_huge_event),
 		cmocka_unit_test(test_split_real_traces),
