@@ -16,9 +16,9 @@
 
 #define MS 1000000
 
-struct name_dur {
-	uint32_t name;
+struct name_dur { /* 16 bytes: one per launch of a trace of millions */
 	int64_t dur;
+	uint32_t name;
 	uint32_t ev;
 };
 #define ND_LESS(x, y) ((x)->name < (y)->name || ((x)->name == (y)->name && ((x)->dur < (y)->dur \
@@ -41,28 +41,36 @@ void td_an_detect_warmup(struct td_analysis *a)
 	uint32_t *cand;
 	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
 
-	v = td_malloc((t->events.len ? t->events.len : 1) * sizeof(*v));
+	/* the calls to look at, and the trace's median launch (before the calls' table: the
+	 * two are never held at once) */
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t c;
-		if (e->kind != TD_K_RUNTIME)
-			continue;
-		c = a->name_class[e->name];
+		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
 		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
 			continue;
-		v[n].name = e->name;
-		v[n].dur = td_ev_dur(e);
-		v[n].ev = (uint32_t)i;
 		n++;
 		nl += (c & NC_LAUNCH) != 0;
 	}
-	/* the trace's median launch */
 	launch_dur = td_malloc((nl ? nl : 1) * sizeof(*launch_dur));
-	for (i = 0, j = 0; i < n; i++)
-		if (a->name_class[v[i].name] & NC_LAUNCH)
-			launch_dur[j++] = v[i].dur;
+	for (i = 0, j = 0; i < t->events.len && j < nl; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
+		if ((c & NC_LAUNCH) && !(c & NC_IGNORE))
+			launch_dur[j++] = td_ev_dur(e);
+	}
 	launch_med = td_median_i64(launch_dur, nl);
 	free(launch_dur);
+	v = td_malloc((n ? n : 1) * sizeof(*v));
+	for (i = 0, j = 0; i < t->events.len && j < n; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
+		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
+			continue;
+		v[j].name = e->name;
+		v[j].dur = td_ev_dur(e);
+		v[j].ev = (uint32_t)i;
+		j++;
+	}
 
 	sort_nd(v, n);
 	cand = td_malloc((n ? n : 1) * sizeof(*cand));
