@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc: the command table and the shared pieces of every command. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +279,13 @@ int main(int argc, char **argv)
 	size_t i;
 
 	td_set_oom_handler(oom);
+#ifdef __GLIBC__
+	/* Large blocks (the reader's buffers, the model's arrays, a rule's scratch) are mapped
+	 * and go back to the system when freed. glibc otherwise raises the threshold after the
+	 * first such free and serves the next ones from a heap that keeps the freed memory, per
+	 * thread: the peak then holds the reader's dead buffers beside the analysis's arrays. */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
