@@ -2,7 +2,13 @@
 /* In-place introsort generator. glibc's qsort() copies the whole array into a temporary buffer
  * when it can, which would double the memory of a large trace model; this sorts in place with
  * an inlined comparison. TD_DEFINE_SORT(fn, T, LESS) defines `static void fn(T *a, size_t n)`
- * where LESS(x, y) compares two `const T *`. Not stable: make LESS a total order. */
+ * where LESS(x, y) compares two `const T *`. Not stable: make LESS a total order. Input that is
+ * already in order (a stream's ops by time, most often) costs one pass.
+ *
+ * TD_DEFINE_SELECT(fn, T, LESS, SORT) defines `static void fn(T *a, size_t n, size_t k)`
+ * (k < n): a[k] becomes the element a sort would put there, with none after it less and none
+ * before it greater (quickselect: linear on average; SORT, a TD_DEFINE_SORT of the same T and
+ * LESS, takes over on input that defeats the pivots). */
 #ifndef TD_COMMON_SORT_H
 #define TD_COMMON_SORT_H
 
@@ -94,12 +100,63 @@
 	static void fn(T *a, size_t n)                                                       \
 	{                                                                                    \
 		int depth = 0;                                                               \
-		size_t m = n;                                                                \
+		size_t m = n, i;                                                             \
+		for (i = 1; i < n && !LESS(&a[i], &a[i - 1]); i++)                           \
+			;                                                                    \
+		if (i >= n)                                                                  \
+			return;                                                              \
 		while (m > 1) {                                                              \
 			depth += 2;                                                          \
 			m >>= 1;                                                             \
 		}                                                                            \
 		fn##_rec(a, n, depth);                                                       \
+	}
+
+#define TD_DEFINE_SELECT(fn, T, LESS, SORT)                                                  \
+	static void fn(T *a, size_t n, size_t k)                                             \
+	{                                                                                    \
+		int depth = 0;                                                               \
+		size_t m = n;                                                                \
+		while (m > 1) {                                                              \
+			depth += 2;                                                          \
+			m >>= 1;                                                             \
+		}                                                                            \
+		while (n > 16) {                                                             \
+			size_t i = 0, j = n - 1, mid = n / 2;                                \
+			T pivot, tmp;                                                        \
+			if (depth-- == 0)                                                    \
+				break;                                                       \
+			if (LESS(&a[mid], &a[0])) {                                          \
+				tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                     \
+			}                                                                    \
+			if (LESS(&a[n - 1], &a[mid])) {                                      \
+				tmp = a[mid]; a[mid] = a[n - 1]; a[n - 1] = tmp;             \
+				if (LESS(&a[mid], &a[0])) {                                  \
+					tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;             \
+				}                                                            \
+			}                                                                    \
+			pivot = a[mid];                                                      \
+			for (;;) {                                                           \
+				while (LESS(&a[i], &pivot))                                  \
+					i++;                                                 \
+				while (LESS(&pivot, &a[j]))                                  \
+					j--;                                                 \
+				if (i >= j)                                                  \
+					break;                                               \
+				tmp = a[i]; a[i] = a[j]; a[j] = tmp;                         \
+				i++;                                                         \
+				j--;                                                         \
+			}                                                                    \
+			/* a[0..j] <= pivot <= a[j+1..n): go on in the side that holds k */  \
+			if (k <= j) {                                                        \
+				n = j + 1;                                                   \
+			} else {                                                             \
+				a += j + 1;                                                  \
+				k -= j + 1;                                                  \
+				n -= j + 1;                                                  \
+			}                                                                    \
+		}                                                                            \
+		SORT(a, n);                                                                  \
 	}
 
 #endif

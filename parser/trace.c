@@ -679,13 +679,23 @@ int64_t td_intervals_total(const struct td_interval *iv, size_t n)
 #define I64_LESS(a, b) (*(a) < *(b))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
+TD_DEFINE_SELECT(select_i64, int64_t, I64_LESS, sort_i64)
+
 int64_t td_median_i64(int64_t *v, size_t n)
 {
+	int64_t lo;
+	size_t i;
+
 	if (!n)
 		return 0;
-	sort_i64(v, n);
+	select_i64(v, n, n / 2);
+	if (n % 2)
+		return v[n / 2];
+	for (lo = v[0], i = 1; i < n / 2; i++) /* the other middle value: the largest below */
+		if (v[i] > lo)
+			lo = v[i];
 	/* the mean of the two middle values, without overflow */
-	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+	return lo + (v[n / 2] - lo) / 2;
 }
 
 int64_t td_trace_median_step(const struct td_trace *t)

@@ -241,7 +241,7 @@ int64_t td_intervals_total(const struct td_interval *iv, size_t n);
 /* Median step duration (ns; the mean of the two middle steps for an even count), 0 when there
  * are no steps. */
 int64_t td_trace_median_step(const struct td_trace *t);
-/* The median of n values (the mean of the two middle ones for an even n; sorts v). */
+/* The median of n values (the mean of the two middle ones for an even n; reorders v). */
 int64_t td_median_i64(int64_t *v, size_t n);
 
 /* The collective arguments of GPU op ev, or NULL. */

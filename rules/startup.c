@@ -21,16 +21,26 @@ struct name_dur { /* 16 bytes: one per launch of a trace of millions */
 	uint32_t name;
 	uint32_t ev;
 };
-#define ND_LESS(x, y) ((x)->name < (y)->name || ((x)->name == (y)->name && ((x)->dur < (y)->dur \
-	|| ((x)->dur == (y)->dur && (x)->ev < (y)->ev))))
-TD_DEFINE_SORT(sort_nd, struct name_dur, ND_LESS)
+#define DUR_LESS(x, y) ((x)->dur < (y)->dur || ((x)->dur == (y)->dur && (x)->ev < (y)->ev))
+TD_DEFINE_SORT(sort_nd, struct name_dur, DUR_LESS)
+TD_DEFINE_SELECT(select_nd, struct name_dur, DUR_LESS, sort_nd)
 
 #define U32_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
 
-static int64_t median_of_run(const struct name_dur *v, size_t n)
+/* the median duration of one name's calls (reorders them) */
+static int64_t median_of_run(struct name_dur *v, size_t n)
 {
-	return n % 2 ? v[n / 2].dur : v[n / 2 - 1].dur + (v[n / 2].dur - v[n / 2 - 1].dur) / 2;
+	size_t i;
+	int64_t lo;
+
+	select_nd(v, n, n / 2);
+	if (n % 2)
+		return v[n / 2].dur;
+	for (lo = v[0].dur, i = 1; i < n / 2; i++)
+		if (v[i].dur > lo)
+			lo = v[i].dur;
+	return lo + (v[n / 2].dur - lo) / 2;
 }
 
 void td_an_detect_warmup(struct td_analysis *a)
@@ -38,7 +48,7 @@ void td_an_detect_warmup(struct td_analysis *a)
 	const struct td_trace *t = a->t;
 	struct name_dur *v;
 	int64_t *launch_dur, *first_ts, launch_med;
-	uint32_t *cand;
+	uint32_t *cand, *at;
 	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
 
 	/* the calls to look at, and the trace's median launch (before the calls' table: the
@@ -60,19 +70,31 @@ void td_an_detect_warmup(struct td_analysis *a)
 	}
 	launch_med = td_median_i64(launch_dur, nl);
 	free(launch_dur);
+	/* the calls grouped by name (a counting sort: names are small ids) */
+	at = td_calloc(t->names.count + 2, sizeof(*at));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
+		if ((c & (NC_WARMUP_CALL | NC_LAUNCH)) && !(c & NC_IGNORE))
+			at[e->name + 1]++;
+	}
+	for (i = 1; i <= t->names.count + 1; i++)
+		at[i] += at[i - 1];
 	v = td_malloc((n ? n : 1) * sizeof(*v));
 	for (i = 0, j = 0; i < t->events.len && j < n; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
+		struct name_dur *r;
 		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
 			continue;
-		v[j].name = e->name;
-		v[j].dur = td_ev_dur(e);
-		v[j].ev = (uint32_t)i;
+		r = &v[at[e->name]++]; /* at[name] moves to the next name's start */
+		r->name = e->name;
+		r->dur = td_ev_dur(e);
+		r->ev = (uint32_t)i;
 		j++;
 	}
+	free(at);
 
-	sort_nd(v, n);
 	cand = td_malloc((n ? n : 1) * sizeof(*cand));
 	for (i = 0; i < n; i = j) {
 		int64_t med;
@@ -80,17 +102,16 @@ void td_an_detect_warmup(struct td_analysis *a)
 		for (j = i; j < n && v[j].name == v[i].name; j++)
 			;
 		med = median_of_run(v + i, j - i);
-		/* the slow tail of this name: durations are sorted, so walk down from the longest */
-		for (size_t k = j; k-- > i;) {
+		/* the slow tail of this name (slow holds for every duration above one that is) */
+		for (size_t k = i; k < j; k++) {
 			int64_t d = v[k].dur;
 			int slow;
 			if (launch)
 				slow = (d >= MS || (launch_med > 0 && d >= 50 * launch_med)) && d >= 10 * med;
 			else
 				slow = d >= MS && (j - i <= 2 || d >= 10 * med);
-			if (!slow)
-				break;
-			cand[ncand++] = v[k].ev;
+			if (slow)
+				cand[ncand++] = v[k].ev;
 		}
 	}
 	free(v);

@@ -16,6 +16,7 @@ struct kv {
 };
 #define KV_LESS(a, b) ((a)->k < (b)->k || ((a)->k == (b)->k && (a)->id < (b)->id))
 TD_DEFINE_SORT(sort_kv, struct kv, KV_LESS)
+TD_DEFINE_SELECT(select_kv, struct kv, KV_LESS, sort_kv)
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
@@ -69,10 +70,53 @@ static void test_shapes(void **state)
 	}
 }
 
+/* select: a[k] is the sorted array's a[k], nothing before it greater, nothing after it less */
+static void test_select(void **state)
+{
+	size_t sizes[] = {1, 2, 3, 16, 17, 100, 1001, 100000};
+	size_t s, i, n, k;
+	int shape;
+	(void)state;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		n = sizes[s];
+		for (shape = 0; shape < 6; shape++) {
+			size_t ks[] = {0, n / 2, n - 1, (n - 1) / 3};
+			struct kv *a = malloc(n * sizeof(*a)), *ref = malloc(n * sizeof(*a));
+			for (i = 0; i < n; i++) {
+				ref[i].id = (uint32_t)i;
+				switch (shape) {
+				case 0: ref[i].k = (int64_t)(next() % 1000); break;
+				case 1: ref[i].k = (int64_t)i; break;
+				case 2: ref[i].k = (int64_t)(n - i); break;
+				case 3: ref[i].k = 7; break;
+				case 4: ref[i].k = (int64_t)(i % 3); break;
+				default: ref[i].k = (int64_t)((i & 1) ? i : n - i);
+				}
+			}
+			for (k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
+				struct kv *sorted = malloc(n * sizeof(*a));
+				memcpy(a, ref, n * sizeof(*a));
+				memcpy(sorted, ref, n * sizeof(*a));
+				sort_kv(sorted, n);
+				select_kv(a, n, ks[k]);
+				assert_true(a[ks[k]].k == sorted[ks[k]].k && a[ks[k]].id == sorted[ks[k]].id);
+				for (i = 0; i < n; i++)
+					assert_true(i < ks[k] ? !KV_LESS(&a[ks[k]], &a[i])
+						    : !KV_LESS(&a[i], &a[ks[k]]));
+				free(sorted);
+			}
+			free(a);
+			free(ref);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes),
+		cmocka_unit_test(test_select),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
