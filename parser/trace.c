@@ -533,19 +533,30 @@ void td_trace_finalize(struct td_trace *t)
 			j++;
 		}
 	sort_corr(ci, nruntime);
-	for (i = 0; i < n; i++) {
+	for (i = 0, j = 0; i < n; i++) {
 		size_t lo = 0, hi = nruntime;
+		uint32_t c = ev[i].corr;
 		if (!td_kind_on_gpu_track(ev[i].kind) || ev[i].kind == TD_K_GPU_ANNOTATION)
 			continue;
 		if (!(ev[i].flags & TD_EF_NO_CORR)) {
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (ci[mid].corr < ev[i].corr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < nruntime && ci[lo].corr == ev[i].corr) {
+			/* a stream's ops come in launch order: the call is most often a step or
+			 * two after the last one matched (taken when it is the first of its
+			 * correlation id, as the search would find) */
+			size_t q = j;
+			while (q < nruntime && q < j + 4 && ci[q].corr < c)
+				q++;
+			if (q < nruntime && ci[q].corr == c && (q == 0 || ci[q - 1].corr < c))
+				lo = q;
+			else
+				while (lo < hi) {
+					size_t mid = (lo + hi) / 2;
+					if (ci[mid].corr < c)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+			if (lo < nruntime && ci[lo].corr == c) {
+				j = lo + 1;
 				t->link[i] = ci[lo].idx;
 				continue;
 			}

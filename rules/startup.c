@@ -53,6 +53,7 @@ void td_an_detect_warmup(struct td_analysis *a)
 
 	/* the calls to look at, and the trace's median launch (before the calls' table: the
 	 * two are never held at once) */
+	at = td_calloc(t->names.count + 2, sizeof(*at)); /* calls per name, for the grouping */
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
@@ -60,6 +61,7 @@ void td_an_detect_warmup(struct td_analysis *a)
 			continue;
 		n++;
 		nl += (c & NC_LAUNCH) != 0;
+		at[e->name + 1]++;
 	}
 	launch_dur = td_malloc((nl ? nl : 1) * sizeof(*launch_dur));
 	for (i = 0, j = 0; i < t->events.len && j < nl; i++) {
@@ -71,13 +73,6 @@ void td_an_detect_warmup(struct td_analysis *a)
 	launch_med = td_median_i64(launch_dur, nl);
 	free(launch_dur);
 	/* the calls grouped by name (a counting sort: names are small ids) */
-	at = td_calloc(t->names.count + 2, sizeof(*at));
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
-		if ((c & (NC_WARMUP_CALL | NC_LAUNCH)) && !(c & NC_IGNORE))
-			at[e->name + 1]++;
-	}
 	for (i = 1; i <= t->names.count + 1; i++)
 		at[i] += at[i - 1];
 	v = td_malloc((n ? n : 1) * sizeof(*v));
