@@ -75,8 +75,12 @@ static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap
 	/* TD_SCAN=portable|sse|avx2, TD_SQUEEZE=0|1: the byte scan's implementation and whether
 	 * whitespace is left out before yajl (parser/scan.h; for benchmarks) */
 	const char *sc = getenv("TD_SCAN"), *sq = getenv("TD_SQUEEZE");
+	/* TD_ZSTD_THREADS=N: threads decoding a zstd file of many frames (-1 none; default one
+	 * per four -j; for tests and benchmarks on small machines) */
+	const char *zt = getenv("TD_ZSTD_THREADS");
 	struct td_load_opts opts = {.chunk = 0, .no_thread = nt && *nt == '1', .jobs = jobs,
 				    .block = bs ? strtoul(bs, NULL, 10) : 0,
+				    .zstd_threads = zt ? atoi(zt) : 0,
 				    .progress = fn, .progress_ctx = ctx};
 	int rc;
 

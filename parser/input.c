@@ -15,6 +15,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "parser/zframes.h"
 
 #define RAW_CAP (256 * 1024)
 
@@ -32,6 +33,12 @@ struct td_input {
 #endif
 	ZSTD_DCtx *zd;
 	size_t zret;                  /* last ZSTD_decompressStream result: 0 = frame complete */
+	struct td_zframes *zf;        /* frames decoded on threads (td_input_set_threads) */
+	const unsigned char *zout;    /* its output not yet handed out */
+	size_t zout_len;
+	unsigned char *pend;          /* after it: compressed bytes read, for fill() */
+	size_t pend_len, pend_pos;
+	unsigned long long pend_off;  /* stream offset of pend[0] */
 	int truncated;
 	unsigned long long out;       /* uncompressed bytes handed out */
 	unsigned long long garbage;   /* bytes after the gzip stream, ignored */
@@ -52,6 +59,24 @@ static int fill(struct td_input *in, struct td_error *err)
 
 	if (in->raw_pos < in->raw_len || in->raw_eof)
 		return 0;
+	if (in->pend_pos < in->pend_len) {
+		/* the frame decoders' bytes, in the pieces a sequential read would have had:
+		 * up to the next multiple of RAW_CAP, then RAW_CAP at a time */
+		unsigned long long at = in->pend_off + in->pend_pos;
+		size_t k = RAW_CAP - (size_t)(at % RAW_CAP);
+		if (k > in->pend_len - in->pend_pos)
+			k = in->pend_len - in->pend_pos;
+		memcpy(in->raw, in->pend + in->pend_pos, k);
+		in->pend_pos += k;
+		in->raw_len = k;
+		in->raw_pos = 0;
+		if (in->pend_pos == in->pend_len) {
+			free(in->pend);
+			in->pend = NULL;
+			in->pend_len = in->pend_pos = 0;
+		}
+		return 0;
+	}
 	do
 		n = read(in->fd, in->raw, RAW_CAP);
 	while (n < 0 && errno == EINTR);
@@ -141,7 +166,56 @@ int td_input_truncated(const struct td_input *in)
 
 unsigned long long td_input_raw_offset(const struct td_input *in)
 {
-	return in->raw_off;
+	return in->zf ? td_zf_consumed(in->zf) : in->raw_off;
+}
+
+void td_input_set_threads(struct td_input *in, int threads)
+{
+	if (in->comp != TD_COMP_ZSTD || threads < 1 || in->zf || in->out || in->raw_off)
+		return;
+	in->zf = td_zf_start(threads, in->fd, RAW_CAP, in->raw + in->raw_pos,
+			     in->raw_len - in->raw_pos, in->raw_eof);
+	if (in->zf)
+		in->raw_pos = in->raw_len = 0; /* those bytes are the decoders' now */
+}
+
+/* From the frame decoders: their output, then (TD_ZF_REST) the streaming decoder on the
+ * bytes they leave. */
+static ssize_t read_zstd_frames(struct td_input *in, unsigned char *buf, size_t cap,
+				struct td_error *err)
+{
+	while (!in->zout_len) {
+		ssize_t r = td_zf_next(in->zf, &in->zout, err);
+		if (r == TD_ZF_REST) {
+			int eof;
+			td_zf_rest(in->zf, &in->pend, &in->pend_len, &in->pend_off, &eof);
+			in->pend_pos = 0;
+			in->raw_off = in->pend_off;
+			in->raw_eof = 0; /* fill() serves pend, then reads on (0 at the end) */
+			if (!in->pend_len) {
+				free(in->pend);
+				in->pend = NULL;
+			}
+			td_zf_free(in->zf);
+			in->zf = NULL;
+			return TD_ZF_REST; /* the caller reads on with the streaming decoder */
+		}
+		if (r <= 0) {
+			if (r == 0) {
+				in->raw_off = td_zf_consumed(in->zf);
+				in->raw_eof = 1;
+				in->zret = 0; /* every frame was whole */
+			}
+			return r;
+		}
+		in->zout_len = (size_t)r;
+	}
+	if (cap > in->zout_len)
+		cap = in->zout_len;
+	memcpy(buf, in->zout, cap);
+	in->zout += cap;
+	in->zout_len -= cap;
+	return (ssize_t)cap;
 }
 
 static ssize_t read_plain(struct td_input *in, unsigned char *buf, size_t cap,
@@ -347,6 +421,7 @@ static ssize_t read_zstd(struct td_input *in, unsigned char *buf, size_t cap,
 ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_error *err)
 {
 	ssize_t n;
+	unsigned long long raw;
 
 	switch (in->comp) {
 	case TD_COMP_GZIP:
@@ -357,7 +432,9 @@ ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_erro
 #endif
 		break;
 	case TD_COMP_ZSTD:
-		n = read_zstd(in, buf, cap, err);
+		n = in->zf ? read_zstd_frames(in, buf, cap, err) : TD_ZF_REST;
+		if (n == TD_ZF_REST)
+			n = read_zstd(in, buf, cap, err);
 		break;
 	default:
 		n = read_plain(in, buf, cap, err);
@@ -370,11 +447,12 @@ ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_erro
 		return td_error_set(err, TD_EFORMAT, "the input is more than --max-input-bytes "
 				    "(%llu bytes)", max_total);
 	/* a decompression bomb: far more out than in, past what real traces compress to */
+	raw = td_input_raw_offset(in);
 	if (in->comp != TD_COMP_NONE && max_ratio && in->out > TD_INPUT_RATIO_FROM &&
-	    in->out / (in->raw_off ? in->raw_off : 1) > max_ratio)
+	    in->out / (raw ? raw : 1) > max_ratio)
 		return td_error_set(err, TD_EFORMAT, "%llu bytes decompressed from %llu: more than "
 				    "%llu times its size, likely a decompression bomb (--max-ratio 0 "
-				    "reads it anyway)", in->out, in->raw_off, max_ratio);
+				    "reads it anyway)", in->out, raw, max_ratio);
 	return n;
 }
 
@@ -394,6 +472,8 @@ void td_input_close(struct td_input *in)
 #endif
 	if (in->zd)
 		ZSTD_freeDCtx(in->zd);
+	td_zf_free(in->zf);
+	free(in->pend);
 	if (in->own_fd)
 		close(in->fd);
 	free(in->raw);

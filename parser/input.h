@@ -23,6 +23,9 @@ int td_input_truncated(const struct td_input *in);
 /* Compressed bytes consumed so far. */
 unsigned long long td_input_raw_offset(const struct td_input *in);
 void td_input_close(struct td_input *in);
+/* Before the first read: a zstd input of many frames is decoded on `threads` threads
+ * (parser/zframes.h); what it reads is the same. Anything else is read as before. */
+void td_input_set_threads(struct td_input *in, int threads);
 /* Bytes after a gzip stream that are not another member: ignored, as gzip -d does. */
 unsigned long long td_input_garbage(const struct td_input *in);
 

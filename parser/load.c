@@ -196,9 +196,11 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		total = (unsigned long long)st.st_size;
 	rc = 1;
-	if (opts && !opts->no_thread && opts->jobs > 1)
+	if (opts && !opts->no_thread && opts->jobs > 1) {
+		td_input_set_threads(in, opts->zstd_threads ? opts->zstd_threads : opts->jobs / 4);
 		rc = td_split_load(in, t, opts->jobs, opts->block, opts->progress,
 				   opts->progress_ctx, total, err);
+	}
 	if (rc != 1) {
 		finish_load(in, t, rc, err);
 		td_input_close(in);

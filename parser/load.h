@@ -14,6 +14,10 @@ struct td_load_opts {
 	int no_thread;  /* read and parse on the calling thread */
 	int jobs;       /* > 1: that many threads parse blocks of the input (parser/split.c) */
 	size_t block;   /* their block size; 0 = default (TD_SPLIT_BLOCK) */
+	/* with jobs > 1, threads decoding a zstd file of many frames: 0 = one per four jobs
+	 * (none under four: zstd decodes about five times faster than a parse thread reads),
+	 * -1 = none */
+	int zstd_threads;
 	/* called as the input is read (on the reading thread): bytes of the file read so far
 	 * (compressed bytes for a compressed file) and its size (0: unknown, as for stdin) */
 	void (*progress)(void *ctx, unsigned long long done, unsigned long long total);

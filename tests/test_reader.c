@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The streaming reader and the model it builds, on hand-written fixtures whose expected values
  * are worked out by hand in the comments. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "parser/load.h"
+#include "parser/zframes.h"
 #include "tests/helpers.h"
 
 static uint32_t find(const struct td_trace *t, const char *name, int nth)
@@ -697,6 +700,189 @@ static void test_split_real_traces(void **state)
 	}
 }
 
+/* --- zstd files of many frames, decoded on threads (parser/zframes.c) ------------------------ */
+
+static struct outcome load_zstd(const char *path, int zstd_threads)
+{
+	struct outcome o;
+	struct td_trace t;
+	struct td_load_opts opts = {.jobs = 2, .block = 256, .zstd_threads = zstd_threads};
+
+	memset(&o, 0, sizeof(o));
+	td_trace_init(&t);
+	o.rc = td_trace_load(path, &opts, &t, &o.err);
+	if (o.rc == 0)
+		o.digest = th_digest(&t);
+	td_trace_free(&t);
+	return o;
+}
+
+/* appends doc[from, to) as one frame: with its size in the header, or streamed (without, as
+ * the collector writes them) */
+static size_t put_frame(unsigned char *out, size_t cap, const char *doc, size_t n, int sized)
+{
+	size_t r;
+
+	if (sized) {
+		r = ZSTD_compress(out, cap, doc, n, 3);
+	} else {
+		ZSTD_CCtx *c = ZSTD_createCCtx();
+		ZSTD_inBuffer ib = {doc, n, 0};
+		ZSTD_outBuffer ob = {out, cap, 0};
+		do
+			r = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
+		while (r && !ZSTD_isError(r));
+		ZSTD_freeCCtx(c);
+		r = ZSTD_isError(r) ? r : ob.pos;
+	}
+	assert_false(ZSTD_isError(r));
+	return r;
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long len;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc((size_t)len + 1);
+	assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return b;
+}
+
+/* doc cut into frames of 1, 900, 64 and 311 bytes (sizes in the header for every other one),
+ * a skippable frame before every third; with big, 33 MiB of white space as a fourth frame
+ * (streamed: no size), which is the streaming decoder's. *big_at: that frame's offset. */
+static unsigned char *make_frames(const char *doc, size_t n, int big, size_t *len, size_t *big_at)
+{
+	static const unsigned char skip[] = {0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'};
+	static const size_t sizes[] = {1, 900, 64, 311};
+	size_t cap = 64 * n + (1 << 20), at = 0, f = 0, ws_len = (size_t)33 << 20;
+	unsigned char *z = malloc(cap);
+
+	*len = *big_at = 0;
+	while (at < n) {
+		size_t m = sizes[f % 4] < n - at ? sizes[f % 4] : n - at;
+		if (f % 3 == 1) {
+			memcpy(z + *len, skip, sizeof(skip));
+			*len += sizeof(skip);
+		}
+		*len += put_frame(z + *len, cap - *len, doc + at, m, f % 2);
+		if (big && f == 2) { /* white space between two of the events' bytes */
+			char *ws = malloc(ws_len);
+			memset(ws, ' ', ws_len);
+			*big_at = *len;
+			*len += put_frame(z + *len, cap - *len, ws, ws_len, 0);
+			free(ws);
+		}
+		at += m;
+		f++;
+	}
+	return z;
+}
+
+/* The frame decoders themselves: every frame of a file of small ones, in order, then the end;
+ * with a large frame, the frames before it, then the rest from its first byte. */
+static void test_zstd_frame_decoders(void **state)
+{
+	size_t n, len, big_at;
+	char *doc = read_all(th_fixture("mini-kineto.json"), &n);
+	int big;
+	(void)state;
+
+	for (big = 0; big < 2; big++) {
+		unsigned char *z = make_frames(doc, n, big, &len, &big_at), *rest;
+		char *path = write_temp((const char *)z, len), *got = malloc(n);
+		size_t have = 0, rest_len;
+		unsigned long long off;
+		int fd = open(path, O_RDONLY), eof;
+		struct td_zframes *zf;
+		struct td_error err;
+		ssize_t r;
+		const unsigned char *out;
+
+		assert_true(fd >= 0);
+		zf = td_zf_start(2, fd, 4096, NULL, 0, 0);
+		assert_non_null(zf);
+		while ((r = td_zf_next(zf, &out, &err)) > 0) {
+			assert_true(have + (size_t)r <= n);
+			memcpy(got + have, out, (size_t)r);
+			have += (size_t)r;
+		}
+		if (!big) {
+			assert_int_equal(r, 0);
+			assert_int_equal(have, n);
+			assert_int_equal(td_zf_consumed(zf), len);
+		} else {
+			assert_int_equal(r, TD_ZF_REST);
+			assert_int_equal(have, 1 + 900 + 64); /* the three frames before it */
+			td_zf_rest(zf, &rest, &rest_len, &off, &eof);
+			assert_int_equal(off, big_at);
+			assert_memory_equal(rest, z + big_at, rest_len);
+			free(rest);
+		}
+		assert_memory_equal(got, doc, have);
+		td_zf_free(zf);
+		close(fd);
+		unlink(path);
+		free(path);
+		free(got);
+		free(z);
+	}
+	free(doc);
+}
+
+/* Through the reader, the same files read whole, cut short at every 97th byte and with a byte
+ * spoiled at every 89th: the frame decoders give the streaming decoder's model, partial result
+ * or error, at the same byte. */
+static void test_zstd_frames(void **state)
+{
+	size_t n, len, big_at, k;
+	char *doc = read_all(th_fixture("mini-kineto.json"), &n);
+	int big;
+	(void)state;
+
+	for (big = 0; big < 2; big++) {
+		unsigned char *z = make_frames(doc, n, big, &len, &big_at);
+		char *path = write_temp((const char *)z, len);
+		struct outcome ref = load_zstd(path, -1), o;
+
+		assert_int_equal(ref.rc, 0);
+		o = load_zstd(path, 2);
+		same_outcome("frames", 256, 2, &ref, &o);
+		o = load_zstd(path, 1);
+		same_outcome("frames, one decoder", 256, 2, &ref, &o);
+		unlink(path);
+		free(path);
+		for (k = 1; k < len && !big; k += 97) { /* cut short */
+			path = write_temp((const char *)z, k);
+			ref = load_zstd(path, -1);
+			o = load_zstd(path, 2);
+			same_outcome("frames cut short", k, 2, &ref, &o);
+			unlink(path);
+			free(path);
+		}
+		for (k = 0; k < len && !big; k += 89) { /* a byte spoiled */
+			z[k] ^= 0x41;
+			path = write_temp((const char *)z, len);
+			ref = load_zstd(path, -1);
+			o = load_zstd(path, 2);
+			same_outcome("frames with a bad byte", k, 2, &ref, &o);
+			z[k] ^= 0x41;
+			unlink(path);
+			free(path);
+		}
+		free(z);
+	}
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,6 +902,8 @@ int main(void)
 		cmocka_unit_test(test_split_evil_cuts),
 		cmocka_unit_test(test_split_huge_event),
 		cmocka_unit_test(test_split_real_traces),
+		cmocka_unit_test(test_zstd_frame_decoders),
+		cmocka_unit_test(test_zstd_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
