@@ -21,6 +21,12 @@ if [ ! -s "$trace" ]; then
 fi
 [ -s "$trace.gz" ] || gzip -1 -c "$trace" >"$trace.gz"
 [ -s "$trace.zst" ] || zstd -q -3 -c "$trace" >"$trace.zst"
+if [ ! -s "$trace.mf.zst" ]; then # frames of 8 MiB, as the collector writes one per buffer
+	tmpd=$(mktemp -d)
+	split -b 8M "$trace" "$tmpd/p"
+	for f in "$tmpd"/p*; do zstd -q -3 -c "$f"; done >"$trace.mf.zst"
+	rm -rf "$tmpd"
+fi
 bytes=$(stat -c %s "$trace")
 events=$("$td" stats --format json "$trace" | sed -n 's/^  "events": \([0-9]*\),/\1/p')
 
@@ -131,3 +137,6 @@ row "tracedoc stats FILE.gz" "$td" stats "$trace.gz"
 row "zcat FILE.gz | tracedoc stats -" sh -c "zcat $trace.gz | $td stats -"
 row "tracedoc stats FILE.zst" "$td" stats "$trace.zst"
 row "zstd -dc FILE.zst | tracedoc stats -" sh -c "zstd -dc $trace.zst | $td stats -"
+echo "zstd of 8 MiB frames ($(($(stat -c %s "$trace.mf.zst") / 1000000)) MB), decoded frame by frame on threads or not:"
+row "tracedoc stats FILE.mf.zst (no frame decoders)" env TD_ZSTD_THREADS=-1 "$td" stats "$trace.mf.zst"
+row "tracedoc stats FILE.mf.zst (1 frame decoder)" env TD_ZSTD_THREADS=1 "$td" stats "$trace.mf.zst"
