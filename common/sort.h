@@ -5,10 +5,10 @@
  * where LESS(x, y) compares two `const T *`. Not stable: make LESS a total order. Input that is
  * already in order (a stream's ops by time, most often) costs one pass.
  *
- * TD_DEFINE_SELECT(fn, T, LESS, SORT) defines `static void fn(T *a, size_t n, size_t k)`
- * (k < n): a[k] becomes the element a sort would put there, with none after it less and none
- * before it greater (quickselect: linear on average; SORT, a TD_DEFINE_SORT of the same T and
- * LESS, takes over on input that defeats the pivots). */
+ * TD_DEFINE_SELECT(fn, T, SORT) defines `static void fn(T *a, size_t n, size_t k)` (k < n):
+ * a[k] becomes the element SORT (a TD_DEFINE_SORT of T) would put there, with none after it
+ * less and none before it greater: quickselect on SORT's partition, linear on average, SORT
+ * itself on input that defeats the pivots. */
 #ifndef TD_COMMON_SORT_H
 #define TD_COMMON_SORT_H
 
@@ -44,39 +44,43 @@
 			fn##_sift(a, 0, i);                                                  \
 		}                                                                            \
 	}                                                                                    \
+	/* median of three as the pivot, then Hoare's partition: returns j with a[0..j] <= the  \
+	 * pivot <= a[j+1..n) (n > 16) */                                                    \
+	static size_t fn##_part(T *a, size_t n)                                              \
+	{                                                                                    \
+		size_t i = 0, j = n - 1, mid = n / 2;                                        \
+		T pivot, tmp;                                                                \
+		if (LESS(&a[mid], &a[0])) {                                                  \
+			tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                             \
+		}                                                                            \
+		if (LESS(&a[n - 1], &a[mid])) {                                              \
+			tmp = a[mid]; a[mid] = a[n - 1]; a[n - 1] = tmp;                     \
+			if (LESS(&a[mid], &a[0])) {                                          \
+				tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                     \
+			}                                                                    \
+		}                                                                            \
+		pivot = a[mid];                                                              \
+		for (;;) {                                                                   \
+			while (LESS(&a[i], &pivot))                                          \
+				i++;                                                         \
+			while (LESS(&pivot, &a[j]))                                          \
+				j--;                                                         \
+			if (i >= j)                                                          \
+				return j;                                                    \
+			tmp = a[i]; a[i] = a[j]; a[j] = tmp;                                 \
+			i++;                                                                 \
+			j--;                                                                 \
+		}                                                                            \
+	}                                                                                    \
 	static void fn##_rec(T *a, size_t n, int depth)                                      \
 	{                                                                                    \
 		while (n > 16) {                                                             \
-			size_t i, j, mid = n / 2;                                            \
-			T pivot, tmp;                                                        \
+			size_t j;                                                            \
 			if (depth-- == 0) {                                                  \
 				fn##_heap(a, n);                                             \
 				return;                                                      \
 			}                                                                    \
-			/* median of three into a[mid] */                                    \
-			if (LESS(&a[mid], &a[0])) {                                          \
-				tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                     \
-			}                                                                    \
-			if (LESS(&a[n - 1], &a[mid])) {                                      \
-				tmp = a[mid]; a[mid] = a[n - 1]; a[n - 1] = tmp;             \
-				if (LESS(&a[mid], &a[0])) {                                  \
-					tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;             \
-				}                                                            \
-			}                                                                    \
-			pivot = a[mid];                                                      \
-			i = 0;                                                               \
-			j = n - 1;                                                           \
-			for (;;) {                                                           \
-				while (LESS(&a[i], &pivot))                                  \
-					i++;                                                 \
-				while (LESS(&pivot, &a[j]))                                  \
-					j--;                                                 \
-				if (i >= j)                                                  \
-					break;                                               \
-				tmp = a[i]; a[i] = a[j]; a[j] = tmp;                         \
-				i++;                                                         \
-				j--;                                                         \
-			}                                                                    \
+			j = fn##_part(a, n);                                                 \
 			/* recurse into the smaller side */                                  \
 			if (j + 1 < n - j - 1) {                                             \
 				fn##_rec(a, j + 1, depth);                                   \
@@ -112,7 +116,7 @@
 		fn##_rec(a, n, depth);                                                       \
 	}
 
-#define TD_DEFINE_SELECT(fn, T, LESS, SORT)                                                  \
+#define TD_DEFINE_SELECT(fn, T, SORT)                                                        \
 	static void fn(T *a, size_t n, size_t k)                                             \
 	{                                                                                    \
 		int depth = 0;                                                               \
@@ -121,34 +125,9 @@
 			depth += 2;                                                          \
 			m >>= 1;                                                             \
 		}                                                                            \
-		while (n > 16) {                                                             \
-			size_t i = 0, j = n - 1, mid = n / 2;                                \
-			T pivot, tmp;                                                        \
-			if (depth-- == 0)                                                    \
-				break;                                                       \
-			if (LESS(&a[mid], &a[0])) {                                          \
-				tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;                     \
-			}                                                                    \
-			if (LESS(&a[n - 1], &a[mid])) {                                      \
-				tmp = a[mid]; a[mid] = a[n - 1]; a[n - 1] = tmp;             \
-				if (LESS(&a[mid], &a[0])) {                                  \
-					tmp = a[mid]; a[mid] = a[0]; a[0] = tmp;             \
-				}                                                            \
-			}                                                                    \
-			pivot = a[mid];                                                      \
-			for (;;) {                                                           \
-				while (LESS(&a[i], &pivot))                                  \
-					i++;                                                 \
-				while (LESS(&pivot, &a[j]))                                  \
-					j--;                                                 \
-				if (i >= j)                                                  \
-					break;                                               \
-				tmp = a[i]; a[i] = a[j]; a[j] = tmp;                         \
-				i++;                                                         \
-				j--;                                                         \
-			}                                                                    \
-			/* a[0..j] <= pivot <= a[j+1..n): go on in the side that holds k */  \
-			if (k <= j) {                                                        \
+		while (n > 16 && depth-- > 0) {                                              \
+			size_t j = SORT##_part(a, n);                                        \
+			if (k <= j) { /* go on in the side that holds k */                   \
 				n = j + 1;                                                   \
 			} else {                                                             \
 				a += j + 1;                                                  \

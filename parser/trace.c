@@ -690,7 +690,7 @@ int64_t td_intervals_total(const struct td_interval *iv, size_t n)
 #define I64_LESS(a, b) (*(a) < *(b))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
-TD_DEFINE_SELECT(select_i64, int64_t, I64_LESS, sort_i64)
+TD_DEFINE_SELECT(select_i64, int64_t, sort_i64)
 
 int64_t td_median_i64(int64_t *v, size_t n)
 {

@@ -23,7 +23,7 @@ struct name_dur { /* 16 bytes: one per launch of a trace of millions */
 };
 #define DUR_LESS(x, y) ((x)->dur < (y)->dur || ((x)->dur == (y)->dur && (x)->ev < (y)->ev))
 TD_DEFINE_SORT(sort_nd, struct name_dur, DUR_LESS)
-TD_DEFINE_SELECT(select_nd, struct name_dur, DUR_LESS, sort_nd)
+TD_DEFINE_SELECT(select_nd, struct name_dur, sort_nd)
 
 #define U32_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)

@@ -455,19 +455,25 @@ struct outcome {
 	struct td_error err;
 };
 
-static struct outcome load_with(const char *path, int jobs, size_t block)
+static struct outcome load_opts(const char *path, const struct td_load_opts *opts)
 {
 	struct outcome o;
 	struct td_trace t;
-	struct td_load_opts opts = {.jobs = jobs, .block = block};
 
 	memset(&o, 0, sizeof(o));
 	td_trace_init(&t);
-	o.rc = td_trace_load(path, &opts, &t, &o.err);
+	o.rc = td_trace_load(path, opts, &t, &o.err);
 	if (o.rc == 0)
 		o.digest = th_digest(&t);
 	td_trace_free(&t);
 	return o;
+}
+
+static struct outcome load_with(const char *path, int jobs, size_t block)
+{
+	struct td_load_opts opts = {.jobs = jobs, .block = block};
+
+	return load_opts(path, &opts);
 }
 
 static void same_outcome(const char *what, size_t block, int jobs, const struct outcome *ref,
@@ -704,17 +710,9 @@ static void test_split_real_traces(void **state)
 
 static struct outcome load_zstd(const char *path, int zstd_threads)
 {
-	struct outcome o;
-	struct td_trace t;
 	struct td_load_opts opts = {.jobs = 2, .block = 256, .zstd_threads = zstd_threads};
 
-	memset(&o, 0, sizeof(o));
-	td_trace_init(&t);
-	o.rc = td_trace_load(path, &opts, &t, &o.err);
-	if (o.rc == 0)
-		o.digest = th_digest(&t);
-	td_trace_free(&t);
-	return o;
+	return load_opts(path, &opts);
 }
 
 /* appends doc[from, to) as one frame: with its size in the header, or streamed (without, as

@@ -16,7 +16,7 @@ struct kv {
 };
 #define KV_LESS(a, b) ((a)->k < (b)->k || ((a)->k == (b)->k && (a)->id < (b)->id))
 TD_DEFINE_SORT(sort_kv, struct kv, KV_LESS)
-TD_DEFINE_SELECT(select_kv, struct kv, KV_LESS, sort_kv)
+TD_DEFINE_SELECT(select_kv, struct kv, sort_kv)
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
