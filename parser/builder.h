@@ -5,6 +5,7 @@
 #ifndef TD_PARSER_BUILDER_H
 #define TD_PARSER_BUILDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/vec.h"
@@ -23,23 +24,40 @@ struct td_slice {
 	uint8_t set;
 };
 
-/* One trace event as read, numbers converted, strings not yet interned. */
+/* One trace event as read, numbers converted, strings not yet interned. Shipped to the
+ * builder as a record - the struct, then its string area - that stops at `mem_total` unless
+ * `full` is set: most events (every op, call and kernel) need no more, and the records of a
+ * block are as many bytes as its JSON. */
 struct td_raw {
 	char ph;
 	uint8_t cat, legacy_cat;
+	uint8_t full;     /* the fields from mem_total on are there (td_raw_head) */
 	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
 	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
 	uint8_t has_coll, has_wait_stream, has_mem_reserved, has_mem_bytes, has_mem_devtype;
+	uint32_t str_len; /* bytes in the string area */
 	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
-	int64_t ts, dur, ext, corr, device, stream, bytes, mem_total;
-	/* collective kernels (newer Kineto): message sizes, group, process group */
+	int64_t ts, dur, ext, corr, device, stream, bytes;
+	struct td_slice name, arg_name, pid_text, tid_text;
+	struct td_slice dims, types, call_stack; /* cpu_op record_shapes / with_stack args */
+	/* only in a full record (read under their has_ flags): [memory] totals, */
+	int64_t mem_total;
+	/* collective kernels (newer Kineto): message sizes, group, process group; a sync's stream */
 	int64_t in_nelems, out_nelems, group_size, wait_stream;
 	/* [memory] instants: reserved, the allocation's size (+) or free (-), device type */
 	int64_t mem_reserved, mem_bytes, mem_devtype;
-	struct td_slice name, arg_name, pid_text, tid_text, coll_name, pg_name, dtype;
-	struct td_slice dims, types, call_stack; /* cpu_op record_shapes / with_stack args */
-	uint32_t str_len; /* bytes in the string area */
+	struct td_slice coll_name, pg_name, dtype;
 };
+
+/* Bytes of e's record before its string area, and of the whole record (8-aligned). */
+static inline size_t td_raw_head(const struct td_raw *e)
+{
+	return e->full ? sizeof(*e) : offsetof(struct td_raw, mem_total);
+}
+static inline size_t td_raw_size(const struct td_raw *e)
+{
+	return (td_raw_head(e) + e->str_len + 7) & ~(size_t)7;
+}
 
 struct td_builder {
 	struct td_trace *t;

@@ -1011,11 +1011,6 @@ static const yajl_callbacks callbacks = {
 
 /* --- events to the builder, on this thread or the builder's ----------------------------- */
 
-static size_t rec_size(const struct td_raw *e)
-{
-	return (sizeof(*e) + e->str_len + 7) & ~(size_t)7;
-}
-
 static void *model_main(void *arg)
 {
 	struct td_parser *p = arg;
@@ -1036,8 +1031,8 @@ static void *model_main(void *arg)
 		pthread_mutex_unlock(&mt->mu);
 		while (off < b->len) { /* records are 8-aligned in the batch: read in place */
 			const struct td_raw *e = (const struct td_raw *)(const void *)(b->buf + off);
-			td_builder_add(&p->builder, e, (const char *)b->buf + off + sizeof(*e));
-			off += rec_size(e);
+			td_builder_add(&p->builder, e, (const char *)b->buf + off + td_raw_head(e));
+			off += td_raw_size(e);
 		}
 		pthread_mutex_lock(&mt->mu);
 		mt->tail++;
@@ -1064,15 +1059,18 @@ static void ship(struct td_parser *p)
 static void finish_event(struct td_parser *p)
 {
 	struct td_raw *e = &p->ev;
-	size_t need;
+	size_t need, head;
 
+	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
+		  e->has_mem_bytes || e->has_mem_devtype;
+	head = td_raw_head(e);
 	if (p->sink) { /* a split worker: records in order to the one model thread */
-		need = rec_size(e);
+		need = td_raw_size(e);
 		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */
 			unsigned char *big = td_malloc(need);
 			td_parser_flush(p);
-			memcpy(big, e, sizeof(*e));
-			memcpy(big + sizeof(*e), p->sbuf, e->str_len);
+			memcpy(big, e, head);
+			memcpy(big + head, p->sbuf, e->str_len);
 			(void)p->sink(p->sink_ctx, big, need, 0);
 			return;
 		}
@@ -1082,8 +1080,8 @@ static void finish_event(struct td_parser *p)
 		}
 		if (!p->wbuf)
 			p->wbuf = p->sink(p->sink_ctx, NULL, 0, 1);
-		memcpy(p->wbuf + p->wlen, e, sizeof(*e));
-		memcpy(p->wbuf + p->wlen + sizeof(*e), p->sbuf, e->str_len);
+		memcpy(p->wbuf + p->wlen, e, head);
+		memcpy(p->wbuf + p->wlen + head, p->sbuf, e->str_len);
 		p->wlen += need;
 		return;
 	}
@@ -1091,7 +1089,7 @@ static void finish_event(struct td_parser *p)
 		td_builder_add(&p->builder, e, p->sbuf);
 		return;
 	}
-	need = rec_size(e);
+	need = td_raw_size(e);
 	if (p->cur->len + need > BATCH_BYTES && p->cur->len > 0)
 		ship(p);
 	if (need > BATCH_BYTES) {
@@ -1103,8 +1101,8 @@ static void finish_event(struct td_parser *p)
 		td_builder_add(&p->builder, e, p->sbuf);
 		return;
 	}
-	memcpy(p->cur->buf + p->cur->len, e, sizeof(*e));
-	memcpy(p->cur->buf + p->cur->len + sizeof(*e), p->sbuf, e->str_len);
+	memcpy(p->cur->buf + p->cur->len, e, head);
+	memcpy(p->cur->buf + p->cur->len + head, p->sbuf, e->str_len);
 	p->cur->len += need;
 }
 

@@ -99,19 +99,14 @@ static void pool_put(struct td_vec *pool, unsigned char *buf)
 
 /* --- the model thread ----------------------------------------------------------------------- */
 
-static size_t rec_size(const struct td_raw *e)
-{
-	return (sizeof(*e) + e->str_len + 7) & ~(size_t)7;
-}
-
 static void build_batch(struct split *s, const struct batch *bt)
 {
 	size_t off = 0;
 
 	while (off < bt->len) { /* records are 8-aligned in the batch: read in place */
 		const struct td_raw *e = (const struct td_raw *)(const void *)(bt->buf + off);
-		td_builder_add(&s->builder, e, (const char *)bt->buf + off + sizeof(*e));
-		off += rec_size(e);
+		td_builder_add(&s->builder, e, (const char *)bt->buf + off + td_raw_head(e));
+		off += td_raw_size(e);
 	}
 }
 

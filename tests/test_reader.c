@@ -706,6 +706,41 @@ static void test_split_real_traces(void **state)
 	}
 }
 
+/* Records go to the model thread without their rare fields (collectives, a sync's stream,
+ * [memory] totals) unless they have one: the model is the one built from whole records on one
+ * thread, on fixtures that have each of them. */
+static void test_records_short_and_full(void **state)
+{
+	static const char doc[] =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"pid\": 0, "
+		"\"tid\": 7, \"ts\": 5, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, "
+		"\"correlation\": 3, \"wait_on_stream\": 13}},\n"
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 8, "
+		"\"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 9}},\n"
+		"{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 9, "
+		"\"args\": {\"Total Allocated\": 4096, \"Total Reserved\": 8192, \"Bytes\": 4096, "
+		"\"Device Id\": 0, \"Device Type\": 1}}]}\n";
+	const char *files[] = {"rules/communication.json", "rules/memory.json",
+			       "rules/memory-fragmented.json", "mini-kineto.json", NULL};
+	char *path = write_temp(doc, sizeof(doc) - 1);
+	size_t f;
+	(void)state;
+
+	files[4] = path;
+	for (f = 0; f < 5; f++) {
+		const char *p = f < 4 ? th_fixture(files[f]) : files[f];
+		struct td_load_opts whole = {.no_thread = 1}, threaded = {.jobs = 1};
+		struct outcome ref = load_opts(p, &whole), o = load_opts(p, &threaded);
+		assert_int_equal(ref.rc, 0);
+		same_outcome(files[f], 0, 1, &ref, &o);
+		o = load_with(p, 2, 200);
+		same_outcome(files[f], 200, 2, &ref, &o);
+	}
+	unlink(path);
+	free(path);
+}
+
 /* --- zstd files of many frames, decoded on threads (parser/zframes.c) ------------------------ */
 
 static struct outcome load_zstd(const char *path, int zstd_threads)
@@ -900,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_split_evil_cuts),
 		cmocka_unit_test(test_split_huge_event),
 		cmocka_unit_test(test_split_real_traces),
+		cmocka_unit_test(test_records_short_and_full),
 		cmocka_unit_test(test_zstd_frame_decoders),
 		cmocka_unit_test(test_zstd_frames),
 	};
