@@ -187,8 +187,7 @@ static ssize_t read_zstd_frames(struct td_input *in, unsigned char *buf, size_t 
 	while (!in->zout_len) {
 		ssize_t r = td_zf_next(in->zf, &in->zout, err);
 		if (r == TD_ZF_REST) {
-			int eof;
-			td_zf_rest(in->zf, &in->pend, &in->pend_len, &in->pend_off, &eof);
+			td_zf_rest(in->zf, &in->pend, &in->pend_len, &in->pend_off);
 			in->pend_pos = 0;
 			in->raw_off = in->pend_off;
 			in->raw_eof = 0; /* fill() serves pend, then reads on (0 at the end) */

@@ -1234,11 +1234,6 @@ static int yajl_failure(struct td_parser *p, struct td_error *err)
 	return p->code;
 }
 
-uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl)
-{
-	return td_scan_lines(buf, len, last_nl);
-}
-
 /* Feeds yajl bytes [from, to) of the current chunk, or with data its squeezed form data[0..n)
  * (the scan state at `from` in *state; the first `blocks` bytes squeezed, the rest as is). */
 static int feed_range(struct td_parser *p, const unsigned char *buf, size_t from, size_t to,
@@ -1443,7 +1438,7 @@ int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uin
 int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_error *err)
 {
 	size_t last_nl;
-	uint64_t lines = td_count_lines(buf, len, &last_nl);
+	uint64_t lines = td_scan_lines(buf, len, &last_nl);
 
 	return td_parser_feed_counted(p, buf, len, lines, last_nl, err);
 }

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "parser/input.h"
 #include "parser/parser.h"
+#include "parser/scan.h"
 #include "parser/split.h"
 #include "parser/trace.h"
 
@@ -56,7 +57,7 @@ static void *reader(void *arg)
 
 		n = td_input_read(pp->in, s->buf, pp->chunk, &pp->rerr);
 		if (n > 0)
-			s->lines = td_count_lines(s->buf, (size_t)n, &s->last_nl);
+			s->lines = td_scan_lines(s->buf, (size_t)n, &s->last_nl);
 		if (n > 0 && pp->opts && pp->opts->progress)
 			pp->opts->progress(pp->opts->progress_ctx, td_input_raw_offset(pp->in), pp->total);
 		pthread_mutex_lock(&pp->mu);

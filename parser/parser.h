@@ -25,12 +25,11 @@ void td_parser_free(struct td_parser *p);
  * `err` filled; after an error the parser accepts no more input. */
 int td_parser_feed(struct td_parser *p, const void *buf, size_t len, struct td_error *err);
 
-/* Like td_parser_feed() for a chunk whose newlines were already counted (on another thread):
- * `lines` newlines, the last one at byte `last_nl` of the chunk (ignored when lines is 0). */
+/* Like td_parser_feed() for a chunk whose newlines were already counted (on another thread,
+ * with td_scan_lines()): `lines` newlines, the last one at byte `last_nl` of the chunk
+ * (ignored when lines is 0). */
 int td_parser_feed_counted(struct td_parser *p, const void *buf, size_t len, uint64_t lines,
 			   size_t last_nl, struct td_error *err);
-/* Counts the newlines in buf for td_parser_feed_counted(). */
-uint64_t td_count_lines(const void *buf, size_t len, size_t *last_nl);
 
 /* Whether the whitespace between tokens is left out before yajl reads the input (by default
  * where that pays: parser/scan.h). The model and any error are the same either way. */

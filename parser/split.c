@@ -26,6 +26,7 @@
 #include "parser/builder.h"
 #include "parser/input.h"
 #include "parser/parser.h"
+#include "parser/scan.h"
 #include "parser/trace.h"
 
 #define READ_CHUNK ((size_t)256 << 10) /* bytes per read */
@@ -377,7 +378,7 @@ static void roll(struct hist *h, const unsigned char *b, size_t n)
 static void place(struct blk *b, uint64_t *lines, uint64_t *line_start)
 {
 	size_t last;
-	uint64_t nl = td_count_lines(b->buf, b->body, &last);
+	uint64_t nl = td_scan_lines(b->buf, b->body, &last);
 
 	if (nl) {
 		*lines += nl;
@@ -385,7 +386,7 @@ static void place(struct blk *b, uint64_t *lines, uint64_t *line_start)
 	}
 	b->lines = *lines;
 	b->line_start = *line_start;
-	nl = td_count_lines(b->buf + b->body, b->len - b->body, &last);
+	nl = td_scan_lines(b->buf + b->body, b->len - b->body, &last);
 	b->body_lines = nl;
 	b->body_nl = last;
 	if (nl) {

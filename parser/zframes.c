@@ -319,8 +319,7 @@ static void stop_threads(struct td_zframes *z)
 	z->nth = 0;
 }
 
-void td_zf_rest(struct td_zframes *z, unsigned char **buf, size_t *len, unsigned long long *off,
-		int *eof)
+void td_zf_rest(struct td_zframes *z, unsigned char **buf, size_t *len, unsigned long long *off)
 {
 	size_t i, n = z->clen, at = 0;
 	unsigned char *b;
@@ -338,7 +337,6 @@ void td_zf_rest(struct td_zframes *z, unsigned char **buf, size_t *len, unsigned
 	*off = z->head < z->tail ? z->q[z->head % z->qcap].off : z->coff;
 	*buf = b;
 	*len = n;
-	*eof = z->eof;
 }
 
 unsigned long long td_zf_consumed(const struct td_zframes *z)

@@ -27,9 +27,8 @@ struct td_zframes *td_zf_start(int threads, int fd, size_t unit, const unsigned 
  * stream, TD_ZF_REST, or TD_EIO with err filled (a read error). */
 ssize_t td_zf_next(struct td_zframes *z, const unsigned char **out, struct td_error *err);
 /* After TD_ZF_REST: the bytes read and not decoded here, from stream offset *off (the
- * caller owns *buf; read on from fd after them), and whether fd has no more. */
-void td_zf_rest(struct td_zframes *z, unsigned char **buf, size_t *len, unsigned long long *off,
-		int *eof);
+ * caller owns *buf; read on from fd after them). */
+void td_zf_rest(struct td_zframes *z, unsigned char **buf, size_t *len, unsigned long long *off);
 /* Compressed bytes of the frames handed out. */
 unsigned long long td_zf_consumed(const struct td_zframes *z);
 /* Stops the threads and frees everything (any time). */

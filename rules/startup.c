@@ -51,9 +51,9 @@ void td_an_detect_warmup(struct td_analysis *a)
 	uint32_t *cand, *at;
 	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
 
-	/* the calls to look at, and the trace's median launch (before the calls' table: the
-	 * two are never held at once) */
-	at = td_calloc(t->names.count + 2, sizeof(*at)); /* calls per name, for the grouping */
+	/* the calls to look at, counted per name, then grouped by name (a counting sort: names
+	 * are small ids) */
+	at = td_calloc(t->names.count + 2, sizeof(*at));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
@@ -63,16 +63,6 @@ void td_an_detect_warmup(struct td_analysis *a)
 		nl += (c & NC_LAUNCH) != 0;
 		at[e->name + 1]++;
 	}
-	launch_dur = td_malloc((nl ? nl : 1) * sizeof(*launch_dur));
-	for (i = 0, j = 0; i < t->events.len && j < nl; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
-		if ((c & NC_LAUNCH) && !(c & NC_IGNORE))
-			launch_dur[j++] = td_ev_dur(e);
-	}
-	launch_med = td_median_i64(launch_dur, nl);
-	free(launch_dur);
-	/* the calls grouped by name (a counting sort: names are small ids) */
 	for (i = 1; i <= t->names.count + 1; i++)
 		at[i] += at[i - 1];
 	v = td_malloc((n ? n : 1) * sizeof(*v));
@@ -89,6 +79,13 @@ void td_an_detect_warmup(struct td_analysis *a)
 		j++;
 	}
 	free(at);
+	/* the trace's median launch */
+	launch_dur = td_malloc((nl ? nl : 1) * sizeof(*launch_dur));
+	for (i = 0, j = 0; i < n; i++)
+		if (a->name_class[v[i].name] & NC_LAUNCH)
+			launch_dur[j++] = v[i].dur;
+	launch_med = td_median_i64(launch_dur, nl);
+	free(launch_dur);
 
 	cand = td_malloc((n ? n : 1) * sizeof(*cand));
 	for (i = 0; i < n; i = j) {

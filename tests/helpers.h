@@ -22,6 +22,14 @@ uint64_t th_digest(const struct td_trace *t);
 const char *th_fixture(const char *name);
 /* 1 when ../shared/traces is there. */
 int th_have_shared(void);
+/* In a cmocka test: skip it, saying why, when ../shared/traces is not there. */
+#define TH_SKIP_WITHOUT_SHARED()                                                                \
+	do {                                                                                    \
+		if (!th_have_shared()) {                                                        \
+			print_message("skipped: %s is not there\n", TD_SHARED_TRACES);          \
+			skip();                                                                 \
+		}                                                                               \
+	} while (0)
 /* Path of a trace under ../shared/traces. Returns a static buffer. */
 const char *th_shared(const char *name);
 

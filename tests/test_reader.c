@@ -690,10 +690,7 @@ static void test_split_real_traces(void **state)
 	size_t f;
 	(void)state;
 
-	if (!th_have_shared()) {
-		print_message("skipped: %s is not there\n", TD_SHARED_TRACES);
-		skip();
-	}
+	TH_SKIP_WITHOUT_SHARED();
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		const char *path = th_shared(files[f]);
 		struct outcome ref, o;
@@ -772,23 +769,6 @@ static size_t put_frame(unsigned char *out, size_t cap, const char *doc, size_t 
 	return r;
 }
 
-static char *read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long len;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)len + 1);
-	assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return b;
-}
-
 /* doc cut into frames of 1, 900, 64 and 311 bytes (sizes in the header for every other one),
  * a skippable frame before every third; with big, 33 MiB of white space as a fourth frame
  * (streamed: no size), which is the streaming decoder's. *big_at: that frame's offset. */
@@ -825,7 +805,8 @@ static unsigned char *make_frames(const char *doc, size_t n, int big, size_t *le
 static void test_zstd_frame_decoders(void **state)
 {
 	size_t n, len, big_at;
-	char *doc = read_all(th_fixture("mini-kineto.json"), &n);
+	char *doc = (char *)th_slurp(th_fixture("mini-kineto.json"), &n);
+	assert_non_null(doc);
 	int big;
 	(void)state;
 
@@ -834,7 +815,7 @@ static void test_zstd_frame_decoders(void **state)
 		char *path = write_temp((const char *)z, len), *got = malloc(n);
 		size_t have = 0, rest_len;
 		unsigned long long off;
-		int fd = open(path, O_RDONLY), eof;
+		int fd = open(path, O_RDONLY);
 		struct td_zframes *zf;
 		struct td_error err;
 		ssize_t r;
@@ -855,7 +836,7 @@ static void test_zstd_frame_decoders(void **state)
 		} else {
 			assert_int_equal(r, TD_ZF_REST);
 			assert_int_equal(have, 1 + 900 + 64); /* the three frames before it */
-			td_zf_rest(zf, &rest, &rest_len, &off, &eof);
+			td_zf_rest(zf, &rest, &rest_len, &off);
 			assert_int_equal(off, big_at);
 			assert_memory_equal(rest, z + big_at, rest_len);
 			free(rest);
@@ -877,7 +858,8 @@ static void test_zstd_frame_decoders(void **state)
 static void test_zstd_frames(void **state)
 {
 	size_t n, len, big_at, k;
-	char *doc = read_all(th_fixture("mini-kineto.json"), &n);
+	char *doc = (char *)th_slurp(th_fixture("mini-kineto.json"), &n);
+	assert_non_null(doc);
 	int big;
 	(void)state;
 

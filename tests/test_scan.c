@@ -358,10 +358,7 @@ static void test_real_traces_both_ways(void **state)
 	size_t f;
 	(void)state;
 
-	if (!th_have_shared()) {
-		print_message("skipped: %s is not there\n", TD_SHARED_TRACES);
-		skip();
-	}
+	TH_SKIP_WITHOUT_SHARED();
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t len;
 		unsigned char *buf = th_slurp(th_shared(files[f]), &len);
