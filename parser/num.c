@@ -10,20 +10,88 @@ static const uint64_t pow10_tab[20] = {
 	1000000000000000000ull, 10000000000000000000ull,
 };
 
-/* 1 when the 8 bytes of w (a little-endian load) are all ASCII digits */
-static inline int eight_digits(uint64_t w)
-{
-	return ((w & 0xF0F0F0F0F0F0F0F0ull) |
-		(((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
-	       0x3333333333333333ull;
-}
-
-/* their value, three multiplies instead of eight */
+/* the value of 8 ASCII digits (a little-endian load), three multiplies instead of eight */
 static inline uint64_t parse_eight(uint64_t w)
 {
 	w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
 	w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
 	return (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+}
+
+/* The bytes of the number from q on, as a little-endian word: 8 of them, or the r < 8 left
+ * with zero bytes above them. Loads stay inside s[0..len), len >= 8. */
+static inline uint64_t word_at(const char *q, const char *end)
+{
+	size_t r = (size_t)(end - q);
+
+	if (r >= 8)
+		return td_load_le64((const unsigned char *)q);
+	return r ? td_load_le64((const unsigned char *)end - 8) >> (8 * (8 - r)) : 0;
+}
+
+/* how many of w's bytes, from the low one, are digits before the first that is not (0-8);
+ * a carry out of a non-digit byte only disturbs the bytes above it */
+static inline unsigned lead_digits(uint64_t w)
+{
+	uint64_t x = w ^ 0x3030303030303030ull;
+	uint64_t bad = (x | (x + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
+
+	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+}
+
+/* the value of the first k (1-8) digit bytes of w */
+static inline uint64_t parse_lead(uint64_t w, unsigned k)
+{
+	return parse_eight(k == 8 ? w : w << (8 * (8 - k)));
+}
+
+/* The common cases without a loop per digit: up to 15 integer digits and a fraction no
+ * longer than the scale, read 8 bytes at a time (a timestamp "1700000002273.001" in three
+ * words). 0 when the text needs the general path. */
+static int scaled_fast(const char *s, size_t len, int scale, int64_t *out)
+{
+	const char *q = s, *end = s + len;
+	uint64_t v = 0;
+	unsigned nd = 0, fd = 0, k;
+
+	if (len < 8) { /* short: digit by digit */
+		while (q < end && *q >= '0' && *q <= '9')
+			v = v * 10 + (uint64_t)(*q++ - '0'), nd++;
+		if (q < end && *q == '.' && nd) {
+			q++;
+			while (q < end && *q >= '0' && *q <= '9' && fd < (unsigned)scale)
+				v = v * 10 + (uint64_t)(*q++ - '0'), fd++;
+			if (!fd)
+				return 0;
+		}
+	} else {
+		do {
+			uint64_t w = word_at(q, end);
+			k = lead_digits(w);
+			if (!k)
+				break;
+			if (nd + k > 15)
+				return 0;
+			v = v * pow10_tab[k] + parse_lead(w, k);
+			nd += k;
+			q += k;
+		} while (k == 8);
+		if (q < end && *q == '.' && nd) {
+			uint64_t w;
+			q++;
+			w = word_at(q, end);
+			k = lead_digits(w);
+			if (!k || k > (unsigned)scale)
+				return 0; /* "1." or more digits than the scale keeps */
+			v = v * pow10_tab[k] + parse_lead(w, k);
+			fd = k;
+			q += k;
+		}
+	}
+	if (!nd || q != end)
+		return 0;
+	*out = (int64_t)(v * pow10_tab[scale - (int)fd]);
+	return 1;
 }
 
 int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
@@ -35,35 +103,8 @@ int td_num_scaled(const char *s, size_t len, int scale, int64_t *out)
 	int64_t e = 0;
 
 	*out = 0;
-	/* fast path: up to 15 integer digits, an optional fraction no longer than the scale */
-	if (len > 0 && len <= 19 && scale >= 0 && scale <= 3) {
-		uint64_t v = 0;
-		const char *q = s;
-		int nd = 0, fd = 0;
-		uint64_t w;
-		if (len >= 8 && eight_digits(w = td_load_le64((const unsigned char *)q))) {
-			v = parse_eight(w); /* a timestamp's first 8 of its 10-16 digits */
-			q += 8;
-			nd = 8;
-		}
-		while (q < end && *q >= '0' && *q <= '9' && nd < 15) {
-			v = v * 10 + (uint64_t)(*q++ - '0');
-			nd++;
-		}
-		if (nd && q < end && *q == '.') {
-			q++;
-			while (q < end && *q >= '0' && *q <= '9' && fd < scale) {
-				v = v * 10 + (uint64_t)(*q++ - '0');
-				fd++;
-			}
-			if (fd == 0)
-				q = s; /* "1." is not JSON: take the general path */
-		}
-		if (nd && q == end) {
-			*out = (int64_t)(v * pow10_tab[scale - fd]);
-			return TD_NUM_OK;
-		}
-	}
+	if (len > 0 && len <= 19 && scale >= 0 && scale <= 3 && scaled_fast(s, len, scale, out))
+		return TD_NUM_OK;
 	if (p < end && (*p == '-' || *p == '+'))
 		neg = (*p++ == '-');
 	if (p == end)

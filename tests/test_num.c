@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -87,55 +88,87 @@ static void test_many_digits(void **state)
 	assert_true(st & TD_NUM_INEXACT);
 }
 
+/* The number's own bytes in a heap block of exactly its length, so that AddressSanitizer sees
+ * a read past the end. */
+static int scaled_exact(const char *text, size_t n, int scale, int64_t *out)
+{
+	char *b = malloc(n ? n : 1);
+	int st;
+
+	assert_non_null(b);
+	memcpy(b, text, n);
+	st = td_num_scaled(b, n, scale, out);
+	free(b);
+	return st;
+}
+
 /* Digits read 8 at a time must give what reading them one by one gives: every integer length
- * up to 15, fractions of 1 to 5 digits, a bad byte at every position. */
+ * up to 15, fractions of 1 to 5 digits, a byte just below '0' or just above '9' (or an 'x' for
+ * the dot) at every position; integers alone up to 18 digits at scale 0. */
 static void test_eight_at_a_time(void **state)
 {
 	char buf[40];
 	unsigned r = 7;
-	int nint, nfrac, bad, k;
+	int nint, nfrac, bad, k, below;
 	(void)state;
 
-	for (nint = 1; nint <= 15; nint++) /* times 1000 fits int64 */
-		for (nfrac = -1; nfrac <= 5; nfrac++)
-			for (bad = -1; bad < nint + nfrac + 1; bad++) {
-				int64_t want = 0, got;
-				int n = 0, inexact = 0, st;
-				for (k = 0; k < nint; k++) {
-					r = r * 1103515245u + 12345u;
-					buf[n] = (char)('0' + (r >> 16) % 10);
-					want = want * 10 + (buf[n++] - '0');
-				}
-				want *= 1000;
-				if (nfrac >= 0) {
-					int64_t f = 100;
-					buf[n++] = '.';
-					for (k = 0; k < nfrac; k++) {
+	for (below = 0; below < 2; below++) {
+		for (nint = 1; nint <= 15; nint++) /* times 1000 fits int64 */
+			for (nfrac = -1; nfrac <= 5; nfrac++)
+				for (bad = -1; bad < nint + nfrac + 1; bad++) {
+					int64_t want = 0, got;
+					int n = 0, inexact = 0, st;
+					for (k = 0; k < nint; k++) {
 						r = r * 1103515245u + 12345u;
 						buf[n] = (char)('0' + (r >> 16) % 10);
-						if (k < 3)
-							want += (buf[n] - '0') * f, f /= 10;
-						else if (buf[n] != '0')
-							inexact = 1;
-						n++;
+						want = want * 10 + (buf[n++] - '0');
+					}
+					want *= 1000;
+					if (nfrac >= 0) {
+						int64_t f = 100;
+						buf[n++] = '.';
+						for (k = 0; k < nfrac; k++) {
+							r = r * 1103515245u + 12345u;
+							buf[n] = (char)('0' + (r >> 16) % 10);
+							if (k < 3)
+								want += (buf[n] - '0') * f, f /= 10;
+							else if (buf[n] != '0')
+								inexact = 1;
+							n++;
+						}
+					}
+					if (bad >= 0 && bad < n)
+						buf[bad] = buf[bad] == '.' ? 'x' : below ? '/' : ':';
+					buf[n] = '\0';
+					st = scaled_exact(buf, (size_t)n, 3, &got);
+					if (nfrac == 0) /* "12.": yajl never hands that over */
+						continue;
+					if (bad >= 0 && bad < n) {
+						if (!(st & TD_NUM_SYNTAX))
+							fail_msg("%s: read as %lld (status %d)", buf,
+								 (long long)got, st);
+					} else {
+						if (got != want || st != (inexact ? TD_NUM_INEXACT : TD_NUM_OK))
+							fail_msg("%s: %lld (status %d), expected %lld", buf,
+								 (long long)got, st, (long long)want);
 					}
 				}
-				if (bad >= 0 && bad < n)
-					buf[bad] = buf[bad] == '.' ? 'x' : '/';
-				buf[n] = '\0';
-				st = td_num_scaled(buf, (size_t)n, 3, &got);
-				if (nfrac == 0) /* "12.": yajl never hands that over */
-					continue;
-				if (bad >= 0 && bad < n) {
-					if (!(st & TD_NUM_SYNTAX))
-						fail_msg("%s: read as %lld (status %d)", buf,
-							 (long long)got, st);
-				} else {
-					if (got != want || st != (inexact ? TD_NUM_INEXACT : TD_NUM_OK))
-						fail_msg("%s: %lld (status %d), expected %lld", buf,
-							 (long long)got, st, (long long)want);
-				}
-			}
+	}
+	for (nint = 1; nint <= 18; nint++) {
+		int64_t want = 0, got;
+		for (k = 0; k < nint; k++) {
+			r = r * 1103515245u + 12345u;
+			buf[k] = (char)('0' + (r >> 16) % 10);
+			want = want * 10 + (buf[k] - '0');
+		}
+		assert_int_equal(scaled_exact(buf, (size_t)nint, 0, &got), TD_NUM_OK);
+		assert_int_equal(got, want);
+		buf[nint] = '.';
+		buf[nint + 1] = '0';
+		buf[nint + 2] = '7';
+		assert_int_equal(scaled_exact(buf, (size_t)nint + 3, 0, &got), TD_NUM_INEXACT);
+		assert_int_equal(got, want);
+	}
 }
 
 int main(void)
