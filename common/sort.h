@@ -8,11 +8,16 @@
  * TD_DEFINE_SELECT(fn, T, SORT) defines `static void fn(T *a, size_t n, size_t k)` (k < n):
  * a[k] becomes the element SORT (a TD_DEFINE_SORT of T) would put there, with none after it
  * less and none before it greater: quickselect on SORT's partition, linear on average, SORT
- * itself on input that defeats the pivots. */
+ * itself on input that defeats the pivots.
+ *
+ * TD_DEFINE_MEDIAN(fn, T, SELECT, VAL) defines `static int64_t fn(T *a, size_t n)` (n > 0): the
+ * median of VAL(&a[i]) (an int64_t; the mean of the two middle values for an even n, without
+ * overflow), by SELECT (a TD_DEFINE_SELECT of T ordered by VAL); reorders a. */
 #ifndef TD_COMMON_SORT_H
 #define TD_COMMON_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define TD_DEFINE_SORT(fn, T, LESS)                                                          \
 	static void fn##_sift(T *a, size_t root, size_t n)                                   \
@@ -136,6 +141,21 @@
 			}                                                                    \
 		}                                                                            \
 		SORT(a, n);                                                                  \
+	}
+
+#define TD_DEFINE_MEDIAN(fn, T, SELECT, VAL)                                                 \
+	static int64_t fn(T *a, size_t n)                                                    \
+	{                                                                                    \
+		int64_t lo;                                                                  \
+		size_t i;                                                                    \
+		SELECT(a, n, n / 2);                                                         \
+		if (n % 2)                                                                   \
+			return VAL(&a[n / 2]);                                               \
+		/* the other middle value: the largest of those before it */                 \
+		for (lo = VAL(&a[0]), i = 1; i < n / 2; i++)                                 \
+			if (VAL(&a[i]) > lo)                                                 \
+				lo = VAL(&a[i]);                                             \
+		return lo + (VAL(&a[n / 2]) - lo) / 2;                                       \
 	}
 
 #endif

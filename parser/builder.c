@@ -347,3 +347,13 @@ void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *st
 	t->by_kind[k]++;
 }
 
+void td_builder_add_records(struct td_builder *b, const unsigned char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) { /* records are 8-aligned: read in place */
+		const struct td_raw *e = (const struct td_raw *)(const void *)(buf + off);
+		td_builder_add(b, e, (const char *)buf + off + td_raw_head(e));
+		off += td_raw_size(e);
+	}
+}

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/vec.h"
 
@@ -58,6 +59,14 @@ static inline size_t td_raw_size(const struct td_raw *e)
 {
 	return (td_raw_head(e) + e->str_len + 7) & ~(size_t)7;
 }
+/* Writes e's record, with its string area strs, at dst (td_raw_size(e) bytes of room). */
+static inline void td_raw_put(unsigned char *dst, const struct td_raw *e, const char *strs)
+{
+	size_t head = td_raw_head(e);
+
+	memcpy(dst, e, head);
+	memcpy(dst + head, strs, e->str_len);
+}
 
 struct td_builder {
 	struct td_trace *t;
@@ -69,6 +78,8 @@ struct td_builder {
 void td_builder_init(struct td_builder *b, struct td_trace *t);
 /* Adds one event; `strs` is its string area. */
 void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *strs);
+/* Adds the records (td_raw_put, one after another, 8-aligned) in buf[0..len), in place. */
+void td_builder_add_records(struct td_builder *b, const unsigned char *buf, size_t len);
 /* Interns a string (counting invalid UTF-8). Builder thread only. */
 uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len);
 /* Applies what needs every event first (thread names). */

@@ -1018,7 +1018,6 @@ static void *model_main(void *arg)
 
 	for (;;) {
 		struct batch *b;
-		size_t off = 0;
 
 		pthread_mutex_lock(&mt->mu);
 		while (mt->head == mt->tail && !mt->done)
@@ -1029,11 +1028,7 @@ static void *model_main(void *arg)
 		}
 		b = &mt->b[mt->tail % NBATCH];
 		pthread_mutex_unlock(&mt->mu);
-		while (off < b->len) { /* records are 8-aligned in the batch: read in place */
-			const struct td_raw *e = (const struct td_raw *)(const void *)(b->buf + off);
-			td_builder_add(&p->builder, e, (const char *)b->buf + off + td_raw_head(e));
-			off += td_raw_size(e);
-		}
+		td_builder_add_records(&p->builder, b->buf, b->len);
 		pthread_mutex_lock(&mt->mu);
 		mt->tail++;
 		pthread_cond_broadcast(&mt->cv);
@@ -1059,18 +1054,16 @@ static void ship(struct td_parser *p)
 static void finish_event(struct td_parser *p)
 {
 	struct td_raw *e = &p->ev;
-	size_t need, head;
+	size_t need;
 
 	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
 		  e->has_mem_bytes || e->has_mem_devtype;
-	head = td_raw_head(e);
 	if (p->sink) { /* a split worker: records in order to the one model thread */
 		need = td_raw_size(e);
 		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */
 			unsigned char *big = td_malloc(need);
 			td_parser_flush(p);
-			memcpy(big, e, head);
-			memcpy(big + head, p->sbuf, e->str_len);
+			td_raw_put(big, e, p->sbuf);
 			(void)p->sink(p->sink_ctx, big, need, 0);
 			return;
 		}
@@ -1080,8 +1073,7 @@ static void finish_event(struct td_parser *p)
 		}
 		if (!p->wbuf)
 			p->wbuf = p->sink(p->sink_ctx, NULL, 0, 1);
-		memcpy(p->wbuf + p->wlen, e, head);
-		memcpy(p->wbuf + p->wlen + head, p->sbuf, e->str_len);
+		td_raw_put(p->wbuf + p->wlen, e, p->sbuf);
 		p->wlen += need;
 		return;
 	}
@@ -1101,8 +1093,7 @@ static void finish_event(struct td_parser *p)
 		td_builder_add(&p->builder, e, p->sbuf);
 		return;
 	}
-	memcpy(p->cur->buf + p->cur->len, e, head);
-	memcpy(p->cur->buf + p->cur->len + head, p->sbuf, e->str_len);
+	td_raw_put(p->cur->buf + p->cur->len, e, p->sbuf);
 	p->cur->len += need;
 }
 

@@ -100,17 +100,6 @@ static void pool_put(struct td_vec *pool, unsigned char *buf)
 
 /* --- the model thread ----------------------------------------------------------------------- */
 
-static void build_batch(struct split *s, const struct batch *bt)
-{
-	size_t off = 0;
-
-	while (off < bt->len) { /* records are 8-aligned in the batch: read in place */
-		const struct td_raw *e = (const struct td_raw *)(const void *)(bt->buf + off);
-		td_builder_add(&s->builder, e, (const char *)bt->buf + off + td_raw_head(e));
-		off += td_raw_size(e);
-	}
-}
-
 static void *model_main(void *arg)
 {
 	struct split *s = arg;
@@ -134,7 +123,7 @@ static void *model_main(void *arg)
 				b->consumed++;
 				pthread_cond_broadcast(&s->cv); /* a sink may wait for room */
 				pthread_mutex_unlock(&s->mu);
-				build_batch(s, &bt);
+				td_builder_add_records(&s->builder, bt.buf, bt.len);
 				pthread_mutex_lock(&s->mu);
 				if (bt.len <= TD_BATCH_BYTES)
 					pool_put(&s->batch_pool, bt.buf);

@@ -691,22 +691,12 @@ int64_t td_intervals_total(const struct td_interval *iv, size_t n)
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
 TD_DEFINE_SELECT(select_i64, int64_t, sort_i64)
+#define I64_VAL(p) (*(p))
+TD_DEFINE_MEDIAN(median_i64, int64_t, select_i64, I64_VAL)
 
 int64_t td_median_i64(int64_t *v, size_t n)
 {
-	int64_t lo;
-	size_t i;
-
-	if (!n)
-		return 0;
-	select_i64(v, n, n / 2);
-	if (n % 2)
-		return v[n / 2];
-	for (lo = v[0], i = 1; i < n / 2; i++) /* the other middle value: the largest below */
-		if (v[i] > lo)
-			lo = v[i];
-	/* the mean of the two middle values, without overflow */
-	return lo + (v[n / 2] - lo) / 2;
+	return n ? median_i64(v, n) : 0;
 }
 
 int64_t td_trace_median_step(const struct td_trace *t)

@@ -29,18 +29,16 @@ TD_DEFINE_SELECT(select_nd, struct name_dur, sort_nd)
 TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
 
 /* the median duration of one name's calls (reorders them) */
-static int64_t median_of_run(struct name_dur *v, size_t n)
-{
-	size_t i;
-	int64_t lo;
+#define ND_DUR(x) ((x)->dur)
+TD_DEFINE_MEDIAN(median_of_run, struct name_dur, select_nd, ND_DUR)
 
-	select_nd(v, n, n / 2);
-	if (n % 2)
-		return v[n / 2].dur;
-	for (lo = v[0].dur, i = 1; i < n / 2; i++)
-		if (v[i].dur > lo)
-			lo = v[i].dur;
-	return lo + (v[n / 2].dur - lo) / 2;
+/* e's name class when the warm-up rule looks at it (a start-up call or a launch, not one to
+ * ignore), else 0 */
+static uint32_t looked_at(const struct td_analysis *a, const struct td_event *e)
+{
+	uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
+
+	return (c & (NC_WARMUP_CALL | NC_LAUNCH)) && !(c & NC_IGNORE) ? c : 0;
 }
 
 void td_an_detect_warmup(struct td_analysis *a)
@@ -56,8 +54,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 	at = td_calloc(t->names.count + 2, sizeof(*at));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
-		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
+		uint32_t c = looked_at(a, e);
+		if (!c)
 			continue;
 		n++;
 		nl += (c & NC_LAUNCH) != 0;
@@ -68,9 +66,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 	v = td_malloc((n ? n : 1) * sizeof(*v));
 	for (i = 0, j = 0; i < t->events.len && j < n; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
 		struct name_dur *r;
-		if (!(c & (NC_WARMUP_CALL | NC_LAUNCH)) || (c & NC_IGNORE))
+		if (!looked_at(a, e))
 			continue;
 		r = &v[at[e->name]++]; /* at[name] moves to the next name's start */
 		r->name = e->name;
