@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "common/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,4 +73,51 @@ char *td_utf8_fix(const char *s)
 	}
 	r[o] = '\0';
 	return r;
+}
+
+unsigned td_utf8_unsafe(const unsigned char *p, size_t k)
+{
+	unsigned cp;
+
+	if (k == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+		return p[1]; /* U+0080-U+009F */
+	if (k == 2 && p[0] == 0xd8 && p[1] == 0x9c)
+		return 0x061c;
+	if (k != 3 || p[0] != 0xe2)
+		return 0;
+	cp = 0x2000u | ((unsigned)(p[1] & 0x3f) << 6) | (p[2] & 0x3fu);
+	if ((cp >= 0x200e && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		return cp;
+	return 0;
+}
+
+char *td_utf8_escape_controls(char *buf, size_t cap, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+		size_t k = p[i] < 0x80 ? 1 : td_utf8_seq(p + i, n - i);
+		unsigned u = k > 1 ? td_utf8_unsafe(p + i, k) : 0;
+		char esc[16];
+		size_t w;
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+			k = 1;
+		} else if (u) {
+			snprintf(esc, sizeof(esc), "\\u%04x", u);
+		} else {
+			memcpy(esc, p + i, k);
+			esc[k] = '\0';
+		}
+		w = strlen(esc);
+		if (o + w + 1 > cap)
+			break;
+		memcpy(buf + o, esc, w);
+		o += w;
+		i += k;
+	}
+	buf[o] = '\0';
+	return buf;
 }

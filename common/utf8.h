@@ -14,4 +14,12 @@ size_t td_utf8_seq(const unsigned char *s, size_t n);
 /* A malloc'd copy of s with each byte that starts no valid sequence replaced by U+FFFD. */
 char *td_utf8_fix(const char *s);
 
+/* The code point of the k-byte sequence at p when it must not reach a terminal raw: a C1
+ * control (U+0080-U+009F: U+009B is a CSI) or a bidi control (U+061C, U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069: "Trojan Source"); else 0. */
+unsigned td_utf8_unsafe(const unsigned char *p, size_t k);
+/* Writes s[0..n) into buf (cap > 0, always NUL-terminated, cut to fit) with every C0 control,
+ * DEL and invalid byte as \xNN and every C1 or bidi control as \uNNNN. Returns buf. */
+char *td_utf8_escape_controls(char *buf, size_t cap, const char *s, size_t n);
+
 #endif

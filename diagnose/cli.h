@@ -18,13 +18,15 @@ enum {
 /* Loads path into t, printing "tracedoc: FILE:LINE:COL (byte N): ..." on failure and a
  * warning when the trace is partial. Returns EXIT_OK or EXIT_INPUT. */
 int cli_load(const char *path, struct td_trace *t);
+/* The same from in, an input already open on path (closed here). */
+struct td_input;
+int cli_load_from(const char *path, struct td_input *in, struct td_trace *t);
 /* The same without printing: the message (an error, or a partial trace's warning) into msg. */
 #include <stddef.h>
 int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap);
-/* A JSON document of ours (plain, gzip or zstd) whose first 256 bytes hold signature (e.g.
- * "\"tracedoc.report/1\""), whole and NUL-terminated, or NULL when path is not one or is
- * max bytes or more. */
-char *cli_read_doc(const char *path, const char *signature, size_t max);
+int cli_load_quiet_from(const char *path, struct td_input *in, struct td_trace *t, char *msg,
+			size_t cap);
+
 
 /* Writes a command's output to outp (NULL or "-": stdout; else atomically): fn renders it in
  * format, with colour when color is "always", or "auto" on a terminal for text. Prints why and
@@ -43,11 +45,15 @@ int cli_config(const char *path, struct td_config *cfg);
  * EXIT_INPUT when some rank could not be read (the job holds the rest), EXIT_USAGE when the
  * ranks do not make one job. */
 struct td_job;
-/* 1 when path names a job rather than one trace: a directory, a glob, or a rank's summary. */
-int cli_is_job(const char *path);
+/* 1 when path names several ranks: a directory, or a glob the shell left alone. */
+int cli_is_ranks(const char *path);
 /* jobs: the ranks read at once; 0: the cores. */
 int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
 		 struct td_config *cfg, struct td_job *j);
+/* The job of one rank's summary, d opened on it (closed here); as cli_load_job. */
+struct cli_doc;
+int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
+		     struct td_job *j);
 
 int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

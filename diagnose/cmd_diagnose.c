@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 
 #include "diagnose/args.h"
+#include "common/alloc.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "diagnose/render.h"
@@ -89,9 +91,10 @@ static void one_html(FILE *f, const void *rc)
 	render_html(f, rc);
 }
 
-static int diagnose_one(const char *path, struct td_config *cfg, const char *format,
+static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *format,
 			const char *outp, const char *color)
 {
+	const char *path = d->path;
 	struct td_metrics m;
 	struct td_trace t;
 	struct td_analysis a;
@@ -100,7 +103,7 @@ static int diagnose_one(const char *path, struct td_config *cfg, const char *for
 	int rc_exit;
 
 	td_trace_init(&t);
-	if ((rc_exit = cli_load(path, &t)) != EXIT_OK) {
+	if ((rc_exit = cli_doc_trace(d, &t)) != EXIT_OK) {
 		td_trace_free(&t);
 		return rc_exit;
 	}
@@ -141,7 +144,22 @@ static void job_html(FILE *f, const void *j)
 	render_job_html(f, j);
 }
 
-int cli_is_job(const char *path)
+/* The job's report, when its ranks could be read (lrc: how loading it went); j is freed. */
+static int job_out(int lrc, struct td_job *j, const char *format, const char *outp,
+		   const char *color)
+{
+	int rc = lrc;
+
+	if (j->n && lrc != EXIT_USAGE) {
+		rc = write_out(outp, format, color, job_text, job_md, job_json, job_html, j);
+		if (rc == EXIT_OK)
+			rc = lrc; /* a rank that could not be read still fails the run */
+	}
+	td_job_free(j);
+	return rc;
+}
+
+int cli_is_ranks(const char *path)
 {
 	struct stat st;
 
@@ -149,7 +167,34 @@ int cli_is_job(const char *path)
 		return 0;
 	if (stat(path, &st) != 0) /* a glob the shell left alone; else the reader says why */
 		return strpbrk(path, "*?[") != NULL;
-	return S_ISDIR(st.st_mode) || jobin_is_summary(path);
+	return S_ISDIR(st.st_mode);
+}
+
+int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
+		     struct td_job *j)
+{
+	struct td_summary *s;
+	struct td_error err;
+	char msg[1024];
+
+	if (d->regular) { /* read as any rank is */
+		const char *path = d->path;
+		cli_doc_close(d);
+		return cli_load_job(cmd, &path, 1, jobs, cfg, j);
+	}
+	td_job_init(j);
+	s = td_calloc(1, sizeof(*s));
+	if (jobin_summary_text(d, s, msg, sizeof(msg)) != EXIT_OK) {
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		free(s);
+		return EXIT_INPUT;
+	}
+	memset(&err, 0, sizeof(err));
+	if (td_job_build(j, s, 1, cfg, &err) != 0) {
+		fprintf(stderr, "tracedoc %s: %s\n", cmd, err.msg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
@@ -229,18 +274,28 @@ int cmd_diagnose(int argc, char **argv)
 		return rc;
 	}
 	/* one trace file: its own report; anything more (or a summary, or --job): the job's */
-	if (ops.n == 1 && !force_job && !cli_is_job(ops.v[0])) {
-		rc = diagnose_one(ops.v[0], &cfg, format, outp, color);
+	if (ops.n == 1 && !force_job && !cli_is_ranks(ops.v[0])) {
+		static const char *const schemas[] = {TD_SUMMARY_SCHEMA, NULL};
+		struct cli_doc d;
+		char msg[1024];
+		if ((rc = cli_doc_open(ops.v[0], SUMMARY_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+			fprintf(stderr, "tracedoc: %s\n", msg);
+		} else if (d.kind != TD_SNIFF_SCHEMA) {
+			rc = diagnose_one(&d, &cfg, format, outp, color);
+		} else if (!cli_doc_schema_is(&d, schemas, "(a rank's summary) or a trace; a saved "
+					      "report is gate's --baseline", msg, sizeof(msg))) {
+			fprintf(stderr, "tracedoc: %s\n", msg);
+			cli_doc_close(&d);
+			rc = EXIT_INPUT;
+		} else {
+			struct td_job j;
+			rc = job_out(cli_load_job_doc("diagnose", &d, cli_jobs, &cfg, &j), &j, format,
+				     outp, color);
+		}
 	} else {
 		struct td_job j;
-		int lrc = cli_load_job("diagnose", ops.v, (size_t)ops.n, cli_jobs, &cfg, &j);
-		rc = lrc;
-		if (j.n && lrc != EXIT_USAGE) {
-			rc = write_out(outp, format, color, job_text, job_md, job_json, job_html, &j);
-			if (rc == EXIT_OK)
-				rc = lrc; /* a rank that could not be read still fails the run */
-		}
-		td_job_free(&j);
+		rc = job_out(cli_load_job("diagnose", ops.v, (size_t)ops.n, cli_jobs, &cfg, &j), &j,
+			     format, outp, color);
 	}
 	cli_operands_free(&ops);
 	if (cfg.pattern_limit_hits)

@@ -15,6 +15,7 @@
 #include "common/utf8.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/jobload.h"
 #include "diagnose/render_diff.h"
 #include "diagnose/render_html.h"
@@ -56,64 +57,92 @@ static const struct td_report *side_report(const struct side *s)
 	return s->loaded == 1 ? &s->r : s->loaded == 3 ? &s->job.report : NULL;
 }
 
-/* A saved report (plain, gzip or zstd) starts with {"schema": "tracedoc.report/1" (diagnose
- * writes that first); a job's with tracedoc.job/1. */
-#define REPORT_MAX (64u << 20)
-static char *read_report(const char *path)
+/* A side's job is read: its partial or missing ranks noted. */
+static void job_side(struct side *s)
 {
-	char *r = cli_read_doc(path, "\"tracedoc.report/1\"", REPORT_MAX);
-	return r ? r : cli_read_doc(path, "\"tracedoc.job/1\"", REPORT_MAX);
+	size_t r, k = 0;
+
+	s->m = s->job.metrics;
+	s->loaded = 3;
+	for (r = 0; r < s->job.n; r++)
+		if (s->job.rows[r].s->partial && k < sizeof(s->partial) - 40)
+			k += (size_t)snprintf(s->partial + k, sizeof(s->partial) - k, "%srank %lld",
+					      k ? ", " : "", (long long)s->job.rows[r].rank);
+	if (k)
+		snprintf(s->partial + k, sizeof(s->partial) - k, ": the trace ends early");
+	else if (s->job.missing.len)
+		snprintf(s->partial, sizeof(s->partial), "%zu of the %lld ranks have no trace",
+			 s->job.missing.len, (long long)s->job.world_size);
+	if (*s->partial)
+		s->m.partial = 1;
 }
 
+/* BASE or CURRENT: a trace, a job (a directory, a glob, a rank's summary) or - for BASE - a
+ * report saved by diagnose, told apart by its top-level keys, wherever they stand. */
 static int load_side(const char *path, struct td_config *cfg, struct side *s, int allow_report)
 {
-	char *json;
+	static const char *const reports[] = {"tracedoc.report/1", "tracedoc.job/1",
+					      TD_SUMMARY_SCHEMA, NULL};
+	struct cli_doc d;
+	char msg[1024], sh[512];
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	json = read_report(path);
-	if (json && !allow_report) {
-		free(json);
-		fprintf(stderr, "tracedoc gate: %s is a saved report, not a trace: give it as\n"
-				"  --baseline %s, and the trace to judge as CURRENT\n", path, path);
-		return EXIT_USAGE;
+	if (cli_is_ranks(path)) {
+		if ((rc = cli_load_job("gate", &path, 1, cli_jobs, cfg, &s->job)) != EXIT_OK) {
+			td_job_free(&s->job);
+			return rc;
+		}
+		job_side(s);
+		return EXIT_OK;
 	}
-	if (json) {
+	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return rc;
+	}
+	if (d.kind == TD_SNIFF_SCHEMA) {
 		struct td_error err;
+		char *json;
+		if (!cli_doc_schema_is(&d, reports + (allow_report ? 0 : 2), allow_report
+				       ? "(saved by diagnose --format json, or a rank's summary) or a "
+				       "trace" : "(a rank's summary) or a trace", msg, sizeof(msg))) {
+			cli_doc_close(&d);
+			if (!allow_report && !strncmp(d.schema, "tracedoc.", 9)) {
+				cli_shown(path, sh, sizeof(sh));
+				fprintf(stderr, "tracedoc gate: %s is a saved report, not a trace: give it "
+						"as\n  --baseline %s, and the trace to judge as CURRENT\n", sh,
+					sh);
+				return EXIT_USAGE;
+			}
+			fprintf(stderr, "tracedoc: %s\n", msg);
+			return EXIT_INPUT;
+		}
+		if (!strcmp(d.schema, TD_SUMMARY_SCHEMA)) {
+			if ((rc = cli_load_job_doc("gate", &d, cli_jobs, cfg, &s->job)) != EXIT_OK) {
+				td_job_free(&s->job);
+				return rc;
+			}
+			job_side(s);
+			return EXIT_OK;
+		}
+		json = cli_doc_text(&d, REPORT_DOC_MAX, msg, sizeof(msg));
+		cli_doc_close(&d);
+		if (!json) {
+			fprintf(stderr, "tracedoc: %s\n", msg);
+			return EXIT_INPUT;
+		}
 		memset(&err, 0, sizeof(err));
 		rc = td_metrics_from_report(json, &s->m, &err);
 		free(json);
 		if (rc) {
-			fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
+			fprintf(stderr, "tracedoc: %s: %s\n", cli_shown(path, sh, sizeof(sh)), err.msg);
 			return EXIT_INPUT;
 		}
 		s->loaded = 2;
 		return EXIT_OK;
 	}
-	if (cli_is_job(path)) { /* a directory of ranks, a glob, or a rank's summary */
-		size_t r, k = 0;
-		if ((rc = cli_load_job("gate", &path, 1, cli_jobs, cfg, &s->job)) !=
-		    EXIT_OK) {
-			td_job_free(&s->job);
-			return rc;
-		}
-		s->m = s->job.metrics;
-		s->loaded = 3;
-		for (r = 0; r < s->job.n; r++)
-			if (s->job.rows[r].s->partial && k < sizeof(s->partial) - 40)
-				k += (size_t)snprintf(s->partial + k, sizeof(s->partial) - k, "%srank %lld",
-						      k ? ", " : "", (long long)s->job.rows[r].rank);
-		if (k)
-			snprintf(s->partial + k, sizeof(s->partial) - k, ": the trace ends early");
-		else if (s->job.missing.len)
-			snprintf(s->partial, sizeof(s->partial), "%zu of the %lld ranks have no trace",
-				 s->job.missing.len, (long long)s->job.world_size);
-		if (*s->partial)
-			s->m.partial = 1;
-		return EXIT_OK;
-	}
 	td_trace_init(&s->t);
-	if ((rc = cli_load(path, &s->t)) != EXIT_OK) {
+	if ((rc = cli_doc_trace(&d, &s->t)) != EXIT_OK) {
 		td_trace_free(&s->t);
 		return rc;
 	}
@@ -154,9 +183,15 @@ struct gate_out {
 	const struct side *cur, *base;
 	const struct td_check *checks;
 	size_t n, fails;
-	const char *partial; /* why the current trace cannot be gated, or NULL */
+	const char *partial; /* why the inputs cannot be gated, or NULL */
+	int empty;           /* ... because there is nothing to judge (else: a partial trace) */
 	double seconds;      /* wall time of the run, for JUnit */
 };
+
+static const char *blocked_title(const struct gate_out *g)
+{
+	return g->empty ? "nothing to judge" : "the current trace is partial";
+}
 
 static size_t first_worded(const struct gate_out *g)
 {
@@ -175,13 +210,16 @@ static void text_out(FILE *f, const struct gate_out *g)
 
 	fprintf(f, "tracedoc gate: %s", g->fails || g->partial ? "FAIL" : "PASS");
 	if (g->partial)
-		fprintf(f, " (the current trace is partial)");
+		fprintf(f, " (%s)", blocked_title(g));
 	else
 		fprintf(f, " (%zu of %zu checks failed)", g->fails, g->n);
-	fprintf(f, "\nbaseline %s\ncurrent  %s\n", g->base_path ? g->base_path : "(none: budgets only)",
-		g->cur_path);
-	if (g->partial)
-		fprintf(f, "partial: %s\n", g->partial);
+	fprintf(f, "\nbaseline %s\ncurrent  %s\n", g->base_path ? cli_shown(g->base_path, b1, sizeof(b1))
+		: "(none: budgets only)", cli_shown(g->cur_path, b2, sizeof(b2)));
+	if (g->partial) {
+		fprintf(f, "%s: ", g->empty ? "nothing to judge" : "partial");
+		out_text_wrap(f, g->partial, g->empty ? 18 : 9, 2, 100);
+		fputc('\n', f);
+	}
 	fprintf(f, "\n%-30s %12s %12s %8s  %-22s %s\n", "metric", "baseline", "current", "change",
 		"threshold", "verdict");
 	for (i = 0; i < g->n; i++) {
@@ -224,7 +262,7 @@ static void md_out(FILE *f, const struct gate_out *g)
 	size_t i;
 
 	if (g->partial)
-		fprintf(f, "### :x: tracedoc gate failed: the current trace is partial\n\n");
+		fprintf(f, "### :x: tracedoc gate failed: %s\n\n", blocked_title(g));
 	else if (g->fails)
 		fprintf(f, "### :x: tracedoc gate failed: %zu of %zu checks\n\n", g->fails, g->n);
 	else
@@ -305,8 +343,8 @@ static void html_out(FILE *f, const struct gate_out *g)
 
 	html_begin(f, "tracedoc gate");
 	fprintf(f, "<h1 style=\"color:%s\">tracedoc gate: %s</h1>\n<p>", g->fails || g->partial
-		? "#a00" : "#006e4f", g->partial ? "FAIL (the current trace is partial)" : g->fails
-		? "FAIL" : "PASS");
+		? "#a00" : "#006e4f", g->partial ? (g->empty ? "FAIL (nothing to judge)"
+		: "FAIL (the current trace is partial)") : g->fails ? "FAIL" : "PASS");
 	fprintf(f, "%zu of %zu checks failed. Baseline <code>", g->fails, g->n);
 	html_text(f, g->base_path ? g->base_path : "(none: budgets only)");
 	fputs("</code>, current <code>", f);
@@ -376,7 +414,12 @@ static void json_out(FILE *f, const struct gate_out *o)
 	out_json_key(g, "failed");
 	out_json_int(g, (int64_t)o->fails);
 	out_json_key(g, "partial");
-	if (o->partial)
+	if (o->partial && !o->empty)
+		out_json_str(g, o->partial);
+	else
+		yajl_gen_null(g);
+	out_json_key(g, "nothing_to_judge");
+	if (o->partial && o->empty)
 		out_json_str(g, o->partial);
 	else
 		yajl_gen_null(g);
@@ -469,9 +512,9 @@ static void junit_out(FILE *f, const struct gate_out *g)
 		   "skipped=\"%zu\" time=\"%.3f\">\n",
 		tests, fails, g->seconds, tests, fails, skipped, g->seconds);
 	if (g->partial) {
-		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"complete trace\" "
-			   "time=\"0\">\n      <failure type=\"partial\" message=\"the current trace "
-			   "is partial\">");
+		fprintf(f, "    <testcase classname=\"tracedoc.gate\" name=\"%s\" time=\"0\">\n"
+			   "      <failure type=\"%s\" message=\"%s\">", g->empty ? "something to judge"
+			: "complete trace", g->empty ? "nothing-to-judge" : "partial", blocked_title(g));
 		xml(f, g->partial);
 		fprintf(f, "</failure>\n    </testcase>\n");
 	}
@@ -532,6 +575,7 @@ int cmd_gate(int argc, char **argv)
 	struct side *base = NULL, *cur;
 	struct td_check checks[MAX_CHECKS];
 	struct gate_out g;
+	char why[512];
 	struct out_file of;
 	int rc;
 
@@ -582,6 +626,9 @@ int cmd_gate(int argc, char **argv)
 		g.partial = "the baseline trace is partial";
 	else if (base && base->loaded == 2 && base->m.partial)
 		g.partial = "the baseline report was made from a partial trace";
+	else if ((g.partial = td_gate_nothing(base ? &base->m : NULL, &cur->m, checks, g.n, why,
+					      sizeof(why))) != NULL)
+		g.empty = 1; /* a change that breaks profiling must not turn the gate green */
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	g.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -620,8 +667,11 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (g.partial)
-		fprintf(stderr, "tracedoc gate: failing: %s\n", g.partial);
+	if (g.partial) {
+		fputs("tracedoc gate: failing: ", stderr);
+		out_text_wrap(stderr, g.partial, 24, 2, 100);
+		fputc('\n', stderr);
+	}
 	rc = g.fails || g.partial ? EXIT_REGRESSION : EXIT_OK;
 out:
 	if (base) {

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/out.h"
 #include "diagnose/render_memory.h"
 #include "parser/input.h"
@@ -21,24 +22,6 @@ static void memory_usage(FILE *f)
 		   "        fragmented); or a caching-allocator snapshot saved as JSON\n"
 		   "        (torch.cuda.memory._snapshot()): the peak, the allocation sites holding\n"
 		   "        the most there, and what was live at each out-of-memory\n");
-}
-
-/* 1 when path starts like a snapshot; 0 otherwise, or when it cannot be read (the reader
- * then says why) */
-static int is_snapshot(const char *path)
-{
-	struct td_input *in;
-	struct td_error err;
-	char head[512];
-	size_t n = 0;
-	ssize_t k;
-
-	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
-		return 0;
-	while (n < sizeof(head) && (k = td_input_read(in, head + n, sizeof(head) - n, &err)) > 0)
-		n += (size_t)k;
-	td_input_close(in);
-	return td_snapshot_sniff(head, n);
 }
 
 static void mem_out(FILE *f, const char *format, int color, const void *ctx)
@@ -73,6 +56,8 @@ int cmd_memory(int argc, char **argv)
 	};
 	struct cli_operands ops = {0};
 	struct td_config cfg;
+	struct cli_doc d;
+	char msg[1024];
 	int rc;
 
 	rc = cli_parse("memory", argc, argv, opts, &ops, memory_usage);
@@ -90,11 +75,16 @@ int cmd_memory(int argc, char **argv)
 		cli_operands_free(&ops);
 		return rc ? rc : EXIT_USAGE;
 	}
-	if (is_snapshot(ops.v[0])) {
+	if ((rc = cli_doc_open(ops.v[0], REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+		fprintf(stderr, "tracedoc: %s\n", msg);
+	} else if (d.kind == TD_SNIFF_SNAPSHOT) {
 		struct td_snapshot s;
 		struct td_error err;
 		memset(&err, 0, sizeof(err));
-		if (td_snapshot_read(ops.v[0], &s, &err) != 0) {
+		rc = td_snapshot_read(cli_doc_input(&d), cli_shown(ops.v[0], msg, sizeof(msg)), &s,
+				      &err);
+		cli_doc_close(&d);
+		if (rc != 0) {
 			fprintf(stderr, "tracedoc: ");
 			out_text_wrap(stderr, err.msg, 10, 2, 100);
 			fputc('\n', stderr);
@@ -110,7 +100,7 @@ int cmd_memory(int argc, char **argv)
 		struct td_report r;
 		struct td_mem_report m;
 		td_trace_init(&t);
-		if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
+		if ((rc = cli_doc_trace(&d, &t)) == EXIT_OK) {
 			struct mem_ctx c;
 			td_analysis_run(&a, &t, &cfg);
 			td_mem_report(&a, &m);

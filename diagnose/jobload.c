@@ -17,11 +17,11 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "parser/trace.h"
 #include "rules/config.h"
 #include "rules/rule.h"
 
-#define SUMMARY_MAX (256u << 20)
 
 static int is_trace_name(const char *n)
 {
@@ -109,43 +109,63 @@ void jobin_free(struct job_inputs *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int jobin_is_summary(const char *path)
+/* One rank's summary from its text (d is closed). */
+int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_t cap)
 {
-	/* a trace is given up on after its first bytes; a summary is small */
-	char *doc = cli_read_doc(path, "\"" TD_SUMMARY_SCHEMA "\"", SUMMARY_MAX);
-	int yes = doc != NULL;
+	char *doc = cli_doc_text(d, SUMMARY_DOC_MAX, msg, cap), sh[512];
+	struct td_error err;
+	int rc;
 
+	cli_doc_close(d);
+	td_summary_init(s);
+	if (!doc)
+		return EXIT_INPUT;
+	memset(&err, 0, sizeof(err));
+	rc = td_summary_parse(doc, s, &err);
 	free(doc);
-	return yes;
+	if (rc) {
+		snprintf(msg, cap, "%s: %s", cli_shown(d->path, sh, sizeof(sh)), err.msg);
+		td_summary_free(s);
+		return EXIT_INPUT;
+	}
+	s->input = td_strndup(d->path, strlen(d->path));
+	return EXIT_OK;
 }
 
 /* One rank: its summary, or why there is none. */
 int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *s, char *msg,
 		    size_t cap)
 {
-	char *doc = cli_read_doc(path, "\"" TD_SUMMARY_SCHEMA "\"", SUMMARY_MAX);
+	static const char *const schemas[] = {TD_SUMMARY_SCHEMA, NULL};
+	struct cli_doc d;
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_report r;
+	struct stat st;
+	char sh[512];
 	int rc;
 
 	msg[0] = '\0';
-	if (doc) {
-		struct td_error err;
-		memset(&err, 0, sizeof(err));
-		rc = td_summary_parse(doc, s, &err);
-		free(doc);
-		if (rc) {
-			snprintf(msg, cap, "%s: %s", path, err.msg);
+	td_summary_init(s);
+	/* a FIFO or a device among a job's files would hold the whole job up: a rank is a file */
+	if (strcmp(path, "-") && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(msg, cap, "%s: not a regular file (%s): a rank's trace or summary must be "
+			 "a file", cli_shown(path, sh, sizeof(sh)), S_ISFIFO(st.st_mode) ? "a FIFO"
+			 : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
+		return EXIT_INPUT;
+	}
+	if ((rc = cli_doc_open(path, SUMMARY_DOC_MAX, &d, msg, cap)) != EXIT_OK)
+		return rc;
+	if (d.kind == TD_SNIFF_SCHEMA) {
+		if (!cli_doc_schema_is(&d, schemas, "as a rank, or a trace", msg, cap)) {
+			cli_doc_close(&d);
 			return EXIT_INPUT;
 		}
-		s->input = td_strndup(path, strlen(path));
-		return EXIT_OK;
+		return jobin_summary_text(&d, s, msg, cap);
 	}
 	td_trace_init(&t);
-	if ((rc = cli_load_quiet(path, &t, msg, cap)) != EXIT_OK) {
+	if ((rc = cli_doc_trace_quiet(&d, &t, msg, cap)) != EXIT_OK) {
 		td_trace_free(&t);
-		td_summary_init(s);
 		return rc;
 	}
 	td_analysis_run(&a, &t, cfg);

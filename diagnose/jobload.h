@@ -20,8 +20,10 @@ struct job_inputs {
 int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, char *err,
 		 size_t cap);
 void jobin_free(struct job_inputs *in);
-/* 1 when path holds a tracedoc summary. */
-int jobin_is_summary(const char *path);
+/* One rank's summary from a document opened on a summary (d is closed). Returns EXIT_OK, or
+ * EXIT_INPUT with the message in msg. */
+struct cli_doc;
+int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_t cap);
 /* One rank's summary from a trace or a summary file. Returns EXIT_OK (msg may hold a partial
  * trace's warning) or the exit code of its error, with the message in msg. */
 int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *s, char *msg,

@@ -17,6 +17,7 @@
 #include "common/fmt.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "parser/input.h"
@@ -64,7 +65,9 @@ static void oom(size_t n)
 	exit(EXIT_INTERNAL);
 }
 
-static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap, int jobs,
+/* Loads path, or the input in already open on it (closed here) when in is set. */
+static int load_with(const char *path, struct td_input *in, struct td_trace *t, char *msg,
+		     size_t cap, int jobs,
 		     void (*fn)(void *, unsigned long long, unsigned long long), void *ctx)
 {
 	struct td_error err;
@@ -89,8 +92,9 @@ static int load_with(const char *path, struct td_trace *t, char *msg, size_t cap
 			td_scan_impl());
 	if (sq && (*sq == '0' || *sq == '1'))
 		td_scan_set_squeeze(*sq == '1');
-	rc = td_trace_load(path, &opts, t, &err);
-	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	rc = in ? td_trace_load_input(in, 0, &opts, t, &err) : td_trace_load(path, &opts, t, &err);
+	char sbuf[512];
+	const char *shown = cli_shown(path, sbuf, sizeof(sbuf));
 
 	msg[0] = '\0';
 	if (rc != 0) {
@@ -162,9 +166,9 @@ static int read_threads(void)
 	return n > 64 ? 64 : !cli_jobs && n > 8 ? 8 : n;
 }
 
-int cli_load(const char *path, struct td_trace *t)
+static int load_shown(const char *path, struct td_input *in, struct td_trace *t)
 {
-	char msg[1024];
+	char msg[1024], shown[512];
 	struct progress pr;
 	struct stat st;
 	int rc, on = cli_progress > 0;
@@ -180,13 +184,13 @@ int cli_load(const char *path, struct td_trace *t)
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 #endif
 	memset(&pr, 0, sizeof(pr));
-	pr.path = strcmp(path, "-") ? path : "<stdin>";
+	pr.path = cli_shown(path, shown, sizeof(shown));
 	pr.tty = isatty(2);
 	if (!cli_progress && pr.tty && (strcmp(path, "-") ? stat(path, &st) == 0 &&
 				     st.st_size > 100 * 1000 * 1000 : 1))
 		on = 1;
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
-	rc = load_with(path, t, msg, sizeof(msg), read_threads(), on ? progress : NULL, &pr);
+	rc = load_with(path, in, t, msg, sizeof(msg), read_threads(), on ? progress : NULL, &pr);
 	if (pr.shown && pr.tty)
 		fputs("\r\033[K", stderr); /* gone when done */
 
@@ -205,9 +209,25 @@ int cli_load(const char *path, struct td_trace *t)
 	return rc;
 }
 
+int cli_load(const char *path, struct td_trace *t)
+{
+	return load_shown(path, NULL, t);
+}
+
+int cli_load_from(const char *path, struct td_input *in, struct td_trace *t)
+{
+	return load_shown(path, in, t);
+}
+
+int cli_load_quiet_from(const char *path, struct td_input *in, struct td_trace *t, char *msg,
+			size_t cap)
+{
+	return load_with(path, in, t, msg, cap, 1, NULL, NULL);
+}
+
 int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
 {
-	return load_with(path, t, msg, cap, 1, NULL, NULL); /* ranks are read in parallel */
+	return load_with(path, NULL, t, msg, cap, 1, NULL, NULL); /* ranks are read in parallel */
 }
 
 int cli_write(const char *outp, const char *format, const char *color,
@@ -232,56 +252,32 @@ int cli_write(const char *outp, const char *format, const char *color,
 	return EXIT_OK;
 }
 
-char *cli_read_doc(const char *path, const char *signature, size_t max)
-{
-	struct td_input *in;
-	struct td_error err;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, sig = strlen(signature);
-	ssize_t n;
-	int found = 0;
-
-	if (!strcmp(path, "-") || td_input_open(path, &in, &err) != 0)
-		return NULL;
-	for (;;) {
-		if (cap - len < 65536) {
-			if (cap >= max)
-				break;
-			cap = cap ? cap * 2 : 65536;
-			buf = td_realloc(buf, cap + 1);
-		}
-		n = td_input_read(in, buf + len, cap - len, &err);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (!found) {
-			size_t i;
-			for (i = 0; i + sig <= len && i < 256; i++)
-				if (!memcmp(buf + i, signature, sig))
-					found = 1;
-			if (!found && len >= 256 + sig)
-				break;
-		}
-	}
-	td_input_close(in);
-	if (!found || len >= max) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
-}
+#define CONFIG_DOC_MAX (16u << 20)
 
 int cli_config(const char *path, struct td_config *cfg)
 {
 	struct td_error err;
+	struct cli_doc d;
+	char msg[1024], *json;
+	int rc;
 
 	td_config_default(cfg);
 	if (!path)
 		return EXIT_OK;
+	/* read once, whatever it is (a pipe, -), and as a config whatever its keys */
+	if (cli_doc_open(path, CONFIG_DOC_MAX, &d, msg, sizeof(msg)) != EXIT_OK ||
+	    !(json = cli_doc_text(&d, CONFIG_DOC_MAX, msg, sizeof(msg)))) {
+		cli_doc_close(&d);
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		td_config_free(cfg);
+		return EXIT_USAGE;
+	}
+	cli_doc_close(&d);
 	memset(&err, 0, sizeof(err));
-	if (td_config_load(cfg, path, &err) != 0) {
-		fprintf(stderr, "tracedoc: %s: %s\n", path, err.msg);
+	rc = td_config_parse(cfg, json, &err);
+	free(json);
+	if (rc != 0) {
+		fprintf(stderr, "tracedoc: %s: %s\n", cli_shown(path, msg, sizeof(msg)), err.msg);
 		td_config_free(cfg);
 		return EXIT_USAGE;
 	}

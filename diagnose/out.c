@@ -37,6 +37,9 @@ static size_t text_bytes(FILE *f, const unsigned char *p, size_t n, size_t max, 
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			fprintf(f, "\\x%02x", p[i]);
 			i++;
+		} else if (k > 1 && td_utf8_unsafe(p + i, k)) { /* C1 and bidi controls */
+			fprintf(f, "\\u%04x", td_utf8_unsafe(p + i, k));
+			i += k;
 		} else {
 			fwrite(p + i, 1, k, f);
 			i += k;
@@ -108,6 +111,9 @@ static int text_width(const unsigned char *p, size_t n)
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			w += p[i] == (unsigned char)GLUE ? 1 : 4;
 			i++;
+		} else if (k > 1 && td_utf8_unsafe(p + i, k)) {
+			w += 6;
+			i += k;
 		} else {
 			w++;
 			i += k;
@@ -246,7 +252,10 @@ size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n)
 		fputs("\xef\xbf\xbd", f);
 		return 1;
 	}
-	fwrite(p, 1, k, f);
+	if (k > 1 && td_utf8_unsafe(p, k)) /* C1 and bidi controls, shown, not obeyed */
+		fprintf(f, "\\u%04x", td_utf8_unsafe(p, k));
+	else
+		fwrite(p, 1, k, f);
 	return k;
 }
 

@@ -15,8 +15,8 @@
  * end a table cell, start code or emphasis, mention anyone, render as math or break the line;
  * marked names become code spans; invalid UTF-8 becomes U+FFFD. */
 void out_md(FILE *f, const char *s);
-/* Writes the UTF-8 character at p (n bytes left), or U+FFFD for an invalid byte; returns the
- * bytes consumed. */
+/* Writes the UTF-8 character at p (n bytes left), U+FFFD for an invalid byte, or a C1 or bidi
+ * control as \uNNNN (common/utf8.h); returns the bytes consumed. */
 size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n);
 /* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max characters with
  * "..." (max 0 = no limit); marked names are shortened in the middle to fit. */

@@ -42,6 +42,8 @@ struct td_input {
 	int truncated;
 	unsigned long long out;       /* uncompressed bytes handed out */
 	unsigned long long garbage;   /* bytes after the gzip stream, ignored */
+	unsigned char *back;          /* uncompressed bytes given back (td_input_unread) */
+	size_t back_len, back_pos;
 };
 
 /* the limits on what one input may decompress to (td_input_set_limits) */
@@ -422,6 +424,19 @@ ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_erro
 	ssize_t n;
 	unsigned long long raw;
 
+	if (in->back_pos < in->back_len) { /* what a sniff read first, once more */
+		size_t k = in->back_len - in->back_pos;
+		if (k > cap)
+			k = cap;
+		memcpy(buf, in->back + in->back_pos, k);
+		in->back_pos += k;
+		if (in->back_pos == in->back_len) {
+			free(in->back);
+			in->back = NULL;
+			in->back_len = in->back_pos = 0;
+		}
+		return (ssize_t)k;
+	}
 	switch (in->comp) {
 	case TD_COMP_GZIP:
 #ifdef TD_HAVE_ISAL
@@ -455,6 +470,17 @@ ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_erro
 	return n;
 }
 
+void td_input_unread(struct td_input *in, const void *buf, size_t len)
+{
+	if (!len)
+		return;
+	in->back = td_realloc(in->back, in->back_len - in->back_pos + len);
+	memmove(in->back + len, in->back + in->back_pos, in->back_len - in->back_pos);
+	memcpy(in->back, buf, len);
+	in->back_len = in->back_len - in->back_pos + len;
+	in->back_pos = 0;
+}
+
 unsigned long long td_input_garbage(const struct td_input *in)
 {
 	return in->garbage;
@@ -473,6 +499,7 @@ void td_input_close(struct td_input *in)
 		ZSTD_freeDCtx(in->zd);
 	td_zf_free(in->zf);
 	free(in->pend);
+	free(in->back);
 	if (in->own_fd)
 		close(in->fd);
 	free(in->raw);

@@ -26,6 +26,9 @@ void td_input_close(struct td_input *in);
 /* Before the first read: a zstd input of many frames is decoded on `threads` threads
  * (parser/zframes.h); what it reads is the same. Anything else is read as before. */
 void td_input_set_threads(struct td_input *in, int threads);
+/* Gives back len uncompressed bytes already read (a sniff of the head of a pipe): the next
+ * reads hand them out again, before the rest. They were counted against the limits once. */
+void td_input_unread(struct td_input *in, const void *buf, size_t len);
 /* Bytes after a gzip stream that are not another member: ignored, as gzip -d does. */
 unsigned long long td_input_garbage(const struct td_input *in);
 

@@ -184,8 +184,6 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 		  struct td_error *err)
 {
 	struct td_input *in;
-	struct td_parser *p;
-	size_t chunk = opts && opts->chunk ? opts->chunk : 1024 * 1024;
 	unsigned long long total = 0;
 	struct stat st;
 	int rc;
@@ -193,9 +191,20 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	memset(err, 0, sizeof(*err));
 	if ((rc = td_input_open(path, &in, err)) != 0)
 		return rc;
-	t->compression = td_input_compression(in);
 	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		total = (unsigned long long)st.st_size;
+	return td_trace_load_input(in, total, opts, t, err);
+}
+
+int td_trace_load_input(struct td_input *in, unsigned long long total,
+			const struct td_load_opts *opts, struct td_trace *t, struct td_error *err)
+{
+	struct td_parser *p;
+	size_t chunk = opts && opts->chunk ? opts->chunk : 1024 * 1024;
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	t->compression = td_input_compression(in);
 	rc = 1;
 	if (opts && !opts->no_thread && opts->jobs > 1) {
 		td_input_set_threads(in, opts->zstd_threads ? opts->zstd_threads : opts->jobs / 4);

@@ -30,4 +30,10 @@ struct td_load_opts {
 int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_trace *t,
 		  struct td_error *err);
 
+/* The same from an input already open (and maybe read a little, its bytes given back with
+ * td_input_unread); total: its size for the progress callback (0: unknown). Closes in. */
+struct td_input;
+int td_trace_load_input(struct td_input *in, unsigned long long total,
+			const struct td_load_opts *opts, struct td_trace *t, struct td_error *err);
+
 #endif

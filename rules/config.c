@@ -469,33 +469,6 @@ int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
 	return rc;
 }
 
-int td_config_load(struct td_config *c, const char *path, struct td_error *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-	int rc;
-
-	if (!f)
-		return td_error_set(err, TD_EIO, "cannot open: %s", strerror(errno));
-	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || n > (16 << 20) ||
-	    fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		return td_error_set(err, TD_EIO, "%s", "cannot read (or larger than 16 MB)");
-	}
-	buf = td_malloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fclose(f);
-		free(buf);
-		return td_error_set(err, TD_EIO, "%s", "read error");
-	}
-	fclose(f);
-	buf[n] = '\0';
-	rc = td_config_parse(c, buf, err);
-	free(buf);
-	return rc;
-}
-
 /* --- the defaults as a config file ------------------------------------------------------- */
 
 

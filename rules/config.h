@@ -60,10 +60,8 @@ struct td_config {
 };
 
 void td_config_default(struct td_config *c);
-/* Reads a config file over the defaults. Returns 0, TD_EIO (cannot read), or TD_EINVAL with
- * err naming the key path (and, for a pattern, PCRE2's message and offset). */
-int td_config_load(struct td_config *c, const char *path, struct td_error *err);
-/* Parses a config from memory (the same checks). */
+/* Parses a config from memory over the defaults. Returns 0, or TD_EINVAL with err naming the
+ * key path (and, for a pattern, PCRE2's message and offset). */
 int td_config_parse(struct td_config *c, const char *json, struct td_error *err);
 void td_config_free(struct td_config *c);
 /* The defaults as a valid config file (JSON text, caller frees). */

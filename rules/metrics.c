@@ -596,3 +596,38 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 	}
 	return fails;
 }
+
+const char *td_gate_nothing(const struct td_metrics *base, const struct td_metrics *cur,
+			    const struct td_check *checks, size_t n, char *buf, size_t cap)
+{
+	const struct td_metric *busy = td_metrics_get(cur, "gpu_busy_fraction");
+	size_t i, judged = 0;
+
+	if (!cur->steps && !(busy && busy->present)) {
+		snprintf(buf, cap, "the current trace has no ProfilerStep# steps and no GPU activity: "
+			 "nothing in it can be compared (was the profiler on, did its schedule record "
+			 "any step, and did the run reach the GPU?)");
+		return buf;
+	}
+	if (base && !base->steps != !cur->steps) {
+		snprintf(buf, cap, "the %s has %zu ProfilerStep# steps and the %s has none: the "
+			 "steps' markers were lost (the profiler, its schedule or the training loop "
+			 "changed), so no per-step metric can be compared; record steps in both, or "
+			 "save the baseline again", base->steps ? "baseline" : "current trace",
+			 base->steps ? base->steps : cur->steps,
+			 base->steps ? "current trace" : "baseline");
+		return buf;
+	}
+	for (i = 0; i < n; i++)
+		judged += checks[i].verdict != V_SKIP;
+	if (!judged) {
+		if (n)
+			snprintf(buf, cap, "every one of the %zu checks was skipped (the reasons are "
+				 "below), so nothing was judged", n);
+		else
+			snprintf(buf, cap, "there is no check to run: give a baseline (--baseline) or "
+				 "budgets in the config (gate.budgets)");
+		return buf;
+	}
+	return NULL;
+}

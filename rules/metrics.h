@@ -80,4 +80,10 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 		       const struct td_config *cfg, struct td_check *checks, size_t max,
 		       size_t *nchecks);
 
+/* Why the gate has nothing to judge - the current trace holds neither steps nor GPU work, one
+ * side lost its steps, or every check (of n) was skipped or there is none - in buf; NULL when
+ * there is something. A pull request that breaks profiling must not pass the gate. */
+const char *td_gate_nothing(const struct td_metrics *base, const struct td_metrics *cur,
+			    const struct td_check *checks, size_t n, char *buf, size_t cap);
+
 #endif

@@ -7,6 +7,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "common/alloc.h"
+#include "common/sat.h"
 #include "common/vec.h"
 #include "parser/input.h"
 #include "rules/names.h"
@@ -27,6 +28,7 @@ struct sblock {          /* a block live at the snapshot */
 	int64_t size;
 	uint32_t site;
 	int32_t device;
+	size_t order;        /* its place in the file */
 };
 
 struct sdev {
@@ -64,6 +66,8 @@ struct reader {
 	int64_t f_line;
 	int trace_dev;       /* the device_traces index being read */
 	struct td_vec devs;  /* struct sdev */
+	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
+	size_t dcap;
 	struct td_vec blocks; /* struct sblock */
 	int failed;
 	char why[256];
@@ -74,18 +78,38 @@ static uint8_t at(const struct reader *r, unsigned d)
 	return d < MAXD ? r->ctx[d] : X_SKIP;
 }
 
+static size_t dslot(const struct reader *r, int32_t device)
+{
+	size_t i = ((uint32_t)device * 0x9e3779b1u) & (r->dcap - 1);
+
+	while (r->dmap[i] &&
+	       TD_VEC_AT(&r->devs, struct sdev, r->dmap[i] - 1).device != device)
+		i = (i + 1) & (r->dcap - 1);
+	return i;
+}
+
+/* The device's entry, made on first sight: hashed, so 200,000 devices read in linear time. */
 static struct sdev *dev_of(struct reader *r, int32_t device)
 {
 	size_t i;
 	struct sdev *d;
 
-	for (i = 0; i < r->devs.len; i++)
-		if (TD_VEC_AT(&r->devs, struct sdev, i).device == device)
-			return &TD_VEC_AT(&r->devs, struct sdev, i);
+	if ((r->devs.len + 1) * 2 > r->dcap) {
+		size_t k;
+		free(r->dmap);
+		r->dcap = r->dcap ? r->dcap * 2 : 64;
+		r->dmap = td_calloc(r->dcap, sizeof(*r->dmap));
+		for (k = 0; k < r->devs.len; k++)
+			r->dmap[dslot(r, TD_VEC_AT(&r->devs, struct sdev, k).device)] = (uint32_t)k + 1;
+	}
+	i = dslot(r, device);
+	if (r->dmap[i])
+		return &TD_VEC_AT(&r->devs, struct sdev, r->dmap[i] - 1);
 	d = td_vec_push(&r->devs);
 	memset(d, 0, sizeof(*d));
 	d->device = device;
 	td_vec_init(&d->ev, sizeof(struct sevent));
+	r->dmap[i] = (uint32_t)r->devs.len;
 	return d;
 }
 
@@ -109,6 +133,24 @@ static int64_t num(const char *s, size_t n)
 	return strtoll(b, NULL, 10);
 }
 
+/* an address: every 64-bit value, 0 and all ones too */
+static uint64_t unum(const char *s, size_t n)
+{
+	char b[40];
+
+	if (n >= sizeof(b))
+		n = sizeof(b) - 1;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	return strtoull(b, NULL, 10);
+}
+
+/* a size: never below 0 (a negative one would make memory out of nothing) */
+static int64_t size_of(int64_t v)
+{
+	return v < 0 ? 0 : v;
+}
+
 static int cb_number(void *ctx, const char *s, size_t n)
 {
 	struct reader *r = ctx;
@@ -118,19 +160,19 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		if (!strcmp(r->key, "device"))
 			r->seg_device = (int32_t)num(s, n);
 		else if (!strcmp(r->key, "total_size"))
-			r->seg_size = num(s, n);
+			r->seg_size = size_of(num(s, n));
 		break;
 	case X_BLOCK:
 		if (!strcmp(r->key, "address"))
-			r->b_addr = (uint64_t)num(s, n);
+			r->b_addr = unum(s, n);
 		else if (!strcmp(r->key, "size"))
-			r->b_size = num(s, n);
+			r->b_size = size_of(num(s, n));
 		break;
 	case X_EVENT:
 		if (!strcmp(r->key, "addr"))
-			r->e.addr = (uint64_t)num(s, n);
+			r->e.addr = unum(s, n);
 		else if (!strcmp(r->key, "size"))
-			r->e.size = num(s, n);
+			r->e.size = size_of(num(s, n));
 		else if (!strcmp(r->key, "time_us"))
 			r->e.time_us = num(s, n);
 		else if (!strcmp(r->key, "device_free"))
@@ -321,7 +363,7 @@ static int cb_end(void *ctx)
 	case X_SEG: {
 		struct sdev *d = dev_of(r, r->seg_device);
 		size_t i;
-		d->reserved += r->seg_size;
+		d->reserved = td_sat_add(d->reserved, r->seg_size);
 		d->segments++;
 		/* "device" may come after "blocks": the segment's blocks take it now */
 		for (i = r->seg_first_block; i < r->blocks.len; i++)
@@ -349,27 +391,35 @@ static const yajl_callbacks callbacks = {
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
 
-int td_snapshot_sniff(const char *head, size_t n)
-{
-	char b[513];
-
-	if (n > 512)
-		n = 512;
-	memcpy(b, head, n);
-	b[n] = '\0';
-	return (strstr(b, "\"segments\"") || strstr(b, "\"device_traces\"")) &&
-	       !strstr(b, "\"traceEvents\"");
-}
-
 /* --- replay ------------------------------------------------------------------------------ */
 
-/* address -> (size, site): open addressing */
+/* Sums of sizes a file controls: 128 bits, so no sum of 64-bit sizes wraps; shown clamped. */
+__extension__ typedef __int128 i128;
+
+static int64_t clamp64(i128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+/* site -> the bytes and blocks live from it: open addressing, kept as blocks come and go, so
+ * the top sites at a peak or an oom cost the sites, not the blocks times the sites */
+struct sites {
+	uint32_t *key;       /* site + 1; 0 empty */
+	i128 *bytes;
+	uint64_t *blocks;
+	size_t cap, n;
+};
+
+/* address -> (size, site): open addressing; any 64-bit address, state apart */
+enum { S_EMPTY, S_USED, S_GONE };
 struct live {
-	uint64_t *addr;      /* addr + 1; 0 empty, UINT64_MAX removed */
+	uint64_t *addr;
+	uint8_t *state;
 	int64_t *size;
 	uint32_t *site;
 	size_t cap, n, used;
-	int64_t total;
+	i128 total;
+	struct sites by_site;
 };
 
 static uint64_t mix(uint64_t k)
@@ -380,30 +430,90 @@ static uint64_t mix(uint64_t k)
 	return k;
 }
 
-static void live_init(struct live *l)
+static void sites_alloc(struct sites *t, size_t cap)
+{
+	t->cap = cap;
+	t->key = td_calloc(cap, sizeof(*t->key));
+	t->bytes = td_malloc(cap * sizeof(*t->bytes));
+	t->blocks = td_malloc(cap * sizeof(*t->blocks));
+}
+
+static size_t sites_slot(const struct sites *t, uint32_t site)
+{
+	size_t i = mix(site) & (t->cap - 1);
+
+	while (t->key[i] && t->key[i] != site + 1)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static void sites_add(struct sites *t, uint32_t site, i128 bytes, int64_t blocks)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		struct sites g;
+		size_t k;
+		sites_alloc(&g, t->cap * 2);
+		for (k = 0; k < t->cap; k++)
+			if (t->key[k]) {
+				size_t j = sites_slot(&g, t->key[k] - 1);
+				g.key[j] = t->key[k];
+				g.bytes[j] = t->bytes[k];
+				g.blocks[j] = t->blocks[k];
+			}
+		g.n = t->n;
+		free(t->key);
+		free(t->bytes);
+		free(t->blocks);
+		*t = g;
+	}
+	i = sites_slot(t, site);
+	if (!t->key[i]) {
+		t->key[i] = site + 1;
+		t->bytes[i] = 0;
+		t->blocks[i] = 0;
+		t->n++;
+	}
+	t->bytes[i] += bytes;
+	t->blocks[i] += (uint64_t)blocks;
+}
+
+static void live_alloc(struct live *l, size_t cap)
 {
 	memset(l, 0, sizeof(*l));
-	l->cap = 1024;
-	l->addr = td_calloc(l->cap, sizeof(*l->addr));
-	l->size = td_malloc(l->cap * sizeof(*l->size));
-	l->site = td_malloc(l->cap * sizeof(*l->site));
+	l->cap = cap;
+	l->addr = td_malloc(cap * sizeof(*l->addr));
+	l->state = td_calloc(cap, 1);
+	l->size = td_malloc(cap * sizeof(*l->size));
+	l->site = td_malloc(cap * sizeof(*l->site));
+}
+
+static void live_init(struct live *l)
+{
+	live_alloc(l, 16);
+	sites_alloc(&l->by_site, 16);
 }
 
 static void live_free(struct live *l)
 {
 	free(l->addr);
+	free(l->state);
 	free(l->size);
 	free(l->site);
+	free(l->by_site.key);
+	free(l->by_site.bytes);
+	free(l->by_site.blocks);
 }
 
 static size_t slot(const struct live *l, uint64_t addr)
 {
-	size_t i = mix(addr + 1) & (l->cap - 1), tomb = SIZE_MAX;
+	size_t i = mix(addr) & (l->cap - 1), tomb = SIZE_MAX;
 
-	for (; l->addr[i]; i = (i + 1) & (l->cap - 1)) {
-		if (l->addr[i] == addr + 1)
+	for (; l->state[i] != S_EMPTY; i = (i + 1) & (l->cap - 1)) {
+		if (l->state[i] == S_USED && l->addr[i] == addr)
 			return i;
-		if (l->addr[i] == UINT64_MAX && tomb == SIZE_MAX)
+		if (l->state[i] == S_GONE && tomb == SIZE_MAX)
 			tomb = i;
 	}
 	return tomb != SIZE_MAX ? tomb : i;
@@ -412,46 +522,54 @@ static size_t slot(const struct live *l, uint64_t addr)
 static int live_has(const struct live *l, uint64_t addr)
 {
 	size_t i = slot(l, addr);
-	return l->addr[i] == addr + 1;
+	return l->state[i] == S_USED && l->addr[i] == addr;
 }
 
-static void live_add(struct live *l, uint64_t addr, int64_t size, uint32_t site);
-
-static void live_grow(struct live *l)
+static void live_put(struct live *l, uint64_t addr, int64_t size, uint32_t site)
 {
-	struct live n;
-	size_t i;
+	size_t i = slot(l, addr);
 
-	memset(&n, 0, sizeof(n));
-	n.cap = l->cap * 2;
-	n.addr = td_calloc(n.cap, sizeof(*n.addr));
-	n.size = td_malloc(n.cap * sizeof(*n.size));
-	n.site = td_malloc(n.cap * sizeof(*n.site));
-	for (i = 0; i < l->cap; i++)
-		if (l->addr[i] && l->addr[i] != UINT64_MAX)
-			live_add(&n, l->addr[i] - 1, l->size[i], l->site[i]);
-	live_free(l);
-	*l = n;
+	if (l->state[i] == S_USED && l->addr[i] == addr) { /* allocated twice without a free: */
+		l->total -= l->size[i];                     /* the later one counts */
+		sites_add(&l->by_site, l->site[i], -(i128)l->size[i], -1);
+	} else {
+		if (l->state[i] == S_EMPTY)
+			l->used++;
+		l->n++;
+	}
+	l->state[i] = S_USED;
+	l->addr[i] = addr;
+	l->size[i] = size;
+	l->site[i] = site;
+	l->total += size;
+	sites_add(&l->by_site, site, size, 1);
 }
 
 static void live_add(struct live *l, uint64_t addr, int64_t size, uint32_t site)
 {
-	size_t i;
-
-	if ((l->used + 1) * 2 > l->cap)
-		live_grow(l);
-	i = slot(l, addr);
-	if (l->addr[i] == addr + 1) { /* allocated twice without a free: the later one counts */
-		l->total -= l->size[i];
-	} else {
-		if (!l->addr[i])
-			l->used++;
-		l->n++;
+	if ((l->used + 1) * 2 > l->cap) { /* grow (or only sweep the removed) */
+		struct live n;
+		size_t i;
+		live_alloc(&n, l->n * 4 > l->cap ? l->cap * 2 : l->cap);
+		for (i = 0; i < l->cap; i++)
+			if (l->state[i] == S_USED) {
+				size_t j = slot(&n, l->addr[i]);
+				n.state[j] = S_USED;
+				n.addr[j] = l->addr[i];
+				n.size[j] = l->size[i];
+				n.site[j] = l->site[i];
+				n.used++;
+				n.n++;
+			}
+		n.total = l->total;
+		n.by_site = l->by_site;
+		free(l->addr);
+		free(l->state);
+		free(l->size);
+		free(l->site);
+		*l = n;
 	}
-	l->addr[i] = addr + 1;
-	l->size[i] = size;
-	l->site[i] = site;
-	l->total += size;
+	live_put(l, addr, size, site);
 }
 
 /* Returns 1 when addr was live. */
@@ -459,68 +577,71 @@ static int live_del(struct live *l, uint64_t addr)
 {
 	size_t i = slot(l, addr);
 
-	if (l->addr[i] != addr + 1)
+	if (l->state[i] != S_USED || l->addr[i] != addr)
 		return 0;
 	l->total -= l->size[i];
-	l->addr[i] = UINT64_MAX;
+	sites_add(&l->by_site, l->site[i], -(i128)l->size[i], -1);
+	l->state[i] = S_GONE;
 	l->n--;
 	return 1;
 }
 
-/* the sites holding the most of what is live, into top */
+/* the sites holding the most of what is live, into top: the largest first, ties by site id */
 static size_t top_sites(const struct live *l, struct td_snap_site *top)
 {
-	struct td_snap_site *all = NULL;
-	size_t n = 0, cap = 0, i, k, m;
+	const struct sites *t = &l->by_site;
+	i128 bytes[TD_SNAP_SITES];
+	size_t n = 0, i, k;
 
-	for (i = 0; i < l->cap; i++) {
-		if (!l->addr[i] || l->addr[i] == UINT64_MAX)
+	for (i = 0; i < t->cap; i++) {
+		struct td_snap_site x;
+		if (!t->key[i] || !t->blocks[i])
 			continue;
-		for (k = 0; k < n && all[k].site != l->site[i]; k++)
+		x.site = t->key[i] - 1;
+		x.blocks = t->blocks[i];
+		for (k = n; k > 0 && (t->bytes[i] > bytes[k - 1] || (t->bytes[i] == bytes[k - 1] &&
+								    x.site < top[k - 1].site)); k--)
 			;
-		if (k == n) {
-			if (n == cap) {
-				cap = cap ? cap * 2 : 32;
-				all = td_realloc(all, cap * sizeof(*all));
-			}
-			all[n].site = l->site[i];
-			all[n].bytes = 0;
-			all[n].blocks = 0;
+		if (k >= TD_SNAP_SITES)
+			continue;
+		if (n < TD_SNAP_SITES)
 			n++;
-		}
-		all[k].bytes += l->size[i];
-		all[k].blocks++;
+		memmove(top + k + 1, top + k, (n - 1 - k) * sizeof(*top));
+		memmove(bytes + k + 1, bytes + k, (n - 1 - k) * sizeof(*bytes));
+		top[k] = x;
+		bytes[k] = t->bytes[i];
 	}
-	for (m = 0; m < TD_SNAP_SITES && m < n; m++) { /* the largest first; ties by site id */
-		size_t best = m;
-		for (k = m + 1; k < n; k++)
-			if (all[k].bytes > all[best].bytes ||
-			    (all[k].bytes == all[best].bytes && all[k].site < all[best].site))
-				best = k;
-		top[m] = all[best];
-		all[best] = all[m];
-	}
-	free(all);
-	return m;
+	for (i = 0; i < n; i++)
+		top[i].bytes = clamp64(bytes[i]);
+	return n;
 }
 
 /* A copy of src in *dst (uninitialised before). */
 static void live_copy(struct live *dst, const struct live *src)
 {
+	const struct sites *t = &src->by_site;
+
 	*dst = *src;
 	dst->addr = td_malloc(src->cap * sizeof(*dst->addr));
+	dst->state = td_malloc(src->cap);
 	dst->size = td_malloc(src->cap * sizeof(*dst->size));
 	dst->site = td_malloc(src->cap * sizeof(*dst->site));
 	memcpy(dst->addr, src->addr, src->cap * sizeof(*dst->addr));
+	memcpy(dst->state, src->state, src->cap);
 	memcpy(dst->size, src->size, src->cap * sizeof(*dst->size));
 	memcpy(dst->site, src->site, src->cap * sizeof(*dst->site));
+	sites_alloc(&dst->by_site, t->cap);
+	dst->by_site.n = t->n;
+	memcpy(dst->by_site.key, t->key, t->cap * sizeof(*t->key));
+	memcpy(dst->by_site.bytes, t->bytes, t->cap * sizeof(*t->bytes));
+	memcpy(dst->by_site.blocks, t->blocks, t->cap * sizeof(*t->blocks));
 }
 
 /* What was live on sd's device when the trace began, in *start (uninitialised before): the
  * blocks it frees without having allocated them, and the blocks live at its end that it never
  * allocated, their site `before` unless the snapshot names one. */
-static void live_at_start(const struct sdev *sd, const struct td_vec *blocks, uint32_t before,
-			  struct live *start)
+static void live_at_start(const struct sdev *sd, const struct sblock *blk, size_t nblk,
+			  uint32_t before, struct live *start)
 {
 	const struct sevent *ev = sd->ev.data;
 	struct live known;
@@ -533,27 +654,29 @@ static void live_at_start(const struct sdev *sd, const struct td_vec *blocks, ui
 			live_add(&known, ev[i].addr, ev[i].size, ev[i].site);
 		else if (ev[i].act == A_FREE_DONE && !live_del(&known, ev[i].addr))
 			live_add(start, ev[i].addr, ev[i].size, before);
-	for (b = 0; b < blocks->len; b++) {
-		const struct sblock *x = &TD_VEC_AT(blocks, struct sblock, b);
-		if (x->device == sd->device && !live_has(&known, x->addr) && !live_has(start, x->addr))
+	for (b = 0; b < nblk; b++) {
+		const struct sblock *x = &blk[b];
+		if (!live_has(&known, x->addr) && !live_has(start, x->addr))
 			live_add(start, x->addr, x->size, x->site ? x->site : before);
 	}
 	live_free(&known);
 }
 
-static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *blocks,
-		   struct td_snap_dev *out)
+/* sd's blocks live at the snapshot are blk[0..nblk) */
+static void replay(struct td_snapshot *s, struct sdev *sd, const struct sblock *blk,
+		   size_t nblk, struct td_snap_dev *out)
 {
 	const struct sevent *ev = sd->ev.data;
 	size_t n = sd->ev.len, i, no = 0;
 	struct live start, live;
 	static const char pre[] = "(allocated before the trace)";
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
+	i128 peak;
 
-	live_at_start(sd, blocks, before, &start);
+	live_at_start(sd, blk, nblk, before, &start);
 	live_copy(&live, &start);
-	out->start_allocated = live.total;
-	out->peak = live.total;
+	out->start_allocated = clamp64(live.total);
+	peak = live.total;
 	out->peak_entry = -1;
 	out->peak_time_us = -1;
 	for (i = 0; i < n; i++) /* pass 2: the peak */
@@ -562,8 +685,8 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 				live_add(&live, ev[i].addr, ev[i].size, ev[i].site);
 			else if (!live_del(&live, ev[i].addr))
 				out->unmatched_frees++;
-			if (live.total > out->peak) {
-				out->peak = live.total;
+			if (live.total > peak) {
+				peak = live.total;
 				out->peak_entry = (int64_t)i;
 				out->peak_time_us = ev[i].time_us;
 			}
@@ -571,6 +694,7 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 			no++;
 		}
 	live_free(&live);
+	out->peak = clamp64(peak);
 	/* pass 3: again to the peak and to each oom, for what was live there */
 	out->ooms = td_calloc(no ? no : 1, sizeof(*out->ooms));
 	live_copy(&live, &start);
@@ -588,7 +712,7 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 			o->time_us = ev[i].time_us;
 			o->requested = ev[i].size;
 			o->device_free = ev[i].device_free;
-			o->allocated = live.total;
+			o->allocated = clamp64(live.total);
 			o->site = ev[i].site;
 			o->ntop = top_sites(&live, o->top);
 		}
@@ -598,10 +722,25 @@ static void replay(struct td_snapshot *s, struct sdev *sd, const struct td_vec *
 	live_free(&live);
 }
 
-int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *err)
+static int by_device(const void *a, const void *b)
+{
+	const struct sdev *x = a, *y = b;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+/* blocks by device, in the order read within one */
+static int block_order(const void *a, const void *b)
+{
+	const struct sblock *x = a, *y = b;
+	if (x->device != y->device)
+		return (x->device > y->device) - (x->device < y->device);
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *s,
+		     struct td_error *err)
 {
 	struct reader r;
-	struct td_input *in;
 	yajl_handle h;
 	unsigned char buf[1 << 16];
 	ssize_t n;
@@ -615,8 +754,6 @@ int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *e
 	r.s = s;
 	td_vec_init(&r.devs, sizeof(struct sdev));
 	td_vec_init(&r.blocks, sizeof(struct sblock));
-	if ((rc = td_input_open(path, &in, err)) != 0)
-		goto out;
 	h = yajl_alloc(&callbacks, NULL, &r);
 	for (;;) {
 		yajl_status st;
@@ -628,7 +765,6 @@ int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *e
 		st = n ? yajl_parse(h, buf, (size_t)n) : yajl_complete_parse(h);
 		if (st != yajl_status_ok) {
 			size_t k = n ? yajl_get_bytes_consumed(h) : 0, j;
-			unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
 			for (j = 0; j < k && j < (size_t)n; j++)
 				if (buf[j] == '\n') {
 					line++;
@@ -639,10 +775,8 @@ int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *e
 			err->line = (uint32_t)line;
 			err->col = (uint32_t)(offset + k - line_start + 1);
 			rc = td_error_set(err, r.failed ? TD_EFORMAT : TD_EPARSE, "%s:%u:%u (byte %llu): "
-					  "%s", path, err->line, err->col, (unsigned long long)err->offset,
+					  "%s", name, err->line, err->col, (unsigned long long)err->offset,
 					  r.failed ? r.why : n ? "not valid JSON" : "the JSON ends early");
-			(void)msg;
-			yajl_free_error(h, msg);
 			break;
 		}
 		if (!n)
@@ -655,48 +789,42 @@ int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *e
 		offset += (uint64_t)n;
 	}
 	yajl_free(h);
-	td_input_close(in);
 	if (!rc && !r.devs.len && !r.blocks.len)
 		rc = td_error_set(err, TD_EFORMAT, "%s: no \"segments\" or \"device_traces\": not a "
-				  "memory snapshot", path);
+				  "memory snapshot", name);
 	if (!rc) {
-		for (b = 0; b < r.blocks.len; b++) /* every device with live blocks is reported */
-			dev_of(&r, TD_VEC_AT(&r.blocks, struct sblock, b).device);
+		struct sblock *blk = r.blocks.data;
+		for (b = 0; b < r.blocks.len; b++) { /* every device with live blocks is reported */
+			dev_of(&r, blk[b].device);
+			blk[b].order = b;
+		}
+		qsort(r.devs.data, r.devs.len, sizeof(struct sdev), by_device);
+		qsort(blk, r.blocks.len, sizeof(*blk), block_order);
 		s->ndev = r.devs.len;
 		s->dev = td_calloc(s->ndev ? s->ndev : 1, sizeof(*s->dev));
-		for (i = 0; i < r.devs.len; i++) { /* by device id */
-			size_t k, best = i;
-			for (k = i + 1; k < r.devs.len; k++)
-				if (TD_VEC_AT(&r.devs, struct sdev, k).device <
-				    TD_VEC_AT(&r.devs, struct sdev, best).device)
-					best = k;
-			if (best != i) {
-				struct sdev tmp = TD_VEC_AT(&r.devs, struct sdev, i);
-				TD_VEC_AT(&r.devs, struct sdev, i) = TD_VEC_AT(&r.devs, struct sdev, best);
-				TD_VEC_AT(&r.devs, struct sdev, best) = tmp;
-			}
-		}
-		for (i = 0; i < r.devs.len; i++) {
+		for (i = 0, b = 0; i < r.devs.len; i++) {
 			struct sdev *sd = &TD_VEC_AT(&r.devs, struct sdev, i);
 			struct td_snap_dev *d = &s->dev[i];
+			size_t first;
+			i128 allocated = 0;
+			while (b < r.blocks.len && blk[b].device < sd->device)
+				b++;
+			for (first = b; b < r.blocks.len && blk[b].device == sd->device; b++) {
+				allocated += blk[b].size;
+				d->blocks++;
+			}
 			d->device = sd->device;
 			d->reserved = sd->reserved;
 			d->segments = sd->segments;
 			d->events = sd->ev.len;
-			for (b = 0; b < r.blocks.len; b++) {
-				const struct sblock *x = &TD_VEC_AT(&r.blocks, struct sblock, b);
-				if (x->device == sd->device) {
-					d->allocated += x->size;
-					d->blocks++;
-				}
-			}
-			replay(s, sd, &r.blocks, d);
+			d->allocated = clamp64(allocated);
+			replay(s, sd, blk + first, b - first, d);
 		}
 	}
-out:
 	for (i = 0; i < r.devs.len; i++)
 		td_vec_free(&TD_VEC_AT(&r.devs, struct sdev, i).ev);
 	td_vec_free(&r.devs);
+	free(r.dmap);
 	td_vec_free(&r.blocks);
 	if (rc)
 		td_snapshot_free(s);

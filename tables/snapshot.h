@@ -54,12 +54,12 @@ struct td_snapshot {
 	int has_traces;            /* device_traces recorded (_record_memory_history) */
 };
 
-/* 1 when the first n bytes of a document look like a snapshot ("segments" or
- * "device_traces" near its start, no "traceEvents"). */
-int td_snapshot_sniff(const char *head, size_t n);
-/* Reads and replays path. Returns 0, or TD_EIO / TD_EFORMAT with err filled (file, line,
- * column and byte of a JSON error). */
-int td_snapshot_read(const char *path, struct td_snapshot *s, struct td_error *err);
+/* Reads the snapshot from in (parser/input.h; left open) and replays it; name is the file's
+ * name for messages. Returns 0, or TD_EIO / TD_EFORMAT with err filled (file, line, column
+ * and byte of a JSON error). */
+struct td_input;
+int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *s,
+		     struct td_error *err);
 void td_snapshot_free(struct td_snapshot *s);
 
 #endif

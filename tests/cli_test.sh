@@ -91,8 +91,10 @@ expect_rc 1 "$bin" gate --config "$tmp/b3.json" $R/sync.json
 if grep -q 'FAIL:    the median step 1.0 ms is above the budget 500.0 us (max_step_time_us)' "$tmp/out"
 then ok; else bad "budget sentence"; cat "$tmp/out"; fi
 printf '[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"pid":0,"tid":7,"args":{"device":0}}]' >"$tmp/nosteps.json"
-expect_rc 0 "$bin" gate --config "$tmp/b3.json" "$tmp/nosteps.json"
-if grep -q 'max_syncs_per_step is not judged: the trace has no steps' "$tmp/out"; then ok
+# ... and a gate whose every check was skipped judged nothing: it fails, saying so
+expect_rc 1 "$bin" gate --config "$tmp/b3.json" "$tmp/nosteps.json"
+if grep -q 'max_syncs_per_step is not judged: the trace has no steps' "$tmp/out" &&
+	grep -q '^nothing to judge: every one of the 2 checks was skipped' "$tmp/out"; then ok
 else bad "per-step budget on a trace without steps"; cat "$tmp/out"; fi
 # a suppression covers its rule's gate metrics too; an unknown rule is a config error
 printf '{"suppress": [{"rule": "sync-stall", "match": "", "reason": "known: ticket 7"}]}' >"$tmp/s2.json"
