@@ -121,3 +121,23 @@ char *td_utf8_escape_controls(char *buf, size_t cap, const char *s, size_t n)
 	buf[o] = '\0';
 	return buf;
 }
+
+size_t td_quote_bytes(char *buf, size_t cap, const void *bytes, size_t n)
+{
+	const unsigned char *b = bytes;
+	size_t o = 0, i;
+
+	for (i = 0; i < n && o + 5 < cap; i++) {
+		unsigned char c = b[i];
+		if (c == '\n')
+			o += (size_t)snprintf(buf + o, cap - o, "\\n");
+		else if (c == '\t')
+			o += (size_t)snprintf(buf + o, cap - o, "\\t");
+		else if (c < 0x20 || c >= 0x7f)
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return o;
+}

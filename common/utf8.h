@@ -22,4 +22,8 @@ unsigned td_utf8_unsafe(const unsigned char *p, size_t k);
  * DEL and invalid byte as \xNN and every C1 or bidi control as \uNNNN. Returns buf. */
 char *td_utf8_escape_controls(char *buf, size_t cap, const char *s, size_t n);
 
+/* The n bytes as a message quotes them: \n, \t, and every byte outside printable ASCII as
+ * \xNN, cut to fit cap (> 0). Returns the length written. */
+size_t td_quote_bytes(char *buf, size_t cap, const void *bytes, size_t n);
+
 #endif

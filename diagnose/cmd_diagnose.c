@@ -300,7 +300,9 @@ int cmd_diagnose(int argc, char **argv)
 	cli_operands_free(&ops);
 	if (cfg.pattern_limit_hits)
 		fprintf(stderr, "tracedoc: warning: %llu pattern matches stopped at the PCRE2 match "
-				"limit (treated as no match)\n", (unsigned long long)cfg.pattern_limit_hits);
+				"limit (treated as no match)%s\n",
+			(unsigned long long)cfg.pattern_limit_hits, cfg.patterns_disabled
+			? "; patterns that stopped there 16 times were left out for the rest" : "");
 	td_config_free(&cfg);
 	return rc;
 }

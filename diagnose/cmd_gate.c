@@ -70,9 +70,9 @@ static void job_side(struct side *s)
 					      k ? ", " : "", (long long)s->job.rows[r].rank);
 	if (k)
 		snprintf(s->partial + k, sizeof(s->partial) - k, ": the trace ends early");
-	else if (s->job.missing.len)
-		snprintf(s->partial, sizeof(s->partial), "%zu of the %lld ranks have no trace",
-			 s->job.missing.len, (long long)s->job.world_size);
+	else if (s->job.missing_count)
+		snprintf(s->partial, sizeof(s->partial), "%llu of the %lld ranks have no trace",
+			 (unsigned long long)s->job.missing_count, (long long)s->job.world_size);
 	if (*s->partial)
 		s->m.partial = 1;
 }

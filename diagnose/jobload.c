@@ -109,6 +109,19 @@ void jobin_free(struct job_inputs *in)
 	memset(in, 0, sizeof(*in));
 }
 
+/* A world no job has is a file's invention: refused, so nothing is sized by it. */
+static int world_ok(const char *path, const struct td_summary *s, char *msg, size_t cap)
+{
+	char sh[512];
+
+	if (s->world_size <= TD_JOB_WORLD_MAX)
+		return 1;
+	snprintf(msg, cap, "%s: claims a world of %lld ranks, more than any job (%lld): its "
+		 "distributedInfo or summary is wrong", cli_shown(path, sh, sizeof(sh)),
+		 (long long)s->world_size, (long long)TD_JOB_WORLD_MAX);
+	return 0;
+}
+
 /* One rank's summary from its text (d is closed). */
 int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_t cap)
 {
@@ -125,6 +138,10 @@ int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_
 	free(doc);
 	if (rc) {
 		snprintf(msg, cap, "%s: %s", cli_shown(d->path, sh, sizeof(sh)), err.msg);
+		td_summary_free(s);
+		return EXIT_INPUT;
+	}
+	if (!world_ok(d->path, s, msg, cap)) {
 		td_summary_free(s);
 		return EXIT_INPUT;
 	}
@@ -175,6 +192,10 @@ int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);
+	if (!world_ok(path, s, msg, cap)) {
+		td_summary_free(s);
+		return EXIT_INPUT;
+	}
 	return EXIT_OK;
 }
 

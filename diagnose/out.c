@@ -3,6 +3,7 @@
 #include "diagnose/out.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,8 +319,14 @@ void out_json_int(yajl_gen g, int64_t v)
 
 void out_json_fixed(yajl_gen g, double v, int decimals)
 {
-	char buf[64];
-	int n = snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	char buf[400];
+	int n;
+
+	if (!isfinite(v)) { /* JSON has no inf or nan: a bare one would make the file invalid */
+		yajl_gen_null(g);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%.*f", decimals, v);
 	yajl_gen_number(g, buf, (size_t)n);
 }
 

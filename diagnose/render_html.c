@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "diagnose/render_html.h"
+#include "diagnose/render_job.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -509,10 +510,10 @@ void render_job_html(FILE *f, const struct td_job *j)
 		html_text(f, TD_VEC_AT(&j->errors, struct td_job_error, k).message);
 		fputs("</p>\n", f);
 	}
-	if (j->missing.len) {
-		fputs("<p><b>Missing ranks:</b>", f);
-		for (k = 0; k < j->missing.len; k++)
-			fprintf(f, "%s%lld", k ? ", " : " ", (long long)TD_VEC_AT(&j->missing, int64_t, k));
+	if (j->missing_count) {
+		char buf[512];
+		fputs("<p><b>Missing ranks:</b> ", f);
+		html_text(f, render_job_missing(j, buf, sizeof(buf)) + strlen("missing: "));
 		fputs("</p>\n", f);
 	}
 	if (j->straggler >= 0)

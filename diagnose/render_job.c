@@ -56,6 +56,23 @@ static void devices_line(FILE *f, const struct td_job *j, int md)
 }
 
 /* "partial: ranks 3, 5 (...)" into buf; 0 when every trace is whole. */
+const char *render_job_missing(const struct td_job *j, char *buf, size_t cap)
+{
+	size_t n, i;
+
+	n = (size_t)snprintf(buf, cap, "missing: rank%s", j->missing_count == 1 ? "" : "s");
+	for (i = 0; i < j->missing.len && i < 16 && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : " ",
+				      (long long)TD_VEC_AT(&j->missing, int64_t, i));
+	if (n < cap && j->missing_count > i)
+		n += (size_t)snprintf(buf + n, cap - n, " and %llu more",
+				      (unsigned long long)(j->missing_count - i));
+	if (n < cap)
+		snprintf(buf + n, cap - n, " of the %lld (no trace of them was read)",
+			 (long long)j->world_size);
+	return buf;
+}
+
 static int partial_list(const struct td_job *j, char *buf, size_t cap)
 {
 	size_t r, n = 0, k = 0;
@@ -90,13 +107,8 @@ static void problems_text(FILE *f, const struct td_job *j)
 		out_text_wrap(f, buf, 9, 11, 100);
 		fputc('\n', f);
 	}
-	if (j->missing.len) {
-		size_t n = (size_t)snprintf(buf, sizeof(buf), "missing: rank%s", j->missing.len == 1 ? "" : "s");
-		for (i = 0; i < j->missing.len && n < sizeof(buf) - 32; i++)
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%lld", i ? ", " : " ",
-					      (long long)TD_VEC_AT(&j->missing, int64_t, i));
-		snprintf(buf + n, sizeof(buf) - n, " of the %lld (no trace of them was read)",
-			 (long long)j->world_size);
+	if (j->missing_count) {
+		render_job_missing(j, buf, sizeof(buf));
 		fputs("         ", f);
 		out_text_wrap(f, buf, 9, 11, 100);
 		fputc('\n', f);
@@ -159,10 +171,9 @@ void render_job_md(FILE *f, const struct td_job *j)
 		out_md(f, buf + strlen("partial: "));
 		fputs("\n\n", f);
 	}
-	if (j->missing.len) {
-		fputs("> **Missing ranks:**", f);
-		for (i = 0; i < j->missing.len; i++)
-			fprintf(f, "%s%lld", i ? ", " : " ", (long long)TD_VEC_AT(&j->missing, int64_t, i));
+	if (j->missing_count) {
+		fputs("> **Missing ranks:** ", f);
+		out_md(f, render_job_missing(j, buf, sizeof(buf)) + strlen("missing: "));
 		fputs("\n\n", f);
 	}
 	render_findings_md_table(f, &j->report);
@@ -260,6 +271,8 @@ void render_job_json(FILE *f, const struct td_job *j)
 	for (i = 0; i < j->missing.len; i++)
 		out_json_int(g, TD_VEC_AT(&j->missing, int64_t, i));
 	yajl_gen_array_close(g);
+	out_json_key(g, "missing_count"); /* "missing" lists the first TD_JOB_MISSING_LISTED */
+	out_json_int(g, (int64_t)j->missing_count);
 	out_json_key(g, "errors");
 	yajl_gen_array_open(g);
 	for (i = 0; i < j->errors.len; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sat.h"
 #include "common/fmt.h"
 #include "common/sort.h"
 #include "rules/config.h"
@@ -158,8 +159,9 @@ static void match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 				/* ends coincide: each rank's end minus the first rank's is its clock
 				 * offset, from the groups that include that rank */
 				if (v[i].row == 0)
-					ends[v[r].row][nends[v[r].row]++] = (v[r].start + v[r].dur) -
-									     (v[i].start + v[i].dur);
+					ends[v[r].row][nends[v[r].row]++] = td_sat_sub(
+						td_sat_add(v[r].start, v[r].dur),
+						td_sat_add(v[i].start, v[i].dur));
 			}
 			j->rows[late].late_ns += med - min;
 			j->rows[late].late_count++;
@@ -774,13 +776,14 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 			return td_error_set(err, TD_EINVAL, "%s is rank %lld of a world of %lld",
 					    input_of(j->rows[r].s), (long long)j->rows[r].rank,
 					    (long long)j->world_size);
-	if (j->world_size > 0) { /* the ranks nobody brought */
-		int64_t q;
-		for (q = 0, r = 0; q < j->world_size; q++) {
-			while (r < n && j->rows[r].rank < q)
-				r++;
-			if (r >= n || j->rows[r].rank != q)
+	if (j->world_size > 0) { /* the ranks nobody brought: the gaps between those here */
+		int64_t q = 0;
+		for (r = 0; r <= n; r++) {
+			int64_t upto = r < n ? j->rows[r].rank : j->world_size;
+			j->missing_count += (uint64_t)(upto - q);
+			for (; q < upto && j->missing.len < TD_JOB_MISSING_LISTED; q++)
 				*(int64_t *)td_vec_push(&j->missing) = q;
+			q = upto + 1;
 		}
 	}
 	/* the median rank's window and steps, of the ranks with GPU work (not a partial stub) */

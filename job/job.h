@@ -47,7 +47,9 @@ struct td_job {
 	size_t n;
 	int64_t world_size;       /* -1 when no trace says */
 	struct td_vec errors;     /* struct td_job_error */
-	struct td_vec missing;    /* int64_t: ranks of world_size with no trace */
+	struct td_vec missing;    /* int64_t: ranks of world_size with no trace, the first
+				   * TD_JOB_MISSING_LISTED of them */
+	uint64_t missing_count;   /* all of them */
 	size_t matched, unmatched; /* collectives present on every rank / on some only */
 	int64_t straggler;        /* row of the rank the others wait for most, -1 none */
 	char straggler_rule[32];  /* its finding that makes it late, "" when none is named */
@@ -57,6 +59,11 @@ struct td_job {
 	struct td_report report;  /* the job's findings, ordered */
 	struct td_metrics metrics; /* the worst rank's, plus the straggler's wait */
 };
+
+#define TD_JOB_MISSING_LISTED 1024
+/* The largest world a trace or summary may claim: past it the claim is refused (a job's
+ * report would otherwise be sized by a number the file makes up). */
+#define TD_JOB_WORLD_MAX (1ll << 24)
 
 void td_job_init(struct td_job *j);
 /* Notes a rank file that could not be read (before td_job_build). */

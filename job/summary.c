@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "job/summary.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,15 @@ static void str(yajl_gen g, const char *s)
 	yajl_gen_string(g, (const unsigned char *)(s ? s : ""), s ? strlen(s) : 0);
 }
 
+/* a number, or null where it is not finite (JSON has no inf) */
+static void gen_num(yajl_gen g, double v)
+{
+	if (isfinite(v))
+		yajl_gen_double(g, v);
+	else
+		yajl_gen_null(g);
+}
+
 static void kint(yajl_gen g, const char *k, int64_t v)
 {
 	key(g, k);
@@ -336,7 +346,7 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 	kint(g, "exposed_comm_ns", s->exposed_ns);
 	kint(g, "dataloader_ns", s->dataloader_ns);
 	key(g, "syncs_per_step");
-	yajl_gen_double(g, s->syncs_per_step);
+	gen_num(g, s->syncs_per_step);
 	key(g, "idle_by_cause");
 	yajl_gen_map_open(g);
 	for (c = 0; c < CAUSE_COUNT; c++)
@@ -405,7 +415,7 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		kint(g, "gpu_busy_ns", f->busy_ns);
 		kint(g, "host_freed_ns", f->host_ns);
 		key(g, "est_savings_fraction");
-		yajl_gen_double(g, f->fraction);
+		gen_num(g, f->fraction);
 		kint(g, "count", (int64_t)f->count);
 		kint(g, "risk", f->risk);
 		kint(g, "max_severity", f->max_severity);
@@ -418,7 +428,7 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		if (!s->metrics.m[i].present)
 			continue;
 		key(g, s->metrics.m[i].id);
-		yajl_gen_double(g, s->metrics.m[i].value);
+		gen_num(g, s->metrics.m[i].value);
 	}
 	yajl_gen_map_close(g);
 	key(g, "high");
@@ -444,15 +454,39 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 	return b.s;
 }
 
-int td_summary_sniff(const char *head, size_t n)
-{
-	static const char sig[] = "\"" TD_SUMMARY_SCHEMA "\"";
-	size_t i;
+/* --- reading: every wrong key named, with what was expected and what is there ------------- */
 
-	for (i = 0; i + sizeof(sig) - 1 <= n && i < 256; i++)
-		if (!memcmp(head + i, sig, sizeof(sig) - 1))
-			return 1;
-	return 0;
+struct srd {
+	int bad;
+	char why[256];
+};
+
+static const char *type_name(yajl_val v)
+{
+	if (!v)
+		return "no such key";
+	if (YAJL_IS_STRING(v))
+		return "a string";
+	if (YAJL_IS_INTEGER(v))
+		return "an integer";
+	if (YAJL_IS_NUMBER(v))
+		return isfinite(YAJL_GET_DOUBLE(v)) ? "a fraction" : "a number beyond a double";
+	if (YAJL_IS_OBJECT(v))
+		return "an object";
+	if (YAJL_IS_ARRAY(v))
+		return "an array";
+	if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
+		return "a boolean";
+	return "null";
+}
+
+/* the first wrong key, kept: "kernels[3][1]: expected an integer >= 0, found a string" */
+static void wrong(struct srd *r, const char *key, const char *want, yajl_val got)
+{
+	if (r->bad)
+		return;
+	r->bad = 1;
+	snprintf(r->why, sizeof(r->why), "%s: expected %s, found %s", key, want, type_name(got));
 }
 
 static yajl_val get(yajl_val v, const char *k, yajl_type type)
@@ -461,24 +495,64 @@ static yajl_val get(yajl_val v, const char *k, yajl_type type)
 	return yajl_tree_get(v, path, type);
 }
 
-static int64_t geti(yajl_val v, const char *k, int *bad)
+/* an integer >= min at v[k]; path names it in messages */
+static int64_t need_int(yajl_val v, const char *path, const char *k, int64_t min, struct srd *r)
 {
-	yajl_val x = get(v, k, yajl_t_number);
-	if (!x || !YAJL_IS_INTEGER(x)) {
-		*bad = 1;
-		return 0;
-	}
-	return YAJL_GET_INTEGER(x);
+	yajl_val x = get(v, k, yajl_t_any);
+	char key[96];
+
+	if (x && YAJL_IS_INTEGER(x) && YAJL_GET_INTEGER(x) >= min)
+		return YAJL_GET_INTEGER(x);
+	snprintf(key, sizeof(key), "%s%s%s", path, *path ? "." : "", k);
+	wrong(r, key, min == 0 ? "an integer >= 0" : min == -1 ? "an integer >= -1" : "an integer",
+	      x);
+	return 0;
 }
 
-static char *gets(yajl_val v, const char *k, int *bad)
+static char *need_str(yajl_val v, const char *path, const char *k, struct srd *r)
 {
-	yajl_val x = get(v, k, yajl_t_string);
-	if (!x) {
-		*bad = 1;
-		return td_strndup("", 0);
+	yajl_val x = get(v, k, yajl_t_any);
+	char key[96];
+
+	if (x && YAJL_IS_STRING(x))
+		return td_strndup(x->u.string, strlen(x->u.string));
+	snprintf(key, sizeof(key), "%s%s%s", path, *path ? "." : "", k);
+	wrong(r, key, "a string", x);
+	return td_strndup("", 0);
+}
+
+/* a finite number in [lo, hi] at v[k], or dflt when the key is absent */
+static double opt_num(yajl_val v, const char *k, double lo, double hi, double dflt, struct srd *r)
+{
+	yajl_val x = get(v, k, yajl_t_any);
+	double d;
+
+	if (!x)
+		return dflt;
+	d = YAJL_IS_NUMBER(x) ? YAJL_GET_DOUBLE(x) : NAN;
+	if (isfinite(d) && d >= lo && d <= hi)
+		return d;
+	{
+		char want[64];
+		snprintf(want, sizeof(want), "a finite number from %g to %g", lo, hi);
+		wrong(r, k, want, x);
 	}
-	return td_strndup(x->u.string, strlen(x->u.string));
+	return dflt;
+}
+
+/* v[k] when it is of type t (or absent: NULL); another type is wrong */
+static yajl_val opt(yajl_val v, const char *k, yajl_type t, const char *path, struct srd *r)
+{
+	yajl_val x = get(v, k, yajl_t_any);
+	char key[96];
+
+	if (!x || (t == yajl_t_array ? YAJL_IS_ARRAY(x) : t == yajl_t_object ? YAJL_IS_OBJECT(x)
+		   : YAJL_IS_STRING(x)))
+		return x;
+	snprintf(key, sizeof(key), "%s%s%s", path, *path ? "." : "", k);
+	wrong(r, key, t == yajl_t_array ? "an array" : t == yajl_t_object ? "an object" : "a string",
+	      x);
+	return NULL;
 }
 
 static int severity_of(const char *s)
@@ -493,9 +567,10 @@ static int severity_of(const char *s)
 int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err)
 {
 	yajl_val root, v, arr;
-	int bad = 0, c;
+	struct srd r = {0, ""};
+	int c;
 	size_t i;
-	const char *what = "";
+	char key[96];
 
 	td_summary_init(s);
 	/* a summary nests < 10 levels: a deep one is refused before the recursive tree parse */
@@ -504,56 +579,67 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 		td_summary_free(s);
 		return TD_EFORMAT;
 	}
-	v = get(root, "schema", yajl_t_string);
-	if (!v || strcmp(v->u.string, TD_SUMMARY_SCHEMA)) {
-		yajl_tree_free(root);
-		td_summary_free(s);
-		return td_error_set(err, TD_EFORMAT, "not a %s summary", TD_SUMMARY_SCHEMA);
+	if (!YAJL_IS_OBJECT(root)) {
+		wrong(&r, "the document", "an object", root);
+		goto out;
 	}
-	if ((v = get(root, "trace", yajl_t_object)) != NULL) {
+	v = get(root, "schema", yajl_t_any);
+	if (!v || !YAJL_IS_STRING(v) || strcmp(v->u.string, TD_SUMMARY_SCHEMA)) {
+		wrong(&r, "schema", "\"" TD_SUMMARY_SCHEMA "\"", v);
+		goto out;
+	}
+	if ((v = opt(root, "trace", yajl_t_object, "", &r)) != NULL) {
 		yajl_val p = get(v, "partial", yajl_t_any);
-		s->path = gets(v, "path", &bad);
-		s->rank = geti(v, "rank", &bad);
-		s->world_size = geti(v, "world_size", &bad);
+		s->path = need_str(v, "trace", "path", &r);
+		s->rank = need_int(v, "trace", "rank", -1, &r);
+		s->world_size = need_int(v, "trace", "world_size", -1, &r);
 		s->partial = p && YAJL_IS_TRUE(p);
 	} else {
-		bad = 1, what = "trace";
+		wrong(&r, "trace", "an object", NULL);
 	}
-	if ((v = get(root, "device", yajl_t_object)) != NULL) {
-		s->device = (int32_t)geti(v, "id", &bad);
-		s->device_name = gets(v, "name", &bad);
+	if ((v = opt(root, "device", yajl_t_object, "", &r)) != NULL) {
+		s->device = (int32_t)need_int(v, "device", "id", INT32_MIN, &r);
+		s->device_name = need_str(v, "device", "name", &r);
 	}
-	s->steps = (uint64_t)geti(root, "steps", &bad);
-	s->step_median_ns = geti(root, "step_median_ns", &bad);
-	s->window_ns = geti(root, "window_ns", &bad);
-	s->busy_ns = geti(root, "busy_ns", &bad);
-	s->idle_ns = geti(root, "idle_ns", &bad);
-	s->compute_ns = geti(root, "compute_ns", &bad);
-	s->comm_ns = geti(root, "comm_ns", &bad);
-	s->exposed_ns = geti(root, "exposed_comm_ns", &bad);
-	s->dataloader_ns = geti(root, "dataloader_ns", &bad);
-	if ((v = get(root, "syncs_per_step", yajl_t_number)) != NULL)
-		s->syncs_per_step = YAJL_GET_DOUBLE(v);
-	if ((v = get(root, "idle_by_cause", yajl_t_object)) != NULL)
+	s->steps = (uint64_t)need_int(root, "", "steps", 0, &r);
+	s->step_median_ns = need_int(root, "", "step_median_ns", 0, &r);
+	s->window_ns = need_int(root, "", "window_ns", 0, &r);
+	s->busy_ns = need_int(root, "", "busy_ns", 0, &r);
+	s->idle_ns = need_int(root, "", "idle_ns", 0, &r);
+	s->compute_ns = need_int(root, "", "compute_ns", 0, &r);
+	s->comm_ns = need_int(root, "", "comm_ns", 0, &r);
+	s->exposed_ns = need_int(root, "", "exposed_comm_ns", 0, &r);
+	s->dataloader_ns = need_int(root, "", "dataloader_ns", 0, &r);
+	s->syncs_per_step = opt_num(root, "syncs_per_step", 0, 1e18, 0, &r);
+	if ((v = opt(root, "idle_by_cause", yajl_t_object, "", &r)) != NULL)
 		for (c = 0; c < CAUSE_COUNT; c++)
-			s->idle_by_cause[c] = geti(v, td_cause_id((enum td_cause)c), &bad);
-	if ((v = get(root, "top_cause", yajl_t_string)) != NULL)
+			s->idle_by_cause[c] = need_int(v, "idle_by_cause",
+						       td_cause_id((enum td_cause)c), 0, &r);
+	if ((v = opt(root, "top_cause", yajl_t_string, "", &r)) != NULL)
 		for (c = 0; c < CAUSE_COUNT; c++)
 			if (!strcmp(v->u.string, td_cause_id((enum td_cause)c)))
 				s->top_cause = c;
-	s->top_what = gets(root, "top_what", &bad);
-	if ((arr = get(root, "step_compute_ns", yajl_t_array)) != NULL)
-		for (i = 0; i < arr->u.array.len; i++)
-			if (YAJL_IS_INTEGER(arr->u.array.values[i]))
-				*(int64_t *)td_vec_push(&s->step_compute) =
-					YAJL_GET_INTEGER(arr->u.array.values[i]);
-	if ((arr = get(root, "kernels", yajl_t_array)) != NULL)
+	s->top_what = need_str(root, "", "top_what", &r);
+	if ((arr = opt(root, "step_compute_ns", yajl_t_array, "", &r)) != NULL)
+		for (i = 0; i < arr->u.array.len; i++) {
+			yajl_val x = arr->u.array.values[i];
+			if (!YAJL_IS_INTEGER(x)) {
+				snprintf(key, sizeof(key), "step_compute_ns[%zu]", i);
+				wrong(&r, key, "an integer", x);
+				continue;
+			}
+			*(int64_t *)td_vec_push(&s->step_compute) = YAJL_GET_INTEGER(x);
+		}
+	if ((arr = opt(root, "kernels", yajl_t_array, "", &r)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {
 			yajl_val k = arr->u.array.values[i];
 			struct td_sum_kernel *sk;
 			if (!YAJL_IS_ARRAY(k) || k->u.array.len != 3 || !YAJL_IS_STRING(k->u.array.values[0]) ||
-			    !YAJL_IS_INTEGER(k->u.array.values[1]) || !YAJL_IS_INTEGER(k->u.array.values[2])) {
-				bad = 1, what = "kernels";
+			    !YAJL_IS_INTEGER(k->u.array.values[1]) || !YAJL_IS_INTEGER(k->u.array.values[2]) ||
+			    YAJL_GET_INTEGER(k->u.array.values[1]) < 0 ||
+			    YAJL_GET_INTEGER(k->u.array.values[2]) < 0) {
+				snprintf(key, sizeof(key), "kernels[%zu]", i);
+				wrong(&r, key, "[name, ns >= 0, calls >= 0]", k);
 				continue;
 			}
 			sk = td_vec_push(&s->kernels);
@@ -562,15 +648,17 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			sk->ns = YAJL_GET_INTEGER(k->u.array.values[1]);
 			sk->calls = (uint64_t)YAJL_GET_INTEGER(k->u.array.values[2]);
 		}
-	if ((arr = get(root, "collective_keys", yajl_t_array)) != NULL)
+	if ((arr = opt(root, "collective_keys", yajl_t_array, "", &r)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {
-			const char *ks = YAJL_IS_STRING(arr->u.array.values[i])
-				? arr->u.array.values[i]->u.string : "";
+			yajl_val x = arr->u.array.values[i];
+			const char *ks = YAJL_IS_STRING(x) ? x->u.string : "";
 			/* keys are unique as written: the ids come back in order */
-			if (td_strtab_intern(&s->keys, ks, strlen(ks)) != i + 1)
-				bad = 1, what = "collective_keys";
+			if (!YAJL_IS_STRING(x) || td_strtab_intern(&s->keys, ks, strlen(ks)) != i + 1) {
+				snprintf(key, sizeof(key), "collective_keys[%zu]", i);
+				wrong(&r, key, "a string unlike the keys before it", x);
+			}
 		}
-	if ((arr = get(root, "collectives", yajl_t_array)) != NULL)
+	if ((arr = opt(root, "collectives", yajl_t_array, "", &r)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {
 			yajl_val x = arr->u.array.values[i];
 			struct td_sum_coll *sc;
@@ -585,7 +673,9 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			    YAJL_GET_INTEGER(x->u.array.values[3]) < 0 ||
 			    YAJL_GET_INTEGER(x->u.array.values[4]) < -1 ||
 			    YAJL_GET_INTEGER(x->u.array.values[5]) < -1) {
-				bad = 1, what = "collectives";
+				snprintf(key, sizeof(key), "collectives[%zu]", i);
+				wrong(&r, key, "[key 1..collective_keys, seq >= 0, start, dur >= 0, step "
+				      ">= -1, gpu step >= -1]", x);
 				continue;
 			}
 			sc = td_vec_push(&s->colls);
@@ -596,43 +686,54 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			sc->in_step = YAJL_GET_INTEGER(x->u.array.values[4]);
 			sc->gpu_in_step = YAJL_GET_INTEGER(x->u.array.values[5]);
 		}
-	if ((arr = get(root, "findings", yajl_t_array)) != NULL)
+	if ((arr = opt(root, "findings", yajl_t_array, "", &r)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {
-			yajl_val x = arr->u.array.values[i], fr;
-			struct td_sum_finding *f = td_vec_push(&s->findings);
-			char *rule = gets(x, "rule", &bad), *sev = gets(x, "severity", &bad);
+			yajl_val x = arr->u.array.values[i];
+			struct td_sum_finding *f;
+			char *rule, *sev;
+			snprintf(key, sizeof(key), "findings[%zu]", i);
+			if (!YAJL_IS_OBJECT(x)) {
+				wrong(&r, key, "an object", x);
+				continue;
+			}
+			f = td_vec_push(&s->findings);
+			rule = need_str(x, key, "rule", &r);
+			sev = need_str(x, key, "severity", &r);
 			snprintf(f->rule, sizeof(f->rule), "%s", rule);
 			f->severity = severity_of(sev);
-			if (f->severity < 0 || !td_rule_known(rule))
-				bad = 1, what = "findings";
+			if (!td_rule_known(rule))
+				wrong(&r, key, "a rule tracedoc has in \"rule\"", get(x, "rule",
+											 yajl_t_any));
+			if (f->severity < 0)
+				wrong(&r, key, "a severity (info, low, medium, high) in \"severity\"",
+				      get(x, "severity", yajl_t_any));
 			free(rule);
 			free(sev);
-			f->title = gets(x, "title", &bad);
-			f->fix = gets(x, "fix", &bad);
-			f->savings_ns = geti(x, "est_savings_ns", &bad);
-			f->per_step_ns = geti(x, "est_savings_per_step_ns", &bad);
-			f->idle_ns = geti(x, "gpu_idle_ns", &bad);
-			f->busy_ns = geti(x, "gpu_busy_ns", &bad);
-			f->host_ns = geti(x, "host_freed_ns", &bad);
-			f->count = (uint64_t)geti(x, "count", &bad);
-			f->risk = (int)geti(x, "risk", &bad);
-			f->max_severity = (int)geti(x, "max_severity", &bad);
-			if (f->risk < 0 || f->risk > 2 || f->max_severity < 0 ||
-			    f->max_severity > SEV_HIGH)
-				bad = 1, what = "findings";
-			fr = get(x, "est_savings_fraction", yajl_t_number);
-			f->fraction = fr ? YAJL_GET_DOUBLE(fr) : 0;
+			f->title = need_str(x, key, "title", &r);
+			f->fix = need_str(x, key, "fix", &r);
+			f->savings_ns = need_int(x, key, "est_savings_ns", 0, &r);
+			f->per_step_ns = need_int(x, key, "est_savings_per_step_ns", 0, &r);
+			f->idle_ns = need_int(x, key, "gpu_idle_ns", 0, &r);
+			f->busy_ns = need_int(x, key, "gpu_busy_ns", 0, &r);
+			f->host_ns = need_int(x, key, "host_freed_ns", 0, &r);
+			f->count = (uint64_t)need_int(x, key, "count", 0, &r);
+			f->risk = (int)need_int(x, key, "risk", 0, &r);
+			f->max_severity = (int)need_int(x, key, "max_severity", 0, &r);
+			if (f->risk > 2 || f->max_severity > SEV_HIGH)
+				wrong(&r, key, "risk 0..2 and max_severity 0..3", x);
+			f->fraction = opt_num(x, "est_savings_fraction", 0, 1e6, 0, &r);
 		}
-	if (!bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
+	if (!r.bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
 		yajl_tree_free(root);
 		td_summary_free(s);
 		return TD_EFORMAT;
 	}
+out:
 	yajl_tree_free(root);
-	if (bad) {
+	if (r.bad) {
 		td_summary_free(s);
-		return td_error_set(err, TD_EFORMAT, "a %s summary with a missing or wrong field%s%s",
-				    TD_SUMMARY_SCHEMA, *what ? " in " : "", what);
+		return td_error_set(err, TD_EFORMAT, "not a %s summary: %s", TD_SUMMARY_SCHEMA,
+				    r.why);
 	}
 	return 0;
 }

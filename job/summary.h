@@ -80,7 +80,5 @@ char *td_summary_json(const struct td_summary *s, size_t *len);
 /* Reads a summary back. Returns 0, or TD_EFORMAT with err naming what is wrong (s then holds
  * nothing: freed). */
 int td_summary_parse(const char *json, struct td_summary *s, struct td_error *err);
-/* 1 when the first bytes of a document (n of them) are a summary's. */
-int td_summary_sniff(const char *head, size_t n);
 
 #endif

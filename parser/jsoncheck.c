@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "parser/jsoncheck.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
+
+#include "common/utf8.h"
 
 static void position(const char *s, size_t at, struct td_error *err)
 {
@@ -54,7 +57,9 @@ int td_json_depth_check(const char *json, size_t n, unsigned max, const char *wh
 	return 0;
 }
 
-int td_json_error_pos(const char *json, size_t n, struct td_error *err)
+/* where yajl stops reading json, and its words for why (without its own context, which quotes
+ * raw bytes from the wrong place) */
+static int json_error(const char *json, size_t n, struct td_error *err, char *why, size_t cap)
 {
 	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
 	yajl_status st = yajl_parse(h, (const unsigned char *)json, n);
@@ -65,35 +70,54 @@ int td_json_error_pos(const char *json, size_t n, struct td_error *err)
 		at = yajl_get_bytes_consumed(h);
 	else if (yajl_complete_parse(h) != yajl_status_ok)
 		bad = 1;
+	if (bad && why) {
+		unsigned char *m = yajl_get_error(h, 0, NULL, 0);
+		size_t k;
+		snprintf(why, cap, "%s", (const char *)m);
+		yajl_free_error(h, m);
+		for (k = strlen(why); k && (why[k - 1] == '\n' || why[k - 1] == ' ' ||
+					   why[k - 1] == '.'); k--)
+			why[k - 1] = '\0';
+	}
 	yajl_free(h);
 	if (bad)
 		position(json, at, err);
 	return bad;
 }
 
+int td_json_error_pos(const char *json, size_t n, struct td_error *err)
+{
+	return json_error(json, n, err, NULL, 0);
+}
+
 yajl_val td_json_tree(const char *json, const char *what, const char *lead, int code,
 		      struct td_error *err)
 {
-	char ebuf[512], *nl;
+	char why[256], before[128], after[128];
 	struct td_error pos;
-	size_t n = strlen(json);
+	size_t n = strlen(json), b, e;
 	yajl_val root;
 
 	if (td_json_depth_check(json, n, TD_DOC_DEPTH_MAX, what, err) != 0) {
 		err->code = code;
 		return NULL;
 	}
-	if ((root = yajl_tree_parse(json, ebuf, sizeof(ebuf))) != NULL)
+	if ((root = yajl_tree_parse(json, NULL, 0)) != NULL)
 		return root;
 	memset(&pos, 0, sizeof(pos));
-	td_json_error_pos(json, n, &pos);
-	td_error_set(err, code, "%snot valid JSON at line %u, column %u (byte %llu): %s", lead,
-		     pos.line, pos.col, (unsigned long long)pos.offset, ebuf);
+	snprintf(why, sizeof(why), "%s", "not valid");
+	json_error(json, n, &pos, why, sizeof(why));
+	/* the bytes around the error, escaped: nothing in the file reaches the terminal raw */
+	b = pos.offset < 24 ? (size_t)pos.offset : 24;
+	e = n - (size_t)pos.offset < 24 ? n - (size_t)pos.offset : 24;
+	td_quote_bytes(before, sizeof(before), json + pos.offset - b, b);
+	td_quote_bytes(after, sizeof(after), json + pos.offset, e);
+	td_error_set(err, code, "%snot valid JSON at line %u, column %u (byte %llu): %s: near "
+		     "\"%s >>> %s\"", lead, pos.line, pos.col, (unsigned long long)pos.offset, why,
+		     before, after);
 	err->has_pos = pos.has_pos;
 	err->line = pos.line;
 	err->col = pos.col;
 	err->offset = pos.offset;
-	while ((nl = strchr(err->msg, '\n')) != NULL)
-		*nl = ' ';
 	return NULL;
 }

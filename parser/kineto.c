@@ -254,25 +254,6 @@ static void remember_tail(struct td_parser *p, const unsigned char *b, size_t n)
 }
 
 /* Appends a printable quote of bytes to buf: JSON-ish escapes for control and non-ASCII. */
-static size_t quote(char *buf, size_t cap, const unsigned char *b, size_t n)
-{
-	size_t o = 0, i;
-
-	for (i = 0; i < n && o + 5 < cap; i++) {
-		unsigned char c = b[i];
-		if (c == '\n')
-			o += (size_t)snprintf(buf + o, cap - o, "\\n");
-		else if (c == '\t')
-			o += (size_t)snprintf(buf + o, cap - o, "\\t");
-		else if (c < 0x20 || c >= 0x7f)
-			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-		else
-			buf[o++] = (char)c;
-	}
-	buf[o] = '\0';
-	return o;
-}
-
 /* Fills err's position for an error at byte `k` of the range yajl was reading, and appends a
  * quote of the bytes around it to the message. */
 static void locate(struct td_parser *p, size_t k, struct td_error *err)
@@ -320,9 +301,9 @@ static void locate(struct td_parser *p, size_t k, struct td_error *err)
 		memcpy(ctxb + n, c0 + k, after);
 		n += after;
 		if (n && len + 16 < sizeof(err->msg)) {
-			size_t qo = quote(q, sizeof(q), ctxb, at);
+			size_t qo = td_quote_bytes(q, sizeof(q), ctxb, at);
 			qo += (size_t)snprintf(q + qo, sizeof(q) - qo, " >>> ");
-			quote(q + qo, sizeof(q) - qo, ctxb + at, n - at);
+			td_quote_bytes(q + qo, sizeof(q) - qo, ctxb + at, n - at);
 			snprintf(err->msg + len, sizeof(err->msg) - len, ": near \"%s\"", q);
 		}
 	}

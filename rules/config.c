@@ -19,10 +19,31 @@
 #define MATCH_LIMIT 100000
 #define DEPTH_LIMIT 1000
 
+/* Each pattern compiled once; up to CHUNK of them also as one alternation, so a name is matched
+ * once per chunk rather than once per pattern (a config of 100k patterns). A pattern that
+ * stops at the match limit DISABLE_AFTER times is a catastrophic one: it is left out for the
+ * rest of the run (treated as no match, counted), and its chunk is matched one by one. */
+#define CHUNK 64
+#define DISABLE_AFTER 16
+
+struct pat {
+	pcre2_code *code;
+	char *src;
+	_Atomic unsigned hits; /* stopped at the limit */
+	_Atomic int off;
+};
+
+struct chunk {
+	pcre2_code *code; /* the chunk's patterns as one alternation; NULL: one by one */
+	size_t first, n;
+	_Atomic int split; /* one of its patterns was left out: one by one from now on */
+};
+
 struct td_pattern_set {
 	size_t n;
-	pcre2_code **code;
-	char **src;
+	struct pat *p;
+	size_t nchunks;
+	struct chunk *ch;
 	pcre2_match_context *mctx;
 };
 
@@ -65,12 +86,86 @@ static int set_add(struct td_pattern_set **ps, const char *src, const char *path
 		pcre2_set_match_limit(s->mctx, MATCH_LIMIT);
 		pcre2_set_depth_limit(s->mctx, DEPTH_LIMIT);
 	}
-	s->code = td_realloc(s->code, (s->n + 1) * sizeof(*s->code));
-	s->src = td_realloc(s->src, (s->n + 1) * sizeof(*s->src));
-	s->code[s->n] = code;
-	s->src[s->n] = td_strndup(src, strlen(src));
+	s->p = td_realloc(s->p, (s->n + 1) * sizeof(*s->p));
+	memset(&s->p[s->n], 0, sizeof(s->p[s->n]));
+	s->p[s->n].code = code;
+	s->p[s->n].src = td_strndup(src, strlen(src));
 	s->n++;
 	return 0;
+}
+
+/* 0 when src cannot stand beside others in one alternation with the same meaning: it refers
+ * to groups by number or name, quotes to its end (\Q), sets extended mode (a # comment would
+ * eat the closing parenthesis) or starts with a verb like (*UTF) */
+static int combinable(const char *src)
+{
+	const char *q;
+
+	for (q = src; *q; q++) {
+		if (q[0] == '\\' && q[1]) {
+			if ((q[1] >= '1' && q[1] <= '9') || q[1] == 'g' || q[1] == 'k' || q[1] == 'Q')
+				return 0;
+			q++;
+		} else if (q[0] == '(' && q[1] == '*') {
+			return 0;
+		} else if (q[0] == '(' && q[1] == '?') {
+			const char *f = q + 2;
+			if (*f == 'P' || *f == '&' || *f == 'R' || (*f >= '0' && *f <= '9') ||
+			    *f == '+' || *f == '-' || *f == '(')
+				return 0;
+			for (; *f && *f != ')' && *f != ':'; f++)
+				if (*f == 'x')
+					return 0;
+		}
+	}
+	return 1;
+}
+
+static pcre2_code *alternation(const struct td_pattern_set *s, size_t first, size_t n)
+{
+	struct td_buf b = {0};
+	pcre2_code *code;
+	size_t i;
+	int ec;
+	PCRE2_SIZE off;
+
+	for (i = first; i < first + n; i++) {
+		td_buf_add(&b, i > first ? "|(?:" : "(?:", i > first ? 4 : 3);
+		td_buf_add(&b, s->p[i].src, strlen(s->p[i].src));
+		td_buf_add(&b, ")", 1);
+	}
+	code = pcre2_compile((PCRE2_SPTR)b.s, b.n, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+			     PCRE2_DUPNAMES, &ec, &off, NULL);
+	free(b.s);
+	if (code)
+		(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+	return code;
+}
+
+/* the chunks, once every pattern is in (an alternation that does not compile - too large -
+ * leaves its patterns one by one) */
+static void set_build(struct td_pattern_set *s)
+{
+	size_t i = 0;
+
+	if (!s || s->ch)
+		return;
+	s->ch = td_calloc(s->n ? s->n : 1, sizeof(*s->ch));
+	while (i < s->n) {
+		struct chunk *c = &s->ch[s->nchunks++];
+		c->first = i;
+		if (!combinable(s->p[i].src)) {
+			c->n = 1;
+			i++;
+			continue;
+		}
+		while (i < s->n && c->n < CHUNK && combinable(s->p[i].src)) {
+			c->n++;
+			i++;
+		}
+		if (c->n > 1)
+			c->code = alternation(s, c->first, c->n);
+	}
 }
 
 static void set_free(struct td_pattern_set *s)
@@ -80,11 +175,13 @@ static void set_free(struct td_pattern_set *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->n; i++) {
-		pcre2_code_free(s->code[i]);
-		free(s->src[i]);
+		pcre2_code_free(s->p[i].code);
+		free(s->p[i].src);
 	}
-	free(s->code);
-	free(s->src);
+	for (i = 0; i < s->nchunks; i++)
+		pcre2_code_free(s->ch[i].code);
+	free(s->p);
+	free(s->ch);
 	pcre2_match_context_free(s->mctx);
 	free(s);
 }
@@ -103,23 +200,48 @@ static int match_one(void *code, pcre2_match_data *md, pcre2_match_context *mctx
 	return 0;
 }
 
+/* one pattern on a name: a limit hit is counted, and the DISABLE_AFTER-th leaves it out */
+static int match_pat(struct td_config *c, struct pat *p, pcre2_match_data *md,
+		     pcre2_match_context *mctx, const char *name, size_t len, struct chunk *ch)
+{
+	int m;
+
+	if (atomic_load(&p->off))
+		return 0;
+	m = match_one(p->code, md, mctx, name, len);
+	if (m < 0) {
+		atomic_fetch_add(&c->pattern_limit_hits, 1);
+		if (atomic_fetch_add(&p->hits, 1) + 1 == DISABLE_AFTER) {
+			atomic_store(&p->off, 1);
+			atomic_store(&ch->split, 1);
+			atomic_fetch_add(&c->patterns_disabled, 1);
+		}
+	}
+	return m > 0;
+}
+
 int td_config_match(struct td_config *c, enum td_pattern_kind k, const char *name, size_t len)
 {
 	struct td_pattern_set *s = c->patterns[k];
 	pcre2_match_data *md;
-	size_t i;
+	size_t i, j;
 	int hit = 0;
 
 	if (!s)
 		return 0;
 	/* match data of our own: several ranks are analysed at once with one config */
 	md = pcre2_match_data_create(4, NULL);
-	for (i = 0; i < s->n && !hit; i++) {
-		int m = match_one(s->code[i], md, s->mctx, name, len);
-		if (m > 0)
-			hit = 1;
-		if (m < 0)
-			atomic_fetch_add(&c->pattern_limit_hits, 1);
+	for (i = 0; i < s->nchunks && !hit; i++) {
+		struct chunk *ch = &s->ch[i];
+		if (ch->code && !atomic_load(&ch->split)) {
+			int m = match_one(ch->code, md, s->mctx, name, len);
+			if (m >= 0) { /* matched or not: the chunk has answered */
+				hit = m > 0;
+				continue;
+			}
+		}
+		for (j = ch->first; j < ch->first + ch->n && !hit; j++) /* the exact answer */
+			hit = match_pat(c, &s->p[j], md, s->mctx, name, len, ch);
 	}
 	pcre2_match_data_free(md);
 	return hit;
@@ -184,6 +306,7 @@ void td_config_default(struct td_config *c)
 	c->gate.fail_on_new_high = 1;
 	td_vec_init(&c->suppress, sizeof(struct td_suppression));
 	set_add(&c->patterns[PAT_COMMUNICATION], default_comm, "patterns.communication", &err);
+	set_build(c->patterns[PAT_COMMUNICATION]);
 }
 
 void td_config_free(struct td_config *c)
@@ -400,16 +523,55 @@ static int read_suppress(struct td_config *c, yajl_val arr, struct td_error *err
 	return 0;
 }
 
+/* json with each \u0000 escape in a string written as \\x{0}: yajl's tree keeps strings as C
+ * strings, so a pattern holding a NUL would match by its prefix; as PCRE2's own escape for
+ * that character it keeps its meaning (and a reason or rule name shows it). NULL when json
+ * has none. */
+static char *nul_escapes(const char *json)
+{
+	struct td_buf b = {0};
+	const char *p = json, *from = json;
+	int in_str = 0;
+
+	if (!strstr(json, "\\u0000"))
+		return NULL;
+	for (; *p; p++) {
+		if (*p == '"') {
+			in_str = !in_str;
+		} else if (in_str && *p == '\\' && p[1]) {
+			if (!strncmp(p + 1, "u0000", 5)) {
+				td_buf_add(&b, from, (size_t)(p - from));
+				td_buf_add(&b, "\\\\x{0}", 6);
+				from = p + 6;
+				p += 5;
+			} else {
+				p++;
+			}
+		}
+	}
+	td_buf_add(&b, from, strlen(from));
+	td_buf_add(&b, "", 1);
+	return b.s;
+}
+
 int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
 {
 	yajl_val root;
 	size_t i;
 	int rc = 0;
+	char *nul;
 
 	/* a config is small and shallow: a deep one is refused before the recursive tree parse */
 	root = td_json_tree(json, "config", "", TD_EINVAL, err);
 	if (!root)
 		return TD_EINVAL;
+	if ((nul = nul_escapes(json)) != NULL) { /* the same document, read again (it parsed) */
+		yajl_tree_free(root);
+		root = td_json_tree(nul, "config", "", TD_EINVAL, err);
+		free(nul);
+		if (!root)
+			return TD_EINVAL;
+	}
 	if (!YAJL_IS_OBJECT(root)) {
 		yajl_tree_free(root);
 		return type_error(err, "(top level)", "an object");
@@ -466,6 +628,8 @@ int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
 		rc = td_error_set(err, TD_EINVAL, "%s",
 				  "rules.severity: needs high >= medium >= low");
 	yajl_tree_free(root);
+	for (i = 0; !rc && i < PAT_COUNT; i++)
+		set_build(c->patterns[i]);
 	return rc;
 }
 
@@ -526,8 +690,8 @@ char *td_config_defaults_json(void)
 		yajl_gen_string(g, (const unsigned char *)pattern_keys[k], strlen(pattern_keys[k]));
 		yajl_gen_array_open(g);
 		for (i = 0; c.patterns[k] && i < c.patterns[k]->n; i++)
-			yajl_gen_string(g, (const unsigned char *)c.patterns[k]->src[i],
-					strlen(c.patterns[k]->src[i]));
+			yajl_gen_string(g, (const unsigned char *)c.patterns[k]->p[i].src,
+					strlen(c.patterns[k]->p[i].src));
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);

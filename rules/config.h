@@ -57,6 +57,7 @@ struct td_config {
 	struct td_pattern_set *patterns[PAT_COUNT];
 	struct td_vec suppress;      /* struct td_suppression */
 	_Atomic uint64_t pattern_limit_hits; /* matches abandoned at the match or depth limit */
+	_Atomic uint64_t patterns_disabled;  /* patterns left out after 16 of those */
 };
 
 void td_config_default(struct td_config *c);

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <stdio.h>
+
+#include "common/buf.h"
 
 #include "rules/config.h"
 #include "rules/metrics.h"
@@ -103,6 +106,42 @@ static void test_patterns_and_limits(void **state)
 	/* invalid UTF-8 in a name is matched, not an error */
 	assert_true(td_config_match(&c, PAT_IGNORE, "Profiler\xff\xfe", 10));
 	td_config_free(&c);
+	/* a NUL in a pattern is part of it, not its end: "^ab\u0000c" is not "^ab" */
+	td_config_default(&c);
+	assert_int_equal(td_config_parse(&c, "{\"patterns\": {\"ignore\": [\"^ab\\u0000c\"]}, "
+				       "\"comment\": \"\\\\u0000 stays text\"}", &err), 0);
+	assert_true(td_config_match(&c, PAT_IGNORE, "ab\0c", 4));
+	assert_false(td_config_match(&c, PAT_IGNORE, "abd", 3));
+	assert_false(td_config_match(&c, PAT_IGNORE, "ab", 2));
+	td_config_free(&c);
+	/* a catastrophic pattern among others: matched exactly, then left out after 16 hits, the
+	 * others still answer; 200 patterns go as alternations of 64 */
+	{
+		struct td_buf b = {0};
+		int i;
+		const char *head = "{\"patterns\": {\"ignore\": [\"(a+)+$\"";
+		const char *tail = ", \"(a)\\\\1x\"]}}";
+		td_buf_add(&b, head, strlen(head));
+		for (i = 0; i < 200; i++) {
+			char p[32];
+			td_buf_add(&b, p, (size_t)snprintf(p, sizeof(p), ", \"^k%d$\"", i));
+		}
+		td_buf_add(&b, tail, strlen(tail));
+		td_buf_add(&b, "", 1);
+		td_config_default(&c);
+		assert_int_equal(td_config_parse(&c, b.s, &err), 0);
+		free(b.s);
+		for (i = 0; i < 40; i++)
+			assert_false(td_config_match(&c, PAT_IGNORE, subject, strlen(subject)));
+		assert_int_equal(c.pattern_limit_hits, 16);
+		assert_int_equal(c.patterns_disabled, 1);
+		assert_true(td_config_match(&c, PAT_IGNORE, "k199", 4));
+		assert_true(td_config_match(&c, PAT_IGNORE, "k0", 2));
+		assert_false(td_config_match(&c, PAT_IGNORE, "k200", 4));
+		assert_true(td_config_match(&c, PAT_IGNORE, "aax", 3)); /* a backreference, alone */
+		assert_false(td_config_match(&c, PAT_IGNORE, "aaaa", 4)); /* (a+)+$ is left out */
+		td_config_free(&c);
+	}
 }
 
 static const struct td_check *check(const struct td_check *ch, size_t n, const char *name)
