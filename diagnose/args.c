@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "parser/input.h"
 
 static const struct cli_opt *find_long(const struct cli_opt *opts, const char *arg, size_t len)
@@ -102,6 +103,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
 	      struct cli_operands *ops, void (*usage)(FILE *))
 {
 	int i, rc, only_operands = 0;
+	char sh[512];
 
 	ops->n = 0;
 	ops->rest = argc;
@@ -180,7 +182,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
 			return rc;
 		continue;
 unknown:
-		fprintf(stderr, "tracedoc %s: unknown option '%s'\n", cmd, a);
+		fprintf(stderr, "tracedoc %s: unknown option '%s'\n", cmd, cli_shown(a, sh, sizeof(sh)));
 		usage(stderr);
 		return EXIT_USAGE;
 	}

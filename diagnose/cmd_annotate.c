@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/out.h"
 #include "diagnose/zout.h"
 #include "parser/input.h"
@@ -309,7 +310,7 @@ int cmd_annotate(int argc, char **argv)
 		td_diagnose(&a, &r);
 		build(&d, &a, &r);
 		if (out_open(&of, outp) != 0) {
-			fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+			cli_cannot_write(outp, errno);
 			rc = EXIT_INTERNAL;
 		} else {
 			struct zout *z = zout_open(of.f, outp);

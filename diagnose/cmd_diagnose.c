@@ -191,7 +191,7 @@ int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_con
 	}
 	memset(&err, 0, sizeof(err));
 	if (td_job_build(j, s, 1, cfg, &err) != 0) {
-		fprintf(stderr, "tracedoc %s: %s\n", cmd, err.msg);
+		cli_error(cmd, err.msg);
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
@@ -226,7 +226,7 @@ int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int job
 	}
 	jobin_free(&in);
 	if (rc == EXIT_USAGE) {
-		fprintf(stderr, "tracedoc %s: %s\n", cmd, err.msg);
+		cli_error(cmd, err.msg);
 		return rc;
 	}
 	if (!j->n) {

@@ -633,7 +633,7 @@ int cmd_gate(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	g.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (out_open(&of, outp) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		cli_cannot_write(outp, errno);
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
@@ -647,7 +647,7 @@ int cmd_gate(int argc, char **argv)
 		text_out(of.f, &g);
 	if (out_close(&of, 1) != 0) {
 		int e = errno;
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout", strerror(e));
+		cli_cannot_write(outp ? outp : "stdout", e);
 		/* stdout closed early (gate | head): the JUnit file and the verdict still matter */
 		if (outp || e != EPIPE) {
 			rc = EXIT_INTERNAL;
@@ -656,13 +656,13 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (junitp) {
 		if (out_open(&of, junitp) != 0) {
-			fprintf(stderr, "tracedoc: cannot write %s: %s\n", junitp, strerror(errno));
+			cli_cannot_write(junitp, errno);
 			rc = EXIT_INTERNAL;
 			goto out;
 		}
 		junit_out(of.f, &g);
 		if (out_close(&of, 1) != 0) {
-			fprintf(stderr, "tracedoc: cannot write %s: %s\n", junitp, strerror(errno));
+			cli_cannot_write(junitp, errno);
 			rc = EXIT_INTERNAL;
 			goto out;
 		}

@@ -7,6 +7,7 @@
 #include "common/fmt.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
 
@@ -321,7 +322,7 @@ int cmd_stats(int argc, char **argv)
 	}
 	ds = device_stats(&t, &nds);
 	if (out_open(&of, outp) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		cli_cannot_write(outp, errno);
 		free(ds);
 		td_trace_free(&t);
 		return EXIT_INTERNAL;
@@ -334,8 +335,7 @@ int cmd_stats(int argc, char **argv)
 	free(ds);
 	td_trace_free(&t);
 	if (rc != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
-			strerror(errno));
+		cli_cannot_write(outp ? outp : "stdout", errno);
 		return EXIT_INTERNAL;
 	}
 	return EXIT_OK;

@@ -9,6 +9,7 @@
 
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/doc.h"
 #include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "job/summary.h"
@@ -54,13 +55,12 @@ int cmd_summarize(int argc, char **argv)
 	if (rc == EXIT_OK) {
 		json = td_summary_json(&s, &len);
 		if (out_open(&of, outp) != 0) {
-			fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+			cli_cannot_write(outp, errno);
 			rc = EXIT_INTERNAL;
 		} else {
 			fwrite(json, 1, len, of.f);
 			if (out_close(&of, 1) != 0) {
-				fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
-					strerror(errno));
+				cli_cannot_write(outp ? outp : "stdout", errno);
 				rc = EXIT_INTERNAL;
 			}
 		}

@@ -57,13 +57,14 @@ int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, c
 	for (i = 0; i < nargs; i++) {
 		struct stat st;
 		const char *a = args[i];
+		char sh[512];
 		if (strcmp(a, "-") && stat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
 			/* a directory: its trace and summary files, by name */
 			DIR *d = opendir(a);
 			struct dirent *de;
 			size_t first = in->n;
 			if (!d) {
-				snprintf(err, cap, "%s: cannot list the directory", a);
+				snprintf(err, cap, "%s: cannot list the directory", cli_shown(a, sh, sizeof(sh)));
 				return EXIT_INPUT;
 			}
 			while ((de = readdir(d)) != NULL) {
@@ -77,7 +78,8 @@ int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, c
 			if (in->n > first)
 				qsort(in->paths + first, in->n - first, sizeof(*in->paths), cmp_str);
 			if (in->n == first) {
-				snprintf(err, cap, "%s: no .json, .json.gz or .json.zst files in it", a);
+				snprintf(err, cap, "%s: no .json, .json.gz or .json.zst files in it",
+					 cli_shown(a, sh, sizeof(sh)));
 				return EXIT_INPUT;
 			}
 		} else if (strcmp(a, "-") && stat(a, &st) != 0 && strpbrk(a, "*?[")) {
@@ -85,7 +87,7 @@ int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, c
 			glob_t g;
 			size_t k;
 			if (glob(a, 0, NULL, &g) != 0 || !g.gl_pathc) {
-				snprintf(err, cap, "%s: no file matches", a);
+				snprintf(err, cap, "%s: no file matches", cli_shown(a, sh, sizeof(sh)));
 				globfree(&g);
 				return EXIT_INPUT;
 			}

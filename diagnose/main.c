@@ -237,7 +237,7 @@ int cli_write(const char *outp, const char *format, const char *color,
 	int use_color;
 
 	if (out_open(&of, outp) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp, strerror(errno));
+		cli_cannot_write(outp, errno);
 		return EXIT_INTERNAL;
 	}
 	use_color = color && (!strcmp(color, "always") ||
@@ -245,8 +245,7 @@ int cli_write(const char *outp, const char *format, const char *color,
 			       !strcmp(format, "text") && out_use_color(of.f)));
 	fn(of.f, format, use_color, ctx);
 	if (out_close(&of, 1) != 0) {
-		fprintf(stderr, "tracedoc: cannot write %s: %s\n", outp ? outp : "stdout",
-			strerror(errno));
+		cli_cannot_write(outp ? outp : "stdout", errno);
 		return EXIT_INTERNAL;
 	}
 	return EXIT_OK;

@@ -20,10 +20,11 @@
 #define DEPTH_LIMIT 1000
 
 /* Each pattern compiled once; up to CHUNK of them also as one alternation, so a name is matched
- * once per chunk rather than once per pattern (a config of 100k patterns). A pattern that
+ * once per chunk rather than once per pattern (a config of 100k patterns); a chunk too large
+ * to compile is halved until it compiles. A pattern that
  * stops at the match limit DISABLE_AFTER times is a catastrophic one: it is left out for the
  * rest of the run (treated as no match, counted), and its chunk is matched one by one. */
-#define CHUNK 64
+#define CHUNK 512
 #define DISABLE_AFTER 16
 
 struct pat {
@@ -142,8 +143,25 @@ static pcre2_code *alternation(const struct td_pattern_set *s, size_t first, siz
 	return code;
 }
 
-/* the chunks, once every pattern is in (an alternation that does not compile - too large -
- * leaves its patterns one by one) */
+/* patterns [first, first + n) as chunks: one alternation, or halves of it when it does not
+ * compile (PCRE2's compiled size is limited) */
+static void add_chunks(struct td_pattern_set *s, size_t first, size_t n)
+{
+	pcre2_code *code = n > 1 ? alternation(s, first, n) : NULL;
+	struct chunk *c;
+
+	if (n > 1 && !code) {
+		add_chunks(s, first, n / 2);
+		add_chunks(s, first + n / 2, n - n / 2);
+		return;
+	}
+	c = &s->ch[s->nchunks++];
+	c->first = first;
+	c->n = n;
+	c->code = code;
+}
+
+/* the chunks, once every pattern is in: runs of combinable patterns, CHUNK at most */
 static void set_build(struct td_pattern_set *s)
 {
 	size_t i = 0;
@@ -152,19 +170,14 @@ static void set_build(struct td_pattern_set *s)
 		return;
 	s->ch = td_calloc(s->n ? s->n : 1, sizeof(*s->ch));
 	while (i < s->n) {
-		struct chunk *c = &s->ch[s->nchunks++];
-		c->first = i;
+		size_t first = i;
 		if (!combinable(s->p[i].src)) {
-			c->n = 1;
-			i++;
+			add_chunks(s, i++, 1);
 			continue;
 		}
-		while (i < s->n && c->n < CHUNK && combinable(s->p[i].src)) {
-			c->n++;
+		while (i < s->n && i - first < CHUNK && combinable(s->p[i].src))
 			i++;
-		}
-		if (c->n > 1)
-			c->code = alternation(s, c->first, c->n);
+		add_chunks(s, first, i - first);
 	}
 }
 
