@@ -278,7 +278,7 @@ int cmd_diagnose(int argc, char **argv)
 		static const char *const schemas[] = {TD_SUMMARY_SCHEMA, NULL};
 		struct cli_doc d;
 		char msg[1024];
-		if ((rc = cli_doc_open(ops.v[0], SUMMARY_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+		if ((rc = cli_doc_open(ops.v[0], REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
 			fprintf(stderr, "tracedoc: %s\n", msg);
 		} else if (d.kind != TD_SNIFF_SCHEMA) {
 			rc = diagnose_one(&d, &cfg, format, outp, color);

@@ -173,7 +173,7 @@ int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *
 			 : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
 		return EXIT_INPUT;
 	}
-	if ((rc = cli_doc_open(path, SUMMARY_DOC_MAX, &d, msg, cap)) != EXIT_OK)
+	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, cap)) != EXIT_OK)
 		return rc;
 	if (d.kind == TD_SNIFF_SCHEMA) {
 		if (!cli_doc_schema_is(&d, schemas, "as a rank, or a trace", msg, cap)) {

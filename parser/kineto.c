@@ -1200,6 +1200,11 @@ static int yajl_failure(struct td_parser *p, struct td_error *err)
 		int at_byte = strstr(m, "after key and value") || strstr(m, "comment") ||
 			      strstr(m, "invalid string in json") || strstr(m, "malformed number");
 		at = range_index(p, at_byte ? at : at - 1);
+		/* the byte it could not take is never whitespace: a squeezed range has none to
+		 * point at, so neither does the plain one (the same position either way) */
+		while (at_byte && at < p->chunk_len && (p->chunk[at] == ' ' || p->chunk[at] == '\t' ||
+						       p->chunk[at] == '\n' || p->chunk[at] == '\r'))
+			at++;
 	} else if (at > 0)
 		at = range_index(p, at - 1) + 1; /* just after what was consumed */
 	locate(p, at, err);

@@ -68,7 +68,9 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 	if (s->depth != 1)
 		return 1;
 #define IS(lit) (len == sizeof(lit) - 1 && !memcmp(k, lit, len))
-	if (IS("traceEvents"))
+	/* Kineto writes these before its events: no need to read on to "traceEvents" */
+	if (IS("traceEvents") || IS("schemaVersion") || IS("deviceProperties") ||
+	    IS("displayTimeUnit"))
 		s->kind = TD_SNIFF_TRACE;
 	else if (IS("segments") || IS("device_traces"))
 		s->kind = TD_SNIFF_SNAPSHOT;

@@ -798,8 +798,10 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 			dev_of(&r, blk[b].device);
 			blk[b].order = b;
 		}
-		qsort(r.devs.data, r.devs.len, sizeof(struct sdev), by_device);
-		qsort(blk, r.blocks.len, sizeof(*blk), block_order);
+		if (r.devs.len > 1)
+			qsort(r.devs.data, r.devs.len, sizeof(struct sdev), by_device);
+		if (r.blocks.len > 1)
+			qsort(blk, r.blocks.len, sizeof(*blk), block_order);
 		s->ndev = r.devs.len;
 		s->dev = td_calloc(s->ndev ? s->ndev : 1, sizeof(*s->dev));
 		for (i = 0, b = 0; i < r.devs.len; i++) {
@@ -818,7 +820,7 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 			d->segments = sd->segments;
 			d->events = sd->ev.len;
 			d->allocated = clamp64(allocated);
-			replay(s, sd, blk + first, b - first, d);
+			replay(s, sd, b > first ? blk + first : NULL, b - first, d);
 		}
 	}
 	for (i = 0; i < r.devs.len; i++)

@@ -134,6 +134,97 @@ huge = subprocess.run(["zstd", "--long=31", "-c"], input=small, capture_output=T
                       check=True).stdout
 case("zstd-long31.json.zst", huge, "stats FILE", 3, "needs a window over 1 GiB")
 
+# --- round three: the gate with nothing to judge ------------------------------------------
+def aux(name, data):
+    """A file a case names besides FILE (not removed after it)."""
+    path = os.path.join(out, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+td = sys.argv[2]
+base_path = aux("aux-base.json", json.dumps(base).encode())
+sync = json.load(open("fixtures/rules/sync.json"))
+gate = f"gate --baseline {base_path} FILE"
+case("gate-empty.json", b'{"traceEvents": []}', gate, 1, "nothing to judge: the current trace "
+     "has no ProfilerStep# steps and no GPU activity")
+case("gate-one-op.json", trace([X("aten::add", 1, 2)]), gate, 1, "no GPU activity")
+nosteps = dict(sync, traceEvents=[e for e in sync["traceEvents"]
+                                  if not str(e.get("name", "")).startswith("ProfilerStep")])
+case("gate-no-steps.json", json.dumps(nosteps).encode(), gate, 1, "markers were lost")
+case("gate-no-checks.json", json.dumps(sync).encode(), "gate FILE", 1, "there is no check to run")
+
+# --- documents whose keys were re-ordered, or of another version -----------------------------
+case("report-sorted.json", json.dumps(base, sort_keys=True, indent=1).encode(),
+     "gate --baseline FILE fixtures/rules/sync.json", 0, "PASS")
+case("report-v2.json", json.dumps(dict(base, schema="tracedoc.report/2")).encode(),
+     "gate --baseline FILE fixtures/rules/sync.json", 3,
+     'its "schema" is "tracedoc.report/2"; this tracedoc reads tracedoc.report/1')
+summ = json.loads(subprocess.run([td, "summarize", "fixtures/rules/sync.json", "-o", "-"],
+                                 capture_output=True, check=True).stdout)
+case("summary-sorted.summary.json", json.dumps(summ, sort_keys=True).encode(), "diagnose FILE", 0,
+     "a job of 1 rank")
+case("summary-v9.summary.json", json.dumps(dict(summ, schema="tracedoc.summary/9")).encode(),
+     "diagnose FILE", 3, "this tracedoc reads tracedoc.summary/1")
+case("summary-kernels-obj.summary.json", json.dumps(dict(summ, kernels={"k": 1})).encode(),
+     "diagnose FILE", 3, "summary-kernels-obj.summary.json: not a tracedoc.summary/1 summary: "
+     "kernels: expected an array, found an object")
+case("summary-steps-str.summary.json", json.dumps(dict(summ, steps="3")).encode(),
+     "diagnose FILE", 3, "steps: expected an integer >= 0, found a string")
+case("summary-inf.summary.json",
+     json.dumps(dict(summ, syncs_per_step=1.5)).replace('1.5', '1e999').encode(),
+     "diagnose --format json FILE", 3, "syncs_per_step: expected a finite number")
+world = dict(summ, trace=dict(summ["trace"], world_size=1 << 62))
+case("summary-world.summary.json", json.dumps(world).encode(), "diagnose FILE", 3,
+     "claims a world of 4611686018427387904 ranks")
+case("trace-world.json", trace(kernel(1, 10, 5), distributedInfo={"rank": 0, "world_size": 1 << 62}),
+     "diagnose --job FILE", 3, "more than any job")
+# a collective ending past 2^63 on two ranks (UBSan: signed overflow in the matching)
+coll = dict(summ, collective_keys=["k"], collectives=[[1, 0, (1 << 63) - 1, (1 << 63) - 1, 0, 0]])
+coll["trace"] = dict(summ["trace"], rank=1, world_size=2)
+other = aux("aux-rank0.summary.json", json.dumps(dict(coll, trace=dict(coll["trace"], rank=0))).encode())
+case("summary-coll-end.summary.json", json.dumps(coll).encode(), f"diagnose FILE {other}", 0, "-")
+
+# --- snapshots: sentinels, sums past 64 bits, shapes that were quadratic ---------------------
+def snap(devtraces, segments=()):
+    return json.dumps({"segments": list(segments), "device_traces": devtraces}).encode()
+
+
+def alloc(addr, size, site=None):
+    fr = [{"filename": "s.py", "line": site, "name": "f"}] if site is not None else []
+    return {"action": "alloc", "addr": addr, "size": size, "frames": fr}
+
+
+case("snap-sentinels.json", snap([[alloc(0, 10), alloc((1 << 64) - 1, 100),
+                                   alloc((1 << 64) - 2, 1000)]]),
+     "memory --format json FILE", 0, '"peak_allocated_bytes": 1110')
+big = (1 << 63) - 1
+case("snap-int64.json", snap([[alloc(1, big), alloc(2, big)]],
+                             [{"device": 0, "total_size": big, "blocks": []}] * 2),
+     "memory --format json FILE", 0, f'"peak_allocated_bytes": {big}')
+case("snap-devices-200k.json", snap([], [{"device": d, "total_size": 4096, "blocks": []}
+                                         for d in range(200000)]),
+     "memory --format json FILE", 0, '"id": 199999')
+tr = [alloc(i * 4096, 4096, site=i) for i in range(8000)]
+tr += [{"action": "oom", "addr": 0, "size": 1 << 30, "device_free": 0, "frames": []}] * 8000
+case("snap-ooms-8k.json", snap([tr]), "memory FILE", 0, "out of memory")
+
+# --- configs: catastrophic patterns, and 100k of them ---------------------------------------
+cat = aux("aux-config-catastrophic.json", json.dumps({"patterns": {k: ["(a+)+$"] for k in (
+    "sync_ops", "step_markers", "dataloader", "communication", "warmup", "ignore")}}).encode())
+ev = [X("a" * 40 + f"{i}!", i * 10, 5) for i in range(5000)] + kernel(1, 10, 5)
+case("names-aaa.json", trace(ev), f"diagnose --config {cat} FILE", 0, "left out for the rest")
+many = aux("aux-config-100k.json", json.dumps({"patterns": {
+    "sync_ops": [f"^op{i}x$" for i in range(100000)]}}).encode())
+ev = [X(f"aten::op{i}", i * 10, 5) for i in range(2000)] + kernel(1, 10, 5)
+case("names-2k.json", trace(ev), f"diagnose --config {many} FILE", 0, "-")
+
+# --- names that would drive a terminal: C1 and bidi controls are shown escaped -----------------
+evil = "aten::\u009b31m\u202eevil\u2066\u0085"
+ev = [X(evil, 10, 500)] + kernel(1, 20, 400, name="k\u202e\u009d")
+case("names-controls.json", trace(ev), "ops FILE", 0, "\\u202e")
+
 with open(os.path.join(out, "cases.tsv"), "w") as f:
     for c in cases:
         f.write("\t".join(str(x) for x in c) + "\n")
