@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 
+#ifndef TD_VERSION /* from CMake: the project's version */
 #define TD_VERSION "0.2.0"
+#endif
 #define CLI_DONE (-1) /* --help or --version was printed: exit 0 */
 
 /* Every command also takes --max-input-bytes SIZE, --max-ratio N (parser/input.h),

@@ -556,8 +556,9 @@ static void gate_usage(FILE *f)
 		   "  BASE     a trace, a job (a directory of rank traces or summaries), or a\n"
 		   "           report saved by 'tracedoc diagnose --format json'\n"
 		   "  CURRENT  a trace, or a job\n"
-		   "  exit 0 pass, 1 regression or budget failure (or a partial trace), 2 usage or\n"
-		   "  config error, 3 bad input\n");
+		   "  exit 0 pass, 1 regression or budget failure (or a partial trace, or nothing\n"
+		   "  to judge: no steps and no GPU work, every check skipped), 2 usage or config\n"
+		   "  error, 3 bad input\n");
 }
 
 int cmd_gate(int argc, char **argv)

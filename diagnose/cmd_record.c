@@ -27,7 +27,8 @@ static void record_usage(FILE *f)
 }
 
 #ifdef TD_HAVE_COLLECTOR
-/* the collector sits beside the tracedoc binary */
+/* the collector: TRACEDOC_COLLECTOR, else beside the tracedoc binary (a build tree), else in
+ * PREFIX/lib/tracedoc (installed: cmake --install, the .deb) */
 static int collector_path(char *buf, size_t cap)
 {
 	const char *env = getenv("TRACEDOC_COLLECTOR");
@@ -47,7 +48,10 @@ static int collector_path(char *buf, size_t cap)
 	if (!slash)
 		return -1;
 	*slash = '\0';
-	snprintf(buf, cap, "%s/libtracedoc_collector.so", self);
+	snprintf(buf, cap, "%s/libtracedoc_collector.so", self); /* a build tree */
+	if (access(buf, R_OK) == 0)
+		return 0;
+	snprintf(buf, cap, "%s/../lib/tracedoc/libtracedoc_collector.so", self); /* installed */
 	return access(buf, R_OK);
 }
 
@@ -108,7 +112,7 @@ int cmd_record(int argc, char **argv)
 
 		if (collector_path(lib, sizeof(lib)) != 0) {
 			fprintf(stderr, "tracedoc record: cannot find libtracedoc_collector.so beside the "
-					"tracedoc binary (set TRACEDOC_COLLECTOR)\n");
+					"tracedoc binary or in ../lib/tracedoc (set TRACEDOC_COLLECTOR)\n");
 			return EXIT_USAGE;
 		}
 		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {

@@ -25,6 +25,7 @@
 #include "parser/scan.h"
 #include "parser/trace.h"
 #include "rules/config.h"
+#include "td_version.h"
 
 struct cmd {
 	const char *name;
@@ -57,6 +58,23 @@ static void usage(FILE *f)
 		   "line),\n  --max-input-bytes SIZE and --max-ratio N (decompression limits)\n");
 	fprintf(f, "\n'tracedoc COMMAND --help' describes one command.\n"
 		   "exit codes: 0 ok, 1 gate regression, 2 usage, 3 bad input, 4 internal error\n");
+}
+
+/* the version, the commit and what this build can do */
+static void version(void)
+{
+	printf("tracedoc %s\ncommit    %s\ngzip      %s\ncollector %s\nscan      %s (the byte scan's "
+	       "SIMD tier on this CPU)\n",
+	       TD_VERSION, TD_COMMIT, TD_GZIP_IMPL,
+#ifdef TD_HAVE_COLLECTOR
+	       "CUPTI (tracedoc record)",
+#else
+	       "none (built without CUPTI: tracedoc record says so)",
+#endif
+	       td_scan_impl());
+#ifdef TD_SANITIZERS
+	printf("built     with sanitize=%s\n", TD_SANITIZERS);
+#endif
 }
 
 static void oom(size_t n)
@@ -298,11 +316,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-#ifdef TD_SANITIZERS
-		printf("tracedoc %s (built with sanitize=%s)\n", TD_VERSION, TD_SANITIZERS);
-#else
-		printf("tracedoc %s\n", TD_VERSION);
-#endif
+		version();
 		return EXIT_OK;
 	}
 	/* a closed pipe on stdout is an error where it is written (EPIPE), not a silent death:

@@ -4,15 +4,17 @@
 # also to run the whole test suite (--test). As root it runs apt-get; otherwise it prints the
 # exact command to run. Safe to run again.
 set -eu
-pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev libisal-dev"
+# scdoc builds the man pages (cmake --install, the .deb)
+pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev libisal-dev scdoc"
 case "${1:-}" in
 --test)
 	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the
 	# independent computations, xmllint for the JUnit schema check, a one-node Slurm cluster
 	# (slurm-wlm, munge) for the cluster path, headless chromium for the HTML report, clang
-	# for the libFuzzer runs
+	# for the libFuzzer runs, man-db for the man pages as installed, python3-torch (CPU) for
+	# the torch.profiler handler on a real model
 	pkgs="$pkgs libcmocka-dev yajl-tools zstd gzip python3 libxml2-utils slurm-wlm munge chromium"
-	pkgs="$pkgs clang"
+	pkgs="$pkgs clang man-db python3-torch"
 	;;
 "") ;;
 *)
