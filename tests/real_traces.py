@@ -160,7 +160,7 @@ def tid_norm(v):
 
 
 def ops_reference(path):
-    """The ops table by its README definitions, for --window all: CPU-track spans per thread
+    """The ops table by its definitions (docs/tables.md), for --window all: CPU-track spans per thread
     sorted as the model sorts them (start, longer first, annotation > Python > op > runtime,
     then name by first appearance), parents by containment, runtime calls to GPU ops by
     correlation (the first runtime call of an id)."""
