@@ -70,14 +70,27 @@ static int json_error(const char *json, size_t n, struct td_error *err, char *wh
 		at = yajl_get_bytes_consumed(h);
 	else if (yajl_complete_parse(h) != yajl_status_ok)
 		bad = 1;
-	if (bad && why) {
+	if (bad) {
 		unsigned char *m = yajl_get_error(h, 0, NULL, 0);
-		size_t k;
-		snprintf(why, cap, "%s", (const char *)m);
+		const char *t = (const char *)m;
+		/* as the trace reader points (parser/kineto.c): yajl counts the token that failed as
+		 * consumed, but after a map's value, in a comment, a bad string or number it stops
+		 * at the byte it cannot take - which is never whitespace */
+		int at_byte = strstr(t, "after key and value") || strstr(t, "comment") ||
+			      strstr(t, "invalid string in json") || strstr(t, "malformed number");
+		if (st != yajl_status_ok && !at_byte && at > 0)
+			at--;
+		while (at_byte && at < n && (json[at] == ' ' || json[at] == '\t' || json[at] == '\n' ||
+					     json[at] == '\r'))
+			at++;
+		if (why) {
+			size_t k;
+			snprintf(why, cap, "%s", t);
+			for (k = strlen(why); k && (why[k - 1] == '\n' || why[k - 1] == ' ' ||
+						   why[k - 1] == '.'); k--)
+				why[k - 1] = '\0';
+		}
 		yajl_free_error(h, m);
-		for (k = strlen(why); k && (why[k - 1] == '\n' || why[k - 1] == ' ' ||
-					   why[k - 1] == '.'); k--)
-			why[k - 1] = '\0';
 	}
 	yajl_free(h);
 	if (bad)

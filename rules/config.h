@@ -13,7 +13,7 @@
 
 #include "common/error.h"
 #include "common/vec.h"
-#include "rules/analysis.h"
+#include "rules/params.h"
 
 struct td_pattern_set; /* compiled patterns of one kind */
 

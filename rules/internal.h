@@ -6,6 +6,18 @@
 #include <stdint.h>
 
 struct td_analysis;
+struct td_dev_analysis;
+struct td_event;
+
+/* Span chains deeper than this are cut when walking up (real traces nest < 100 levels). */
+#define MAX_CHAIN 256
+
+/* Per device (attribution.c): the window, busy time, and every idle gap credited to a cause. */
+void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d);
+/* naming.c: an event's name as a label; 1 when x is an op a user would recognise (not an
+ * internal op, a step or a DataLoader span). */
+uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev);
+int td_an_public_op(const struct td_analysis *a, const struct td_event *x);
 
 /* Finds the runtime calls that do one-off start-up work (startup.c): fills a->warm_ev. */
 void td_an_detect_warmup(struct td_analysis *a);

@@ -122,27 +122,27 @@ static int push(struct reader *r, uint8_t c)
 	return 1;
 }
 
+/* the number's text as a C string, cut to 39 bytes (more is not a number we keep) */
+static const char *num_text(char *b, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	return b;
+}
+
 static int64_t num(const char *s, size_t n)
 {
 	char b[40];
-
-	if (n >= sizeof(b))
-		n = sizeof(b) - 1;
-	memcpy(b, s, n);
-	b[n] = '\0';
-	return strtoll(b, NULL, 10);
+	return strtoll(num_text(b, sizeof(b), s, n), NULL, 10);
 }
 
 /* an address: every 64-bit value, 0 and all ones too */
 static uint64_t unum(const char *s, size_t n)
 {
 	char b[40];
-
-	if (n >= sizeof(b))
-		n = sizeof(b) - 1;
-	memcpy(b, s, n);
-	b[n] = '\0';
-	return strtoull(b, NULL, 10);
+	return strtoull(num_text(b, sizeof(b), s, n), NULL, 10);
 }
 
 /* a size: never below 0 (a negative one would make memory out of nothing) */

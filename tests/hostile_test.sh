@@ -134,6 +134,17 @@ if "$bin" ops "$tmp/evil.json" | grep -qF '\u202e'; then ok; else bad "ops: a bi
 "$bin" diagnose "$tmp/no"$'\x1b[2J\x07'".json" >/dev/null 2>"$tmp/err"
 if LC_ALL=C grep -qaE "$raw" "$tmp/err"; then bad "a file name's ESC reached stderr raw"; elif grep -qF 'no\x1b[2J\x07.json' "$tmp/err"; then ok
 else bad "a file name with ESC is not shown escaped"; cat "$tmp/err"; fi
+# a JSON error in a config or baseline quotes the bytes at the error, escaped, not the file's
+# first bytes raw
+printf '{"rules": {"small_kernel_us": 10},\n "patterns": {"ignore": ["x"]},\n "gate": \033[31m}' >"$tmp/esc.json"
+"$bin" config --check "$tmp/esc.json" >/dev/null 2>"$tmp/err"
+if LC_ALL=C grep -qaE "$raw" "$tmp/err"; then bad "a config's ESC reached stderr raw"
+elif grep -qF 'line 3, column 10 (byte 76)' "$tmp/err" && grep -qF '"gate":  >>> \x1b[31m}' "$tmp/err"; then ok
+else bad "the config error does not quote the text at the error"; cat "$tmp/err"; fi
+cp "$tmp/esc.json" "$tmp/esc-report.json" && sed -i '1s/^{/{"schema": "tracedoc.report\/1", /' "$tmp/esc-report.json"
+"$bin" gate --baseline "$tmp/esc-report.json" "$S" >/dev/null 2>"$tmp/err"
+if [ $? = 3 ] && ! LC_ALL=C grep -qaE "$raw" "$tmp/err" && grep -qF ' >>> \x1b[31m}' "$tmp/err"; then ok
+else bad "a baseline's JSON error"; cat "$tmp/err"; fi
 # the Slurm scripts, run as a task runs them: any bytes in a name, collisions refused, a
 # reduce missing ranks fails unless asked
 mkdir -p "$tmp/sl/ranks"
