@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: MIT */
+/* Tokens to records: yajl's callbacks turn a Kineto / chrome trace into raw events (one record
+ * per event, appended to the batch). A stack of container contexts tells each callback where it
+ * is (top object, traceEvents, one event, its args, ...); everything else is skipped as cheaply
+ * as yajl allows. Numbers arrive as raw text (yajl_number) and only the fields we keep are
+ * converted, exactly. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <yajl/yajl_parse.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/utf8.h"
+#include "parser/builder.h"
+#include "parser/num.h"
+#include "parser/parser.h"
+#include "parser/parser_state.h"
+#include "parser/scan.h"
+#include "parser/trace.h"
+
+static int fail(struct td_parser *p, int code, const char *fmt, ...) TD_PRINTF(3, 4);
+static int fail(struct td_parser *p, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->failed = 1;
+	p->code = code;
+	if (p->err) {
+		p->err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return 0; /* cancels the parse */
+}
+
+/* --- key and category matching ----------------------------------------------------------- */
+
+#define KEQ(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), lit, sizeof(lit) - 1) == 0)
+
+static int ieq(const unsigned char *s, size_t n, const char *lit)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)(c + 32);
+		if (!lit[i] || c != (unsigned char)lit[i])
+			return 0;
+	}
+	return lit[n] == '\0';
+}
+
+static void match_cat(struct td_raw *e, const unsigned char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		uint8_t cat;
+	} cats[] = {
+		{"cpu_op", CAT_CPU_OP}, {"operator", CAT_CPU_OP}, {"user_annotation", CAT_USER_ANN},
+		{"gpu_user_annotation", CAT_GPU_ANN}, {"python_function", CAT_PYTHON},
+		{"python", CAT_PYTHON}, {"cuda_runtime", CAT_RUNTIME}, {"runtime", CAT_RUNTIME},
+		{"cuda_driver", CAT_DRIVER}, {"kernel", CAT_KERNEL}, {"gpu_memcpy", CAT_MEMCPY},
+		{"memcpy", CAT_MEMCPY}, {"gpu_memset", CAT_MEMSET}, {"memset", CAT_MEMSET},
+		{"cuda_sync", CAT_SYNC}, {"hip_sync", CAT_SYNC}, {"trace", CAT_TRACE},
+		{"overhead", CAT_OVERHEAD}, {"ac2g", CAT_AC2G}, {"async", CAT_AC2G},
+		{"async_cpu_to_gpu", CAT_AC2G}, {"cpu_to_cuda", CAT_AC2G}, {"fwdbwd", CAT_FWDBWD},
+		{"forward_backward", CAT_FWDBWD}, {"cpu_instant_event", CAT_INSTANT},
+	};
+	static const struct {
+		const char *name;
+		size_t len;
+		uint8_t cat;
+	} exact[] = {
+		{"cpu_op", 6, CAT_CPU_OP}, {"cuda_runtime", 12, CAT_RUNTIME}, {"kernel", 6, CAT_KERNEL},
+		{"ac2g", 4, CAT_AC2G}, {"python_function", 15, CAT_PYTHON},
+	};
+	size_t i;
+
+	/* fast path: the exact spellings current Kineto writes, most frequent first */
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		if (n == exact[i].len && memcmp(s, exact[i].name, n) == 0) {
+			e->cat = exact[i].cat;
+			e->legacy_cat = 0;
+			return;
+		}
+	}
+	e->cat = CAT_OTHER;
+	for (i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
+		if (ieq(s, n, cats[i].name)) {
+			e->cat = cats[i].cat;
+			break;
+		}
+	}
+	/* PyTorch 1.8/1.9 wrote capitalised categories. */
+	e->legacy_cat = KEQ(s, n, "Operator") || KEQ(s, n, "Runtime") || KEQ(s, n, "Kernel") ||
+			KEQ(s, n, "Memcpy") || KEQ(s, n, "Memset");
+}
+
+/* --- value helpers ----------------------------------------------------------------------- */
+
+static int64_t num_or_count(struct td_parser *p, const char *s, size_t n, int scale, int *ok)
+{
+	int64_t v;
+	int st = td_num_scaled(s, n, scale, &v);
+
+	*ok = 1;
+	if (st & TD_NUM_SYNTAX) {
+		p->anom.bad_number++;
+		*ok = 0;
+		return 0;
+	}
+	if (st & TD_NUM_RANGE) {
+		p->anom.huge_number++;
+		*ok = 0;
+	}
+	if ((st & TD_NUM_INEXACT) && scale)
+		p->anom.sub_ns_digits++;
+	return v;
+}
+
+/* Copies a string into the current event's string area. */
+static void slice(struct td_parser *p, struct td_slice *sl, const unsigned char *s, size_t n)
+{
+	struct td_raw *e = &p->ev;
+
+	if (n > UINT32_MAX / 2)
+		n = UINT32_MAX / 2;
+	if (e->str_len + n > p->sbuf_cap) {
+		p->sbuf_cap = (e->str_len + n) * 2 + 256;
+		p->sbuf = td_realloc(p->sbuf, p->sbuf_cap);
+	}
+	memcpy(p->sbuf + e->str_len, s, n);
+	sl->off = e->str_len;
+	sl->len = (uint32_t)n;
+	sl->set = 1;
+	e->str_len += (uint32_t)n;
+}
+
+#define CAPTURE_MAX 4096
+
+static void capture_raw(struct td_parser *p, const char *s, size_t n)
+{
+	struct td_raw *e = &p->ev;
+	char *to;
+
+	if (e->str_len + n > p->sbuf_cap) {
+		p->sbuf_cap = (e->str_len + n) * 2 + 256;
+		p->sbuf = td_realloc(p->sbuf, p->sbuf_cap);
+	}
+	to = p->sbuf + e->str_len;
+	if (n <= 8) { /* "[", ", ", "4096": a call to memcpy would cost more */
+		size_t i;
+		for (i = 0; i < n; i++)
+			to[i] = s[i];
+	} else {
+		memcpy(to, s, n);
+	}
+	e->str_len += (uint32_t)n;
+	p->capture->len += (uint32_t)n;
+}
+
+/* Appends bytes to the args array being captured (its slice grows at the string area's end);
+ * past CAPTURE_MAX bytes the rest is left out, and the text is closed with "...]" at its end. */
+static void capture_put(struct td_parser *p, const char *s, size_t n)
+{
+	if (p->capture_cut)
+		return;
+	if (p->capture->len + n > CAPTURE_MAX) {
+		p->capture_cut = 1;
+		return;
+	}
+	capture_raw(p, s, n);
+}
+
+/* ", " before an element that is not the first of its array */
+static void capture_sep(struct td_parser *p)
+{
+	if (p->capture->len && p->sbuf[p->ev.str_len - 1] != '[')
+		capture_put(p, ", ", 2);
+}
+
+static char *copy_str(char *old, const unsigned char *s, size_t n)
+{
+	free(old);
+	return td_strndup((const char *)s, n);
+}
+
+/* pid / tid: numbers, numeric strings ("25738") as numbers, other strings interned. */
+static void set_id_slow(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+			const unsigned char *s, size_t n, int from_string);
+static void set_id(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+		   const unsigned char *s, size_t n, int from_string)
+{
+
+	/* the same few pids and tids repeat: reuse the last conversion of the same text */
+	if (n == p->id_cache_len && from_string == p->id_cache_from_string &&
+	    memcmp(s, p->id_cache, n) == 0) {
+		*v = p->id_cache_v;
+		*is_str = p->id_cache_str;
+		return;
+	}
+	set_id_slow(p, v, is_str, text, s, n, from_string);
+	if (!*is_str && n <= sizeof(p->id_cache)) {
+		memcpy(p->id_cache, s, n);
+		p->id_cache_len = n;
+		p->id_cache_from_string = from_string;
+		p->id_cache_v = *v;
+		p->id_cache_str = *is_str;
+	}
+}
+
+static void set_id_slow(struct td_parser *p, int64_t *v, uint8_t *is_str, struct td_slice *text,
+			const unsigned char *s, size_t n, int from_string)
+{
+	int64_t x;
+
+	if (td_num_int((const char *)s, n, &x) == TD_NUM_OK && n > 0) {
+		*v = x;
+		*is_str = 0;
+		return;
+	}
+	if (!from_string) /* a fractional or huge number: keep its text */
+		p->anom.bad_number++;
+	*v = 0;
+	slice(p, text, s, n);
+	*is_str = 1;
+}
+
+/* --- the callbacks ----------------------------------------------------------------------- */
+
+static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int is_string,
+		     int is_null)
+{
+	struct td_trace *t = p->t;
+	struct td_raw *e = &p->ev;
+	int ok;
+
+	if (p->depth == 0)
+		return fail(p, TD_EFORMAT, "the document is a single %s, not a trace (expected an "
+			    "object with \"traceEvents\" or an array of events)",
+			    is_null ? "null" : is_string ? "string" : "scalar");
+	switch (ctx_at(p, p->depth)) {
+	case C_CAPTURE:
+		if (p->capture) {
+			capture_sep(p);
+			if (is_string)
+				capture_put(p, "\"", 1);
+			capture_put(p, (const char *)s, n);
+			if (is_string)
+				capture_put(p, "\"", 1);
+		}
+		return 1;
+	case C_EVENT:
+		switch (p->key) {
+		case EK_PH:
+			if (is_string && n >= 1)
+				e->ph = n == 1 ? (char)s[0] : '?';
+			break;
+		case EK_CAT:
+			if (is_string)
+				match_cat(e, s, n);
+			break;
+		case EK_NAME:
+			if (is_string)
+				slice(p, &e->name, s, n);
+			break;
+		case EK_PID:
+			if (!is_null) {
+				set_id(p, &e->pid, &e->pid_str, &e->pid_text, s, n, is_string);
+				e->has_pid = 1;
+			}
+			break;
+		case EK_TID:
+			if (!is_null) {
+				set_id(p, &e->tid, &e->tid_str, &e->tid_text, s, n, is_string);
+				e->has_tid = 1;
+			}
+			break;
+		case EK_TS:
+			if (!is_null) {
+				e->ts = num_or_count(p, (const char *)s, n, 3, &ok);
+				e->has_ts = 1;
+				e->bad_ts = !ok;
+			}
+			break;
+		case EK_DUR:
+			if (!is_null) {
+				e->dur = num_or_count(p, (const char *)s, n, 3, &ok);
+				e->has_dur = ok;
+			}
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_ARGS:
+		if (is_null)
+			return 1;
+		switch (p->key) {
+		case AK_EXT:
+			e->ext = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_ext = ok;
+			break;
+		case AK_CORR:
+			e->corr = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_corr = ok;
+			break;
+		case AK_DEVICE:
+			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_device = ok;
+			break;
+		case AK_STREAM:
+			/* ROCm writes "0x0"; anything unparsable is counted and ignored */
+			if (is_string && n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+				char hex[24];
+				size_t m = n < sizeof(hex) - 1 ? n : sizeof(hex) - 1;
+				memcpy(hex, s, m);
+				hex[m] = '\0';
+				e->stream = strtoll(hex, NULL, 16);
+				e->has_stream = 1;
+			} else {
+				e->stream = num_or_count(p, (const char *)s, n, 0, &ok);
+				e->has_stream = ok;
+			}
+			break;
+		case AK_BYTES:
+			e->bytes = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_bytes = ok;
+			break;
+		case AK_MEM_DEVID:
+			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_device = ok;
+			break;
+		case AK_MEM_TOTAL:
+			e->mem_total = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_total = ok;
+			break;
+		case AK_NAME:
+		case AK_LABELS:
+			if (is_string && p->key == AK_NAME)
+				slice(p, &e->arg_name, s, n);
+			break;
+		case AK_COLL_NAME:
+		case AK_DTYPE:
+		case AK_PG_NAME:
+			if (is_string) {
+				slice(p, p->key == AK_COLL_NAME ? &e->coll_name
+					 : p->key == AK_DTYPE ? &e->dtype : &e->pg_name, s, n);
+				e->has_coll = 1;
+			}
+			break;
+		case AK_IN_NELEMS:
+		case AK_OUT_NELEMS:
+		case AK_GROUP_SIZE:
+			if (!is_string) {
+				int64_t v = num_or_count(p, (const char *)s, n, 0, &ok);
+				if (ok) {
+					*(p->key == AK_IN_NELEMS ? &e->in_nelems : p->key == AK_OUT_NELEMS
+						  ? &e->out_nelems : &e->group_size) = v;
+					e->has_coll = 1;
+				}
+			}
+			break;
+		case AK_WAIT_STREAM:
+			if (!is_string) {
+				e->wait_stream = num_or_count(p, (const char *)s, n, 0, &ok);
+				e->has_wait_stream = ok;
+			}
+			break;
+		case AK_CALL_STACK:
+			if (is_string)
+				slice(p, &e->call_stack, s, n);
+			break;
+		case AK_MEM_RESERVED:
+			e->mem_reserved = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_reserved = ok;
+			break;
+		case AK_MEM_BYTES:
+			e->mem_bytes = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_bytes = ok;
+			break;
+		case AK_MEM_DEVTYPE:
+			e->mem_devtype = num_or_count(p, (const char *)s, n, 0, &ok);
+			e->has_mem_devtype = ok;
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_TOP_OBJ:
+		switch (p->key) {
+		case TK_EVENTS:
+			return fail(p, TD_EFORMAT, "\"traceEvents\" is a %s; expected an array",
+				    is_null ? "null" : is_string ? "string" : "scalar");
+		case TK_SCHEMA:
+			if (!is_string && !is_null)
+				t->schema_version = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case TK_BASETIME:
+			if (!is_null)
+				t->base_time_ns = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case TK_UNIT:
+			if (is_string)
+				p->unit = copy_str(p->unit, s, n);
+			break;
+		case TK_NAME:
+			if (is_string)
+				p->trace_name = copy_str(p->trace_name, s, n);
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_EVENTS:
+		t->n_trace_events++;
+		p->non_objects++;
+		return 1;
+	case C_DEVPROP:
+		if (is_null)
+			return 1;
+		switch (p->key) {
+		case DK_ID:
+			p->dev.id = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			p->dev_has_id = ok;
+			break;
+		case DK_NAME:
+			if (is_string)
+				p->dev_name = copy_str(p->dev_name, s, n);
+			break;
+		case DK_MEM:
+			p->dev.total_mem = num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_MAJOR:
+			p->dev.cc_major = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_MINOR:
+			p->dev.cc_minor = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		case DK_SMS:
+			p->dev.num_sms = (int32_t)num_or_count(p, (const char *)s, n, 0, &ok);
+			break;
+		default:
+			break;
+		}
+		return 1;
+	case C_COLLECTOR:
+		if (p->key == 1 && !is_null && !is_string)
+			t->dropped_records = num_or_count(p, (const char *)s, n, 0, &ok);
+		return 1;
+	case C_DISTINFO:
+		if (is_null)
+			return 1;
+		if (p->key == IK_RANK)
+			t->rank = num_or_count(p, (const char *)s, n, 0, &ok);
+		else if (p->key == IK_WORLD)
+			t->world_size = num_or_count(p, (const char *)s, n, 0, &ok);
+		else if (p->key == IK_BACKEND && is_string)
+			p->backend = copy_str(p->backend, s, n);
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+static int cb_null(void *ctx)
+{
+	return on_scalar(ctx, (const unsigned char *)"null", 4, 0, 1);
+}
+
+static int cb_bool(void *ctx, int v)
+{
+	struct td_parser *p = ctx;
+	unsigned char c = ctx_at(p, p->depth);
+
+	/* true or false where a number belongs ("ts": true): counted, not read as 1 or 0 */
+	if ((c == C_EVENT || c == C_ARGS || c == C_DEVPROP || c == C_DISTINFO) && p->key) {
+		p->anom.bad_number++;
+		return 1;
+	}
+	return v ? on_scalar(ctx, (const unsigned char *)"1", 1, 0, 0)
+		 : on_scalar(ctx, (const unsigned char *)"0", 1, 0, 0);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	return on_scalar(ctx, (const unsigned char *)s, n, 0, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return on_scalar(ctx, s, n, 1, 0);
+}
+
+static int cb_key(void *ctx, const unsigned char *s, size_t n)
+{
+	struct td_parser *p = ctx;
+	uint8_t k = 0;
+
+	switch (ctx_at(p, p->depth)) {
+	case C_EVENT:
+		switch (n) {
+		case 2:
+			k = KEQ(s, n, "ph") ? EK_PH : KEQ(s, n, "ts") ? EK_TS : KEQ(s, n, "id") ? EK_ID : 0;
+			break;
+		case 3:
+			k = KEQ(s, n, "cat") ? EK_CAT : KEQ(s, n, "pid") ? EK_PID
+				: KEQ(s, n, "tid") ? EK_TID : KEQ(s, n, "dur") ? EK_DUR : 0;
+			break;
+		case 4:
+			k = KEQ(s, n, "name") ? EK_NAME : KEQ(s, n, "args") ? EK_ARGS : 0;
+			break;
+		default:
+			break;
+		}
+		break;
+	case C_ARGS:
+		switch (n) {
+		case 4:
+			k = KEQ(s, n, "name") ? AK_NAME : 0;
+			break;
+		case 5:
+			k = KEQ(s, n, "bytes") ? AK_BYTES : KEQ(s, n, "dtype") ? AK_DTYPE
+				: KEQ(s, n, "Bytes") ? AK_MEM_BYTES : 0;
+			break;
+		case 6:
+			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
+				: KEQ(s, n, "labels") ? AK_LABELS : 0;
+			break;
+		case 9:
+			k = KEQ(s, n, "Device Id") ? AK_MEM_DEVID : 0;
+			break;
+		case 10:
+			k = KEQ(s, n, "Group size") ? AK_GROUP_SIZE : KEQ(s, n, "Input Dims") ? AK_INPUT_DIMS
+				: KEQ(s, n, "Input type") ? AK_INPUT_TYPE : KEQ(s, n, "Call stack")
+				? AK_CALL_STACK : 0;
+			break;
+		case 11:
+			k = KEQ(s, n, "External id") || KEQ(s, n, "external id") ? AK_EXT
+				: KEQ(s, n, "correlation") ? AK_CORR : KEQ(s, n, "Device Type")
+				? AK_MEM_DEVTYPE : 0;
+			break;
+		case 13:
+			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : 0;
+			break;
+		case 14:
+			k = KEQ(s, n, "Out msg nelems") ? AK_OUT_NELEMS
+				: KEQ(s, n, "wait_on_stream") ? AK_WAIT_STREAM
+				: KEQ(s, n, "Total Reserved") ? AK_MEM_RESERVED : 0;
+			break;
+		case 15:
+			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL
+				: KEQ(s, n, "Collective name") ? AK_COLL_NAME : 0;
+			break;
+		case 18:
+			k = KEQ(s, n, "Process Group Name") ? AK_PG_NAME : 0;
+			break;
+		default:
+			break;
+		}
+		break;
+	case C_TOP_OBJ:
+		k = KEQ(s, n, "traceEvents") ? TK_EVENTS : KEQ(s, n, "deviceProperties") ? TK_DEVPROPS
+			: KEQ(s, n, "distributedInfo") ? TK_DIST : KEQ(s, n, "schemaVersion") ? TK_SCHEMA
+			: KEQ(s, n, "baseTimeNanoseconds") ? TK_BASETIME
+			: KEQ(s, n, "displayTimeUnit") ? TK_UNIT : KEQ(s, n, "traceName") ? TK_NAME
+			: KEQ(s, n, "tracedoc_collector") ? TK_COLLECTOR : 0;
+		break;
+	case C_DEVPROP:
+		k = KEQ(s, n, "id") ? DK_ID : KEQ(s, n, "name") ? DK_NAME
+			: KEQ(s, n, "totalGlobalMem") ? DK_MEM : KEQ(s, n, "computeMajor") ? DK_MAJOR
+			: KEQ(s, n, "computeMinor") ? DK_MINOR : KEQ(s, n, "numSms") ? DK_SMS : 0;
+		break;
+	case C_COLLECTOR:
+		k = KEQ(s, n, "droppedRecords") ? 1 : 0;
+		break;
+	case C_DISTINFO:
+		k = KEQ(s, n, "rank") ? IK_RANK : KEQ(s, n, "world_size") ? IK_WORLD
+			: KEQ(s, n, "backend") ? IK_BACKEND : 0;
+		break;
+	default:
+		break;
+	}
+	/* a key we read, twice in one event, its args or the document: the first is kept */
+	if (k) {
+		uint64_t bit = 1ull << (k & 63);
+		unsigned char c = ctx_at(p, p->depth);
+		uint64_t *seen = c == C_EVENT ? &p->ev_keys : c == C_ARGS ? &p->arg_keys
+			: c == C_TOP_OBJ ? &p->top_keys : NULL;
+		if (seen && (*seen & bit)) {
+			if (c == C_TOP_OBJ && k == TK_EVENTS)
+				p->anom.duplicate_trace_events++;
+			else if (!p->dup_counted) /* once per event or document */
+				p->anom.duplicate_keys++, p->dup_counted = 1;
+			k = 0;
+		} else if (seen) {
+			*seen |= bit;
+		}
+	}
+	p->key = k;
+	return 1;
+}
+
+#define TD_TRACE_DEPTH_MAX 10000 /* real traces nest < 20 levels */
+
+static int push(struct td_parser *p, uint8_t c)
+{
+	if (p->depth >= TD_TRACE_DEPTH_MAX) /* a nesting bomb: stop before yajl's stack grows */
+		return fail(p, TD_EFORMAT, "the JSON nests deeper than %d levels", TD_TRACE_DEPTH_MAX);
+	p->depth++;
+	if (p->depth < MAXD)
+		p->ctx[p->depth] = c;
+	p->key = 0;
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct td_parser *p = ctx;
+	uint8_t c = C_SKIP;
+
+	if (p->depth == 0) {
+		if (p->started)
+			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
+		p->started = 1;
+		p->t->layout = TD_LAYOUT_OBJECT;
+		return push(p, C_TOP_OBJ);
+	}
+	switch (ctx_at(p, p->depth)) {
+	case C_EVENTS:
+		p->t->n_trace_events++;
+		memset(&p->ev, 0, sizeof(p->ev));
+		p->ev_keys = p->arg_keys = 0;
+		p->dup_counted = 0;
+		p->capture = NULL;
+		p->event_depth = p->depth + 1;
+		c = C_EVENT;
+		break;
+	case C_EVENT:
+		c = p->key == EK_ARGS ? C_ARGS : C_SKIP;
+		if (c == C_ARGS)
+			p->arg_keys = 0;
+		break;
+	case C_TOP_OBJ:
+		if (p->key == TK_EVENTS)
+			return fail(p, TD_EFORMAT, "%s", "\"traceEvents\" is an object; expected an array");
+		c = p->key == TK_DIST ? C_DISTINFO : p->key == TK_COLLECTOR ? C_COLLECTOR : C_SKIP;
+		break;
+	case C_DEVPROPS:
+		memset(&p->dev, 0, sizeof(p->dev));
+		free(p->dev_name);
+		p->dev_name = NULL;
+		p->dev_has_id = 0;
+		c = C_DEVPROP;
+		break;
+	default:
+		break;
+	}
+	return push(p, c);
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct td_parser *p = ctx;
+	uint8_t c = C_SKIP;
+
+	if (p->depth == 0) {
+		if (p->started)
+			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
+		p->started = 1;
+		p->saw_events = 1;
+		p->t->layout = TD_LAYOUT_ARRAY;
+		return push(p, C_EVENTS);
+	}
+	switch (ctx_at(p, p->depth)) {
+	case C_TOP_OBJ:
+		if (p->key == TK_EVENTS) {
+			p->saw_events = 1;
+			c = C_EVENTS;
+		} else if (p->key == TK_DEVPROPS) {
+			c = C_DEVPROPS;
+		}
+		break;
+	case C_EVENTS:
+		p->t->n_trace_events++;
+		p->non_objects++;
+		break;
+	case C_ARGS:
+		if ((p->key == AK_INPUT_DIMS || p->key == AK_INPUT_TYPE) && !p->capture) {
+			struct td_slice *sl = p->key == AK_INPUT_DIMS ? &p->ev.dims : &p->ev.types;
+			sl->off = p->ev.str_len;
+			sl->len = 0;
+			sl->set = 1;
+			p->capture = sl;
+			p->capture_depth = p->depth + 1;
+			p->capture_cut = 0;
+			capture_put(p, "[", 1);
+			c = C_CAPTURE;
+		}
+		break;
+	case C_CAPTURE:
+		if (p->capture) {
+			capture_sep(p);
+			capture_put(p, "[", 1);
+		}
+		c = C_CAPTURE;
+		break;
+	default:
+		break;
+	}
+	return push(p, c);
+}
+
+static void finish_device(struct td_parser *p)
+{
+	struct dev_props *d;
+
+	if (!p->dev_has_id)
+		return;
+	d = td_vec_push(&p->devs);
+	d->d = p->dev;
+	d->name = p->dev_name;
+	p->dev_name = NULL;
+}
+
+static void finish_event(struct td_parser *p);
+
+static int pop(struct td_parser *p)
+{
+	unsigned char c = ctx_at(p, p->depth);
+
+	if (c == C_EVENTS && p->t->events_close < 0) {
+		/* the byte of the ']' closing the events (yajl has consumed it), for annotate */
+		size_t used = yajl_get_bytes_consumed(p->h);
+		p->t->events_close = (int64_t)(p->offset + (used ? range_index(p, used - 1) : 0));
+	}
+	if (c == C_EVENT && p->depth == p->event_depth) {
+		finish_event(p);
+		p->event_depth = 0;
+	}
+	else if (c == C_DEVPROP)
+		finish_device(p);
+	else if (c == C_CAPTURE && p->capture) {
+		capture_put(p, "]", 1);
+		if (p->depth == p->capture_depth) {
+			if (p->capture_cut) { /* close what the cut left open */
+				const char *b = p->sbuf + p->capture->off;
+				uint32_t i, open = 0;
+				for (i = 0; i < p->capture->len; i++)
+					open += b[i] == '[' ? 1u : b[i] == ']' ? (uint32_t)-1 : 0u;
+				capture_raw(p, "...", 3);
+				while (open--)
+					capture_raw(p, "]", 1);
+				p->capture_cut = 0;
+			}
+			p->capture = NULL;
+		}
+	}
+	p->depth--;
+	p->key = 0;
+	if (p->depth == 0) {
+		p->top_done = 1;
+		if (!p->saw_events)
+			return fail(p, TD_EFORMAT, "%s",
+				    "the top-level object has no \"traceEvents\" array");
+	}
+	return 1;
+}
+
+static int cb_end(void *ctx)
+{
+	return pop(ctx);
+}
+
+const yajl_callbacks td_token_callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
+};
+
+static void finish_event(struct td_parser *p)
+{
+	struct td_raw *e = &p->ev;
+	size_t need;
+
+	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
+		  e->has_mem_bytes || e->has_mem_devtype;
+	if (p->sink) { /* a split worker: records in order to the one model thread */
+		need = td_raw_size(e);
+		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */
+			unsigned char *big = td_malloc(need);
+			td_parser_flush(p);
+			td_raw_put(big, e, p->sbuf);
+			(void)p->sink(p->sink_ctx, big, need, 0);
+			return;
+		}
+		if (p->wbuf && p->wlen + need > TD_BATCH_BYTES) {
+			p->wbuf = p->sink(p->sink_ctx, p->wbuf, p->wlen, 1);
+			p->wlen = 0;
+		}
+		if (!p->wbuf)
+			p->wbuf = p->sink(p->sink_ctx, NULL, 0, 1);
+		td_raw_put(p->wbuf + p->wlen, e, p->sbuf);
+		p->wlen += need;
+		return;
+	}
+	if (!p->mt) {
+		td_builder_add(&p->builder, e, p->sbuf);
+		return;
+	}
+	need = td_raw_size(e);
+	if (p->cur->len + need > BATCH_BYTES && p->cur->len > 0)
+		td_parser_ship(p);
+	if (need > BATCH_BYTES) {
+		/* an event larger than a batch (a huge name): let the builder drain, then add it here */
+		pthread_mutex_lock(&p->mt->mu);
+		while (p->mt->head != p->mt->tail)
+			pthread_cond_wait(&p->mt->cv, &p->mt->mu);
+		pthread_mutex_unlock(&p->mt->mu);
+		td_builder_add(&p->builder, e, p->sbuf);
+		return;
+	}
+	td_raw_put(p->cur->buf + p->cur->len, e, p->sbuf);
+	p->cur->len += need;
+}
