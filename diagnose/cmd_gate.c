@@ -407,12 +407,9 @@ static void json_out(FILE *f, const struct gate_out *o)
 	size_t i;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "schema");
-	out_json_str(g, "tracedoc.gate/1");
-	out_json_key(g, "verdict");
-	out_json_str(g, o->fails || o->partial ? "fail" : "pass");
-	out_json_key(g, "failed");
-	out_json_int(g, (int64_t)o->fails);
+	out_json_kstr(g, "schema", "tracedoc.gate/1");
+	out_json_kstr(g, "verdict", o->fails || o->partial ? "fail" : "pass");
+	out_json_kint(g, "failed", (int64_t)o->fails);
 	out_json_key(g, "partial");
 	if (o->partial && !o->empty)
 		out_json_str(g, o->partial);
@@ -428,27 +425,23 @@ static void json_out(FILE *f, const struct gate_out *o)
 		out_json_str(g, o->base_path);
 	else
 		yajl_gen_null(g);
-	out_json_key(g, "current");
-	out_json_str(g, o->cur_path);
+	out_json_kstr(g, "current", o->cur_path);
 	out_json_key(g, "checks");
 	yajl_gen_array_open(g);
 	for (i = 0; i < o->n; i++) {
 		const struct td_check *c = &o->checks[i];
 		yajl_gen_map_open(g);
-		out_json_key(g, "name");
-		out_json_str(g, c->name);
+		out_json_kstr(g, "name", c->name);
 		out_json_key(g, "baseline");
 		json_num(g, c->base);
 		out_json_key(g, "current");
 		json_num(g, c->cur);
 		out_json_key(g, "threshold");
 		json_num(g, c->threshold);
-		out_json_key(g, "rule");
-		out_json_str(g, c->rule);
-		out_json_key(g, "message");
-		out_json_str(g, c->message);
-		out_json_key(g, "verdict");
-		out_json_str(g, c->verdict == V_PASS ? "pass" : c->verdict == V_SKIP ? "skip" : "fail");
+		out_json_kstr(g, "rule", c->rule);
+		out_json_kstr(g, "message", c->message);
+		out_json_kstr(g, "verdict", c->verdict == V_PASS ? "pass" : c->verdict == V_SKIP ? "skip"
+			      : "fail");
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -458,14 +451,10 @@ static void json_out(FILE *f, const struct gate_out *o)
 		const struct td_finding *fd = &TD_VEC_AT(&side_report(o->cur)->findings,
 							 struct td_finding, i);
 		yajl_gen_map_open(g);
-		out_json_key(g, "rule");
-		out_json_str(g, fd->rule);
-		out_json_key(g, "severity");
-		out_json_str(g, td_severity_name(fd->severity));
-		out_json_key(g, "title");
-		out_json_str(g, fd->title);
-		out_json_key(g, "est_savings_ns");
-		out_json_int(g, fd->savings_ns);
+		out_json_kstr(g, "rule", fd->rule);
+		out_json_kstr(g, "severity", td_severity_name(fd->severity));
+		out_json_kstr(g, "title", fd->title);
+		out_json_kint(g, "est_savings_ns", fd->savings_ns);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);

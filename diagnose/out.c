@@ -335,6 +335,30 @@ void out_json_bool(yajl_gen g, int v)
 	yajl_gen_bool(g, v);
 }
 
+void out_json_kint(yajl_gen g, const char *k, int64_t v)
+{
+	out_json_key(g, k);
+	out_json_int(g, v);
+}
+
+void out_json_kstr(yajl_gen g, const char *k, const char *s)
+{
+	out_json_key(g, k);
+	out_json_str(g, s);
+}
+
+void out_json_kbool(yajl_gen g, const char *k, int v)
+{
+	out_json_key(g, k);
+	out_json_bool(g, v);
+}
+
+void out_json_kfixed(yajl_gen g, const char *k, double v, int decimals)
+{
+	out_json_key(g, k);
+	out_json_fixed(g, v, decimals);
+}
+
 int out_open(struct out_file *o, const char *path)
 {
 	struct stat st;

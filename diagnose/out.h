@@ -33,6 +33,11 @@ void out_json_str(yajl_gen g, const char *s);
 void out_json_int(yajl_gen g, int64_t v);
 void out_json_fixed(yajl_gen g, double v, int decimals);
 void out_json_bool(yajl_gen g, int v);
+/* a key and its value, in one call */
+void out_json_kint(yajl_gen g, const char *k, int64_t v);
+void out_json_kstr(yajl_gen g, const char *k, const char *s);
+void out_json_kbool(yajl_gen g, const char *k, int v);
+void out_json_kfixed(yajl_gen g, const char *k, double v, int decimals);
 
 /* An output stream: stdout, or a temporary file beside `path` renamed over it on success. */
 struct out_file {

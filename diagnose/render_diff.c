@@ -176,14 +176,10 @@ static void side_json(yajl_gen g, const struct td_diff_side *s)
 	size_t k;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "steps");
-	out_json_int(g, (int64_t)s->steps);
-	out_json_key(g, "step_median_ns");
-	out_json_int(g, s->step_median_ns);
-	out_json_key(g, "window_ns");
-	out_json_int(g, s->window_ns);
-	out_json_key(g, "gpu_busy_ns_per_step");
-	out_json_int(g, s->busy_ns_per_step);
+	out_json_kint(g, "steps", (int64_t)s->steps);
+	out_json_kint(g, "step_median_ns", s->step_median_ns);
+	out_json_kint(g, "window_ns", s->window_ns);
+	out_json_kint(g, "gpu_busy_ns_per_step", s->busy_ns_per_step);
 	out_json_key(g, "idle_ns_per_step");
 	yajl_gen_map_open(g);
 	for (k = 0; k < CAUSE_COUNT; k++) {
@@ -202,27 +198,21 @@ void render_diff_json(FILE *f, const struct diff_ctx *c)
 	size_t i, r, col, n = c->top && c->top < t->nrows ? c->top : t->nrows;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "schema");
-	out_json_str(g, "tracedoc.diff/1");
-	out_json_key(g, "base_path");
-	out_json_str(g, c->base_path);
-	out_json_key(g, "current_path");
-	out_json_str(g, c->cur_path);
+	out_json_kstr(g, "schema", "tracedoc.diff/1");
+	out_json_kstr(g, "base_path", c->base_path);
+	out_json_kstr(g, "current_path", c->cur_path);
 	out_json_key(g, "base");
 	side_json(g, &d->base);
 	out_json_key(g, "current");
 	side_json(g, &d->cur);
-	out_json_key(g, "step_change_ns");
-	out_json_int(g, d->cur.step_median_ns - d->base.step_median_ns);
+	out_json_kint(g, "step_change_ns", d->cur.step_median_ns - d->base.step_median_ns);
 	out_json_key(g, "why"); /* indices into rows */
 	yajl_gen_array_open(g);
 	for (i = 0; i < d->nwhy; i++)
 		out_json_int(g, (int64_t)d->why[i]);
 	yajl_gen_array_close(g);
-	out_json_key(g, "why_change_ns");
-	out_json_int(g, d->why_ns);
-	out_json_key(g, "rows_total");
-	out_json_int(g, (int64_t)t->nrows);
+	out_json_kint(g, "why_change_ns", d->why_ns);
+	out_json_kint(g, "rows_total", (int64_t)t->nrows);
 	out_json_key(g, "rows");
 	yajl_gen_array_open(g);
 	for (r = 0; r < n; r++) {

@@ -195,65 +195,44 @@ void render_memory_json(FILE *f, const struct mem_ctx *c)
 	size_t k, i;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "schema");
-	out_json_str(g, "tracedoc.memory/1");
-	out_json_key(g, "source");
-	out_json_str(g, "trace");
-	out_json_key(g, "path");
-	out_json_str(g, c->path);
-	out_json_key(g, "samples");
-	out_json_int(g, (int64_t)m->samples);
-	out_json_key(g, "start_ns");
-	out_json_int(g, m->start);
-	out_json_key(g, "end_ns");
-	out_json_int(g, m->end);
+	out_json_kstr(g, "schema", "tracedoc.memory/1");
+	out_json_kstr(g, "source", "trace");
+	out_json_kstr(g, "path", c->path);
+	out_json_kint(g, "samples", (int64_t)m->samples);
+	out_json_kint(g, "start_ns", m->start);
+	out_json_kint(g, "end_ns", m->end);
 	out_json_key(g, "devices");
 	yajl_gen_array_open(g);
 	for (k = 0; k < m->n; k++) {
 		const struct td_mem_view *v = &m->dev[k];
 		yajl_gen_map_open(g);
-		out_json_key(g, "id");
-		out_json_int(g, v->d.device);
-		out_json_key(g, "samples");
-		out_json_int(g, (int64_t)v->d.nsamples);
-		out_json_key(g, "capacity_bytes");
-		out_json_int(g, v->d.capacity);
-		out_json_key(g, "peak_allocated_bytes");
-		out_json_int(g, v->d.peak_alloc);
-		out_json_key(g, "peak_allocated_ts_ns");
-		out_json_int(g, v->d.peak_alloc_ts);
-		out_json_key(g, "peak_reserved_bytes");
-		out_json_int(g, v->d.peak_res);
-		out_json_key(g, "peak_reserved_ts_ns");
-		out_json_int(g, v->d.peak_res >= 0 ? v->d.peak_res_ts : -1);
+		out_json_kint(g, "id", v->d.device);
+		out_json_kint(g, "samples", (int64_t)v->d.nsamples);
+		out_json_kint(g, "capacity_bytes", v->d.capacity);
+		out_json_kint(g, "peak_allocated_bytes", v->d.peak_alloc);
+		out_json_kint(g, "peak_allocated_ts_ns", v->d.peak_alloc_ts);
+		out_json_kint(g, "peak_reserved_bytes", v->d.peak_res);
+		out_json_kint(g, "peak_reserved_ts_ns", v->d.peak_res >= 0 ? v->d.peak_res_ts : -1);
 		out_json_key(g, "headroom_bytes");
 		out_json_int(g, v->d.capacity > 0 && v->d.peak_res >= 0 ? v->d.capacity - v->d.peak_res
 									: -1);
-		out_json_key(g, "allocated_summed_from_bytes");
-		out_json_bool(g, v->d.summed);
-		out_json_key(g, "first_allocated_bytes");
-		out_json_int(g, v->d.first_alloc);
-		out_json_key(g, "last_allocated_bytes");
-		out_json_int(g, v->d.last_alloc);
-		out_json_key(g, "peak_op");
-		out_json_str(g, v->peak_op);
-		out_json_key(g, "peak_frame");
-		out_json_str(g, v->peak_frame);
-		out_json_key(g, "peak_step");
-		out_json_int(g, v->peak_step);
+		out_json_kbool(g, "allocated_summed_from_bytes", v->d.summed);
+		out_json_kint(g, "first_allocated_bytes", v->d.first_alloc);
+		out_json_kint(g, "last_allocated_bytes", v->d.last_alloc);
+		out_json_kstr(g, "peak_op", v->peak_op);
+		out_json_kstr(g, "peak_frame", v->peak_frame);
+		out_json_kint(g, "peak_step", v->peak_step);
 		out_json_key(g, "steps");
 		yajl_gen_array_open(g);
 		for (i = 0; i < v->d.nstep; i++) {
 			yajl_gen_map_open(g);
-			out_json_key(g, "step");
-			out_json_int(g, v->step_number[i]);
-			out_json_key(g, "allocated_at_start_bytes");
-			out_json_int(g, v->d.step_alloc[i]);
+			out_json_kint(g, "step", v->step_number[i]);
+			out_json_kint(g, "allocated_at_start_bytes", v->d.step_alloc[i]);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
-		out_json_key(g, "allocated_after_last_step_bytes");
-		out_json_int(g, v->d.nstep ? v->d.step_alloc[v->d.nstep] : -1);
+		out_json_kint(g, "allocated_after_last_step_bytes",
+			      v->d.nstep ? v->d.step_alloc[v->d.nstep] : -1);
 		out_json_key(g, "timeline"); /* [ts_ns, allocated, reserved], the largest per slice */
 		yajl_gen_array_open(g);
 		for (i = 0; i < v->npts; i++) {
@@ -272,14 +251,10 @@ void render_memory_json(FILE *f, const struct mem_ctx *c)
 	for (k = 0; c->r && k < c->r->findings.len; k++) {
 		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, k);
 		yajl_gen_map_open(g);
-		out_json_key(g, "severity");
-		out_json_str(g, td_severity_name(fd->severity));
-		out_json_key(g, "device");
-		out_json_int(g, fd->device);
-		out_json_key(g, "title");
-		out_json_str(g, fd->title);
-		out_json_key(g, "fix");
-		out_json_str(g, fd->fix);
+		out_json_kstr(g, "severity", td_severity_name(fd->severity));
+		out_json_kint(g, "device", fd->device);
+		out_json_kstr(g, "title", fd->title);
+		out_json_kstr(g, "fix", fd->fix);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -423,12 +398,9 @@ static void sites_json(yajl_gen g, const struct td_snapshot *s, const struct td_
 	yajl_gen_array_open(g);
 	for (i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
-		out_json_key(g, "site");
-		out_json_str(g, td_strtab_str(&s->strs, t[i].site));
-		out_json_key(g, "bytes");
-		out_json_int(g, t[i].bytes);
-		out_json_key(g, "blocks");
-		out_json_int(g, (int64_t)t[i].blocks);
+		out_json_kstr(g, "site", td_strtab_str(&s->strs, t[i].site));
+		out_json_kint(g, "bytes", t[i].bytes);
+		out_json_kint(g, "blocks", (int64_t)t[i].blocks);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -441,39 +413,26 @@ void render_snapshot_json(FILE *f, const struct snap_ctx *c)
 	size_t k, o;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "schema");
-	out_json_str(g, "tracedoc.memory/1");
-	out_json_key(g, "source");
-	out_json_str(g, "snapshot");
-	out_json_key(g, "path");
-	out_json_str(g, c->path);
-	out_json_key(g, "history");
-	out_json_bool(g, s->has_traces);
+	out_json_kstr(g, "schema", "tracedoc.memory/1");
+	out_json_kstr(g, "source", "snapshot");
+	out_json_kstr(g, "path", c->path);
+	out_json_kbool(g, "history", s->has_traces);
 	out_json_key(g, "devices");
 	yajl_gen_array_open(g);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		yajl_gen_map_open(g);
-		out_json_key(g, "id");
-		out_json_int(g, d->device);
-		out_json_key(g, "reserved_bytes");
-		out_json_int(g, d->reserved);
-		out_json_key(g, "allocated_bytes");
-		out_json_int(g, d->allocated);
-		out_json_key(g, "segments");
-		out_json_int(g, (int64_t)d->segments);
-		out_json_key(g, "blocks");
-		out_json_int(g, (int64_t)d->blocks);
-		out_json_key(g, "entries");
-		out_json_int(g, (int64_t)d->events);
-		out_json_key(g, "allocated_at_trace_start_bytes");
-		out_json_int(g, d->start_allocated);
-		out_json_key(g, "peak_allocated_bytes");
-		out_json_int(g, d->peak);
+		out_json_kint(g, "id", d->device);
+		out_json_kint(g, "reserved_bytes", d->reserved);
+		out_json_kint(g, "allocated_bytes", d->allocated);
+		out_json_kint(g, "segments", (int64_t)d->segments);
+		out_json_kint(g, "blocks", (int64_t)d->blocks);
+		out_json_kint(g, "entries", (int64_t)d->events);
+		out_json_kint(g, "allocated_at_trace_start_bytes", d->start_allocated);
+		out_json_kint(g, "peak_allocated_bytes", d->peak);
 		out_json_key(g, "peak_entry"); /* 0-based; -1: when the trace begins */
 		out_json_int(g, d->peak_entry);
-		out_json_key(g, "peak_time_us");
-		out_json_int(g, d->peak_time_us);
+		out_json_kint(g, "peak_time_us", d->peak_time_us);
 		out_json_key(g, "peak_sites");
 		sites_json(g, s, d->top, d->ntop);
 		out_json_key(g, "ooms");
@@ -481,25 +440,18 @@ void render_snapshot_json(FILE *f, const struct snap_ctx *c)
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
 			yajl_gen_map_open(g);
-			out_json_key(g, "entry");
-			out_json_int(g, (int64_t)x->index);
-			out_json_key(g, "time_us");
-			out_json_int(g, x->time_us);
-			out_json_key(g, "requested_bytes");
-			out_json_int(g, x->requested);
-			out_json_key(g, "device_free_bytes");
-			out_json_int(g, x->device_free);
-			out_json_key(g, "allocated_bytes");
-			out_json_int(g, x->allocated);
-			out_json_key(g, "site");
-			out_json_str(g, td_strtab_str(&s->strs, x->site));
+			out_json_kint(g, "entry", (int64_t)x->index);
+			out_json_kint(g, "time_us", x->time_us);
+			out_json_kint(g, "requested_bytes", x->requested);
+			out_json_kint(g, "device_free_bytes", x->device_free);
+			out_json_kint(g, "allocated_bytes", x->allocated);
+			out_json_kstr(g, "site", td_strtab_str(&s->strs, x->site));
 			out_json_key(g, "live_sites");
 			sites_json(g, s, x->top, x->ntop);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
-		out_json_key(g, "unmatched_frees");
-		out_json_int(g, (int64_t)d->unmatched_frees);
+		out_json_kint(g, "unmatched_frees", (int64_t)d->unmatched_frees);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);

@@ -354,8 +354,7 @@ void render_table_json(FILE *f, const struct td_table *t, const struct table_vie
 	size_t n = nshown(t, v), r, c, m;
 
 	yajl_gen_map_open(g);
-	out_json_key(g, "schema");
-	out_json_str(g, t->schema);
+	out_json_kstr(g, "schema", t->schema);
 	for (m = 0; m < t->nmeta; m++) {
 		out_json_key(g, t->meta[m].key);
 		if (t->meta[m].is_int)
@@ -363,8 +362,7 @@ void render_table_json(FILE *f, const struct td_table *t, const struct table_vie
 		else
 			out_json_str(g, t->meta[m].s);
 	}
-	out_json_key(g, "rows_total");
-	out_json_int(g, (int64_t)t->nrows);
+	out_json_kint(g, "rows_total", (int64_t)t->nrows);
 	out_json_key(g, "rows");
 	yajl_gen_array_open(g);
 	for (r = 0; r < n; r++) {

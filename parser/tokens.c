@@ -233,6 +233,13 @@ static void set_id_slow(struct td_parser *p, int64_t *v, uint8_t *is_str, struct
 
 /* --- the callbacks ----------------------------------------------------------------------- */
 
+/* an arg that is a whole number: its value and whether it was one */
+#define NUM_ARG(key, field)                                                                 \
+	case key:                                                                           \
+		e->field = num_or_count(p, (const char *)s, n, 0, &ok);                      \
+		e->has_##field = ok;                                                        \
+		break
+
 static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int is_string,
 		     int is_null)
 {
@@ -302,18 +309,10 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		if (is_null)
 			return 1;
 		switch (p->key) {
-		case AK_EXT:
-			e->ext = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_ext = ok;
-			break;
-		case AK_CORR:
-			e->corr = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_corr = ok;
-			break;
-		case AK_DEVICE:
-			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_device = ok;
-			break;
+		NUM_ARG(AK_EXT, ext);
+		NUM_ARG(AK_CORR, corr);
+		case AK_MEM_DEVID: /* a [memory] sample's "Device Id" */
+		NUM_ARG(AK_DEVICE, device);
 		case AK_STREAM:
 			/* ROCm writes "0x0"; anything unparsable is counted and ignored */
 			if (is_string && n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -328,18 +327,8 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 				e->has_stream = ok;
 			}
 			break;
-		case AK_BYTES:
-			e->bytes = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_bytes = ok;
-			break;
-		case AK_MEM_DEVID:
-			e->device = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_device = ok;
-			break;
-		case AK_MEM_TOTAL:
-			e->mem_total = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_mem_total = ok;
-			break;
+		NUM_ARG(AK_BYTES, bytes);
+		NUM_ARG(AK_MEM_TOTAL, mem_total);
 		case AK_NAME:
 		case AK_LABELS:
 			if (is_string && p->key == AK_NAME)
@@ -376,18 +365,9 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			if (is_string)
 				slice(p, &e->call_stack, s, n);
 			break;
-		case AK_MEM_RESERVED:
-			e->mem_reserved = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_mem_reserved = ok;
-			break;
-		case AK_MEM_BYTES:
-			e->mem_bytes = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_mem_bytes = ok;
-			break;
-		case AK_MEM_DEVTYPE:
-			e->mem_devtype = num_or_count(p, (const char *)s, n, 0, &ok);
-			e->has_mem_devtype = ok;
-			break;
+		NUM_ARG(AK_MEM_RESERVED, mem_reserved);
+		NUM_ARG(AK_MEM_BYTES, mem_bytes);
+		NUM_ARG(AK_MEM_DEVTYPE, mem_devtype);
 		default:
 			break;
 		}
@@ -619,18 +599,24 @@ static int push(struct td_parser *p, uint8_t c)
 	return 1;
 }
 
+/* the document's first container: an object holding traceEvents, or an array of events */
+static int open_document(struct td_parser *p, int layout, uint8_t c)
+{
+	if (p->started)
+		return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
+	p->started = 1;
+	p->saw_events = c == C_EVENTS;
+	p->t->layout = layout;
+	return push(p, c);
+}
+
 static int cb_start_map(void *ctx)
 {
 	struct td_parser *p = ctx;
 	uint8_t c = C_SKIP;
 
-	if (p->depth == 0) {
-		if (p->started)
-			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
-		p->started = 1;
-		p->t->layout = TD_LAYOUT_OBJECT;
-		return push(p, C_TOP_OBJ);
-	}
+	if (p->depth == 0)
+		return open_document(p, TD_LAYOUT_OBJECT, C_TOP_OBJ);
 	switch (ctx_at(p, p->depth)) {
 	case C_EVENTS:
 		p->t->n_trace_events++;
@@ -669,14 +655,8 @@ static int cb_start_array(void *ctx)
 	struct td_parser *p = ctx;
 	uint8_t c = C_SKIP;
 
-	if (p->depth == 0) {
-		if (p->started)
-			return fail(p, TD_EFORMAT, "%s", "more than one JSON value in the input");
-		p->started = 1;
-		p->saw_events = 1;
-		p->t->layout = TD_LAYOUT_ARRAY;
-		return push(p, C_EVENTS);
-	}
+	if (p->depth == 0)
+		return open_document(p, TD_LAYOUT_ARRAY, C_EVENTS);
 	switch (ctx_at(p, p->depth)) {
 	case C_TOP_OBJ:
 		if (p->key == TK_EVENTS) {
