@@ -189,6 +189,20 @@ unknown:
 	return EXIT_OK;
 }
 
+int cli_parse_exactly(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
+		      struct cli_operands *ops, void (*usage)(FILE *), int want)
+{
+	int rc = cli_parse(cmd, argc, argv, opts, ops, usage);
+
+	if (rc == EXIT_OK && ops->n != want) {
+		usage(stderr);
+		rc = EXIT_USAGE;
+	}
+	if (rc != EXIT_OK)
+		cli_operands_free(ops);
+	return rc;
+}
+
 void cli_operands_free(struct cli_operands *ops)
 {
 	free(ops->v);

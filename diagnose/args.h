@@ -39,6 +39,10 @@ struct cli_operands {
  * option, "needs a value", "takes no value"). */
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
 	      struct cli_operands *ops, void (*usage)(FILE *));
+/* cli_parse, then exactly `want` operands (else the usage on stderr and EXIT_USAGE). Returns
+ * as cli_parse; ops is freed unless it returns EXIT_OK. */
+int cli_parse_exactly(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
+		      struct cli_operands *ops, void (*usage)(FILE *), int want);
 void cli_operands_free(struct cli_operands *ops);
 /* A whole number option value in [min, max] into *out; else prints why and EXIT_USAGE. */
 int cli_count(const char *cmd, const char *opt, const char *value, long min, long max, int *out);

@@ -269,12 +269,10 @@ int cmd_annotate(int argc, char **argv)
 	struct td_report r;
 	int rc;
 
-	rc = cli_parse("annotate", argc, argv, opts, &ops, annotate_usage);
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("annotate", argc, argv, opts, &ops, annotate_usage, 1);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
-	if (ops.n != 1 || !outp) {
+	if (!outp) {
 		cli_operands_free(&ops);
 		annotate_usage(stderr);
 		return EXIT_USAGE;

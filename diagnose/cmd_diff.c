@@ -49,16 +49,9 @@ int cmd_diff(int argc, char **argv)
 	struct td_analysis a[2];
 	int loaded = 0;
 
-	rc = cli_parse("diff", argc, argv, opts, &ops, diff_usage);
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("diff", argc, argv, opts, &ops, diff_usage, 2);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
-	if (ops.n != 2) {
-		cli_operands_free(&ops);
-		diff_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("diff", "--format", format, formats) ||
 	    (top_s && cli_count("diff", "--top", top_s, 1, 1000000000, &top)) ||
 	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {

@@ -39,16 +39,9 @@ int cmd_kernels(int argc, char **argv)
 	const struct cli_opt opts[] = {TABLE_CMD_OPTS(&c), {NULL, 0, NULL, NULL}};
 
 	table_cmd_init(&c);
-	rc = cli_parse("kernels", argc, argv, opts, &ops, kernels_usage);
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("kernels", argc, argv, opts, &ops, kernels_usage, 1);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
-	if (ops.n != 1) {
-		cli_operands_free(&ops);
-		kernels_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if ((rc = table_cmd_load(&c, "kernels", ops.v[0])) != EXIT_OK) {
 		cli_operands_free(&ops);
 		return rc;

@@ -60,16 +60,9 @@ int cmd_memory(int argc, char **argv)
 	char msg[1024];
 	int rc;
 
-	rc = cli_parse("memory", argc, argv, opts, &ops, memory_usage);
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("memory", argc, argv, opts, &ops, memory_usage, 1);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
-	if (ops.n != 1) {
-		cli_operands_free(&ops);
-		memory_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("memory", "--format", format, formats) ||
 	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
 		cli_operands_free(&ops);

@@ -50,16 +50,9 @@ int cmd_ops(int argc, char **argv)
 	};
 
 	table_cmd_init(&c);
-	rc = cli_parse("ops", argc, argv, opts, &ops, ops_usage);
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("ops", argc, argv, opts, &ops, ops_usage, 1);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
-	if (ops.n != 1) {
-		cli_operands_free(&ops);
-		ops_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("ops", "--group-by", group, groups) ||
 	    (rc = table_cmd_load(&c, "ops", ops.v[0])) != EXIT_OK) {
 		cli_operands_free(&ops);

@@ -36,15 +36,9 @@ int cmd_summarize(int argc, char **argv)
 	size_t len;
 	int rc;
 
-	rc = cli_parse("summarize", argc, argv, opts, &ops, summarize_usage);
-	if (rc == EXIT_OK && ops.n != 1) {
-		summarize_usage(stderr);
-		rc = EXIT_USAGE;
-	}
-	if (rc != EXIT_OK) {
-		cli_operands_free(&ops);
+	rc = cli_parse_exactly("summarize", argc, argv, opts, &ops, summarize_usage, 1);
+	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	}
 	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
 		cli_operands_free(&ops);
 		return rc;

@@ -195,7 +195,7 @@ void render_diff_json(FILE *f, const struct diff_ctx *c)
 	const struct td_diff *d = c->d;
 	const struct td_table *t = &d->rows;
 	yajl_gen g = out_json_new(f);
-	size_t i, r, col, n = c->top && c->top < t->nrows ? c->top : t->nrows;
+	size_t i, n = c->top && c->top < t->nrows ? c->top : t->nrows;
 
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.diff/1");
@@ -212,22 +212,7 @@ void render_diff_json(FILE *f, const struct diff_ctx *c)
 		out_json_int(g, (int64_t)d->why[i]);
 	yajl_gen_array_close(g);
 	out_json_kint(g, "why_change_ns", d->why_ns);
-	out_json_kint(g, "rows_total", (int64_t)t->nrows);
-	out_json_key(g, "rows");
-	yajl_gen_array_open(g);
-	for (r = 0; r < n; r++) {
-		yajl_gen_map_open(g);
-		for (col = 0; col < t->ncols; col++) {
-			const union td_cell *x = td_table_cell(t, r, col);
-			out_json_key(g, t->cols[col].id);
-			if (t->cols[col].type == TC_NAME || t->cols[col].type == TC_TEXT)
-				out_json_str(g, td_table_text(t, x->s));
-			else
-				out_json_int(g, x->i);
-		}
-		yajl_gen_map_close(g);
-	}
-	yajl_gen_array_close(g);
+	render_table_rows_json(g, t, n);
 	yajl_gen_map_close(g);
 	yajl_gen_free(g);
 	fputc('\n', f);

@@ -348,20 +348,10 @@ void render_table_csv(FILE *f, const struct td_table *t, const struct table_view
 	}
 }
 
-void render_table_json(FILE *f, const struct td_table *t, const struct table_view *v)
+void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n)
 {
-	yajl_gen g = out_json_new(f);
-	size_t n = nshown(t, v), r, c, m;
+	size_t r, c;
 
-	yajl_gen_map_open(g);
-	out_json_kstr(g, "schema", t->schema);
-	for (m = 0; m < t->nmeta; m++) {
-		out_json_key(g, t->meta[m].key);
-		if (t->meta[m].is_int)
-			out_json_int(g, t->meta[m].i);
-		else
-			out_json_str(g, t->meta[m].s);
-	}
 	out_json_kint(g, "rows_total", (int64_t)t->nrows);
 	out_json_key(g, "rows");
 	yajl_gen_array_open(g);
@@ -380,6 +370,23 @@ void render_table_json(FILE *f, const struct td_table *t, const struct table_vie
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+}
+
+void render_table_json(FILE *f, const struct td_table *t, const struct table_view *v)
+{
+	yajl_gen g = out_json_new(f);
+	size_t n = nshown(t, v), m;
+
+	yajl_gen_map_open(g);
+	out_json_kstr(g, "schema", t->schema);
+	for (m = 0; m < t->nmeta; m++) {
+		out_json_key(g, t->meta[m].key);
+		if (t->meta[m].is_int)
+			out_json_int(g, t->meta[m].i);
+		else
+			out_json_str(g, t->meta[m].s);
+	}
+	render_table_rows_json(g, t, n);
 	yajl_gen_map_close(g);
 	yajl_gen_free(g);
 	fputc('\n', f);

@@ -21,6 +21,9 @@ void render_table_text(FILE *f, const struct td_table *t, const struct table_vie
 void render_table_md(FILE *f, const struct td_table *t, const struct table_view *v);
 void render_table_csv(FILE *f, const struct td_table *t, const struct table_view *v);
 void render_table_json(FILE *f, const struct td_table *t, const struct table_view *v);
+/* "rows_total" and the first n rows as "rows", into an open JSON object */
+#include <yajl/yajl_gen.h>
+void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n);
 /* key_averages' time format: "850.000us", "1.234ms", "2.010s" (ns kept in JSON and CSV). */
 const char *table_time(char *buf, size_t cap, int64_t ns);
 
