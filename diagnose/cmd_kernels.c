@@ -33,7 +33,6 @@ int cmd_kernels(int argc, char **argv)
 	struct table_cmd c;
 	struct cli_operands ops = {0};
 	struct td_table t;
-	struct table_view v;
 	char title[1400], footer[200], b1[32], b2[32];
 	int rc;
 	const struct cli_opt opts[] = {TABLE_CMD_OPTS(&c), {NULL, 0, NULL, NULL}};
@@ -58,13 +57,7 @@ int cmd_kernels(int argc, char **argv)
 			 c.sort ? c.sort : "total", t.nrows);
 		snprintf(footer, sizeof(footer), "GPU busy in the window: %s (all devices)",
 			 table_time(b2, sizeof(b2), td_table_meta(&t, "gpu_busy_ns")->i));
-		memset(&v, 0, sizeof(v));
-		v.title = title;
-		v.footer = footer;
-		rc = table_cmd_write(&c, &t, &v);
+		rc = table_cmd_write(&c, &t, title, footer);
 	}
-	td_table_free(&t);
-	table_cmd_free(&c);
-	cli_operands_free(&ops);
-	return rc;
+	return table_cmd_end(&c, &t, &ops, rc);
 }

@@ -41,7 +41,6 @@ int cmd_ops(int argc, char **argv)
 	struct cli_operands ops = {0};
 	struct td_ops_opts o;
 	struct td_table t;
-	struct table_view v;
 	char title[1400], footer[200], b1[32], b2[32], b3[32];
 	int rc;
 	size_t i, ngpu = 0;
@@ -81,13 +80,7 @@ int cmd_ops(int argc, char **argv)
 		if (orphans)
 			snprintf(footer + strlen(footer), sizeof(footer) - strlen(footer),
 				 " · %lld GPU ops launched outside any op", (long long)orphans);
-		memset(&v, 0, sizeof(v));
-		v.title = title;
-		v.footer = footer;
-		rc = table_cmd_write(&c, &t, &v);
+		rc = table_cmd_write(&c, &t, title, footer);
 	}
-	td_table_free(&t);
-	table_cmd_free(&c);
-	cli_operands_free(&ops);
-	return rc;
+	return table_cmd_end(&c, &t, &ops, rc);
 }

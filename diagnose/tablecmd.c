@@ -81,15 +81,28 @@ static void render(FILE *f, const char *format, int color, const void *ctx)
 		render_table_text(f, w->t, w->v);
 }
 
-int table_cmd_write(struct table_cmd *c, const struct td_table *t, struct table_view *v)
+int table_cmd_write(struct table_cmd *c, const struct td_table *t, const char *title,
+		    const char *footer)
 {
-	struct write_ctx w = {t, v};
+	struct table_view v;
+	struct write_ctx w = {t, &v};
 	int people = !strcmp(c->format, "text") || !strcmp(c->format, "md");
 
+	memset(&v, 0, sizeof(v));
+	v.title = title;
+	v.footer = footer;
 	/* people read the top 15; programs get every row unless --top says otherwise */
-	v->top = c->top_n ? c->top_n : people ? 15 : 0;
-	v->wide = c->wide;
+	v.top = c->top_n ? c->top_n : people ? 15 : 0;
+	v.wide = c->wide;
 	return cli_write(c->outp, c->format, NULL, render, &w);
+}
+
+int table_cmd_end(struct table_cmd *c, struct td_table *t, struct cli_operands *ops, int rc)
+{
+	td_table_free(t);
+	table_cmd_free(c);
+	cli_operands_free(ops);
+	return rc;
 }
 
 void table_cmd_free(struct table_cmd *c)

@@ -39,8 +39,13 @@ int table_cmd_load(struct table_cmd *c, const char *cmd, const char *path);
  * ..., NULL}), else by dflt. Returns EXIT_OK or EXIT_USAGE (the columns named). */
 int table_cmd_sort(struct table_cmd *c, const char *cmd, struct td_table *t,
 		   const char *const *aliases, const char *dflt);
-/* Writes t in --format; v's top is --top (text and md: 15 unless given). */
-int table_cmd_write(struct table_cmd *c, const struct td_table *t, struct table_view *v);
+/* Writes t in --format under title (text and md) with footer (or NULL): the top --top rows
+ * (text and md: 15 unless given). */
+int table_cmd_write(struct table_cmd *c, const struct td_table *t, const char *title,
+		    const char *footer);
 void table_cmd_free(struct table_cmd *c);
+/* The command is done: t, c and ops freed; returns rc. */
+struct cli_operands;
+int table_cmd_end(struct table_cmd *c, struct td_table *t, struct cli_operands *ops, int rc);
 
 #endif

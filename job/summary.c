@@ -124,8 +124,8 @@ static uint32_t coll_key(struct td_summary *s, const struct td_trace *t, uint32_
 
 static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_summary *s)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
+	struct td_dev_events it;
+	uint32_t ev;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	struct ktot *kt;
@@ -133,29 +133,22 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	uint32_t *seq;
 	size_t nk = 0, nc = 0, cap = 0, i, m;
 
-	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
-	for (i = 0; i < ndtr; i++)
-		cap += td_trace_track(t, dtr[i])->count;
+	cap = td_dev_events_count(t, dv->device);
 	kt = td_malloc((cap ? cap : 1) * sizeof(*kt));
 	cs = td_malloc((cap ? cap : 1) * sizeof(*cs));
-	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
-	for (i = 0; i < ndtr; i++) {
-		const struct td_track *tr = td_trace_track(t, dtr[i]);
-		uint32_t k;
-		for (k = tr->first; k < tr->first + tr->count; k++) {
-			const struct td_event *e = td_trace_ev(t, k);
-			unsigned cl = td_an_class(a, e->name);
-			if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || e->ts < dv->win_start ||
-			    e->ts >= dv->win_end)
-				continue;
-			if (cl & NC_COMM) {
-				cs[nc].ts = e->ts;
-				cs[nc++].ev = k;
-			} else {
-				kt[nk].name = e->name;
-				kt[nk].ns = td_ev_dur(e);
-				kt[nk++].calls = 1;
-			}
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &ev);) {
+		const struct td_event *e = td_trace_ev(t, ev);
+		unsigned cl = td_an_class(a, e->name);
+		if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || e->ts < dv->win_start ||
+		    e->ts >= dv->win_end)
+			continue;
+		if (cl & NC_COMM) {
+			cs[nc].ts = e->ts;
+			cs[nc++].ev = ev;
+		} else {
+			kt[nk].name = e->name;
+			kt[nk].ns = td_ev_dur(e);
+			kt[nk++].calls = 1;
 		}
 	}
 	/* compute kernels: totals per name, the top ones kept */

@@ -635,34 +635,27 @@ size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int
 size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
 			  const uint8_t *skip_name, struct td_interval **out)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
-	size_t cap = 0, n = 0, i, m;
+	struct td_dev_events it;
+	size_t cap, n = 0, i, m;
 	struct td_interval *iv;
 	uint32_t k;
 
-	dtr = td_trace_device_tracks(t, device, &ndtr);
-	for (i = 0; i < ndtr; i++)
-		cap += td_trace_track(t, dtr[i])->count;
+	cap = td_dev_events_count(t, device);
 	iv = td_malloc((cap ? cap : 1) * sizeof(*iv));
-	dtr = td_trace_device_tracks(t, device, &ndtr);
-	for (i = 0; i < ndtr; i++) {
-		const struct td_track *tr = td_trace_track(t, dtr[i]);
-		for (k = tr->first; k < tr->first + tr->count; k++) {
-			const struct td_event *e = td_trace_ev(t, k);
-			int64_t s = e->ts, en = td_ev_end(e);
-			if (!td_kind_is_gpu_op(e->kind) || (skip_name && skip_name[e->name]))
-				continue;
-			if (s < from)
-				s = from;
-			if (en > to)
-				en = to;
-			if (en <= s)
-				continue;
-			iv[n].start = s;
-			iv[n].end = en;
-			n++;
-		}
+	for (td_dev_events_begin(&it, t, device); td_dev_events_next(&it, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		int64_t s = e->ts, en = td_ev_end(e);
+		if (!td_kind_is_gpu_op(e->kind) || (skip_name && skip_name[e->name]))
+			continue;
+		if (s < from)
+			s = from;
+		if (en > to)
+			en = to;
+		if (en <= s)
+			continue;
+		iv[n].start = s;
+		iv[n].end = en;
+		n++;
 	}
 	sort_iv(iv, n);
 	for (i = 0, m = 0; i < n; i++) {
@@ -754,6 +747,16 @@ const struct td_device *td_trace_find_device(const struct td_trace *t, int32_t i
 	}
 	return lo < t->devices.len && TD_VEC_AT(&t->devices, struct td_device, lo).id == id
 		? &TD_VEC_AT(&t->devices, struct td_device, lo) : NULL;
+}
+
+size_t td_dev_events_count(const struct td_trace *t, int32_t device)
+{
+	size_t ndtr, i, n = 0;
+	const uint32_t *dtr = td_trace_device_tracks(t, device, &ndtr);
+
+	for (i = 0; i < ndtr; i++)
+		n += td_trace_track(t, dtr[i])->count;
+	return n;
 }
 
 const uint32_t *td_trace_device_tracks(const struct td_trace *t, int32_t dev, size_t *n)

@@ -276,4 +276,38 @@ static inline const char *td_trace_name(const struct td_trace *t, uint32_t id)
 	return td_strtab_str(&t->names, id);
 }
 
+/* The events of one device's GPU tracks (its streams), track by track, each in time order:
+ *     struct td_dev_events it;
+ *     uint32_t k;
+ *     for (td_dev_events_begin(&it, t, device); td_dev_events_next(&it, &k);)
+ * and td_dev_events_count(t, device) of them (to size a buffer). After finalize. */
+struct td_dev_events {
+	const struct td_trace *t;
+	const uint32_t *tracks;
+	size_t ntracks, i;
+	uint32_t k, end;
+};
+static inline void td_dev_events_begin(struct td_dev_events *it, const struct td_trace *t,
+				       int32_t device)
+{
+	it->t = t;
+	it->tracks = td_trace_device_tracks(t, device, &it->ntracks);
+	it->i = 0;
+	it->k = it->end = 0;
+}
+static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
+{
+	while (it->k >= it->end) {
+		const struct td_track *tr;
+		if (it->i >= it->ntracks)
+			return 0;
+		tr = td_trace_track(it->t, it->tracks[it->i++]);
+		it->k = tr->first;
+		it->end = tr->first + tr->count;
+	}
+	*k = it->k++;
+	return 1;
+}
+size_t td_dev_events_count(const struct td_trace *t, int32_t device);
+
 #endif

@@ -520,8 +520,8 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 
 void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
+	struct td_dev_events gpu;
+	uint32_t k;
 	const struct td_trace *t = a->t;
 	struct attr st;
 	struct op_at *ops;
@@ -536,26 +536,19 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 	td_vec_init(&st.segs, sizeof(struct td_seg));
 	td_vec_init(&st.pieces, sizeof(struct other_piece));
 	/* the device's GPU ops by start time, and the thread that launches most of them */
-	dtr = td_trace_device_tracks(t, d->device, &ndtr);
-	for (i = 0; i < ndtr; i++)
-		cap += td_trace_track(t, dtr[i])->count;
+	cap = td_dev_events_count(t, d->device);
 	ops = td_malloc((cap ? cap : 1) * sizeof(*ops));
 	launches = td_malloc((cap ? cap : 1) * sizeof(*launches));
-	dtr = td_trace_device_tracks(t, d->device, &ndtr);
-	for (i = 0; i < ndtr; i++) {
-		const struct td_track *tr = td_trace_track(t, dtr[i]);
-		uint32_t k;
-		for (k = tr->first; k < tr->first + tr->count; k++) {
-			const struct td_event *e = td_trace_ev(t, k);
-			uint32_t l;
-			if (!td_kind_is_gpu_op(e->kind) || (a->name_class[e->name] & NC_IGNORE))
-				continue;
-			ops[nops].ts = e->ts;
-			ops[nops].ev = k;
-			nops++;
-			if ((l = td_trace_launch(t, k)) != TD_NONE)
-				launches[nl++] = td_trace_ev(t, l)->track;
-		}
+	for (td_dev_events_begin(&gpu, t, d->device); td_dev_events_next(&gpu, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		uint32_t l;
+		if (!td_kind_is_gpu_op(e->kind) || (a->name_class[e->name] & NC_IGNORE))
+			continue;
+		ops[nops].ts = e->ts;
+		ops[nops].ev = k;
+		nops++;
+		if ((l = td_trace_launch(t, k)) != TD_NONE)
+			launches[nl++] = td_trace_ev(t, l)->track;
 	}
 	sort_ops(ops, nops);
 	/* the thread with the most launches (ties: the first), from the launchers sorted */

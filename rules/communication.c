@@ -37,8 +37,8 @@ static enum framework framework_of(const struct td_analysis *a)
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
+	struct td_dev_events it;
+	uint32_t coll;
 	const struct td_trace *t = a->t;
 	enum framework fw = FW_NONE;
 	int fw_known = 0;
@@ -63,37 +63,30 @@ static void run(struct td_analysis *a, struct td_report *r)
 			continue;
 		}
 		/* the collectives one by one: count, time, and bandwidth where they carry sizes */
-		dtr = td_trace_device_tracks(t, dv->device, &ndtr);
-		for (i = 0; i < ndtr; i++)
-			cap += td_trace_track(t, dtr[i])->count;
+		cap = td_dev_events_count(t, dv->device);
 		bw = td_malloc((cap ? cap : 1) * sizeof(*bw));
-		dtr = td_trace_device_tracks(t, dv->device, &ndtr);
-		for (i = 0; i < ndtr; i++) {
-			const struct td_track *tr = td_trace_track(t, dtr[i]);
-			uint32_t k;
-			for (k = tr->first; k < tr->first + tr->count; k++) {
-				const struct td_event *e = td_trace_ev(t, k);
-				unsigned c = td_an_class(a, e->name);
-				int64_t s = e->ts > dv->win_start ? e->ts : dv->win_start;
-				int64_t en = td_ev_end(e) < dv->win_end ? td_ev_end(e) : dv->win_end;
-				const struct td_coll *co;
-				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) || en <= s)
-					continue;
-				comm_sum += en - s;
-				ncoll++;
-				if (!top_name)
-					top_name = e->name;
-				co = td_trace_coll(t, k);
-				if (co && td_ev_dur(e) > 0) {
-					int sz = co->dtype ? td_dtype_bytes(td_trace_name(t, co->dtype)) : 0;
-					int64_t n = co->in_nelems > co->out_nelems ? co->in_nelems : co->out_nelems;
-					if (sz > 0 && n > 0) {
-						int64_t b = n * sz;
-						/* achieved algorithm bandwidth in bytes per microsecond */
-						bw[nsized++] = b * 1000 / td_ev_dur(e);
-						bytes_total += b;
-						sized_time += td_ev_dur(e);
-					}
+		for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
+			const struct td_event *e = td_trace_ev(t, coll);
+			unsigned c = td_an_class(a, e->name);
+			int64_t s = e->ts > dv->win_start ? e->ts : dv->win_start;
+			int64_t en = td_ev_end(e) < dv->win_end ? td_ev_end(e) : dv->win_end;
+			const struct td_coll *co;
+			if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) || en <= s)
+				continue;
+			comm_sum += en - s;
+			ncoll++;
+			if (!top_name)
+				top_name = e->name;
+			co = td_trace_coll(t, coll);
+			if (co && td_ev_dur(e) > 0) {
+				int sz = co->dtype ? td_dtype_bytes(td_trace_name(t, co->dtype)) : 0;
+				int64_t n = co->in_nelems > co->out_nelems ? co->in_nelems : co->out_nelems;
+				if (sz > 0 && n > 0) {
+					int64_t b = n * sz;
+					/* achieved algorithm bandwidth in bytes per microsecond */
+					bw[nsized++] = b * 1000 / td_ev_dur(e);
+					bytes_total += b;
+					sized_time += td_ev_dur(e);
 				}
 			}
 		}

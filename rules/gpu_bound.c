@@ -58,8 +58,8 @@ static enum kcat category(const char *n, int tensor_cores)
 
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
+	struct td_dev_events it;
+	uint32_t e;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	const struct td_device *props = NULL;
@@ -82,23 +82,18 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	if (window <= 0 || (double)busy < a->params.gpu_bound_busy * (double)window)
 		return;
 	/* compute kernels in the window, totalled by name */
-	dtr = td_trace_device_tracks(t, dv->device, &ndtr);
-	for (i = 0; i < ndtr; i++) {
-		const struct td_track *tr = td_trace_track(t, dtr[i]);
-		uint32_t e;
-		for (e = tr->first; e < tr->first + tr->count; e++) {
-			const struct td_event *ev = td_trace_ev(t, e);
-			if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
-			    (td_an_class(a, ev->name) & (NC_COMM | NC_IGNORE)))
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				k = td_realloc(k, cap * sizeof(*k));
-			}
-			k[n].name = ev->name;
-			k[n].ns = td_ev_dur(ev);
-			k[n++].calls = 1;
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
+		    (td_an_class(a, ev->name) & (NC_COMM | NC_IGNORE)))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			k = td_realloc(k, cap * sizeof(*k));
 		}
+		k[n].name = ev->name;
+		k[n].ns = td_ev_dur(ev);
+		k[n++].calls = 1;
 	}
 	sort_kt_name(k, n);
 	for (i = 0, m = 0; i < n; i++) {

@@ -76,32 +76,25 @@ void td_an_kernel_sets(const struct td_analysis *a, int32_t device, int64_t from
 		       struct td_interval **comp, size_t *ncomp, struct td_interval **comm,
 		       size_t *ncomm)
 {
-	const uint32_t *dtr;
-	size_t ndtr;
+	struct td_dev_events it;
+	uint32_t k;
 	const struct td_trace *t = a->t;
-	size_t i, cap = 0, np = 0, nc = 0;
+	size_t cap, np = 0, nc = 0;
 	struct td_interval *p, *c;
 
-	dtr = td_trace_device_tracks(t, device, &ndtr);
-	for (i = 0; i < ndtr; i++)
-		cap += td_trace_track(t, dtr[i])->count;
+	cap = td_dev_events_count(t, device);
 	p = td_malloc((cap ? cap : 1) * sizeof(*p));
 	c = td_malloc((cap ? cap : 1) * sizeof(*c));
-	dtr = td_trace_device_tracks(t, device, &ndtr);
-	for (i = 0; i < ndtr; i++) {
-		const struct td_track *tr = td_trace_track(t, dtr[i]);
-		uint32_t k;
-		for (k = tr->first; k < tr->first + tr->count; k++) {
-			const struct td_event *e = td_trace_ev(t, k);
-			unsigned cl = td_an_class(a, e->name);
-			int64_t s = e->ts > from ? e->ts : from, en = td_ev_end(e) < to ? td_ev_end(e) : to;
-			struct td_interval *dst;
-			if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || en <= s)
-				continue;
-			dst = (cl & NC_COMM) ? &c[nc++] : &p[np++];
-			dst->start = s;
-			dst->end = en;
-		}
+	for (td_dev_events_begin(&it, t, device); td_dev_events_next(&it, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		unsigned cl = td_an_class(a, e->name);
+		int64_t s = e->ts > from ? e->ts : from, en = td_ev_end(e) < to ? td_ev_end(e) : to;
+		struct td_interval *dst;
+		if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || en <= s)
+			continue;
+		dst = (cl & NC_COMM) ? &c[nc++] : &p[np++];
+		dst->start = s;
+		dst->end = en;
 	}
 	*ncomp = td_iv_merge(p, np);
 	*ncomm = td_iv_merge(c, nc);
