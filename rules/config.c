@@ -41,7 +41,7 @@ struct chunk {
 };
 
 struct td_pattern_set {
-	size_t n;
+	size_t n, cap;
 	struct pat *p;
 	size_t nchunks;
 	struct chunk *ch;
@@ -69,8 +69,7 @@ static void *compile(const char *src, const char *path, struct td_error *err)
 			     (const char *)msg, (size_t)off);
 		return NULL;
 	}
-	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* interpreted when JIT is missing */
-	return code;
+	return code; /* JIT-compiled as its chunk is built (set_build), when it is matched alone */
 }
 
 static int set_add(struct td_pattern_set **ps, const char *src, const char *path,
@@ -87,7 +86,10 @@ static int set_add(struct td_pattern_set **ps, const char *src, const char *path
 		pcre2_set_match_limit(s->mctx, MATCH_LIMIT);
 		pcre2_set_depth_limit(s->mctx, DEPTH_LIMIT);
 	}
-	s->p = td_realloc(s->p, (s->n + 1) * sizeof(*s->p));
+	if (s->n == s->cap) { /* doubled: a config may hold 100k patterns */
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->p = td_realloc(s->p, s->cap * sizeof(*s->p));
+	}
 	memset(&s->p[s->n], 0, sizeof(s->p[s->n]));
 	s->p[s->n].code = code;
 	s->p[s->n].src = td_strndup(src, strlen(src));
@@ -159,6 +161,11 @@ static void add_chunks(struct td_pattern_set *s, size_t first, size_t n)
 	c->first = first;
 	c->n = n;
 	c->code = code;
+	/* what is matched first goes through the JIT (interpreted where it is missing); the
+	 * patterns of an alternation only after a split, interpreted: a JIT compile each would
+	 * map executable pages 100k times for a config of 100k patterns */
+	if (n == 1)
+		(void)pcre2_jit_compile(s->p[first].code, PCRE2_JIT_COMPLETE);
 }
 
 /* the chunks, once every pattern is in: runs of combinable patterns, CHUNK at most */
