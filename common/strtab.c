@@ -105,29 +105,36 @@ static void grow(struct td_strtab *st)
 	st->nslots = n;
 }
 
-uint32_t td_strtab_find(const struct td_strtab *st, const char *s, size_t len)
+/* The slot of s (hash h): its id there, or the empty slot where it would go (id 0). */
+/* (inlined: td_strtab_intern is on the reader's path for every name) */
+static inline __attribute__((always_inline)) uint32_t
+find_slot(const struct td_strtab *st, const char *s, size_t len, uint32_t h, uint32_t *slot)
 {
-	uint32_t h = td_hash_bytes(s, len);
 	uint32_t j = h & (st->nslots - 1), id;
 
 	while ((id = st->slots[j]) != 0) {
 		if (st->hashes[id] == h && st->lens[id] == len && memcmp(st->strs[id], s, len) == 0)
-			return id;
+			break;
 		j = (j + 1) & (st->nslots - 1);
 	}
-	return 0;
+	*slot = j;
+	return id;
+}
+
+uint32_t td_strtab_find(const struct td_strtab *st, const char *s, size_t len)
+{
+	uint32_t slot;
+
+	return find_slot(st, s, len, td_hash_bytes(s, len), &slot);
 }
 
 uint32_t td_strtab_intern(struct td_strtab *st, const char *s, size_t len)
 {
-	uint32_t h = td_hash_bytes(s, len);
-	uint32_t j = h & (st->nslots - 1), id;
+	uint32_t h = td_hash_bytes(s, len), j;
+	uint32_t id = find_slot(st, s, len, h, &j);
 
-	while ((id = st->slots[j]) != 0) {
-		if (st->hashes[id] == h && st->lens[id] == len && memcmp(st->strs[id], s, len) == 0)
-			return id;
-		j = (j + 1) & (st->nslots - 1);
-	}
+	if (id)
+		return id;
 	if (st->count + 1 >= st->cap) {
 		st->cap *= 2;
 		st->strs = td_realloc(st->strs, st->cap * sizeof(*st->strs));

@@ -626,6 +626,22 @@ int td_trace_span(const struct td_trace *t, int64_t *start, int64_t *end)
 #define IV_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->end < (b)->end))
 TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
 
+size_t td_iv_merge(struct td_interval *v, size_t n)
+{
+	size_t i, m = 0;
+
+	sort_iv(v, n);
+	for (i = 0; i < n; i++) {
+		if (m && v[i].start <= v[m - 1].end) {
+			if (v[i].end > v[m - 1].end)
+				v[m - 1].end = v[i].end;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	return m;
+}
+
 size_t td_trace_busy(const struct td_trace *t, int32_t device, int64_t from, int64_t to,
 		     struct td_interval **out)
 {
@@ -636,7 +652,7 @@ size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from
 			  const uint8_t *skip_name, struct td_interval **out)
 {
 	struct td_dev_events it;
-	size_t cap, n = 0, i, m;
+	size_t cap, n = 0;
 	struct td_interval *iv;
 	uint32_t k;
 
@@ -657,17 +673,8 @@ size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from
 		iv[n].end = en;
 		n++;
 	}
-	sort_iv(iv, n);
-	for (i = 0, m = 0; i < n; i++) {
-		if (m && iv[i].start <= iv[m - 1].end) {
-			if (iv[i].end > iv[m - 1].end)
-				iv[m - 1].end = iv[i].end;
-		} else {
-			iv[m++] = iv[i];
-		}
-	}
 	*out = iv;
-	return m;
+	return td_iv_merge(iv, n);
 }
 
 int64_t td_intervals_total(const struct td_interval *iv, size_t n)

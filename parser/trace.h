@@ -309,5 +309,7 @@ static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
 	return 1;
 }
 size_t td_dev_events_count(const struct td_trace *t, int32_t device);
+/* Sorts v and merges overlapping intervals in place; returns the new count. */
+size_t td_iv_merge(struct td_interval *v, size_t n);
 
 #endif

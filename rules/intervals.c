@@ -7,25 +7,6 @@
 #include "common/sort.h"
 #include "rules/analysis.h"
 
-#define IV_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end < (y)->end))
-TD_DEFINE_SORT(sort_iv, struct td_interval, IV_LESS)
-
-size_t td_iv_merge(struct td_interval *v, size_t n)
-{
-	size_t i, m = 0;
-
-	sort_iv(v, n);
-	for (i = 0; i < n; i++) {
-		if (m && v[i].start <= v[m - 1].end) {
-			if (v[i].end > v[m - 1].end)
-				v[m - 1].end = v[i].end;
-		} else {
-			v[m++] = v[i];
-		}
-	}
-	return m;
-}
-
 size_t td_iv_minus(const struct td_interval *c, size_t nc, const struct td_interval *p,
 		   size_t np, struct td_interval *out)
 {

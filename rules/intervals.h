@@ -8,8 +8,7 @@
 
 #include "parser/trace.h"
 
-/* Sorts v and merges overlapping intervals in place; returns the new count. */
-size_t td_iv_merge(struct td_interval *v, size_t n);
+/* td_iv_merge (sort and merge in place) is the model's: parser/trace.h. */
 /* c minus p into out (both sorted and merged; out holds nc + np intervals); returns the count. */
 size_t td_iv_minus(const struct td_interval *c, size_t nc, const struct td_interval *p,
 		   size_t np, struct td_interval *out);
