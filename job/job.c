@@ -682,18 +682,14 @@ static void job_metrics(struct td_job *j)
 		}
 	for (i = 0; i < j->metrics.n; i++) {
 		struct td_metric *o = &j->metrics.m[i];
-		if (!strcmp(o->id, "straggler_wait_ns_per_step")) {
-			int64_t w = 0;
-			for (r = 0; r < j->n; r++)
-				if (j->rows[r].late_ns > w)
-					w = j->rows[r].late_ns;
-			o->value = (double)by_step(j, w);
-			o->present = j->n > 1;
-		} else if (!strcmp(o->id, "collective_wait_ns_per_step")) {
-			int64_t w = 0;
-			for (r = 0; r < j->n; r++)
-				if (j->rows[r].wait_ns > w)
-					w = j->rows[r].wait_ns;
+		int late = !strcmp(o->id, "straggler_wait_ns_per_step");
+		if (late || !strcmp(o->id, "collective_wait_ns_per_step")) {
+			int64_t w = 0; /* the most any rank waited (for the last rank, or in all) */
+			for (r = 0; r < j->n; r++) {
+				int64_t x = late ? j->rows[r].late_ns : j->rows[r].wait_ns;
+				if (x > w)
+					w = x;
+			}
 			o->value = (double)by_step(j, w);
 			o->present = j->n > 1;
 		}

@@ -283,7 +283,7 @@ static inline const char *td_trace_name(const struct td_trace *t, uint32_t id)
  * and td_dev_events_count(t, device) of them (to size a buffer). After finalize. */
 struct td_dev_events {
 	const struct td_trace *t;
-	const uint32_t *tracks;
+	const uint32_t *tracks; /* NULL: every GPU track of the trace (td_gpu_events_begin) */
 	size_t ntracks, i;
 	uint32_t k, end;
 };
@@ -295,13 +295,25 @@ static inline void td_dev_events_begin(struct td_dev_events *it, const struct td
 	it->i = 0;
 	it->k = it->end = 0;
 }
+/* The same over every device's GPU tracks, in track order. */
+static inline void td_gpu_events_begin(struct td_dev_events *it, const struct td_trace *t)
+{
+	it->t = t;
+	it->tracks = NULL;
+	it->ntracks = t->tracks.len;
+	it->i = 0;
+	it->k = it->end = 0;
+}
 static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
 {
 	while (it->k >= it->end) {
 		const struct td_track *tr;
 		if (it->i >= it->ntracks)
 			return 0;
-		tr = td_trace_track(it->t, it->tracks[it->i++]);
+		tr = td_trace_track(it->t, it->tracks ? it->tracks[it->i] : (uint32_t)it->i);
+		it->i++;
+		if (!tr->is_gpu)
+			continue;
 		it->k = tr->first;
 		it->end = tr->first + tr->count;
 	}

@@ -246,20 +246,22 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 				pageable++;
 		}
 	}
-	set(out, "dataloader_ns_per_step", (double)dl / per);
-	set(out, "communication_ns_per_step", (double)comm / per);
-	set(out, "kernel_launches_per_step", launches / per);
-	set(out, "sync_calls_per_step", syncs / per);
-	set(out, "stream_syncs_per_step", ssync / per);
-	set(out, "device_syncs_per_step", dsync / per);
-	set(out, "event_syncs_per_step", esync / per);
-	set(out, "sync_copies_per_step", csync / per);
-	set(out, "htod_copies_per_step", htod / per);
-	set(out, "htod_bytes_per_step", htodb / per);
-	set(out, "dtoh_copies_per_step", dtoh / per);
-	set(out, "dtoh_bytes_per_step", dtohb / per);
-	set(out, "pageable_copies_per_step", pageable / per);
-	set(out, "small_kernels_per_step", small / per);
+	{
+		const struct {
+			const char *id;
+			double total;
+		} per_step[] = {
+			{"dataloader_ns_per_step", (double)dl}, {"communication_ns_per_step", (double)comm},
+			{"kernel_launches_per_step", launches}, {"sync_calls_per_step", syncs},
+			{"stream_syncs_per_step", ssync}, {"device_syncs_per_step", dsync},
+			{"event_syncs_per_step", esync}, {"sync_copies_per_step", csync},
+			{"htod_copies_per_step", htod}, {"htod_bytes_per_step", htodb},
+			{"dtoh_copies_per_step", dtoh}, {"dtoh_bytes_per_step", dtohb},
+			{"pageable_copies_per_step", pageable}, {"small_kernels_per_step", small},
+		};
+		for (i = 0; i < sizeof(per_step) / sizeof(per_step[0]); i++)
+			set(out, per_step[i].id, per_step[i].total / per);
+	}
 	for (i = 0; i < r->findings.len && out->nhigh < TD_HIGH_MAX; i++) {
 		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		size_t k;

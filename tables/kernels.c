@@ -53,60 +53,56 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	struct kacc *acc = NULL;
 	uint64_t *pair_calls = NULL;
 	uint32_t *pair_kernel = NULL, *pair_op = NULL;
-	size_t cap = 0, pcap = 0, tr, i;
+	size_t cap = 0, pcap = 0, i;
+	struct td_dev_events gpu;
+	uint32_t e;
 	int64_t from, to, busy = 0;
 	const char *wname = td_table_window(a, window_all, &from, &to);
 
 	memset(&byname, 0, sizeof(byname));
 	memset(&pairs, 0, sizeof(pairs));
 	td_table_init(out, "tracedoc.kernels/1", td_kernel_cols, td_kernel_ncols);
-	for (tr = 0; tr < t->tracks.len; tr++) {
-		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e;
-		if (!k->is_gpu)
+	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		int64_t d = td_ev_dur(ev);
+		uint32_t r, l, op, p;
+		int added;
+		if (!td_kind_is_gpu_op(ev->kind) || ev->ts < from || ev->ts >= to)
 			continue;
-		for (e = k->first; e < k->first + k->count; e++) {
-			const struct td_event *ev = td_trace_ev(t, e);
-			int64_t d = td_ev_dur(ev);
-			uint32_t r, l, op, p;
-			int added;
-			if (!td_kind_is_gpu_op(ev->kind) || ev->ts < from || ev->ts >= to)
-				continue;
-			r = td_group(&byname, ev->name, 0, &added);
-			if (added) {
-				if (r == cap) {
-					cap = cap ? cap * 2 : 64;
-					acc = td_realloc(acc, cap * sizeof(*acc));
-				}
-				memset(&acc[r], 0, sizeof(acc[r]));
-				acc[r].name = ev->name;
-				acc[r].kind = ev->kind;
-				acc[r].min = d;
+		r = td_group(&byname, ev->name, 0, &added);
+		if (added) {
+			if (r == cap) {
+				cap = cap ? cap * 2 : 64;
+				acc = td_realloc(acc, cap * sizeof(*acc));
 			}
-			acc[r].calls++;
-			acc[r].total += d;
-			if (d < acc[r].min)
-				acc[r].min = d;
-			if (d > acc[r].max)
-				acc[r].max = d;
-			l = td_trace_launch(t, e);
-			op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
-			if (op == TD_NONE)
-				continue;
-			p = td_group(&pairs, r, td_trace_ev(t, op)->name, &added);
-			if (added) {
-				if (p == pcap) {
-					pcap = pcap ? pcap * 2 : 64;
-					pair_calls = td_realloc(pair_calls, pcap * sizeof(*pair_calls));
-					pair_kernel = td_realloc(pair_kernel, pcap * sizeof(*pair_kernel));
-					pair_op = td_realloc(pair_op, pcap * sizeof(*pair_op));
-				}
-				pair_calls[p] = 0;
-				pair_kernel[p] = r;
-				pair_op[p] = td_trace_ev(t, op)->name;
-			}
-			pair_calls[p]++;
+			memset(&acc[r], 0, sizeof(acc[r]));
+			acc[r].name = ev->name;
+			acc[r].kind = ev->kind;
+			acc[r].min = d;
 		}
+		acc[r].calls++;
+		acc[r].total += d;
+		if (d < acc[r].min)
+			acc[r].min = d;
+		if (d > acc[r].max)
+			acc[r].max = d;
+		l = td_trace_launch(t, e);
+		op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
+		if (op == TD_NONE)
+			continue;
+		p = td_group(&pairs, r, td_trace_ev(t, op)->name, &added);
+		if (added) {
+			if (p == pcap) {
+				pcap = pcap ? pcap * 2 : 64;
+				pair_calls = td_realloc(pair_calls, pcap * sizeof(*pair_calls));
+				pair_kernel = td_realloc(pair_kernel, pcap * sizeof(*pair_kernel));
+				pair_op = td_realloc(pair_op, pcap * sizeof(*pair_op));
+			}
+			pair_calls[p] = 0;
+			pair_kernel[p] = r;
+			pair_op[p] = td_trace_ev(t, op)->name;
+		}
+		pair_calls[p]++;
 	}
 	for (i = 0; i < pairs.n; i++) { /* the op that launched most; ties: the first seen */
 		struct kacc *x = &acc[pair_kernel[i]];

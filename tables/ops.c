@@ -84,6 +84,8 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	const struct td_trace *t = a->t;
 	size_t n = t->events.len, i, tr;
 	uint32_t *grp = td_malloc((n ? n : 1) * sizeof(*grp));
+	struct td_dev_events gpu;
+	uint32_t g_ev;
 	int64_t *self = td_malloc((n ? n : 1) * sizeof(*self));
 	struct groups g;
 	int64_t from, to, sum_self_cpu = 0, sum_self_cuda = 0;
@@ -135,27 +137,21 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 				g.acc[grp[e]].self_cpu += self[e] > 0 ? self[e] : 0;
 	}
 	/* GPU ops: to the op that launched them and every op around it */
-	for (tr = 0; tr < t->tracks.len; tr++) {
-		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e;
-		if (!k->is_gpu)
+	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &g_ev);) {
+		const struct td_event *ev = td_trace_ev(t, g_ev);
+		uint32_t l, op;
+		int64_t d = td_ev_dur(ev);
+		if (!td_kind_is_gpu_op(ev->kind))
 			continue;
-		for (e = k->first; e < k->first + k->count; e++) {
-			const struct td_event *ev = td_trace_ev(t, e);
-			uint32_t l, op;
-			int64_t d = td_ev_dur(ev);
-			if (!td_kind_is_gpu_op(ev->kind))
-				continue;
-			l = td_trace_launch(t, e);
-			op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
-			if (op == TD_NONE || grp[op] == TD_NONE) {
-				unattributed += l == TD_NONE || op == TD_NONE;
-				continue;
-			}
-			g.acc[grp[op]].self_cuda += d;
-			for (; op != TD_NONE && grp[op] != TD_NONE; op = td_op_parent(t, op))
-				g.acc[grp[op]].cuda_total += d;
+		l = td_trace_launch(t, g_ev);
+		op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
+		if (op == TD_NONE || grp[op] == TD_NONE) {
+			unattributed += l == TD_NONE || op == TD_NONE;
+			continue;
 		}
+		g.acc[grp[op]].self_cuda += d;
+		for (; op != TD_NONE && grp[op] != TD_NONE; op = td_op_parent(t, op))
+			g.acc[grp[op]].cuda_total += d;
 	}
 	for (i = 0; i < g.map.n; i++) {
 		sum_self_cpu += g.acc[i].self_cpu;
