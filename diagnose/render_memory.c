@@ -188,16 +188,22 @@ void render_memory_md(FILE *f, const struct mem_ctx *c)
 	}
 }
 
+/* tracedoc.memory/1's first keys, its object opened */
+static void json_head(yajl_gen g, const char *source, const char *path)
+{
+	yajl_gen_map_open(g);
+	out_json_kstr(g, "schema", "tracedoc.memory/1");
+	out_json_kstr(g, "source", source);
+	out_json_kstr(g, "path", path);
+}
+
 void render_memory_json(FILE *f, const struct mem_ctx *c)
 {
 	const struct td_mem_report *m = c->mem;
 	yajl_gen g = out_json_new(f);
 	size_t k, i;
 
-	yajl_gen_map_open(g);
-	out_json_kstr(g, "schema", "tracedoc.memory/1");
-	out_json_kstr(g, "source", "trace");
-	out_json_kstr(g, "path", c->path);
+	json_head(g, "trace", c->path);
 	out_json_kint(g, "samples", (int64_t)m->samples);
 	out_json_kint(g, "start_ns", m->start);
 	out_json_kint(g, "end_ns", m->end);
@@ -412,10 +418,7 @@ void render_snapshot_json(FILE *f, const struct snap_ctx *c)
 	yajl_gen g = out_json_new(f);
 	size_t k, o;
 
-	yajl_gen_map_open(g);
-	out_json_kstr(g, "schema", "tracedoc.memory/1");
-	out_json_kstr(g, "source", "snapshot");
-	out_json_kstr(g, "path", c->path);
+	json_head(g, "snapshot", c->path);
 	out_json_kbool(g, "history", s->has_traces);
 	out_json_key(g, "devices");
 	yajl_gen_array_open(g);

@@ -328,48 +328,33 @@ static void others(struct attr *st, uint32_t track, int64_t from, int64_t to, un
 #define SPECIFIC_CAUSES ((1u << CAUSE_DATALOADER) | (1u << CAUSE_WARMUP) | BLOCKING_CAUSES | \
 			 (1u << CAUSE_ALLOC))
 
-struct host_ctx {
+/* A stretch of a gap, walked over the launching thread's spans: where the thread recorded
+ * nothing, what its other threads were in (of the causes `accept`), else cause/what; where it
+ * was in a span, that span's cause if `keep` has it, else cause/what. Before the op was queued
+ * the host's own work owns the time (keep: every cause; nothing recorded: nothing); after, a
+ * blocking call on the host does, else what the op waited for. */
+struct piece_ctx {
 	uint32_t track;
-};
-
-/* Host time before the op was queued: what the launching thread was in. */
-static void host_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
-{
-	struct host_ctx *hc = vc;
-	uint8_t cause;
-	uint32_t what;
-
-	if (cur == TD_NONE) {
-		others(st, hc->track, from, to, SPECIFIC_CAUSES, CAUSE_NOTHING, 0);
-		return;
-	}
-	classify(st->a, cur, &cause, &what);
-	credit(st, cause, what, from, to);
-}
-
-struct queued_ctx {
-	uint32_t track;
+	unsigned accept, keep;
 	uint8_t cause;
 	uint32_t what;
 };
 
-/* Time after the op was queued: a blocking call on the launching thread owns it, else what the
- * op waited for. */
-static void queued_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
+static void piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
 {
-	struct queued_ctx *qc = vc;
+	struct piece_ctx *pc = vc;
 	uint8_t cause;
 	uint32_t what;
 
 	if (cur == TD_NONE) {
-		others(st, qc->track, from, to, BLOCKING_CAUSES, qc->cause, qc->what);
+		others(st, pc->track, from, to, pc->accept, pc->cause, pc->what);
 		return;
 	}
 	classify(st->a, cur, &cause, &what);
-	if ((1u << cause) & BLOCKING_CAUSES)
+	if ((1u << cause) & pc->keep)
 		credit(st, cause, what, from, to);
 	else
-		credit(st, qc->cause, qc->what, from, to);
+		credit(st, pc->cause, pc->what, from, to);
 }
 
 /* 1 when the op `next` had to wait for an event: a stream-wait record just before it on its
@@ -618,24 +603,23 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		}
 		/* before the op was queued: what the host was doing */
 		if (q > gs) {
-			struct host_ctx hc = {host};
+			struct piece_ctx hc = {host, SPECIFIC_CAUSES, ~0u, CAUSE_NOTHING, 0};
 			if (host != TD_NONE)
-				walk_track(&st, host, gs, q, host_piece, &hc);
+				walk_track(&st, host, gs, q, piece, &hc);
 			else
 				credit(&st, CAUSE_NOTHING, 0, gs, q);
 		}
 		/* queued: what it waited for, unless a blocking call on the host holds it */
 		if (q < ge) {
-			struct queued_ctx qc;
+			struct piece_ctx qc = {host, BLOCKING_CAUSES, BLOCKING_CAUSES, 0, 0};
 			int64_t lend = td_ev_end(td_trace_ev(t, launch));
-			qc.track = host;
 			queued_cause(a, next, launch, last_end >= gs ? last_op : TD_NONE, ge - q,
 				     lend > gs, &qc.cause, &qc.what);
 			/* a short wait is launch overhead whatever the host does meanwhile */
 			if (qc.cause == CAUSE_LAUNCH)
 				credit(&st, qc.cause, qc.what, q, ge);
 			else
-				walk_track(&st, host, q, ge, queued_piece, &qc);
+				walk_track(&st, host, q, ge, piece, &qc);
 		}
 		g = td_vec_push(&gaps);
 		g->start = gs;
