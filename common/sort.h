@@ -143,6 +143,22 @@
 		SORT(a, n);                                                                  \
 	}
 
+/* lo = the first index in [0, n) at which BEFORE is false - BEFORE, an expression in the index
+ * `mid`, holding for a prefix of the indices (a sorted array's elements below a key): a lower
+ * bound, n when it holds throughout. */
+#define TD_LOWER_BOUND(lo, n, BEFORE)                                                        \
+	do {                                                                                 \
+		size_t td_hi_ = (n);                                                         \
+		(lo) = 0;                                                                    \
+		while ((lo) < td_hi_) {                                                      \
+			size_t mid = (lo) + (td_hi_ - (lo)) / 2;                              \
+			if (BEFORE)                                                          \
+				(lo) = mid + 1;                                              \
+			else                                                                 \
+				td_hi_ = mid;                                                \
+		}                                                                            \
+	} while (0)
+
 #define TD_DEFINE_MEDIAN(fn, T, SELECT, VAL)                                                 \
 	static int64_t fn(T *a, size_t n)                                                    \
 	{                                                                                    \

@@ -534,7 +534,7 @@ void td_trace_finalize(struct td_trace *t)
 		}
 	sort_corr(ci, nruntime);
 	for (i = 0, j = 0; i < n; i++) {
-		size_t lo = 0, hi = nruntime;
+		size_t lo = 0;
 		uint32_t c = ev[i].corr;
 		if (!td_kind_on_gpu_track(ev[i].kind) || ev[i].kind == TD_K_GPU_ANNOTATION)
 			continue;
@@ -548,13 +548,7 @@ void td_trace_finalize(struct td_trace *t)
 			if (q < nruntime && ci[q].corr == c && (q == 0 || ci[q - 1].corr < c))
 				lo = q;
 			else
-				while (lo < hi) {
-					size_t mid = (lo + hi) / 2;
-					if (ci[mid].corr < c)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
+				TD_LOWER_BOUND(lo, nruntime, ci[mid].corr < c);
 			if (lo < nruntime && ci[lo].corr == c) {
 				j = lo + 1;
 				t->link[i] = ci[lo].idx;

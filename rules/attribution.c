@@ -445,15 +445,9 @@ TD_DEFINE_SORT(sort_items, struct td_idle_item, ITEM_LESS)
 /* The steady step whose host span holds ts, or SIZE_MAX. */
 static size_t step_of(const struct td_analysis *a, int64_t ts)
 {
-	size_t lo = 0, hi = a->nsteps;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (a->steps[mid].start <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	TD_LOWER_BOUND(lo, a->nsteps, a->steps[mid].start <= ts);
 	if (lo == 0 || ts >= a->steps[lo - 1].end)
 		return SIZE_MAX;
 	return lo - 1;

@@ -17,14 +17,9 @@ TD_DEFINE_SORT(sort_pairs, struct pair, PAIR_LESS)
 /* the GPU memcpy launched by a runtime call, if any */
 static uint32_t copy_of(const struct pair *p, size_t n, uint32_t runtime)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p[mid].runtime < runtime)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+
+	TD_LOWER_BOUND(lo, n, p[mid].runtime < runtime);
 	return lo < n && p[lo].runtime == runtime ? p[lo].op : TD_NONE;
 }
 

@@ -48,30 +48,18 @@ void td_claims_add(struct td_claims *c, int64_t from, int64_t to, int cause, uin
 /* First segment of dv ending after ts. */
 static size_t seg_after(const struct td_dev_analysis *dv, int64_t ts)
 {
-	size_t lo = 0, hi = dv->nsegs;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (dv->segs[mid].end <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	TD_LOWER_BOUND(lo, dv->nsegs, dv->segs[mid].end <= ts);
 	return lo;
 }
 
 /* First claim of dv ending after ts. */
 static size_t claim_after(const struct td_vec *claims, int64_t ts)
 {
-	size_t lo = 0, hi = claims->len;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (TD_VEC_AT(claims, struct td_claim, mid).end <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	TD_LOWER_BOUND(lo, claims->len, TD_VEC_AT(claims, struct td_claim, mid).end <= ts);
 	return lo;
 }
 

@@ -124,16 +124,10 @@ void td_an_detect_warmup(struct td_analysis *a)
 		for (i = 0; i < t->events.len && ncand; i++) {
 			const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 			uint32_t l;
-			size_t lo = 0, hi = ncand;
+			size_t lo;
 			if (!td_kind_is_gpu_op(e->kind) || (l = td_trace_launch(t, (uint32_t)i)) == TD_NONE)
 				continue;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (cand[mid] < l)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			TD_LOWER_BOUND(lo, ncand, cand[mid] < l);
 			if (lo < ncand && cand[lo] == l && e->ts == first_ts[e->name])
 				keep[lo] = 1;
 		}

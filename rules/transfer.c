@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sort.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
 
@@ -89,14 +90,9 @@ static int in_move(const struct td_analysis *a, const struct td_block_unit *u,
 	int depth;
 
 	for (depth = 0; e != TD_NONE && depth < 8; e = td_trace_parent(a->t, e), depth++) {
-		size_t lo = 0, hi = nmoves;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (moves[mid] < e)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo;
+
+		TD_LOWER_BOUND(lo, nmoves, moves[mid] < e);
 		if (lo < nmoves && moves[lo] == e)
 			return 1;
 	}
