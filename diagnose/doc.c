@@ -41,9 +41,11 @@ static int grow_read(struct cli_doc *d, size_t want, char *msg, size_t cap)
 {
 	struct td_error err;
 	ssize_t n;
-	size_t room = d->len + want + 1;
 
-	d->buf = td_realloc(d->buf, room);
+	if (d->len + want + 1 > d->cap) { /* doubled: a large document is read in linear time */
+		d->cap = d->cap * 2 > d->len + want + 1 ? d->cap * 2 : d->len + want + 1;
+		d->buf = td_realloc(d->buf, d->cap);
+	}
 	memset(&err, 0, sizeof(err));
 	n = td_input_read(d->in, d->buf + d->len, want, &err);
 	if (n < 0) {
@@ -111,7 +113,7 @@ char *cli_doc_text(struct cli_doc *d, size_t max, char *msg, size_t cap)
 	}
 	t = d->buf ? d->buf : td_strndup("", 0);
 	d->buf = NULL;
-	d->len = 0;
+	d->len = d->cap = 0;
 	return t;
 }
 
@@ -148,7 +150,7 @@ struct td_input *cli_doc_input(struct cli_doc *d)
 	td_input_unread(d->in, d->buf, d->len);
 	free(d->buf);
 	d->buf = NULL;
-	d->len = 0;
+	d->len = d->cap = 0;
 	return d->in;
 }
 
@@ -158,7 +160,7 @@ void cli_doc_close(struct cli_doc *d)
 	d->in = NULL;
 	free(d->buf);
 	d->buf = NULL;
-	d->len = 0;
+	d->len = d->cap = 0;
 }
 
 int cli_doc_schema_is(const struct cli_doc *d, const char *const *schemas, const char *what,

@@ -20,7 +20,7 @@ struct cli_doc {
 	const char *path;  /* as given; "-" is standard input */
 	struct td_input *in;
 	char *buf;         /* the bytes read so far, uncompressed, NUL-terminated */
-	size_t len;
+	size_t len, cap;
 	int ended;         /* the whole input is in buf */
 	int regular;       /* a regular file: a trace is opened again to be read on threads */
 	enum td_sniff_kind kind;
