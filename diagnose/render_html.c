@@ -444,7 +444,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	fputs("<h1>tracedoc diagnose: <code>", f);
 	html_text(f, rc->path);
 	fputs("</code></h1>\n<p>", f);
-	fprintf(f, "%llu events", (unsigned long long)t->n_events);
+	fprintf(f, "%llu events", (unsigned long long)t->n_trace_events); /* as stats counts them */
 	if (t->rank >= 0)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
 	if (a->nsteps)
