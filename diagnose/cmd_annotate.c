@@ -12,7 +12,9 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "common/alloc.h"
 #include "common/buf.h"
+#include "common/sat.h"
 #include "common/error.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
@@ -93,6 +95,39 @@ static void meta(struct adder *d, const char *what, int64_t tid, const char *key
 	yajl_gen_map_close(d->g);
 	yajl_gen_map_close(d->g);
 	d->meta++;
+}
+
+/* A finding's evidence on one track must nest or be disjoint: Perfetto refuses slices that
+ * overlap otherwise. Each piece goes to the first lane where it does (lane 0 is the finding's
+ * track, lane k its tid + k * LANE_TID); returns the lanes used. */
+#define LANE_TID 1000000
+static int fits(const struct td_evidence *a, const struct td_evidence *b)
+{
+	int64_t ae = td_sat_add(a->ts, a->dur), be = td_sat_add(b->ts, b->dur);
+
+	return ae <= b->ts || be <= a->ts || (a->ts <= b->ts && be <= ae) ||
+	       (b->ts <= a->ts && ae <= be);
+}
+
+static size_t lanes(const struct td_vec *ev, size_t *lane)
+{
+	size_t n = ev->len, i, j, nl = n ? 1 : 0;
+
+	for (i = 0; i < n; i++) {
+		const struct td_evidence *x = &TD_VEC_AT(ev, struct td_evidence, i);
+		size_t l;
+		for (l = 0;; l++) {
+			for (j = 0; j < i; j++)
+				if (lane[j] == l && !fits(x, &TD_VEC_AT(ev, struct td_evidence, j)))
+					break;
+			if (j == i)
+				break;
+		}
+		lane[i] = l;
+		if (l + 1 > nl)
+			nl = l + 1;
+	}
+	return nl;
 }
 
 static void slice(struct adder *d, int64_t tid, int64_t ts, int64_t dur, const char *name,
@@ -187,6 +222,7 @@ static void build(struct adder *d, const struct td_analysis *a, const struct td_
 		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		int64_t tid = 1000 + (int64_t)i;
 		char *title = td_unmark(fd->title);
+		size_t *lane = td_calloc(fd->evidence.len ? fd->evidence.len : 1, sizeof(*lane)), nl;
 		snprintf(name, sizeof(name), "%zu. %s [%s]", i + 1, fd->rule,
 			 td_severity_name(fd->severity));
 		meta(d, "thread_name", tid, "name", name, 0);
@@ -205,12 +241,22 @@ static void build(struct adder *d, const struct td_analysis *a, const struct td_
 					break;
 				}
 		}
+		nl = lanes(&fd->evidence, lane);
+		for (k = 1; k < nl; k++) { /* evidence that overlaps without nesting: its own lane */
+			char ln[600];
+			snprintf(ln, sizeof(ln), "%zu. %s [%s], overlapping evidence %zu", i + 1, fd->rule,
+				 td_severity_name(fd->severity), k + 1);
+			meta(d, "thread_name", tid + LANE_TID * (int64_t)k, "name", ln, 0);
+			meta(d, "thread_sort_index", tid + LANE_TID * (int64_t)k, "sort_index", NULL,
+			     1000 + (int64_t)i);
+		}
 		for (k = 0; k < fd->evidence.len; k++) {
 			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, k);
-			slice(d, tid, e->ts, e->dur, name, "fix", fd->fix, "savings_ns", fd->savings_ns,
-			      "evidence", e->text);
+			slice(d, tid + LANE_TID * (int64_t)lane[k], e->ts, e->dur, name, "fix", fd->fix,
+			      "savings_ns", fd->savings_ns, "evidence", e->text);
 			d->slices++;
 		}
+		free(lane);
 	}
 	yajl_gen_free(d->g);
 }

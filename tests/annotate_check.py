@@ -3,8 +3,10 @@
 """An annotated trace: the input's bytes whole with one insertion, tracedoc stats reading it
 back with the input's counts plus the added events, and every added event as Perfetto's JSON
 importer wants it (ph, ts, pid, tid; X with a non-negative dur; counters as ph C with numbers).
+Slices on one track must nest or be disjoint.
 usage: annotate_check.py TRACEDOC INPUT OUTPUT STDERR_OF_ANNOTATE"""
 import gzip
+from decimal import Decimal
 import json
 import re
 import subprocess
@@ -45,7 +47,7 @@ def main():
         if s1["by_kind"].get(kind, 0) != s0["by_kind"].get(kind, 0) + extra:
             problems.append(f"{kind}: {s1['by_kind'].get(kind, 0)} != "
                             f"{s0['by_kind'].get(kind, 0)} + {extra}")
-    doc = json.loads(b)
+    doc = json.loads(b, parse_float=Decimal)  # exact: ns past 2^53 stay ns
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     added = [e for e in events if isinstance(e, dict) and e.get("pid") == pid]
     if len(added) != n:
@@ -53,14 +55,30 @@ def main():
     for e in added:
         if not all(k in e for k in ("ph", "ts", "pid", "tid")):
             problems.append(f"missing keys: {e}")
-        elif e["ph"] == "X" and not (isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0):
+        elif e["ph"] == "X" and not (isinstance(e.get("dur"), (int, Decimal)) and e["dur"] >= 0):
             problems.append(f"bad dur: {e}")
-        elif e["ph"] == "C" and not all(isinstance(v, (int, float)) for v in e.get("args", {}).values()):
+        elif e["ph"] == "C" and not all(isinstance(v, (int, Decimal)) for v in e.get("args", {}).values()):
             problems.append(f"bad counter: {e}")
         elif e["ph"] not in ("X", "C", "M"):
             problems.append(f"unexpected ph: {e}")
         if len(problems) > 5:
             break
+    # slices on one track (pid, tid) nest or are disjoint: Perfetto refuses others on import
+    tracks = {}
+    for e in added:
+        if e["ph"] == "X":
+            tracks.setdefault(e["tid"], []).append((Decimal(e["ts"]), Decimal(e["ts"]) + Decimal(e["dur"]), e["name"]))
+    for tid, v in tracks.items():
+        v.sort(key=lambda x: (x[0], -x[1]))
+        open_ends = []
+        for s_, e_, name in v:
+            while open_ends and open_ends[-1] <= s_:
+                open_ends.pop()
+            if open_ends and e_ > open_ends[-1]:
+                problems.append(f"track {tid}: {name[:60]} [{s_}, {e_}) overlaps a slice "
+                                f"ending at {open_ends[-1]} without nesting")
+                break
+            open_ends.append(e_)
     for p in problems:
         print(f"  {src}: {p}")
     return 1 if problems else 0
