@@ -107,7 +107,8 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 				       ? "(saved by diagnose --format json, or a rank's summary) or a "
 				       "trace" : "(a rank's summary) or a trace", msg, sizeof(msg))) {
 			cli_doc_close(&d);
-			if (!allow_report && !strncmp(d.schema, "tracedoc.", 9)) {
+			if (!allow_report && (!strncmp(d.schema, "tracedoc.report/", 16) ||
+					      !strncmp(d.schema, "tracedoc.job/", 13))) {
 				cli_shown(path, sh, sizeof(sh));
 				fprintf(stderr, "tracedoc gate: %s is a saved report, not a trace: give it "
 						"as\n  --baseline %s, and the trace to judge as CURRENT\n", sh,
