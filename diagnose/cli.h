@@ -18,14 +18,15 @@ enum {
 /* Loads path into t, printing "tracedoc: FILE:LINE:COL (byte N): ..." on failure and a
  * warning when the trace is partial. Returns EXIT_OK or EXIT_INPUT. */
 int cli_load(const char *path, struct td_trace *t);
-/* The same from in, an input already open on path (closed here). */
+/* The same from in, an input already open on path (closed here), or from path when in is
+ * NULL. */
 struct td_input;
 int cli_load_from(const char *path, struct td_input *in, struct td_trace *t);
-/* The same without printing: the message (an error, or a partial trace's warning) into msg. */
+/* cli_load_from without printing: the message (an error, or a partial trace's warning) into
+ * msg; on one thread (a job's ranks are read in parallel). */
 #include <stddef.h>
-int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap);
-int cli_load_quiet_from(const char *path, struct td_input *in, struct td_trace *t, char *msg,
-			size_t cap);
+int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, char *msg,
+		   size_t cap);
 
 
 /* Writes a command's output to outp (NULL or "-": stdout; else atomically): fn renders it in

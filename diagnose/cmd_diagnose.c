@@ -186,8 +186,7 @@ int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_con
 	s = td_calloc(1, sizeof(*s));
 	if (jobin_summary_text(d, s, msg, sizeof(msg)) != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
-		td_summary_free(s);
-		free(s);
+		free(s); /* all zero */
 		return EXIT_INPUT;
 	}
 	memset(&err, 0, sizeof(err));

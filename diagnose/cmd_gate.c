@@ -81,8 +81,9 @@ static void job_side(struct side *s)
  * report saved by diagnose, told apart by its top-level keys, wherever they stand. */
 static int load_side(const char *path, struct td_config *cfg, struct side *s, int allow_report)
 {
-	static const char *const reports[] = {"tracedoc.report/1", "tracedoc.job/1",
+	static const char *const as_base[] = {"tracedoc.report/1", "tracedoc.job/1",
 					      TD_SUMMARY_SCHEMA, NULL};
+	static const char *const as_current[] = {TD_SUMMARY_SCHEMA, NULL};
 	struct cli_doc d;
 	char msg[1024], sh[512];
 	int rc;
@@ -103,7 +104,7 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 	if (d.kind == TD_SNIFF_SCHEMA) {
 		struct td_error err;
 		char *json;
-		if (!cli_doc_schema_is(&d, reports + (allow_report ? 0 : 2), allow_report
+		if (!cli_doc_schema_is(&d, allow_report ? as_base : as_current, allow_report
 				       ? "(saved by diagnose --format json, or a rank's summary) or a "
 				       "trace" : "(a rank's summary) or a trace", msg, sizeof(msg))) {
 			cli_doc_close(&d);

@@ -112,37 +112,35 @@ char *cli_doc_text(struct cli_doc *d, size_t max, char *msg, size_t cap)
 		return NULL;
 	}
 	t = d->buf ? d->buf : td_strndup("", 0);
+	if (d->len >= 3 && !memcmp(t, "\xef\xbb\xbf", 3)) /* a byte order mark, skipped as the */
+		memmove(t, t + 3, d->len - 2);             /* trace reader and the sniffer skip it */
 	d->buf = NULL;
 	d->len = d->cap = 0;
 	return t;
 }
 
+/* d's input for the trace reader, d closed: NULL for a regular file, opened again by its path
+ * (read on threads, its size known), else the input from its first byte */
+static struct td_input *take_input(struct cli_doc *d)
+{
+	struct td_input *in = d->regular ? NULL : cli_doc_input(d);
+
+	if (in)
+		d->in = NULL; /* closed by the load */
+	cli_doc_close(d);
+	return in;
+}
+
 int cli_doc_trace(struct cli_doc *d, struct td_trace *t)
 {
-	int rc;
-
-	if (d->regular) { /* opened again by its path: read on threads, with its size known */
-		cli_doc_close(d);
-		return cli_load(d->path, t);
-	}
-	rc = cli_load_from(d->path, cli_doc_input(d), t);
-	d->in = NULL; /* closed by the load */
-	cli_doc_close(d);
-	return rc;
+	struct td_input *in = take_input(d);
+	return cli_load_from(d->path, in, t);
 }
 
 int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t cap)
 {
-	int rc;
-
-	if (d->regular) {
-		cli_doc_close(d);
-		return cli_load_quiet(d->path, t, msg, cap);
-	}
-	rc = cli_load_quiet_from(d->path, cli_doc_input(d), t, msg, cap);
-	d->in = NULL;
-	cli_doc_close(d);
-	return rc;
+	struct td_input *in = take_input(d);
+	return cli_load_quiet(d->path, in, t, msg, cap);
 }
 
 struct td_input *cli_doc_input(struct cli_doc *d)

@@ -132,28 +132,25 @@ int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_
 	int rc;
 
 	cli_doc_close(d);
-	if (!doc) {
-		td_summary_init(s); /* empty: the caller frees it either way */
+	memset(s, 0, sizeof(*s));
+	if (!doc)
 		return EXIT_INPUT;
-	}
 	memset(&err, 0, sizeof(err));
-	rc = td_summary_parse(doc, s, &err); /* initialises s; frees it on an error */
+	rc = td_summary_parse(doc, s, &err); /* on an error s is freed (all zero) */
 	free(doc);
 	if (rc) {
 		snprintf(msg, cap, "%s: %s", cli_shown(d->path, sh, sizeof(sh)), err.msg);
-		td_summary_init(s);
 		return EXIT_INPUT;
 	}
 	if (!world_ok(d->path, s, msg, cap)) {
 		td_summary_free(s);
-		td_summary_init(s);
 		return EXIT_INPUT;
 	}
 	s->input = td_strndup(d->path, strlen(d->path));
 	return EXIT_OK;
 }
 
-/* One rank: its summary, or why there is none. */
+/* One rank: its summary, or why there is none (s all zero then: td_summary_free takes it). */
 int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *s, char *msg,
 		    size_t cap)
 {
@@ -167,7 +164,7 @@ int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *
 	int rc;
 
 	msg[0] = '\0';
-	td_summary_init(s); /* empty until one is read: the caller frees it either way */
+	memset(s, 0, sizeof(*s));
 	/* a FIFO or a device among a job's files would hold the whole job up: a rank is a file */
 	if (strcmp(path, "-") && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		snprintf(msg, cap, "%s: not a regular file (%s): a rank's trace or summary must be "
@@ -182,28 +179,24 @@ int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *
 			cli_doc_close(&d);
 			return EXIT_INPUT;
 		}
-		td_summary_free(s); /* read in its place */
 		return jobin_summary_text(&d, s, msg, cap);
 	}
-	td_summary_free(s); /* made in its place */
 	td_trace_init(&t);
 	if ((rc = cli_doc_trace_quiet(&d, &t, msg, cap)) != EXIT_OK) {
 		td_trace_free(&t);
-		td_summary_init(s);
 		return rc;
 	}
 	td_analysis_run(&a, &t, cfg);
 	td_diagnose(&a, &r);
 	td_summary_make(&a, &r, path, s);
-	s->input = td_strndup(path, strlen(path));
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);
 	if (!world_ok(path, s, msg, cap)) {
 		td_summary_free(s);
-		td_summary_init(s);
 		return EXIT_INPUT;
 	}
+	s->input = td_strndup(path, strlen(path));
 	return EXIT_OK;
 }
 

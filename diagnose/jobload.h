@@ -21,7 +21,7 @@ int jobin_expand(const char *const *args, size_t nargs, struct job_inputs *in, c
 		 size_t cap);
 void jobin_free(struct job_inputs *in);
 /* One rank's summary from a document opened on a summary (d is closed). Returns EXIT_OK, or
- * EXIT_INPUT with the message in msg; s is initialised either way (td_summary_free it). */
+ * EXIT_INPUT with the message in msg and s all zero (td_summary_free takes either). */
 struct cli_doc;
 int jobin_summary_text(struct cli_doc *d, struct td_summary *s, char *msg, size_t cap);
 /* One rank's summary from a trace or a summary file. Returns EXIT_OK (msg may hold a partial

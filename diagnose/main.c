@@ -237,15 +237,10 @@ int cli_load_from(const char *path, struct td_input *in, struct td_trace *t)
 	return load_shown(path, in, t);
 }
 
-int cli_load_quiet_from(const char *path, struct td_input *in, struct td_trace *t, char *msg,
-			size_t cap)
+int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, char *msg,
+		   size_t cap)
 {
-	return load_with(path, in, t, msg, cap, 1, NULL, NULL);
-}
-
-int cli_load_quiet(const char *path, struct td_trace *t, char *msg, size_t cap)
-{
-	return load_with(path, NULL, t, msg, cap, 1, NULL, NULL); /* ranks are read in parallel */
+	return load_with(path, in, t, msg, cap, 1, NULL, NULL); /* ranks are read in parallel */
 }
 
 int cli_write(const char *outp, const char *format, const char *color,

@@ -16,7 +16,6 @@ struct td_sniffer {
 	unsigned depth;
 	int key_is_schema; /* the last key at the top level was "schema" */
 	int started;       /* a byte order mark was looked for */
-	unsigned char bom[3];
 	size_t nbom;
 	char schema[64];
 };
@@ -142,19 +141,20 @@ enum td_sniff_kind td_sniff_feed(struct td_sniffer *s, const void *buf, size_t l
 
 	if (s->kind != TD_SNIFF_MORE)
 		return s->kind;
-	/* a UTF-8 byte order mark is skipped, as the trace reader skips it */
-	while (!s->started && (len || end)) {
-		if (end || *p != bom[s->nbom]) {
+	/* a UTF-8 byte order mark is skipped, as the trace reader skips it; a part of one is
+	 * no JSON */
+	while (!s->started && len) {
+		if (*p != bom[s->nbom]) {
 			s->started = 1;
 			if (s->nbom)
-				parse(s, s->bom, s->nbom);
+				return s->kind = TD_SNIFF_OTHER;
 			break;
 		}
-		s->bom[s->nbom++] = *p++;
+		p++;
 		len--;
-		s->started = s->nbom == 3;
+		s->started = ++s->nbom == 3;
 	}
-	if (s->kind == TD_SNIFF_MORE && (len || end))
+	if (len || end)
 		parse(s, p, len);
 	return s->kind;
 }

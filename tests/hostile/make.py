@@ -158,6 +158,8 @@ case("gate-no-checks.json", json.dumps(sync).encode(), "gate FILE", 1, "there is
 # --- documents whose keys were re-ordered, or of another version -----------------------------
 case("report-sorted.json", json.dumps(base, sort_keys=True, indent=1).encode(),
      "gate --baseline FILE fixtures/rules/sync.json", 0, "PASS")
+case("report-bom.json", b"\xef\xbb\xbf" + json.dumps(base).encode(),
+     "gate --baseline FILE fixtures/rules/sync.json", 0, "PASS")
 case("report-v2.json", json.dumps(dict(base, schema="tracedoc.report/2")).encode(),
      "gate --baseline FILE fixtures/rules/sync.json", 3,
      'its "schema" is "tracedoc.report/2"; this tracedoc reads tracedoc.report/1')
