@@ -117,6 +117,10 @@ int td_feed_yajl_failure(struct td_parser *p, struct td_error *err)
 		const char *m = err->msg;
 		int at_byte = strstr(m, "after key and value") || strstr(m, "comment") ||
 			      strstr(m, "invalid string in json") || strstr(m, "malformed number");
+		/* after the document, a comment's '/' is left unconsumed too (a token is not) */
+		if (!at_byte && strstr(m, "trailing garbage") && at < p->chunk_len &&
+		    p->chunk[range_index(p, at)] == '/')
+			at_byte = 1;
 		at = range_index(p, at_byte ? at : at - 1);
 		/* the byte it could not take is never whitespace: a squeezed range has none to
 		 * point at, so neither does the plain one (the same position either way) */
