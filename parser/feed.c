@@ -93,6 +93,15 @@ void td_feed_locate(struct td_parser *p, size_t k, struct td_error *err)
 	}
 }
 
+/* the first byte of the range from k on that is not whitespace */
+static size_t skip_ws(const struct td_parser *p, size_t k)
+{
+	while (k < p->chunk_len && (p->chunk[k] == ' ' || p->chunk[k] == '\t' ||
+				    p->chunk[k] == '\n' || p->chunk[k] == '\r'))
+		k++;
+	return k;
+}
+
 int td_feed_yajl_failure(struct td_parser *p, struct td_error *err)
 {
 	size_t at = yajl_get_bytes_consumed(p->h);
@@ -113,20 +122,20 @@ int td_feed_yajl_failure(struct td_parser *p, struct td_error *err)
 	 * map's value it steps back to the token's start (yajl_parser.c), and where the lexer
 	 * stops at a byte it cannot take (a comment's '/', a bad literal or number) it leaves
 	 * that byte unconsumed: point at it, which also keeps whitespace out of the position */
-	if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len) {
+	if (p->code == TD_EPARSE && p->top_done && strstr(err->msg, "trailing garbage")) {
+		/* yajl consumes a trailing token but not a comment's '/': the garbage is the first
+		 * byte after the document that is not whitespace, whatever it is */
+		at = p->doc_end > p->offset ? (size_t)(p->doc_end - p->offset) : 0;
+		at = skip_ws(p, at);
+	} else if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len) {
 		const char *m = err->msg;
 		int at_byte = strstr(m, "after key and value") || strstr(m, "comment") ||
 			      strstr(m, "invalid string in json") || strstr(m, "malformed number");
-		/* after the document, a comment's '/' is left unconsumed too (a token is not) */
-		if (!at_byte && strstr(m, "trailing garbage") && at < p->chunk_len &&
-		    p->chunk[range_index(p, at)] == '/')
-			at_byte = 1;
 		at = range_index(p, at_byte ? at : at - 1);
 		/* the byte it could not take is never whitespace: a squeezed range has none to
 		 * point at, so neither does the plain one (the same position either way) */
-		while (at_byte && at < p->chunk_len && (p->chunk[at] == ' ' || p->chunk[at] == '\t' ||
-						       p->chunk[at] == '\n' || p->chunk[at] == '\r'))
-			at++;
+		if (at_byte)
+			at = skip_ws(p, at);
 	} else if (at > 0)
 		at = range_index(p, at - 1) + 1; /* just after what was consumed */
 	td_feed_locate(p, at, err);

@@ -77,8 +77,7 @@ static int json_error(const char *json, size_t n, struct td_error *err, char *wh
 		 * consumed, but after a map's value, in a comment, a bad string or number it stops
 		 * at the byte it cannot take - which is never whitespace */
 		int at_byte = strstr(t, "after key and value") || strstr(t, "comment") ||
-			      strstr(t, "invalid string in json") || strstr(t, "malformed number") ||
-			      (strstr(t, "trailing garbage") && at < n && json[at] == '/');
+			      strstr(t, "invalid string in json") || strstr(t, "malformed number");
 		if (st != yajl_status_ok && !at_byte && at > 0)
 			at--;
 		while (at_byte && at < n && (json[at] == ' ' || json[at] == '\t' || json[at] == '\n' ||

@@ -83,6 +83,7 @@ struct td_parser {
 	uint8_t ctx[MAXD];
 	uint8_t key;          /* current key in the innermost object we read */
 	int started, top_done, saw_events;
+	uint64_t doc_end;     /* top_done: the offset just past the document */
 	unsigned event_depth;   /* depth of the event being read, 0 when none */
 	struct td_raw ev;
 	uint64_t ev_keys, arg_keys, top_keys; /* keys seen in the event, its args, the top */

@@ -744,6 +744,9 @@ static int pop(struct td_parser *p)
 	p->depth--;
 	p->key = 0;
 	if (p->depth == 0) {
+		size_t used = yajl_get_bytes_consumed(p->h);
+		/* just past the document's last byte: what trails it is an error there */
+		p->doc_end = p->offset + (used ? range_index(p, used - 1) + 1 : 0);
 		p->top_done = 1;
 		if (!p->saw_events)
 			return fail(p, TD_EFORMAT, "%s",
