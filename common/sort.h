@@ -5,6 +5,9 @@
  * where LESS(x, y) compares two `const T *`. Not stable: make LESS a total order. Input that is
  * already in order (a stream's ops by time, most often) costs one pass.
  *
+ * TD_DEFINE_STABLE_SORT(fn, T, LESS) defines `static void fn(T *a, size_t n, T *tmp)`: a bottom-up
+ * merge sort that keeps equal elements in their order (tmp: room for n elements, the caller's).
+ *
  * TD_DEFINE_SELECT(fn, T, SORT) defines `static void fn(T *a, size_t n, size_t k)` (k < n):
  * a[k] becomes the element SORT (a TD_DEFINE_SORT of T) would put there, with none after it
  * less and none before it greater: quickselect on SORT's partition, linear on average, SORT
@@ -18,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TD_DEFINE_SORT(fn, T, LESS)                                                          \
 	static void fn##_sift(T *a, size_t root, size_t n)                                   \
@@ -119,6 +123,25 @@
 			m >>= 1;                                                             \
 		}                                                                            \
 		fn##_rec(a, n, depth);                                                       \
+	}
+
+#define TD_DEFINE_STABLE_SORT(fn, T, LESS)                                                   \
+	static void fn(T *a, size_t n, T *tmp)                                               \
+	{                                                                                    \
+		size_t w, i;                                                                 \
+		for (w = 1; w < n; w *= 2) {                                                 \
+			for (i = 0; i < n; i += 2 * w) {                                     \
+				size_t x = i, xm = i + w < n ? i + w : n, y = xm,            \
+				       ym = i + 2 * w < n ? i + 2 * w : n, o = i;            \
+				while (x < xm && y < ym)                                     \
+					tmp[o++] = LESS(&a[y], &a[x]) ? a[y++] : a[x++];     \
+				while (x < xm)                                               \
+					tmp[o++] = a[x++];                                   \
+				while (y < ym)                                               \
+					tmp[o++] = a[y++];                                   \
+			}                                                                    \
+			memcpy(a, tmp, n * sizeof(*a));                                      \
+		}                                                                            \
 	}
 
 #define TD_DEFINE_SELECT(fn, T, SORT)                                                        \

@@ -253,6 +253,9 @@ static int kind_rank(int k)
 	}
 }
 
+/* At equal start, length and kind, events keep the order the trace wrote them in (the sorts
+ * below are stable): a parent op and the child it calls at once (aten::to and aten::_to_copy on
+ * a microsecond clock) nest as the trace's order (and External ids) say, not by their names. */
 static int ev_less(const struct td_event *a, const struct td_event *b)
 {
 	int64_t da, db;
@@ -268,14 +271,10 @@ static int ev_less(const struct td_event *a, const struct td_event *b)
 	if (a->kind != b->kind)
 		return kind_rank(a->kind) < kind_rank(b->kind) ||
 		       (kind_rank(a->kind) == kind_rank(b->kind) && a->kind < b->kind);
-	if (a->name != b->name)
-		return a->name < b->name;
-	if (a->corr != b->corr)
-		return a->corr < b->corr;
-	return a->aux < b->aux;
+	return 0;
 }
 #define EV_LESS(a, b) ev_less((a), (b))
-TD_DEFINE_SORT(sort_events, struct td_event, EV_LESS)
+TD_DEFINE_STABLE_SORT(sort_events, struct td_event, EV_LESS)
 
 struct corr_idx {
 	uint32_t corr, idx;
@@ -416,8 +415,11 @@ static void sort_by_track(struct td_trace *t)
 	for (i = 0; i < ntr; i++) {
 		struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		struct td_event *a = (struct td_event *)t->events.data + tr->first;
-		if (!sort_nearly_sorted(a, tr->count))
-			sort_events(a, tr->count);
+		if (!sort_nearly_sorted(a, tr->count)) {
+			struct td_event *tmp = td_malloc(tr->count * sizeof(*tmp));
+			sort_events(a, tr->count, tmp);
+			free(tmp);
+		}
 	}
 }
 
