@@ -353,27 +353,9 @@ static void html_table(FILE *f, const struct td_table *t, size_t top)
 	for (r = 0; r < n; r++) {
 		fputs("<tr>", f);
 		for (c = 0; c < t->ncols; c++) {
-			const union td_cell *x = td_table_cell(t, r, c);
-			switch (t->cols[c].type) {
-			case TC_NAME:
-			case TC_TEXT:
-				fputs("<td class=\"name\">", f);
-				html_text(f, td_table_text(t, x->s));
-				break;
-			case TC_PCT:
-				fprintf(f, "<td class=\"n\">%.2f%%", 100.0 * x->f);
-				break;
-			case TC_BYTES:
-				fprintf(f, "<td class=\"n\">%s", td_fmt_bytes(buf, sizeof(buf), (double)x->i));
-				break;
-			case TC_COUNT:
-			case TC_SCOUNT:
-				fprintf(f, "<td class=\"n\">%lld", (long long)x->i);
-				break;
-			default:
-				fprintf(f, "<td class=\"n\">%s", table_time(buf, sizeof(buf), x->i));
-				break;
-			}
+			int text = t->cols[c].type == TC_NAME || t->cols[c].type == TC_TEXT;
+			fputs(text ? "<td class=\"name\">" : "<td class=\"n\">", f);
+			html_text(f, table_cell_text(t, r, c, buf, sizeof(buf)));
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -472,7 +454,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	fputs("<h2>Findings</h2>\n", f);
 	html_findings(f, rc->r);
 	{
-		struct td_ops_opts o = {0, TD_GROUP_NAME};
+		struct td_ops_opts o = {0, TD_GROUP_NAME, 1};
 		struct td_table ops, ker;
 		td_ops_table(a, &o, &ops);
 		if (ops.nrows) {

@@ -9,6 +9,7 @@
 #include "diagnose/out.h"
 
 #define TEXT_WIDTH 100
+#define NAME_ROOM 36  /* the name's least room before numbers make way */
 
 const char *table_time(char *buf, size_t cap, int64_t ns)
 {
@@ -29,18 +30,38 @@ static size_t nshown(const struct td_table *t, const struct table_view *v)
 	return v->top && v->top < t->nrows ? v->top : t->nrows;
 }
 
-/* A numeric cell as text and md show it. */
-static const char *cell_text(const struct td_table *t, size_t r, size_t c, char *buf, size_t cap)
+/* key_averages' memory format (profiler_util._format_memory): "37.53 Kb", "-12 b" */
+static const char *mem_text(char *buf, size_t cap, int64_t b)
+{
+	static const char *const units[] = {"Gb", "Mb", "Kb"};
+	double v = (double)b;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		double u = (double)(1ll << (10 * (3 - i)));
+		if (v >= u || v <= -u) {
+			snprintf(buf, cap, "%.2f %s", v / u, units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, cap, "%lld b", (long long)b);
+	return buf;
+}
+
+const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *buf, size_t cap)
 {
 	const union td_cell *x = td_table_cell(t, r, c);
+	enum td_col_type ty = t->cols[c].type;
 
-	switch (t->cols[c].type) {
+	if (ty != TC_NAME && ty != TC_TEXT && ty != TC_PCT && x->i == TD_CELL_NONE)
+		return "--";
+	switch (ty) {
 	case TC_NS:
 		return table_time(buf, cap, x->i);
 	case TC_SNS:
 		if (!x->i)
 			return "0";
-		table_time(buf + 1, cap - 1, x->i < 0 && x->i != INT64_MIN ? -x->i : x->i);
+		table_time(buf + 1, cap - 1, x->i < 0 ? -x->i : x->i);
 		buf[0] = x->i < 0 ? '-' : '+';
 		return buf;
 	case TC_PCT:
@@ -54,10 +75,23 @@ static const char *cell_text(const struct td_table *t, size_t r, size_t c, char 
 		return buf;
 	case TC_BYTES:
 		return td_fmt_bytes(buf, cap, (double)x->i);
+	case TC_MEM:
+		return mem_text(buf, cap, x->i);
+	case TC_FLOPS: { /* key_averages: '{0:8.3f}', "--" for none */
+		double v = (double)x->i;
+		int k;
+		if (x->i <= 0)
+			return "--";
+		for (k = 0; k < t->cols[c].scale; k++)
+			v /= 1000.0;
+		snprintf(buf, cap, "%.3f", v);
+		return buf;
+	}
 	default:
 		return td_table_text(t, x->s);
 	}
 }
+#define cell_text table_cell_text
 
 static int text_col(enum td_col_type ty)
 {
@@ -159,6 +193,29 @@ static void table_text(FILE *f, const struct td_table *t, const struct table_vie
 				w[c] = k;
 		}
 		used += w[c] + 2;
+	}
+	while (!v->wide && ntext && used + NAME_ROOM * ntext > TEXT_WIDTH) {
+		/* the names keep their room: numbers of the lowest rank go first */
+		size_t drop = t->ncols;
+		for (c = 0; c < t->ncols; c++)
+			if (on[c] && t->cols[c].narrow > 1 &&
+			    (drop == t->ncols || t->cols[c].narrow >= t->cols[drop].narrow))
+				drop = c;
+		if (drop == t->ncols)
+			break;
+		for (c = 0; c < t->ncols; c++)
+			if (on[c] && c != drop && t->cols[c].narrow == t->cols[drop].narrow) {
+				on[c] = 0;
+				if (text_col(t->cols[c].type))
+					ntext--;
+				else
+					used -= w[c] + 2;
+			}
+		on[drop] = 0;
+		if (text_col(t->cols[drop].type))
+			ntext--;
+		else
+			used -= w[drop] + 2;
 	}
 	{ /* text columns share what is left of 100: other text as wide as it is (at most 45% of
 	   * what is left, split between them), the names the rest */
@@ -341,7 +398,7 @@ void render_table_csv(FILE *f, const struct td_table *t, const struct table_view
 				csv_field(f, td_table_text(t, x->s));
 			else if (t->cols[c].type == TC_PCT)
 				fprintf(f, "%.6f", x->f);
-			else
+			else if (x->i != TD_CELL_NONE)
 				fprintf(f, "%lld", (long long)x->i);
 		}
 		fputs("\r\n", f);
@@ -359,6 +416,9 @@ void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n)
 		yajl_gen_map_open(g);
 		for (c = 0; c < t->ncols; c++) {
 			const union td_cell *x = td_table_cell(t, r, c);
+			if (!text_col(t->cols[c].type) && t->cols[c].type != TC_PCT &&
+			    x->i == TD_CELL_NONE)
+				continue; /* the trace cannot give it */
 			out_json_key(g, t->cols[c].id);
 			if (text_col(t->cols[c].type))
 				out_json_str(g, td_table_text(t, x->s));

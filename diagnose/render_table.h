@@ -26,5 +26,8 @@ void render_table_json(FILE *f, const struct td_table *t, const struct table_vie
 void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n);
 /* key_averages' time format: "850.000us", "1.234ms", "2.010s" (ns kept in JSON and CSV). */
 const char *table_time(char *buf, size_t cap, int64_t ns);
+/* Cell (r, c) as text, md and HTML show it ("--" for one the trace cannot give): in buf, or a
+ * string of the table's. */
+const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *buf, size_t cap);
 
 #endif

@@ -10,10 +10,10 @@
 #include "tables/ops.h"
 
 const struct td_col td_diff_cols[] = {
-	{"kind", "Kind", TC_TEXT, 1},                 {"name", "Name", TC_NAME, 1},
-	{"base_ns", "BASE/step", TC_NS, 1},           {"current_ns", "CURRENT/step", TC_NS, 1},
-	{"change_ns", "Change/step", TC_SNS, 1},      {"base_calls", "BASE calls", TC_COUNT, 0},
-	{"current_calls", "CURRENT calls", TC_COUNT, 0}, {"status", "", TC_TEXT, 1},
+	{"kind", "Kind", TC_TEXT, 1, 0},                 {"name", "Name", TC_NAME, 1, 0},
+	{"base_ns", "BASE/step", TC_NS, 1, 0},           {"current_ns", "CURRENT/step", TC_NS, 1, 0},
+	{"change_ns", "Change/step", TC_SNS, 1, 0},      {"base_calls", "BASE calls", TC_COUNT, 0, 0},
+	{"current_calls", "CURRENT calls", TC_COUNT, 0, 0}, {"status", "", TC_TEXT, 1, 0},
 };
 const size_t td_diff_ncols = sizeof(td_diff_cols) / sizeof(td_diff_cols[0]);
 
@@ -93,7 +93,7 @@ void td_diff_build(struct td_analysis *base, struct td_analysis *cur, struct td_
 	side(cur, &out->cur);
 	td_table_init(&out->rows, "tracedoc.diff/1", td_diff_cols, td_diff_ncols);
 	for (s = 0; s < 2; s++) {
-		struct td_ops_opts o = {0, TD_GROUP_NAME};
+		struct td_ops_opts o = {0, TD_GROUP_NAME, 1};
 		struct td_table ops, ker;
 		const struct td_diff_side *sd = s ? &out->cur : &out->base;
 		int64_t div = sd->steps ? (int64_t)sd->steps : 1;

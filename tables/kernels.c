@@ -12,11 +12,11 @@
 #include "tables/ops.h"
 
 const struct td_col td_kernel_cols[] = {
-	{"name", "Name", TC_NAME, 1},           {"category", "Category", TC_TEXT, 1},
-	{"calls", "# of Calls", TC_COUNT, 1},   {"total_ns", "Total", TC_NS, 1},
-	{"avg_ns", "Avg", TC_NS, 1},            {"min_ns", "Min", TC_NS, 0},
-	{"max_ns", "Max", TC_NS, 0},            {"busy_pct", "GPU busy %", TC_PCT, 1},
-	{"top_op", "Launched by", TC_NAME, 1},  {"top_op_calls", "# by it", TC_COUNT, 0},
+	{"name", "Name", TC_NAME, 1, 0},           {"category", "Category", TC_TEXT, 3, 0},
+	{"calls", "# of Calls", TC_COUNT, 1, 0},   {"total_ns", "Total", TC_NS, 1, 0},
+	{"avg_ns", "Avg", TC_NS, 1, 0},            {"min_ns", "Min", TC_NS, 0, 0},
+	{"max_ns", "Max", TC_NS, 0, 0},            {"busy_pct", "GPU busy %", TC_PCT, 1, 0},
+	{"top_op", "Launched by", TC_NAME, 2, 0},  {"top_op_calls", "# by it", TC_COUNT, 0, 0},
 };
 const size_t td_kernel_ncols = sizeof(td_kernel_cols) / sizeof(td_kernel_cols[0]);
 

@@ -11,7 +11,10 @@ void td_table_init(struct td_table *t, const char *schema, const struct td_col *
 {
 	memset(t, 0, sizeof(*t));
 	t->schema = schema;
-	t->cols = cols;
+	if (n > TD_TABLE_MAXCOLS)
+		n = TD_TABLE_MAXCOLS;
+	memcpy(t->own, cols, n * sizeof(*cols));
+	t->cols = t->own;
 	t->ncols = n;
 	td_vec_init(&t->cells, sizeof(union td_cell));
 	td_strtab_init(&t->strs);

@@ -21,13 +21,22 @@ enum td_col_type {
 	TC_BYTES,  /* bytes */
 	TC_SNS,    /* a signed time difference, ns */
 	TC_SCOUNT, /* a signed count difference */
+	TC_MEM,    /* signed bytes, as key_averages prints memory: "37.53 Kb", "-12 b" */
+	TC_FLOPS,  /* a count of floating-point operations, shown divided by 1000^scale */
 };
+
+/* A numeric cell the trace cannot give (a FLOP count of an op without a formula): "--" in text
+ * and md, empty in csv, no key in JSON; sorts below every value. */
+#define TD_CELL_NONE INT64_MIN
+#define TD_TABLE_MAXCOLS 24
 
 struct td_col {
 	const char *id;     /* JSON key and --sort name: "self_cpu_ns" */
 	const char *title;  /* heading, as key_averages spells it: "Self CPU" */
 	enum td_col_type type;
-	int narrow;         /* shown in the 100-column text form (the rest with --wide) */
+	int narrow;         /* in the 100-column text form: 0 only with --wide, 1 always, 2 and up
+			     * while the names keep room (the highest dropped first) */
+	int scale;          /* TC_FLOPS: shown divided by 1000^scale */
 };
 
 union td_cell {
@@ -45,8 +54,9 @@ struct td_meta {
 
 struct td_table {
 	const char *schema;        /* "tracedoc.ops/1" */
-	const struct td_col *cols;
+	const struct td_col *cols; /* = own */
 	size_t ncols;
+	struct td_col own[TD_TABLE_MAXCOLS];
 	struct td_vec cells;       /* union td_cell, ncols per row */
 	size_t nrows;
 	struct td_strtab strs;
@@ -54,6 +64,7 @@ struct td_table {
 	size_t nmeta;
 };
 
+/* cols are copied (at most TD_TABLE_MAXCOLS) */
 void td_table_init(struct td_table *t, const char *schema, const struct td_col *cols, size_t n);
 void td_table_free(struct td_table *t);
 /* Appends a row of zeroed cells; returns it (valid until the next row). */
