@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all] [--group-by name|shape|stack]
- *                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]
+ *                    [--fold-runtime] [--format text|md|json|csv] [--wide] [-o FILE]
+ *                    [--config FILE]
  * The operator table prof.key_averages().table() prints, from a saved trace. */
 #include <stdio.h>
 #include <string.h>
@@ -14,15 +15,19 @@
 static void ops_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all]\n"
-		   "                    [--group-by name|shape|stack] [--format text|md|json|csv]\n"
-		   "                    [--wide] [-o FILE] [--config FILE]\n"
-		   "  a row per operator, as prof.key_averages().table() prints it: self and total\n"
-		   "  CPU and CUDA time, calls; sorted by cuda_time_total (cpu_time_total without\n"
-		   "  GPU ops), top 15 in text and md, every row in json and csv unless --top\n"
-		   "  --window    steps (default when the trace has ProfilerStep#) or all\n"
-		   "  --group-by  name, shape (Input Dims, record_shapes=True) or stack (the\n"
-		   "              innermost user Python frame, with_stack=True)\n"
-		   "  --wide      text: every column and whole names (wider than 100 columns)\n");
+		   "                    [--group-by name|shape|stack] [--fold-runtime]\n"
+		   "                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]\n"
+		   "  a row per operator, runtime call and GPU activity, as\n"
+		   "  prof.key_averages().table() prints it: self and total CPU and CUDA time,\n"
+		   "  memory (profile_memory=True), calls, FLOPs (record_shapes=True); sorted by\n"
+		   "  cuda_time_total (cpu_time_total without GPU ops), top 15 in text and md, every\n"
+		   "  row in json and csv unless --top\n"
+		   "  --window        steps (default when the trace has ProfilerStep#) or all\n"
+		   "  --group-by      name, shape (Input Dims, record_shapes=True) or stack (the\n"
+		   "                  innermost user Python frame, with_stack=True)\n"
+		   "  --fold-runtime  no runtime-call or GPU rows: a runtime call's time stays in\n"
+		   "                  the op that made it (Self CPU then differs from PyTorch's)\n"
+		   "  --wide          text: every column and whole names (wider than 100 columns)\n");
 }
 
 /* key_averages' sort_by names */
@@ -30,7 +35,10 @@ static const char *const aliases[] = {
 	"cpu_time_total", "cpu_total_ns", "cuda_time_total", "cuda_total_ns",
 	"self_cpu_time_total", "self_cpu_ns", "self_cuda_time_total", "self_cuda_ns",
 	"cpu_time", "cpu_avg_ns", "cuda_time", "cuda_avg_ns", "count", "calls",
-	"device_time_total", "cuda_total_ns", "self_device_time_total", "self_cuda_ns", NULL,
+	"device_time_total", "cuda_total_ns", "self_device_time_total", "self_cuda_ns",
+	"cpu_memory_usage", "cpu_mem_bytes", "self_cpu_memory_usage", "self_cpu_mem_bytes",
+	"cuda_memory_usage", "cuda_mem_bytes", "self_cuda_memory_usage", "self_cuda_mem_bytes",
+	"flops", "flops", NULL,
 };
 
 int cmd_ops(int argc, char **argv)
@@ -42,10 +50,11 @@ int cmd_ops(int argc, char **argv)
 	struct td_ops_opts o;
 	struct td_table t;
 	char title[1400], footer[200], b1[32], b2[32], b3[32];
-	int rc;
+	int rc, fold = 0;
 	size_t i, ngpu = 0;
 	const struct cli_opt opts[] = {
-		TABLE_CMD_OPTS(&c), {"--group-by", 0, &group, NULL}, {NULL, 0, NULL, NULL},
+		TABLE_CMD_OPTS(&c), {"--group-by", 0, &group, NULL}, {"--fold-runtime", 0, NULL, &fold},
+		{NULL, 0, NULL, NULL},
 	};
 
 	table_cmd_init(&c);
@@ -59,6 +68,7 @@ int cmd_ops(int argc, char **argv)
 	}
 	memset(&o, 0, sizeof(o));
 	o.window_all = c.window_all;
+	o.fold_runtime = fold;
 	o.group = !strcmp(group, "shape") ? TD_GROUP_SHAPE : !strcmp(group, "stack") ? TD_GROUP_STACK
 									     : TD_GROUP_NAME;
 	td_ops_table(&c.a, &o, &t);

@@ -7,21 +7,10 @@
 
 #include "common/alloc.h"
 #include "common/fmt.h"
+#include "common/sat.h"
 #include "rules/names.h"
+#include "tables/flops.h"
 #include "tables/groups.h"
-
-#define OPS_COLS(...) \
-	{"name", "Name", TC_NAME, 1}, __VA_ARGS__ \
-	{"self_cpu_pct", "Self CPU %", TC_PCT, 0}, {"self_cpu_ns", "Self CPU", TC_NS, 1}, \
-	{"cpu_total_pct", "CPU total %", TC_PCT, 0}, {"cpu_total_ns", "CPU total", TC_NS, 1}, \
-	{"cpu_avg_ns", "CPU time avg", TC_NS, 0}, {"self_cuda_ns", "Self CUDA", TC_NS, 1}, \
-	{"self_cuda_pct", "Self CUDA %", TC_PCT, 1}, {"cuda_total_ns", "CUDA total", TC_NS, 1}, \
-	{"cuda_avg_ns", "CUDA time avg", TC_NS, 0}, {"calls", "# of Calls", TC_COUNT, 1},
-
-const struct td_col td_ops_cols[] = {OPS_COLS()};
-const size_t td_ops_ncols = sizeof(td_ops_cols) / sizeof(td_ops_cols[0]);
-static const struct td_col shape_cols[] = {OPS_COLS({"shape", "Input Shapes", TC_TEXT, 1},)};
-static const struct td_col stack_cols[] = {OPS_COLS({"stack", "Source Location", TC_TEXT, 1},)};
 
 const char *td_table_window(const struct td_analysis *a, int window_all, int64_t *from,
 			    int64_t *to)
@@ -50,10 +39,25 @@ uint32_t td_op_parent(const struct td_trace *t, uint32_t ev)
 	return p;
 }
 
+/* Names key_averages leaves out (torch/autograd/profiler.py, _filter_name): their time stays
+ * in the op around them. */
+static const char *const filtered_names[] = {
+	"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+	"profiler::_record_function_enter_new", "profiler::_record_function_exit",
+	"aten::is_leaf", "aten::output_nr", "aten::_version",
+};
+#define NFILTERED (sizeof(filtered_names) / sizeof(filtered_names[0]))
+
+enum row_kind { ROW_OP, ROW_RUNTIME, ROW_GPU };
+static const char *const kind_names[] = {"op", "runtime", "gpu"};
+
 struct acc {
 	uint32_t name, extra;      /* name id (0: ProfilerStep*), group text id in the table */
+	uint8_t kind, maybe_flops;
 	uint64_t calls;
 	int64_t self_cpu, cpu_total, self_cuda, cuda_total;
+	int64_t mem[2], self_mem[2]; /* [0] host, [1] device */
+	int64_t flops;             /* -1: no call with a formula */
 };
 
 struct groups {
@@ -62,10 +66,13 @@ struct groups {
 	size_t cap;
 };
 
-static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra)
+static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra, enum row_kind kind,
+			 const char *text)
 {
 	int added;
-	uint32_t i = td_group(&g->map, name, extra, &added);
+	/* key_averages keeps a GPU activity apart from a CPU event of its name (a kernel and the
+	 * Inductor range that launches it) */
+	uint32_t i = td_group(&g->map, kind == ROW_GPU ? name | 0x80000000u : name, extra, &added);
 
 	if (added) {
 		if (i == g->cap) {
@@ -75,29 +82,257 @@ static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra)
 		memset(&g->acc[i], 0, sizeof(g->acc[0]));
 		g->acc[i].name = name;
 		g->acc[i].extra = extra;
+		g->acc[i].kind = (uint8_t)kind;
+		g->acc[i].flops = -1;
+		g->acc[i].maybe_flops = kind == ROW_OP && td_op_has_flops(text);
 	}
 	return i;
+}
+
+struct ctx {
+	const struct td_analysis *a;
+	const struct td_trace *t;
+	const struct td_ops_opts *o;
+	int64_t from, to;
+	uint32_t filtered[NFILTERED];
+	uint32_t *grp;             /* per event: its row's group, TD_NONE when not a row */
+};
+
+static int filtered(const struct ctx *c, uint32_t name)
+{
+	size_t i;
+
+	for (i = 0; i < NFILTERED; i++)
+		if (c->filtered[i] && c->filtered[i] == name)
+			return 1;
+	return 0;
+}
+
+/* a host event that can be a row: an op, an annotation, and unless folded a runtime call */
+static int row_kind(const struct ctx *c, const struct td_event *ev)
+{
+	return is_op(ev->kind) || (ev->kind == TD_K_RUNTIME && !c->o->fold_runtime);
+}
+
+/* the innermost host event around ev that can be a row (Python frames, other spans and the
+ * names left out skipped), or TD_NONE; as EventList._populate_cpu_children nests, one that
+ * starts where another ends (an instant at a call's end, two instants at one time) is not in it */
+static uint32_t row_parent(const struct ctx *c, uint32_t ev)
+{
+	int64_t ts = td_trace_ev(c->t, ev)->ts;
+	uint32_t p = td_trace_parent(c->t, ev);
+
+	for (; p != TD_NONE; p = td_trace_parent(c->t, p)) {
+		const struct td_event *e = td_trace_ev(c->t, p);
+		if (row_kind(c, e) && !filtered(c, e->name) &&
+		    (c->o->fold_runtime || ts < td_ev_end(e)))
+			return p;
+	}
+	return TD_NONE;
+}
+
+/* per host event */
+#define F_ROW 0x01      /* a row's event: in the window, of a row kind, not left out */
+#define F_DUP 0x02      /* nested alone in a row of its name: no row of its own */
+#define F_REPLACED 0x04 /* holds such a one */
+#define F_CHILD1 0x08   /* rows nested in it: 0, 1 or 2+ (F_NCHILD) */
+#define F_NCHILD 0x18
+
+/* the name key_averages groups by: ProfilerStep#N as ProfilerStep* (id 0) */
+static uint32_t row_name(const struct ctx *c, uint32_t e)
+{
+	uint32_t name = td_trace_ev(c->t, e)->name;
+
+	return td_an_class(c->a, name) & NC_STEP ? 0 : name;
+}
+
+static uint32_t extra_of(struct ctx *c, struct td_table *out, uint32_t e)
+{
+	if (c->o->group == TD_GROUP_SHAPE) {
+		const struct td_op_args *oa = td_kind_on_gpu_track(td_trace_ev(c->t, e)->kind) ? NULL
+			: td_trace_op_args(c->t, e);
+		return td_table_str(out, oa && oa->dims ? td_trace_name(c->t, oa->dims) : "");
+	}
+	if (c->o->group == TD_GROUP_STACK) {
+		char b[1100];
+		return td_table_str(out, td_kind_on_gpu_track(td_trace_ev(c->t, e)->kind) ? ""
+				    : td_an_user_frame(c->a, e, b, sizeof(b)));
+	}
+	return 0;
+}
+
+/* [memory] samples to the rows around them on their thread, as key_averages counts them: an
+ * event holds the samples from its start to its end, both included; totals in memc/memg */
+static void attribute_memory(const struct ctx *c, int64_t *mem[2])
+{
+	const struct td_trace *t = c->t;
+	size_t ntr = t->tracks.len, i, *first = td_calloc(ntr + 1, sizeof(*first));
+	uint32_t *order = td_malloc((t->mem.len ? t->mem.len : 1) * sizeof(*order));
+	uint32_t *stack = NULL;
+	size_t cap = 0, tr;
+
+	for (i = 0; i < t->mem.len; i++) { /* the samples by thread, each thread's in time order */
+		uint32_t k = TD_VEC_AT(&t->mem, struct td_mem_sample, i).track;
+		if (k < ntr)
+			first[k + 1]++;
+	}
+	for (tr = 0; tr < ntr; tr++)
+		first[tr + 1] += first[tr];
+	{
+		size_t *at = td_malloc((ntr ? ntr : 1) * sizeof(*at));
+		memcpy(at, first, ntr * sizeof(*at));
+		for (i = 0; i < t->mem.len; i++) {
+			uint32_t k = TD_VEC_AT(&t->mem, struct td_mem_sample, i).track;
+			if (k < ntr)
+				order[at[k]++] = (uint32_t)i;
+		}
+		free(at);
+	}
+	for (tr = 0; tr < ntr; tr++) {
+		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
+		uint32_t e = k->first, end = k->first + k->count;
+		size_t sp = 0, s;
+		for (s = first[tr]; s < first[tr + 1]; s++) {
+			const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample,
+								    order[s]);
+			size_t j;
+			for (; e < end && td_trace_ev(t, e)->ts <= m->ts; e++) {
+				const struct td_event *ev = td_trace_ev(t, e);
+				if (c->grp[e] == TD_NONE)
+					continue;
+				while (sp && td_ev_end(td_trace_ev(t, stack[sp - 1])) < ev->ts)
+					sp--;
+				if (sp == cap) {
+					cap = cap ? cap * 2 : 64;
+					stack = td_realloc(stack, cap * sizeof(*stack));
+				}
+				stack[sp++] = e;
+			}
+			while (sp && td_ev_end(td_trace_ev(t, stack[sp - 1])) < m->ts)
+				sp--;
+			for (j = 0; j < sp; j++) /* one that ended at a sibling's start may lie below */
+				if (td_ev_end(td_trace_ev(t, stack[j])) >= m->ts)
+					mem[m->device >= 0][stack[j]] =
+						td_sat_add(mem[m->device >= 0][stack[j]], m->bytes);
+		}
+	}
+	free(stack);
+	free(order);
+	free(first);
+}
+
+/* the columns present, in key_averages' order */
+static size_t columns(struct td_col *cols, const struct td_ops_opts *o, int gpu, int mem_host,
+		      int mem_dev, int flops)
+{
+	size_t n = 0;
+#define COL(...) cols[n++] = (struct td_col){__VA_ARGS__, 0}
+	COL("name", "Name", TC_NAME, 1);
+	if (!o->fold_runtime) /* folded, every row is an op */
+		COL("kind", "Kind", TC_TEXT, 0);
+	COL("self_cpu_pct", "Self CPU %", TC_PCT, 0);
+	COL("self_cpu_ns", "Self CPU", TC_NS, 1);
+	COL("cpu_total_pct", "CPU total %", TC_PCT, 0);
+	COL("cpu_total_ns", "CPU total", TC_NS, gpu ? 2 : 1);
+	COL("cpu_avg_ns", "CPU time avg", TC_NS, 0);
+	if (gpu) {
+		COL("self_cuda_ns", "Self CUDA", TC_NS, 1);
+		COL("self_cuda_pct", "Self CUDA %", TC_PCT, 3);
+		COL("cuda_total_ns", "CUDA total", TC_NS, 1);
+		COL("cuda_avg_ns", "CUDA time avg", TC_NS, 0);
+	}
+	if (mem_host) {
+		COL("cpu_mem_bytes", "CPU Mem", TC_MEM, 5);
+		COL("self_cpu_mem_bytes", "Self CPU Mem", TC_MEM, 5);
+	}
+	if (mem_dev) {
+		COL("cuda_mem_bytes", "CUDA Mem", TC_MEM, 6);
+		COL("self_cuda_mem_bytes", "Self CUDA Mem", TC_MEM, 6);
+	}
+	COL("calls", "# of Calls", TC_COUNT, 1);
+	if (o->group == TD_GROUP_SHAPE)
+		COL("shape", "Input Shapes", TC_TEXT, 1);
+	else if (o->group == TD_GROUP_STACK)
+		COL("stack", "Source Location", TC_TEXT, 1);
+	if (flops)
+		COL("flops", "Total FLOPs", TC_FLOPS, 4);
+#undef COL
+	return n;
+}
+
+/* a mean to the nearest ns, a half to even: as key_averages' float mean prints ("%.3f" of
+ * 3.0625 us is 3.062) */
+static int64_t avg(int64_t total, uint64_t calls)
+{
+	__int128 q, r;
+
+	if (!calls)
+		return 0;
+	q = (__int128)total / (__int128)calls;
+	r = (__int128)total % (__int128)calls;
+	if (r < 0) { /* a negative total (overlapping children): toward -inf first */
+		q--;
+		r += (__int128)calls;
+	}
+	if (2 * r > (__int128)calls || (2 * r == (__int128)calls && (q & 1)))
+		q++;
+	return (int64_t)q;
+}
+
+/* key_averages' FLOPs unit: by the smallest total (profiler_util.auto_scale_flops) */
+static void flops_unit(struct td_col *c, int64_t min)
+{
+	static const char *const titles[] = {"Total FLOPs", "Total KFLOPs", "Total MFLOPs",
+					     "Total GFLOPs", "Total TFLOPs", "Total PFLOPs"};
+	int s = 0;
+
+	while (s < 5 && min >= 1000) {
+		min /= 1000;
+		s++;
+	}
+	c->title = titles[s];
+	c->scale = s;
 }
 
 void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
-	size_t n = t->events.len, i, tr;
-	uint32_t *grp = td_malloc((n ? n : 1) * sizeof(*grp));
+	size_t n = t->events.len, i, tr, ncols;
+	struct ctx c;
 	struct td_dev_events gpu;
 	uint32_t g_ev;
 	int64_t *self = td_malloc((n ? n : 1) * sizeof(*self));
+	uint32_t *par = td_malloc((n ? n : 1) * sizeof(*par));
+	uint8_t *fl = td_calloc(n ? n : 1, sizeof(*fl));
+	int64_t *mem[2] = {NULL, NULL}, min_flops = INT64_MAX;
 	struct groups g;
-	int64_t from, to, sum_self_cpu = 0, sum_self_cuda = 0;
-	uint64_t unattributed = 0;
-	const char *wname = td_table_window(a, o->window_all, &from, &to);
+	struct td_col cols[TD_TABLE_MAXCOLS];
+	int64_t sum_self_cpu = 0, sum_self_cuda = 0;
+	uint64_t unattributed = 0, ngpu = 0;
+	int mem_host = 0, mem_dev = 0, any_dims = 0;
+	const char *wname;
 
+	memset(&c, 0, sizeof(c));
 	memset(&g, 0, sizeof(g));
-	td_table_init(out, "tracedoc.ops/1",
-		      o->group == TD_GROUP_SHAPE ? shape_cols : o->group == TD_GROUP_STACK
-		      ? stack_cols : td_ops_cols,
-		      td_ops_ncols + (o->group != TD_GROUP_NAME));
-	/* ops in the window: their group, duration, and self time (children taken off) */
+	c.a = a;
+	c.t = t;
+	c.o = o;
+	c.grp = td_malloc((n ? n : 1) * sizeof(*c.grp));
+	wname = td_table_window(a, o->window_all, &c.from, &c.to);
+	for (i = 0; i < NFILTERED; i++)
+		c.filtered[i] = td_strtab_find(&t->names, filtered_names[i],
+					       strlen(filtered_names[i]));
+	for (i = 0; i < t->devices.len; i++)
+		ngpu += TD_VEC_AT(&t->devices, struct td_device, i).ops;
+	for (i = 0; i < t->mem.len; i++) {
+		const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		mem_host |= m->device < 0;
+		mem_dev |= m->device >= 0;
+	}
+	/* a table with placeholder columns first: the strings (groups' texts) go in it */
+	td_table_init(out, "tracedoc.ops/1", cols, columns(cols, o, ngpu > 0, mem_host, mem_dev,
+							    0));
+	/* the rows' host events in the window, and the row each is nested in */
 	for (tr = 0; tr < t->tracks.len; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
 		uint32_t e;
@@ -105,38 +340,103 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			continue;
 		for (e = k->first; e < k->first + k->count; e++) {
 			const struct td_event *ev = td_trace_ev(t, e);
-			uint32_t name = ev->name, extra = 0, p;
-			grp[e] = TD_NONE;
-			if (!is_op(ev->kind) || ev->ts < from || ev->ts >= to)
+			uint32_t p;
+			fl[e] = 0;
+			par[e] = TD_NONE;
+			if (!row_kind(&c, ev) || ev->ts < c.from || ev->ts >= c.to ||
+			    filtered(&c, ev->name))
 				continue;
-			if (td_an_class(a, name) & NC_STEP)
-				name = 0; /* ProfilerStep#N: one row */
-			if (o->group == TD_GROUP_SHAPE) {
-				const struct td_op_args *oa = td_trace_op_args(t, e);
-				extra = td_table_str(out, oa && oa->dims ? td_trace_name(t, oa->dims) : "");
-			} else if (o->group == TD_GROUP_STACK) {
-				char b[1100];
-				extra = td_table_str(out, td_an_user_frame(a, e, b, sizeof(b)));
+			fl[e] = F_ROW;
+			p = row_parent(&c, e);
+			if (p != TD_NONE && (fl[p] & F_ROW)) { /* a parent earlier on this track */
+				par[e] = p;
+				if ((fl[p] & F_NCHILD) != F_NCHILD)
+					fl[p] = (uint8_t)(fl[p] + F_CHILD1);
 			}
-			grp[e] = group_of(&g, name, extra);
-			self[e] = td_ev_dur(ev);
-			g.acc[grp[e]].calls++;
-			g.acc[grp[e]].cpu_total += td_ev_dur(ev);
-			p = td_op_parent(t, e);
-			if (p != TD_NONE && grp[p] != TD_NONE) /* a parent earlier on this track */
-				self[p] -= td_ev_dur(ev);
 		}
+	}
+	/* key_averages drops a row nested alone in one of its name (EventList._remove_dup_nodes):
+	 * its children and kernels go to the parent, whose own kernels it replaces */
+	for (tr = 0; tr < t->tracks.len; tr++) {
+		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
+		uint32_t e, p;
+		if (k->is_gpu)
+			continue;
+		if (k->is_gpu || o->fold_runtime) /* folded: tracedoc's own table, every op a row */
+			continue;
+		for (e = k->first; e < k->first + k->count; e++)
+			if ((fl[e] & F_ROW) && (p = par[e]) != TD_NONE &&
+			    (fl[p] & F_NCHILD) == F_CHILD1 && row_name(&c, e) == row_name(&c, p)) {
+				fl[e] |= F_DUP;
+				fl[p] |= F_REPLACED;
+			}
+		for (e = k->first; e < k->first + k->count; e++) /* parents come first */
+			if ((p = par[e]) != TD_NONE && (fl[p] & F_DUP))
+				par[e] = par[p];
+	}
+	/* each row's group, calls, times and FLOPs */
+	for (tr = 0; tr < t->tracks.len; tr++) {
+		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
+		uint32_t e;
+		if (k->is_gpu)
+			continue;
+		for (e = k->first; e < k->first + k->count; e++) {
+			const struct td_event *ev = td_trace_ev(t, e);
+			const struct td_op_args *oa;
+			uint32_t name = row_name(&c, e);
+			struct acc *x;
+			c.grp[e] = TD_NONE;
+			if ((fl[e] & (F_ROW | F_DUP)) != F_ROW)
+				continue;
+			c.grp[e] = group_of(&g, name, extra_of(&c, out, e), ev->kind == TD_K_RUNTIME
+					    ? ROW_RUNTIME : ROW_OP, td_trace_name(t, name));
+			x = &g.acc[c.grp[e]];
+			self[e] = td_ev_dur(ev);
+			x->calls++;
+			x->cpu_total = td_sat_add(x->cpu_total, td_ev_dur(ev));
+			oa = is_op(ev->kind) ? td_trace_op_args(t, e) : NULL;
+			any_dims |= oa && oa->dims;
+			if (x->maybe_flops && oa && oa->dims) {
+				int64_t f = td_op_flops(td_trace_name(t, name), td_trace_name(t, oa->dims));
+				if (f >= 0)
+					x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
+			}
+			if (par[e] != TD_NONE)
+				self[par[e]] -= td_ev_dur(ev);
+		}
+	}
+	if (t->mem.len) {
+		mem[0] = td_calloc(n ? n : 1, sizeof(*mem[0]));
+		mem[1] = td_calloc(n ? n : 1, sizeof(*mem[1]));
+		attribute_memory(&c, mem);
 	}
 	for (tr = 0; tr < t->tracks.len; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
 		uint32_t e;
 		if (k->is_gpu)
 			continue;
-		for (e = k->first; e < k->first + k->count; e++)
-			if (grp[e] != TD_NONE) /* overlapping children (bad data) take no more than all */
-				g.acc[grp[e]].self_cpu += self[e] > 0 ? self[e] : 0;
+		for (e = k->first; e < k->first + k->count; e++) {
+			struct acc *x;
+			uint32_t p = par[e];
+			int d;
+			if (c.grp[e] == TD_NONE)
+				continue;
+			x = &g.acc[c.grp[e]];
+			/* children that overlap (a microsecond clock cuts them so) can take more than
+			 * all: key_averages keeps the negative self time; folded, it is 0 */
+			x->self_cpu += self[e] > 0 || !o->fold_runtime ? self[e] : 0;
+			if (!mem[0])
+				continue;
+			for (d = 0; d < 2; d++) {
+				x->mem[d] = td_sat_add(x->mem[d], mem[d][e]);
+				x->self_mem[d] = td_sat_add(x->self_mem[d], mem[d][e]);
+				if (p != TD_NONE)
+					g.acc[c.grp[p]].self_mem[d] =
+						td_sat_sub(g.acc[c.grp[p]].self_mem[d], mem[d][e]);
+			}
+		}
 	}
-	/* GPU ops: to the op that launched them and every op around it */
+	/* GPU ops: to the op that launched them and every op around it; rows of their own */
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &g_ev);) {
 		const struct td_event *ev = td_trace_ev(t, g_ev);
 		uint32_t l, op;
@@ -145,46 +445,89 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			continue;
 		l = td_trace_launch(t, g_ev);
 		op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
-		if (op == TD_NONE || grp[op] == TD_NONE) {
+		if (!o->fold_runtime) {
+			int64_t at = l != TD_NONE ? td_trace_ev(t, l)->ts : ev->ts;
+			if (at >= c.from && at < c.to) {
+				uint32_t gi = group_of(&g, ev->name, extra_of(&c, out, g_ev), ROW_GPU, "");
+				struct acc *x = &g.acc[gi]; /* after group_of, which may move g.acc */
+				x->calls++;
+				x->self_cuda = td_sat_add(x->self_cuda, d);
+				x->cuda_total = td_sat_add(x->cuda_total, d);
+			}
+		}
+		if (op != TD_NONE && (fl[op] & F_REPLACED))
+			continue; /* its kernels are those of the op of its name nested in it */
+		if (op != TD_NONE && (fl[op] & F_DUP))
+			op = par[op]; /* the row that took its place */
+		if (op == TD_NONE || c.grp[op] == TD_NONE) {
 			unattributed += l == TD_NONE || op == TD_NONE;
 			continue;
 		}
-		g.acc[grp[op]].self_cuda += d;
-		for (; op != TD_NONE && grp[op] != TD_NONE; op = td_op_parent(t, op))
-			g.acc[grp[op]].cuda_total += d;
+		g.acc[c.grp[op]].self_cuda += d;
+		for (; op != TD_NONE; op = par[op])
+			g.acc[c.grp[op]].cuda_total += d;
 	}
 	for (i = 0; i < g.map.n; i++) {
-		sum_self_cpu += g.acc[i].self_cpu;
-		sum_self_cuda += g.acc[i].self_cuda;
+		sum_self_cpu = td_sat_add(sum_self_cpu, g.acc[i].self_cpu);
+		/* key_averages: Self CUDA % is of the GPU activities' rows (of the ops' when folded) */
+		if (o->fold_runtime || g.acc[i].kind == ROW_GPU)
+			sum_self_cuda = td_sat_add(sum_self_cuda, g.acc[i].self_cuda);
+		if (g.acc[i].flops > 0 && g.acc[i].flops < min_flops)
+			min_flops = g.acc[i].flops;
 	}
+	/* the real columns: FLOPs when an op had a formula and its shapes */
+	ncols = columns(cols, o, ngpu > 0, mem_host, mem_dev, any_dims && min_flops != INT64_MAX);
+	if (min_flops != INT64_MAX && any_dims)
+		flops_unit(&cols[ncols - 1], min_flops);
+	memcpy(out->own, cols, ncols * sizeof(*cols));
+	out->ncols = ncols;
 	for (i = 0; i < g.map.n; i++) {
 		const struct acc *x = &g.acc[i];
 		union td_cell *row = td_table_row(out);
-		size_t c = 0;
-		row[c++].s = td_table_name(out, x->name ? td_trace_name(t, x->name) : "ProfilerStep*");
+		size_t k = 0;
+		row[k++].s = td_table_name(out, x->name ? td_trace_name(t, x->name) : "ProfilerStep*");
+		if (!o->fold_runtime)
+			row[k++].s = td_table_str(out, kind_names[x->kind]);
+		row[k++].f = sum_self_cpu ? (double)x->self_cpu / (double)sum_self_cpu : 0;
+		row[k++].i = x->self_cpu;
+		row[k++].f = sum_self_cpu ? (double)x->cpu_total / (double)sum_self_cpu : 0;
+		row[k++].i = x->cpu_total;
+		row[k++].i = x->kind != ROW_GPU ? avg(x->cpu_total, x->calls) : 0;
+		if (ngpu) {
+			row[k++].i = x->self_cuda;
+			row[k++].f = sum_self_cuda ? (double)x->self_cuda / (double)sum_self_cuda : 0;
+			row[k++].i = x->cuda_total;
+			row[k++].i = avg(x->cuda_total, x->calls);
+		}
+		if (mem_host) {
+			row[k++].i = x->mem[0];
+			row[k++].i = x->self_mem[0];
+		}
+		if (mem_dev) {
+			row[k++].i = x->mem[1];
+			row[k++].i = x->self_mem[1];
+		}
+		row[k++].i = (int64_t)x->calls;
 		if (o->group != TD_GROUP_NAME)
-			row[c++].s = x->extra;
-		row[c++].f = sum_self_cpu ? (double)x->self_cpu / (double)sum_self_cpu : 0;
-		row[c++].i = x->self_cpu;
-		row[c++].f = sum_self_cpu ? (double)x->cpu_total / (double)sum_self_cpu : 0;
-		row[c++].i = x->cpu_total;
-		row[c++].i = x->calls ? x->cpu_total / (int64_t)x->calls : 0;
-		row[c++].i = x->self_cuda;
-		row[c++].f = sum_self_cuda ? (double)x->self_cuda / (double)sum_self_cuda : 0;
-		row[c++].i = x->cuda_total;
-		row[c++].i = x->calls ? x->cuda_total / (int64_t)x->calls : 0;
-		row[c++].i = (int64_t)x->calls;
+			row[k++].s = x->extra;
+		if (k < ncols)
+			row[k++].i = x->flops >= 0 ? x->flops : TD_CELL_NONE;
 	}
 	td_table_meta_str(out, "window", wname);
-	td_table_meta_int(out, "window_start_ns", from);
-	td_table_meta_int(out, "window_end_ns", to);
+	td_table_meta_int(out, "window_start_ns", c.from);
+	td_table_meta_int(out, "window_end_ns", c.to);
 	td_table_meta_str(out, "group_by", o->group == TD_GROUP_SHAPE ? "shape"
 			  : o->group == TD_GROUP_STACK ? "stack" : "name");
+	td_table_meta_str(out, "runtime_calls", o->fold_runtime ? "folded" : "rows");
 	td_table_meta_int(out, "self_cpu_total_ns", sum_self_cpu);
 	td_table_meta_int(out, "self_cuda_total_ns", sum_self_cuda);
 	td_table_meta_int(out, "gpu_ops_without_op", (int64_t)unattributed);
 	td_groups_free(&g.map);
 	free(g.acc);
+	free(mem[0]);
+	free(mem[1]);
 	free(self);
-	free(grp);
+	free(par);
+	free(fl);
+	free(c.grp);
 }

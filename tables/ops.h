@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* The operator table of a trace, as prof.key_averages() prints it, from the saved file: a row
- * per CPU op and user annotation name (or name and input shapes, or name and call site).
- *   children: the ops nested in an op on its thread (Python frames between them skipped);
- *   self CPU: an op's duration minus its direct children's;
- *   a runtime call belongs to its innermost enclosing op, a GPU op (kernel, memcpy, memset) to
- *   the runtime call that launched it (correlation);
- *   CUDA total: the GPU ops launched anywhere inside an op; self CUDA: those it launched
- *   directly. Percentages are of the sum over all rows of the self column (so they sum to 100%).
+ * per name (or name and input shapes, or name and call site) of the events key_averages has
+ * rows for: CPU ops and user annotations (kind "op"), runtime calls (cudaLaunchKernel, ...:
+ * "runtime") and GPU activities (kernels, memcpy, memset: "gpu").
+ *   children: the row events nested in one on its thread (Python frames between them skipped,
+ *   and the names key_averages leaves out: aten::is_leaf, aten::output_nr, ...);
+ *   self CPU: an event's duration minus its direct children's, so a runtime call's time leaves
+ *   the op that made it, as in PyTorch (with fold_runtime, runtime calls are no rows and their
+ *   time stays in the op: tracedoc's earlier table);
+ *   a GPU op belongs to the innermost op around the runtime call that launched it
+ *   (correlation); CUDA total: the GPU ops launched anywhere inside an op; self CUDA: those it
+ *   launched directly; a GPU row's self and total CUDA are its own time;
+ *   memory (profile_memory=True): an event's [memory] samples on its thread from its start to
+ *   its end, both included (key_averages counts any thread's); self: minus its children's;
+ *   FLOPs: tables/flops.h, from record_shapes' Input Dims; absent (TD_CELL_NONE) without.
+ * Self CPU % is of the sum of every row's self CPU; Self CUDA % of the GPU rows' time (of the
+ * ops' self CUDA when folded). Columns a trace cannot fill (CUDA without GPU ops, memory
+ * without samples, FLOPs without shapes) are left out.
  * ProfilerStep#N annotations are one row, "ProfilerStep*", as key_averages shows them.
  * Library code: never prints. */
 #ifndef TD_TABLES_OPS_H
@@ -20,11 +30,8 @@ enum td_group_by { TD_GROUP_NAME, TD_GROUP_SHAPE, TD_GROUP_STACK };
 struct td_ops_opts {
 	int window_all;            /* 0: the steady-state steps when the trace has them */
 	enum td_group_by group;
+	int fold_runtime;          /* runtime calls no rows: their time in the op that made them */
 };
-
-/* The columns, key_averages' names and order; "name" first. */
-extern const struct td_col td_ops_cols[];
-extern const size_t td_ops_ncols;
 
 /* Fills out (td_table_init'ed here) with one row per group, unsorted. */
 void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out);

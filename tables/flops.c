@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+#include "tables/flops.h"
+
+#include <string.h>
+
+#include "common/sat.h"
+
+#define MAX_IN 4   /* inputs looked at */
+#define MAX_DIM 8  /* dimensions of one */
+
+struct dims {
+	int n;                       /* inputs read */
+	int rank[MAX_IN];            /* -1: not a list of numbers (a scalar, a tensor list) */
+	int64_t d[MAX_IN][MAX_DIM];
+};
+
+static const char *ws(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* "[[32, 64], [], [[1], [2]]]": the first MAX_IN inputs' sizes; 0 when it is no such list */
+static int parse(const char *s, struct dims *o)
+{
+	memset(o, 0, sizeof(*o));
+	s = ws(s);
+	if (*s++ != '[')
+		return 0;
+	for (s = ws(s); *s && *s != ']'; s = ws(s)) {
+		int k = o->n < MAX_IN ? o->n : -1, depth = 0;
+		if (*s != '[')
+			return 0;
+		if (k >= 0)
+			o->rank[k] = 0;
+		for (; *s; s++) { /* one input: [a, b] (or deeper: not a tensor's sizes) */
+			if (*s == '[') {
+				if (++depth > 1 && k >= 0)
+					o->rank[k] = -1;
+			} else if (*s == ']') {
+				if (--depth == 0) {
+					s++;
+					break;
+				}
+			} else if (*s >= '0' && *s <= '9' && depth == 1 && k >= 0 && o->rank[k] >= 0) {
+				int64_t v = 0;
+				while (*s >= '0' && *s <= '9')
+					v = td_sat_add(td_sat_mul(v, 10), *s++ - '0');
+				s--;
+				if (o->rank[k] < MAX_DIM)
+					o->d[k][o->rank[k]] = v;
+				o->rank[k] = o->rank[k] < MAX_DIM ? o->rank[k] + 1 : -1;
+			}
+		}
+		if (depth)
+			return 0;
+		o->n++;
+		s = ws(s);
+		if (*s == ',')
+			s++;
+	}
+	return *s == ']';
+}
+
+static int64_t prod(const int64_t *v, int n)
+{
+	int64_t p = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		p = td_sat_mul(p, v[i]);
+	return p;
+}
+
+/* 2 * (b *) n * k * m for inputs a (n x k) and b (k x m), rank 2 or 3 (batched) */
+static int64_t matmul(const struct dims *x, int a, int b, int rank)
+{
+	const int64_t *p, *q;
+
+	if (x->n <= a || x->n <= b || x->rank[a] != rank || x->rank[b] != rank)
+		return -1;
+	p = x->d[a];
+	q = x->d[b];
+	if (rank == 2)
+		return td_sat_mul(2, td_sat_mul(td_sat_mul(p[0], p[1]), q[1]));
+	return td_sat_mul(2, td_sat_mul(td_sat_mul(td_sat_mul(p[0], p[1]), p[2]), q[2]));
+}
+
+static const char *const formulas[] = {"mm", "addmm", "bmm", "baddbmm", "mul", "add"};
+
+int td_op_has_flops(const char *name)
+{
+	size_t i;
+
+	if (!name || strncmp(name, "aten::", 6))
+		return 0;
+	for (i = 0; i < sizeof(formulas) / sizeof(formulas[0]); i++)
+		if (!strcmp(name + 6, formulas[i]))
+			return 1;
+	return 0;
+}
+
+int64_t td_op_flops(const char *name, const char *dims)
+{
+	struct dims x;
+
+	if (!name || !dims || strncmp(name, "aten::", 6) || !parse(dims, &x))
+		return -1;
+	name += 6;
+	if (!strcmp(name, "mm"))
+		return matmul(&x, 0, 1, 2);
+	if (!strcmp(name, "addmm"))
+		return matmul(&x, 1, 2, 2);
+	if (!strcmp(name, "bmm"))
+		return matmul(&x, 0, 1, 3);
+	if (!strcmp(name, "baddbmm"))
+		return matmul(&x, 1, 2, 3);
+	if (!strcmp(name, "mul") || !strcmp(name, "add"))
+		return x.n && x.rank[0] >= 0 ? prod(x.d[0], x.rank[0]) : -1;
+	return -1;
+}
