@@ -52,7 +52,13 @@ check "$tmp/ops.json" '
 rows = {r["name"]: r for r in d["rows"]}
 assert d["schema"] == "tracedoc.ops/1" and d["window"] == "steps", d["window"]
 lin = rows["aten::linear"]
-assert (lin["calls"], lin["self_cpu_ns"], lin["cpu_total_ns"]) == (4, 40000, 40000), lin
+# its cudaLaunchKernel (5 us) is a row of its own, as in key_averages, out of its self time
+assert (lin["kind"], lin["calls"], lin["self_cpu_ns"], lin["cpu_total_ns"]) == ("op", 4, 20000, 40000), lin
+rt = rows["cudaLaunchKernel"]
+assert (rt["kind"], rt["calls"], rt["self_cpu_ns"], rt["self_cuda_ns"]) == ("runtime", 4, 20000, 0), rt
+k = rows["gemm_kernel"]
+assert (k["kind"], k["calls"], k["cpu_total_ns"], k["self_cuda_ns"], k["cuda_total_ns"]) == ("gpu", 4, 0, 4 * 560000, 4 * 560000), k
+assert "cpu_mem_bytes" not in lin and "flops" not in lin, lin  # no [memory] samples, no shapes
 assert (lin["self_cuda_ns"], lin["cuda_total_ns"], lin["cuda_avg_ns"]) == (4 * 560000,) * 2 + (560000,), lin
 assert abs(lin["self_cuda_pct"] - 1.0) < 1e-9
 ps = rows["ProfilerStep*"]
@@ -67,14 +73,20 @@ assert [r["name"] for r in d["rows"]][0] in ("ProfilerStep*", "aten::linear")'
 # --sort and key_averages names, --top
 "$bin" ops $R/dataloader.json --format json --sort self_cpu_time_total --top 1 >"$tmp/o1.json"
 check "$tmp/o1.json" '
-assert len(d["rows"]) == 1 and d["rows_total"] == 3, d
+assert len(d["rows"]) == 1 and d["rows_total"] == 5, d
 assert d["rows"][0]["name"] == "ProfilerStep*"'
+# --fold-runtime: tracedoc's folded table, runtime time kept in the op, no runtime or GPU rows
+"$bin" ops $R/dataloader.json --format json --fold-runtime >"$tmp/of.json"
+check "$tmp/of.json" '
+rows = {r["name"]: r for r in d["rows"]}
+assert d["rows_total"] == 3 and d["runtime_calls"] == "folded", d
+assert rows["aten::linear"]["self_cpu_ns"] == 40000 and "kind" not in rows["aten::linear"]'
 "$bin" ops $R/dataloader.json --format csv >"$tmp/ops.csv"
-if head -1 "$tmp/ops.csv" | grep -q '^name,self_cpu_pct,self_cpu_ns,' &&
+if head -1 "$tmp/ops.csv" | grep -q '^name,kind,self_cpu_pct,self_cpu_ns,' &&
 	python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert {x['name'] for x in r} >= {'aten::linear'}" "$tmp/ops.csv"; then ok
 else bad "ops csv"; fi
 expect_rc 2 "$bin" ops $R/dataloader.json --sort nonsense
-if grep -q "not a column; one of: name, self_cpu_pct" "$tmp/err"; then ok; else bad "--sort error names the columns"; fi
+if grep -q "not a column; one of: name, kind, self_cpu_pct" "$tmp/err"; then ok; else bad "--sort error names the columns"; fi
 expect_rc 2 "$bin" ops $R/dataloader.json --group-by color
 expect_rc 2 "$bin" ops $R/dataloader.json --window later
 expect_rc 2 "$bin" ops $R/dataloader.json --top 0
