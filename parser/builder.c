@@ -253,6 +253,21 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		c->out_nelems = e->out_nelems > 0 ? e->out_nelems : -1;
 		ev->flags |= TD_EF_COLL;
 	}
+	if (k == TD_K_KERNEL && e->has_launch && e->has_corr) {
+		struct td_launch *l = td_vec_push(&t->launches);
+#define CLAMP32(v) ((v) >= 0 && (v) < INT32_MAX ? (int32_t)(v) : -1)
+		l->ts = ev->ts;
+		l->corr = (uint32_t)e->corr;
+		l->device = td_trace_track(t, track)->device;
+		l->grid = e->grid.set ? td_builder_intern(b, strs + e->grid.off, e->grid.len) : 0;
+		l->block = e->block.set ? td_builder_intern(b, strs + e->block.off, e->block.len) : 0;
+		l->regs = e->launch_has & 1 ? CLAMP32(e->regs) : -1;
+		l->smem = e->launch_has & 2 ? CLAMP32(e->smem) : -1;
+		l->occ = e->launch_has & 4 ? CLAMP32(e->occ) : -1;
+		l->bpsm = e->launch_has & 8 ? CLAMP32(e->bpsm) : -1;
+#undef CLAMP32
+		ev->flags |= TD_EF_LAUNCH;
+	}
 	if (k == TD_K_RUNTIME && !t->rocm) {
 		const char *nm = td_strtab_str(&t->names, id->name);
 		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')

@@ -36,6 +36,7 @@ struct td_raw {
 	uint8_t pid_str, tid_str, has_pid, has_tid, has_ts, has_dur, bad_ts;
 	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
 	uint8_t has_coll, has_wait_stream, has_mem_reserved, has_mem_bytes, has_mem_devtype;
+	uint8_t has_launch, launch_has; /* launch_has: regs, smem, occ, bpsm seen (bits 0-3) */
 	uint32_t str_len; /* bytes in the string area */
 	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
 	int64_t ts, dur, ext, corr, device, stream, bytes;
@@ -48,6 +49,10 @@ struct td_raw {
 	/* [memory] instants: reserved, the allocation's size (+) or free (-), device type */
 	int64_t mem_reserved, mem_bytes, mem_devtype;
 	struct td_slice coll_name, pg_name, dtype;
+	/* a kernel's launch (Kineto's kernel args): "grid", "block" as text, registers per
+	 * thread, shared memory bytes, est. achieved occupancy % x 100, blocks per SM x 1000 */
+	struct td_slice grid, block;
+	int64_t regs, smem, occ, bpsm;
 };
 
 /* Bytes of e's record before its string area, and of the whole record (8-aligned). */

@@ -368,6 +368,21 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		NUM_ARG(AK_MEM_RESERVED, mem_reserved);
 		NUM_ARG(AK_MEM_BYTES, mem_bytes);
 		NUM_ARG(AK_MEM_DEVTYPE, mem_devtype);
+		case AK_REGS:
+		case AK_SMEM:
+		case AK_OCC:
+		case AK_BPSM: { /* occupancy figures: rounded, not counted as lost digits */
+			int64_t v;
+			int k = p->key;
+			if (is_string || (td_num_scaled((const char *)s, n, k == AK_OCC ? 2 : k == AK_BPSM
+						  ? 3 : 0, &v) & (TD_NUM_SYNTAX | TD_NUM_RANGE)))
+				break;
+			*(k == AK_REGS ? &e->regs : k == AK_SMEM ? &e->smem : k == AK_OCC ? &e->occ
+			  : &e->bpsm) = v;
+			e->launch_has |= (uint8_t)(1u << (k - AK_REGS));
+			e->has_launch = 1;
+			break;
+		}
 		default:
 			break;
 		}
@@ -502,11 +517,11 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 	case C_ARGS:
 		switch (n) {
 		case 4:
-			k = KEQ(s, n, "name") ? AK_NAME : 0;
+			k = KEQ(s, n, "name") ? AK_NAME : KEQ(s, n, "grid") ? AK_GRID : 0;
 			break;
 		case 5:
 			k = KEQ(s, n, "bytes") ? AK_BYTES : KEQ(s, n, "dtype") ? AK_DTYPE
-				: KEQ(s, n, "Bytes") ? AK_MEM_BYTES : 0;
+				: KEQ(s, n, "Bytes") ? AK_MEM_BYTES : KEQ(s, n, "block") ? AK_BLOCK : 0;
 			break;
 		case 6:
 			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
@@ -526,7 +541,14 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 				? AK_MEM_DEVTYPE : 0;
 			break;
 		case 13:
-			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : 0;
+			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : KEQ(s, n, "shared memory")
+				? AK_SMEM : KEQ(s, n, "blocks per SM") ? AK_BPSM : 0;
+			break;
+		case 20:
+			k = KEQ(s, n, "registers per thread") ? AK_REGS : 0;
+			break;
+		case 25:
+			k = KEQ(s, n, "est. achieved occupancy %") ? AK_OCC : 0;
 			break;
 		case 14:
 			k = KEQ(s, n, "Out msg nelems") ? AK_OUT_NELEMS
@@ -671,8 +693,13 @@ static int cb_start_array(void *ctx)
 		p->non_objects++;
 		break;
 	case C_ARGS:
-		if ((p->key == AK_INPUT_DIMS || p->key == AK_INPUT_TYPE) && !p->capture) {
-			struct td_slice *sl = p->key == AK_INPUT_DIMS ? &p->ev.dims : &p->ev.types;
+		if ((p->key == AK_INPUT_DIMS || p->key == AK_INPUT_TYPE || p->key == AK_GRID ||
+		     p->key == AK_BLOCK) && !p->capture) {
+			struct td_slice *sl = p->key == AK_INPUT_DIMS ? &p->ev.dims : p->key ==
+				AK_INPUT_TYPE ? &p->ev.types : p->key == AK_GRID ? &p->ev.grid
+				: &p->ev.block;
+			if (p->key == AK_GRID || p->key == AK_BLOCK)
+				p->ev.has_launch = 1;
 			sl->off = p->ev.str_len;
 			sl->len = 0;
 			sl->set = 1;
@@ -771,7 +798,7 @@ static void finish_event(struct td_parser *p)
 	size_t need;
 
 	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
-		  e->has_mem_bytes || e->has_mem_devtype;
+		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch;
 	if (p->sink) { /* a split worker: records in order to the one model thread */
 		need = td_raw_size(e);
 		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */

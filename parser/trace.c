@@ -52,6 +52,7 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->xfer_bytes, sizeof(uint64_t));
 	td_vec_init(&t->steps, sizeof(struct td_step));
 	td_vec_init(&t->colls, sizeof(struct td_coll));
+	td_vec_init(&t->launches, sizeof(struct td_launch));
 	td_vec_init(&t->op_args, sizeof(struct td_op_args));
 	t->events_close = -1;
 	td_vec_init(&t->mem, sizeof(struct td_mem_sample));
@@ -84,6 +85,7 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->xfer_bytes);
 	td_vec_free(&t->steps);
 	td_vec_free(&t->colls);
+	td_vec_free(&t->launches);
 	td_vec_free(&t->op_args);
 	free(t->gpu_tracks);
 	td_vec_free(&t->mem);
@@ -288,6 +290,10 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 #define COLL_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
 	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->name < (b)->name))))
 TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
+#define LAUNCH_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
+	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && ((a)->ts < (b)->ts || \
+	((a)->ts == (b)->ts && (a)->grid < (b)->grid))))))
+TD_DEFINE_SORT(sort_launches, struct td_launch, LAUNCH_LESS)
 
 /* by time; samples at one instant keep the order they were read in */
 #define MEM_LESS(a, b) ((a)->s.ts < (b)->s.ts || ((a)->s.ts == (b)->s.ts && (a)->order < (b)->order))
@@ -489,6 +495,7 @@ void td_trace_finalize(struct td_trace *t)
 	t->dev_nslots = 0;
 	t->last_device = TD_NONE;
 	sort_colls(t->colls.data, t->colls.len);
+	sort_launches(t->launches.data, t->launches.len);
 	for (i = 0; i < t->mem.len; i++) {
 		struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
 		m->track = track_find(t, m->pid, m->tid, (m->pid_is_str ? 1 : 0) |
@@ -732,6 +739,32 @@ const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 	if (lo < t->colls.len) {
 		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, lo);
 		if (c->device == dev && c->corr == e->corr)
+			return c;
+	}
+	return NULL;
+}
+
+const struct td_launch *td_trace_launch_of(const struct td_trace *t, uint32_t ev)
+{
+	const struct td_event *e = td_trace_ev(t, ev);
+	int32_t dev;
+	size_t lo = 0, hi = t->launches.len;
+
+	if (!(e->flags & TD_EF_LAUNCH))
+		return NULL;
+	dev = td_trace_track(t, e->track)->device;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct td_launch *c = &TD_VEC_AT(&t->launches, struct td_launch, mid);
+		if (c->device < dev || (c->device == dev && (c->corr < e->corr ||
+		    (c->corr == e->corr && c->ts < e->ts))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->launches.len) {
+		const struct td_launch *c = &TD_VEC_AT(&t->launches, struct td_launch, lo);
+		if (c->device == dev && c->corr == e->corr && c->ts == e->ts)
 			return c;
 	}
 	return NULL;
