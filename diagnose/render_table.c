@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "diagnose/render_table.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *
 	const union td_cell *x = td_table_cell(t, r, c);
 	enum td_col_type ty = t->cols[c].type;
 
-	if (ty != TC_NAME && ty != TC_TEXT && ty != TC_PCT && x->i == TD_CELL_NONE)
+	if (ty == TC_PCT ? isnan(x->f) : ty != TC_NAME && ty != TC_TEXT && x->i == TD_CELL_NONE)
 		return "--";
 	switch (ty) {
 	case TC_NS:
@@ -396,9 +397,10 @@ void render_table_csv(FILE *f, const struct td_table *t, const struct table_view
 				fputc(',', f);
 			if (text_col(t->cols[c].type))
 				csv_field(f, td_table_text(t, x->s));
-			else if (t->cols[c].type == TC_PCT)
-				fprintf(f, "%.6f", x->f);
-			else if (x->i != TD_CELL_NONE)
+			else if (t->cols[c].type == TC_PCT) {
+				if (!isnan(x->f))
+					fprintf(f, "%.6f", x->f);
+			} else if (x->i != TD_CELL_NONE)
 				fprintf(f, "%lld", (long long)x->i);
 		}
 		fputs("\r\n", f);
@@ -416,8 +418,8 @@ void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n)
 		yajl_gen_map_open(g);
 		for (c = 0; c < t->ncols; c++) {
 			const union td_cell *x = td_table_cell(t, r, c);
-			if (!text_col(t->cols[c].type) && t->cols[c].type != TC_PCT &&
-			    x->i == TD_CELL_NONE)
+			if (t->cols[c].type == TC_PCT ? isnan(x->f) : text_col(t->cols[c].type)
+			    ? x->s == 0 : x->i == TD_CELL_NONE)
 				continue; /* the trace cannot give it */
 			out_json_key(g, t->cols[c].id);
 			if (text_col(t->cols[c].type))

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "tables/kernels.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/fmt.h"
+#include "common/sort.h"
 #include "rules/names.h"
 #include "tables/groups.h"
 #include "tables/ops.h"
@@ -14,8 +16,13 @@
 const struct td_col td_kernel_cols[] = {
 	{"name", "Name", TC_NAME, 1, 0},           {"category", "Category", TC_TEXT, 3, 0},
 	{"calls", "# of Calls", TC_COUNT, 1, 0},   {"total_ns", "Total", TC_NS, 1, 0},
-	{"avg_ns", "Avg", TC_NS, 1, 0},            {"min_ns", "Min", TC_NS, 0, 0},
+	{"avg_ns", "Avg", TC_NS, 1, 0},            {"median_ns", "Median", TC_NS, 0, 0},
+	{"stddev_ns", "Std dev", TC_NS, 0, 0},     {"min_ns", "Min", TC_NS, 0, 0},
 	{"max_ns", "Max", TC_NS, 0, 0},            {"busy_pct", "GPU busy %", TC_PCT, 1, 0},
+	{"stream", "Stream", TC_COUNT, 0, 0},      {"streams", "# streams", TC_COUNT, 0, 0},
+	{"grid", "Grid", TC_TEXT, 0, 0},           {"block", "Block", TC_TEXT, 0, 0},
+	{"registers", "Registers", TC_COUNT, 0, 0}, {"shared_mem_bytes", "Shared mem", TC_BYTES, 0, 0},
+	{"occupancy_pct", "Est. occupancy", TC_PCT, 0, 0},
 	{"top_op", "Launched by", TC_NAME, 2, 0},  {"top_op_calls", "# by it", TC_COUNT, 0, 0},
 };
 const size_t td_kernel_ncols = sizeof(td_kernel_cols) / sizeof(td_kernel_cols[0]);
@@ -27,7 +34,56 @@ struct kacc {
 	int64_t total, min, max;
 	uint32_t top_op;           /* name id of the op that launched most, 0 none */
 	uint64_t top_calls;
+	int64_t stream;            /* the stream of most calls */
+	uint64_t stream_calls, streams;
+	uint32_t grid, block;      /* the most frequent (name ids, 0 none) */
+	uint64_t grid_calls, block_calls;
+	int32_t regs, smem;        /* the most over its calls, -1 none */
+	int64_t occ_sum;           /* est. achieved occupancy % x 100, over occ_n calls */
+	uint64_t occ_n;
 };
+
+/* The most frequent value of b per row r (a, b as td_groups keys), its count in *best */
+struct modes {
+	struct td_groups g;
+	uint32_t *row, *val;
+	uint64_t *n;
+	size_t cap;
+};
+
+static void mode_add(struct modes *m, uint32_t r, uint32_t v)
+{
+	int added;
+	uint32_t i = td_group(&m->g, r, v, &added);
+
+	if (added) {
+		if (i == m->cap) {
+			m->cap = m->cap ? m->cap * 2 : 64;
+			m->row = td_realloc(m->row, m->cap * sizeof(*m->row));
+			m->val = td_realloc(m->val, m->cap * sizeof(*m->val));
+			m->n = td_realloc(m->n, m->cap * sizeof(*m->n));
+		}
+		m->row[i] = r;
+		m->val[i] = v;
+		m->n[i] = 0;
+	}
+	m->n[i]++;
+}
+
+static void modes_free(struct modes *m)
+{
+	td_groups_free(&m->g);
+	free(m->row);
+	free(m->val);
+	free(m->n);
+}
+
+struct kdur {
+	uint32_t row;
+	int64_t d;
+};
+#define KDUR_LESS(a, b) ((a)->row < (b)->row || ((a)->row == (b)->row && (a)->d < (b)->d))
+TD_DEFINE_SORT(sort_kdur, struct kdur, KDUR_LESS)
 
 static const char *category(const struct td_analysis *a, const struct kacc *k, char *buf,
 			    size_t cap)
@@ -53,7 +109,9 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	struct kacc *acc = NULL;
 	uint64_t *pair_calls = NULL;
 	uint32_t *pair_kernel = NULL, *pair_op = NULL;
-	size_t cap = 0, pcap = 0, i;
+	size_t cap = 0, pcap = 0, i, nd = 0, j;
+	struct kdur *durs = td_malloc((t->events.len ? t->events.len : 1) * sizeof(*durs));
+	struct modes streams, grids, blocks;
 	struct td_dev_events gpu;
 	uint32_t e;
 	int64_t from, to, busy = 0;
@@ -61,6 +119,9 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 
 	memset(&byname, 0, sizeof(byname));
 	memset(&pairs, 0, sizeof(pairs));
+	memset(&streams, 0, sizeof(streams));
+	memset(&grids, 0, sizeof(grids));
+	memset(&blocks, 0, sizeof(blocks));
 	td_table_init(out, "tracedoc.kernels/1", td_kernel_cols, td_kernel_ncols);
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
@@ -79,6 +140,27 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			acc[r].name = ev->name;
 			acc[r].kind = ev->kind;
 			acc[r].min = d;
+			acc[r].regs = acc[r].smem = -1;
+		}
+		durs[nd].row = r;
+		durs[nd++].d = d;
+		mode_add(&streams, r, (uint32_t)td_trace_track(t, ev->track)->stream);
+		if (ev->flags & TD_EF_LAUNCH) {
+			const struct td_launch *ln = td_trace_launch_of(t, e);
+			if (ln) {
+				if (ln->grid)
+					mode_add(&grids, r, ln->grid);
+				if (ln->block)
+					mode_add(&blocks, r, ln->block);
+				if (ln->regs > acc[r].regs)
+					acc[r].regs = ln->regs;
+				if (ln->smem > acc[r].smem)
+					acc[r].smem = ln->smem;
+				if (ln->occ >= 0) {
+					acc[r].occ_sum += ln->occ;
+					acc[r].occ_n++;
+				}
+			}
 		}
 		acc[r].calls++;
 		acc[r].total += d;
@@ -111,6 +193,25 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			x->top_op = pair_op[i];
 		}
 	}
+	for (i = 0; i < streams.g.n; i++) { /* the most frequent stream, grid, block */
+		struct kacc *x = &acc[streams.row[i]];
+		x->streams++;
+		if (streams.n[i] > x->stream_calls) {
+			x->stream_calls = streams.n[i];
+			x->stream = (int32_t)streams.val[i];
+		}
+	}
+	for (i = 0; i < grids.g.n; i++)
+		if (grids.n[i] > acc[grids.row[i]].grid_calls) {
+			acc[grids.row[i]].grid_calls = grids.n[i];
+			acc[grids.row[i]].grid = grids.val[i];
+		}
+	for (i = 0; i < blocks.g.n; i++)
+		if (blocks.n[i] > acc[blocks.row[i]].block_calls) {
+			acc[blocks.row[i]].block_calls = blocks.n[i];
+			acc[blocks.row[i]].block = blocks.val[i];
+		}
+	sort_kdur(durs, nd);
 	for (i = 0; i < t->devices.len; i++) { /* every device's busy time in the window */
 		struct td_interval *iv;
 		size_t m = td_trace_busy(t, TD_VEC_AT(&t->devices, struct td_device, i).id, from, to,
@@ -118,21 +219,44 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		busy += td_intervals_total(iv, m);
 		free(iv);
 	}
-	for (i = 0; i < byname.n; i++) {
+	for (i = 0, j = 0; i < byname.n; i++) {
 		const struct kacc *x = &acc[i];
 		union td_cell *row = td_table_row(out);
 		char cb[48];
-		row[0].s = td_table_name(out, td_trace_name(t, x->name));
-		row[1].s = td_table_str(out, category(a, x, cb, sizeof(cb)));
-		row[2].i = (int64_t)x->calls;
-		row[3].i = x->total;
-		row[4].i = x->calls ? x->total / (int64_t)x->calls : 0;
-		row[5].i = x->min;
-		row[6].i = x->max;
-		row[7].f = busy ? (double)x->total / (double)busy : 0;
-		row[8].s = x->top_op ? td_table_name(out, td_trace_name(t, x->top_op))
-				     : td_table_str(out, "");
-		row[9].i = (int64_t)x->top_calls;
+		const struct kdur *v;
+		size_t c = 0, k;
+		long double mean, ss = 0;
+		while (j < nd && durs[j].row < i)
+			j++;
+		v = &durs[j]; /* this row's durations, in order: x->calls of them */
+		mean = (long double)x->total / (long double)x->calls;
+		for (k = 0; k < x->calls; k++)
+			ss += ((long double)v[k].d - mean) * ((long double)v[k].d - mean);
+		row[c++].s = td_table_name(out, td_trace_name(t, x->name));
+		row[c++].s = td_table_str(out, category(a, x, cb, sizeof(cb)));
+		row[c++].i = (int64_t)x->calls;
+		row[c++].i = x->total;
+		row[c++].i = x->total / (int64_t)x->calls;
+		row[c++].i = x->calls % 2 ? v[x->calls / 2].d
+			: v[x->calls / 2 - 1].d / 2 + v[x->calls / 2].d / 2 +
+			  (v[x->calls / 2 - 1].d % 2 + v[x->calls / 2].d % 2) / 2;
+		/* the sample standard deviation (pandas' and HTA's), none for one call */
+		row[c++].i = x->calls > 1 ? (int64_t)llroundl(sqrtl(ss / (long double)(x->calls - 1)))
+					  : TD_CELL_NONE;
+		row[c++].i = x->min;
+		row[c++].i = x->max;
+		row[c++].f = busy ? (double)x->total / (double)busy : 0;
+		row[c++].i = x->stream;
+		row[c++].i = (int64_t)x->streams;
+		row[c++].s = x->grid ? td_table_str(out, td_trace_name(t, x->grid)) : 0; /* none */
+		row[c++].s = x->block ? td_table_str(out, td_trace_name(t, x->block)) : 0;
+		row[c++].i = x->regs >= 0 ? x->regs : TD_CELL_NONE;
+		row[c++].i = x->smem >= 0 ? x->smem : TD_CELL_NONE;
+		row[c++].f = x->occ_n ? (double)x->occ_sum / (double)x->occ_n / 10000.0 : NAN;
+		row[c++].s = x->top_op ? td_table_name(out, td_trace_name(t, x->top_op))
+				       : td_table_str(out, "");
+		row[c++].i = (int64_t)x->top_calls;
+		j += x->calls;
 	}
 	td_table_meta_str(out, "window", wname);
 	td_table_meta_int(out, "window_start_ns", from);
@@ -140,6 +264,10 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	td_table_meta_int(out, "gpu_busy_ns", busy);
 	td_groups_free(&byname);
 	td_groups_free(&pairs);
+	modes_free(&streams);
+	modes_free(&grids);
+	modes_free(&blocks);
+	free(durs);
 	free(acc);
 	free(pair_calls);
 	free(pair_kernel);

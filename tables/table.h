@@ -26,7 +26,8 @@ enum td_col_type {
 };
 
 /* A numeric cell the trace cannot give (a FLOP count of an op without a formula): "--" in text
- * and md, empty in csv, no key in JSON; sorts below every value. */
+ * and md, empty in csv, no key in JSON; sorts below every value. A percentage: NaN; a text:
+ * string id 0 ("" in text). */
 #define TD_CELL_NONE INT64_MIN
 #define TD_TABLE_MAXCOLS 24
 

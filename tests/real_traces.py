@@ -9,6 +9,7 @@ usage: real_traces.py TRACEDOC REPO_ROOT"""
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 from decimal import Decimal
@@ -237,8 +238,18 @@ def kernels_reference(path):
         if (e.get("cat") or "").lower() not in GPU:
             continue
         d = max(ns(e["dur"]), 0) if "dur" in e else 0
-        r = rows.setdefault(e.get("name", ""), dict(calls=0, total=0, min=d, max=d))
+        r = rows.setdefault(e.get("name", ""), dict(calls=0, total=0, min=d, max=d, durs=[], regs=None))
         r["calls"] += 1; r["total"] += d; r["min"] = min(r["min"], d); r["max"] = max(r["max"], d)
+        r["durs"].append(d)
+        a = e.get("args", {})
+        if (e.get("cat") or "").lower() == "kernel" and isinstance(a.get("registers per thread"), int):
+            r["regs"] = max(r["regs"] or 0, a["registers per thread"])
+    for r in rows.values():
+        v = sorted(r.pop("durs"))
+        n = len(v)
+        r["median"] = v[n // 2] if n % 2 else v[n // 2 - 1] // 2 + v[n // 2] // 2 + (v[n // 2 - 1] % 2 + v[n // 2] % 2) // 2
+        # the sample standard deviation, as pandas (and HTA) compute it
+        r["stddev"] = round(statistics.stdev(v)) if n > 1 else None
     return rows
 
 
@@ -250,7 +261,9 @@ def check_tables(tracedoc, path):
                                                          ("cpu_total", "cpu_total_ns"), ("self_cuda", "self_cuda_ns"),
                                                          ("cuda_total", "cuda_total_ns"))),
                            ("kernels", kernels_reference(path), (("calls", "calls"), ("total", "total_ns"),
-                                                                 ("min", "min_ns"), ("max", "max_ns")))):
+                                                                 ("min", "min_ns"), ("max", "max_ns"),
+                                                                 ("median", "median_ns"), ("stddev", "stddev_ns"),
+                                                                 ("regs", "registers")))):
         # ops as tracedoc folds it (PyTorch's own rows: tests/torch_tables.py)
         out = subprocess.run([tracedoc, cmd, "--window", "all", "--format", "json", path]
                              + (["--fold-runtime"] if cmd == "ops" else []), capture_output=True)
@@ -262,8 +275,10 @@ def check_tables(tracedoc, path):
             problems.append(f"{cmd}: names differ: {sorted(set(got) ^ set(ref))[:3]}")
         for name, r in ref.items():
             for k, gk in cols:
-                # a trace without GPU ops has no CUDA columns: 0 by the reference
-                if name in got and got[name].get(gk, 0) != r[k]:
+                # a trace without GPU ops has no CUDA columns: 0 by the reference; an
+                # absent kernels value (one call's stddev, no registers) is None
+                want = r[k]
+                if name in got and got[name].get(gk, 0 if cmd == "ops" else None) != want:
                     problems.append(f"{cmd} {name[:40]} {gk} {got[name].get(gk)} != {r[k]}")
     return problems[:8]
 
