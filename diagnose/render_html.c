@@ -95,7 +95,8 @@ void html_begin(FILE *f, const char *title)
 	      "word-break:break-all}\n"
 	      ".sev-high{color:#a00;font-weight:600}.sev-medium{color:#8a5a00;font-weight:600}"
 	      ".sev-low,.sev-info{color:#555}\n"
-	      ".finding{border-left:4px solid #ccc;padding:2px 10px;margin:12px 0}"
+	      ".finding{border-left:4px solid #ccc;padding:2px 10px;margin:12px 0;"
+	      "overflow-wrap:anywhere}.tw{overflow-x:auto}"
 	      ".finding.high{border-color:#D55E00}.finding.medium{border-color:#E69F00}\n"
 	      ".fix{background:#f4f8fb;padding:6px 8px}.muted{color:#666}"
 	      ".sw{display:inline-block;width:12px;height:12px;border:1px solid #555;"
@@ -342,7 +343,7 @@ static void html_table(FILE *f, const struct td_table *t, size_t top)
 	size_t r, c, n = top && top < t->nrows ? top : t->nrows;
 	char buf[64];
 
-	fputs("<table>\n<tr>", f);
+	fputs("<div class=\"tw\"><table>\n<tr>", f); /* wide tables scroll, not the page */
 	for (c = 0; c < t->ncols; c++) {
 		int num = t->cols[c].type != TC_NAME && t->cols[c].type != TC_TEXT;
 		fprintf(f, "<th%s>", num ? " class=\"n\"" : "");
@@ -360,13 +361,56 @@ static void html_table(FILE *f, const struct td_table *t, size_t top)
 		}
 		fputs("</tr>\n", f);
 	}
-	fputs("</table>\n", f);
+	fputs("</table></div>\n", f);
+}
+
+/* One device's memory over the samples' span: a y axis (0, half, the top) and an x axis (the
+ * time from the first sample), the curves inside. */
+#define MX 64   /* left margin: the y labels */
+#define MH 100  /* plot height */
+static void mem_line(FILE *f, const struct td_mem_view *v, double top, int reserved)
+{
+	size_t i;
+
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+		reserved ? "#56B4E9" : "#0072B2");
+	for (i = 0; i < v->npts; i++) {
+		int64_t y = reserved ? v->pts[i].reserved : v->pts[i].allocated;
+		if (y >= 0)
+			fprintf(f, "%.1f,%.1f ", MX + (double)(W - MX - 8) * (double)i / TD_MEM_POINTS,
+				4.0 + MH - (double)MH * (double)y / top);
+	}
+	fputs("\"/>\n", f);
+}
+
+static void mem_chart(FILE *f, const struct td_mem_view *v, double top, int64_t span)
+{
+	char b[32];
+	int k;
+
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"memory\">\n", W, MH + 24, W,
+		MH + 24);
+	for (k = 0; k <= 2; k++) { /* y: 0, half, top */
+		double y = 4.0 + MH - MH * k / 2.0;
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", MX, y, W - 8,
+			y, MX - 4, y + 4, td_fmt_bytes(b, sizeof(b), top * k / 2.0));
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"4\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>"
+		   "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">"
+		   "%s</text>\n", MX, MX, MH + 4, MX, MH + 18, W - 8, MH + 18,
+		td_fmt_dur(b, sizeof(b), span));
+	if (v->d.has_reserved)
+		mem_line(f, v, top, 1);
+	mem_line(f, v, top, 0);
+	fputs("</svg>\n", f);
 }
 
 static void memory_curve(FILE *f, const struct td_analysis *a)
 {
 	struct td_mem_report m;
-	size_t k, i;
+	size_t k;
 	char b[32];
 
 	if (!a->t->mem.len)
@@ -378,25 +422,13 @@ static void memory_curve(FILE *f, const struct td_analysis *a)
 		double top = (double)(v->d.peak_res > v->d.peak_alloc ? v->d.peak_res : v->d.peak_alloc);
 		if (top <= 0)
 			continue;
-		fprintf(f, "<h3>%s%d: allocated (dark) and reserved (light), up to %s</h3>\n",
-			v->d.device < 0 ? "host" : "GPU ", v->d.device < 0 ? 0 : v->d.device,
-			td_fmt_bytes(b, sizeof(b), top));
-		fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"80\" "
-			   "viewBox=\"0 0 %d 80\" role=\"img\" aria-label=\"memory\">\n", W, W);
-		if (v->d.has_reserved) {
-			fputs("<polyline fill=\"none\" stroke=\"#56B4E9\" stroke-width=\"2\" points=\"", f);
-			for (i = 0; i < v->npts; i++)
-				if (v->pts[i].reserved >= 0)
-					fprintf(f, "%.1f,%.1f ", (double)W * (double)i / TD_MEM_POINTS,
-						78.0 - 76.0 * (double)v->pts[i].reserved / top);
-			fputs("\"/>\n", f);
-		}
-		fputs("<polyline fill=\"none\" stroke=\"#0072B2\" stroke-width=\"2\" points=\"", f);
-		for (i = 0; i < v->npts; i++)
-			if (v->pts[i].allocated >= 0)
-				fprintf(f, "%.1f,%.1f ", (double)W * (double)i / TD_MEM_POINTS,
-					78.0 - 76.0 * (double)v->pts[i].allocated / top);
-		fputs("\"/>\n</svg>\n", f);
+		char dev[24];
+		snprintf(dev, sizeof(dev), v->d.device < 0 ? "host" : "GPU %d", v->d.device);
+		fprintf(f, "<h3>%s: allocated (dark blue)%s, up to %s</h3>\n", dev,
+			!v->d.has_reserved ? " (the trace holds no reserved total)" : v->d.device < 0
+			? " and reserved (light blue)" : " and reserved by the caching allocator (light "
+			"blue)", td_fmt_bytes(b, sizeof(b), top));
+		mem_chart(f, v, top, m.end - m.start);
 		if (*v->peak_op) {
 			fputs("<p>At the peak: <code>", f);
 			html_text(f, v->peak_op);
@@ -508,12 +540,24 @@ void render_job_html(FILE *f, const struct td_job *j)
 	      "collectives for the last rank (blue), idle (light); the straggler in vermillion."
 	      "</p>\n", f);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
-		   "viewBox=\"0 0 %d %zu\" role=\"img\" aria-label=\"ranks\">\n", W, 18 * j->n + 4, W,
-		18 * j->n + 4);
+		   "viewBox=\"0 0 %d %zu\" role=\"img\" aria-label=\"ranks\">\n", W, 18 * j->n + 24, W,
+		18 * j->n + 24);
+	{ /* the time axis under the bars: 0, half and the longest window */
+		double full = (double)(W - 70 - 100), yb = 4 + 18.0 * (double)j->n;
+		int q;
+		fprintf(f, "<line x1=\"70\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n",
+			yb, 70 + full, yb);
+		for (q = 0; q <= 2; q++)
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
+				   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
+				70 + full * q / 2, yb, 70 + full * q / 2, yb + 4, 70 + full * q / 2, yb + 16,
+				q == 0 ? "start" : q == 1 ? "middle" : "end",
+				td_fmt_dur(b[3], sizeof(b[3]), longest * q / 2));
+	}
 	for (r = 0; r < j->n; r++) {
 		const struct td_job_row *w = &j->rows[r];
 		const struct td_summary *s = w->s;
-		double y = 2 + 18.0 * (double)r, full = (double)(W - 70);
+		double y = 2 + 18.0 * (double)r, full = (double)(W - 70 - 100);
 		double ww = full * (double)s->window_ns / (double)longest;
 		double wb = ww * (s->window_ns ? (double)s->busy_ns / (double)s->window_ns : 0);
 		double wq = ww * (s->window_ns ? (double)w->wait_ns / (double)s->window_ns : 0);
@@ -527,8 +571,12 @@ void render_job_html(FILE *f, const struct td_job *j)
 			td_fmt_dur(b[0], sizeof(b[0]), s->busy_ns),
 			td_fmt_dur(b[1], sizeof(b[1]), s->window_ns),
 			td_fmt_dur(b[2], sizeof(b[2]), w->wait_ns));
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"#56B4E9\"/>\n",
+		fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"#56B4E9\"/>",
 			70 + wb - (wq < wb ? wq : wb), y, wq < wb ? wq : wb);
+		/* its values beside it: busy share of the window, and the window */
+		fprintf(f, "<text x=\"%.2f\" y=\"%.1f\">%.0f%% of %s</text>\n", 70 + ww + 4, y + 12,
+			s->window_ns ? 100.0 * (double)s->busy_ns / (double)s->window_ns : 0.0,
+			td_fmt_dur(b[0], sizeof(b[0]), s->window_ns));
 	}
 	fputs("</svg>\n<table><tr><th>rank</th><th class=\"n\">steps</th><th class=\"n\">median "
 	      "step</th><th class=\"n\">busy</th><th>top idle</th><th class=\"n\">collectives</th>"
@@ -553,6 +601,5 @@ void render_job_html(FILE *f, const struct td_job *j)
 	}
 	fputs("</table>\n<h2>Findings</h2>\n", f);
 	html_findings(f, &j->report);
-	(void)b[3];
 	html_end(f);
 }

@@ -88,6 +88,28 @@ else
 		else ok; fi
 		if python3 tests/html_check.py "$name" "$tmp/$name.png" "$tmp/$name.dom" "$page" \
 			"${tmp}/$name.report.json"; then ok; else bad "$name in the browser"; fi
+		# the layout, measured by the browser: nothing sticks out of a finding's card, and
+		# the page does not scroll sideways (wide tables scroll in their own box)
+		{ cat "$page"; cat <<'EOF'
+<script>addEventListener('load', () => {
+  const bad = [];
+  document.querySelectorAll('.finding').forEach(c => {
+    const r = c.getBoundingClientRect();
+    c.querySelectorAll('*').forEach(e => {
+      if (e.getBoundingClientRect().right > r.right + 1) bad.push(e.tagName);
+    });
+  });
+  const d = document.documentElement, p = document.createElement('pre');
+  p.id = 'td-layout';
+  p.textContent = 'cards ' + bad.length + ' page ' + (d.scrollWidth > d.clientWidth ? 'wide' : 'fits');
+  document.body.appendChild(p);
+});</script>
+EOF
+		} >"$tmp/$name.layout.html"
+		timeout 120 "$browser" $flags --virtual-time-budget=3000 --dump-dom \
+			"file://$tmp/$name.layout.html" >"$tmp/$name.layout.dom" 2>/dev/null
+		if grep -q 'id="td-layout">cards 0 page fits<' "$tmp/$name.layout.dom"; then ok; else
+			bad "$name: layout: $(grep -o 'id="td-layout">[^<]*' "$tmp/$name.layout.dom")"; fi
 	done
 fi
 
