@@ -42,6 +42,7 @@ static size_t args_hash(const struct td_op_args *a)
 {
 	uint64_t h = ((uint64_t)a->dims * 0x9e3779b97f4a7c15ull) ^ a->types;
 	h = (h * 0xff51afd7ed558ccdull) ^ a->stack;
+	h = (h * 0xff51afd7ed558ccdull) ^ a->concrete;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	return (size_t)(h >> 17);
 }
@@ -68,7 +69,8 @@ static uint32_t args_id(struct td_builder *b, const struct td_op_args *a)
 	mask = b->args_nslots - 1;
 	for (i = args_hash(a) & mask; b->args_slots[i]; i = (i + 1) & mask) {
 		const struct td_op_args *o = &TD_VEC_AT(v, struct td_op_args, b->args_slots[i] - 1);
-		if (o->dims == a->dims && o->types == a->types && o->stack == a->stack)
+		if (o->dims == a->dims && o->types == a->types && o->stack == a->stack &&
+		    o->concrete == a->concrete)
 			return b->args_slots[i];
 	}
 	*(struct td_op_args *)td_vec_push(v) = *a;
@@ -218,6 +220,10 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 								   e->types.len) : 0;
 			a.stack = e->call_stack.set ? td_builder_intern(b, strs + e->call_stack.off,
 									e->call_stack.len) : 0;
+			/* scalars vary op by op: kept only where FLOPs need them (tables/flops.h) */
+			a.concrete = e->concrete.set && e->name.len == 12 &&
+				!memcmp(strs + e->name.off, "aten::conv2d", 12)
+				? td_builder_intern(b, strs + e->concrete.off, e->concrete.len) : 0;
 			ev->args = args_id(b, &a);
 		}
 	} else {

@@ -42,6 +42,7 @@ struct td_raw {
 	int64_t ts, dur, ext, corr, device, stream, bytes;
 	struct td_slice name, arg_name, pid_text, tid_text;
 	struct td_slice dims, types, call_stack; /* cpu_op record_shapes / with_stack args */
+	struct td_slice concrete;                /* its "Concrete Inputs" (kept for convolutions) */
 	/* only in a full record (read under their has_ flags): [memory] totals, */
 	int64_t mem_total;
 	/* collective kernels (newer Kineto): message sizes, group, process group; a sync's stream */

@@ -557,7 +557,8 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 			break;
 		case 15:
 			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL
-				: KEQ(s, n, "Collective name") ? AK_COLL_NAME : 0;
+				: KEQ(s, n, "Collective name") ? AK_COLL_NAME
+				: KEQ(s, n, "Concrete Inputs") ? AK_CONCRETE : 0;
 			break;
 		case 18:
 			k = KEQ(s, n, "Process Group Name") ? AK_PG_NAME : 0;
@@ -694,10 +695,10 @@ static int cb_start_array(void *ctx)
 		break;
 	case C_ARGS:
 		if ((p->key == AK_INPUT_DIMS || p->key == AK_INPUT_TYPE || p->key == AK_GRID ||
-		     p->key == AK_BLOCK) && !p->capture) {
+		     p->key == AK_BLOCK || p->key == AK_CONCRETE) && !p->capture) {
 			struct td_slice *sl = p->key == AK_INPUT_DIMS ? &p->ev.dims : p->key ==
 				AK_INPUT_TYPE ? &p->ev.types : p->key == AK_GRID ? &p->ev.grid
-				: &p->ev.block;
+				: p->key == AK_BLOCK ? &p->ev.block : &p->ev.concrete;
 			if (p->key == AK_GRID || p->key == AK_BLOCK)
 				p->ev.has_launch = 1;
 			sl->off = p->ev.str_len;

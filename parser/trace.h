@@ -139,6 +139,7 @@ struct td_op_args {
 	uint32_t dims;             /* "Input Dims" as text: "[[64, 4096], [4096]]" */
 	uint32_t types;            /* "Input type": "[\"float\", \"float\"]" */
 	uint32_t stack;            /* "Call stack": frames innermost first, ';'-separated */
+	uint32_t concrete;         /* "Concrete Inputs" of a convolution (its stride, padding) */
 };
 
 /* One [memory] instant (profile_memory=True): after an allocation (bytes > 0) or a free

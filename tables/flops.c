@@ -87,7 +87,7 @@ static int64_t matmul(const struct dims *x, int a, int b, int rank)
 	return td_sat_mul(2, td_sat_mul(td_sat_mul(td_sat_mul(p[0], p[1]), p[2]), q[2]));
 }
 
-static const char *const formulas[] = {"mm", "addmm", "bmm", "baddbmm", "mul", "add"};
+static const char *const formulas[] = {"mm", "addmm", "bmm", "baddbmm", "mul", "add", "conv2d"};
 
 int td_op_has_flops(const char *name)
 {
@@ -101,7 +101,51 @@ int td_op_has_flops(const char *name)
 	return 0;
 }
 
-int64_t td_op_flops(const char *name, const char *dims)
+/* The i-th string of concrete inputs ["", "", "", "[2, 2]", "1"] read as up to 2 integers:
+ * the count read, 0 when it is none */
+static int concrete_ints(const char *s, int i, int64_t *v)
+{
+	int k = 0, n = 0;
+
+	if (!s || *(s = ws(s)) != '[')
+		return 0;
+	for (s++; *s && k <= i; s++) {
+		if (*s != '"')
+			continue;
+		for (s++; *s && *s != '"'; s++) /* one string: its numbers when it is the i-th */
+			if (k == i && *s >= '0' && *s <= '9' && n < 2) {
+				int64_t x = 0;
+				while (*s >= '0' && *s <= '9')
+					x = td_sat_add(td_sat_mul(x, 10), *s++ - '0');
+				v[n++] = x;
+				s--;
+			}
+		if (!*s)
+			return 0;
+		k++;
+	}
+	return n;
+}
+
+/* aten::conv2d as PyTorch's computeFlops counts it */
+static int64_t conv2d(const struct dims *x, const char *concrete)
+{
+	int64_t st[2], pad[2], dil[2], g[2], oh, ow;
+	const int64_t *in, *w;
+
+	if (x->n < 2 || x->rank[0] != 4 || x->rank[1] != 4 || concrete_ints(concrete, 3, st) != 2 ||
+	    concrete_ints(concrete, 4, pad) != 2 || concrete_ints(concrete, 5, dil) != 2 ||
+	    concrete_ints(concrete, 6, g) != 1 || !st[0] || !st[1] || !g[0])
+		return -1;
+	in = x->d[0];
+	w = x->d[1];
+	oh = (in[2] + 2 * pad[0] - dil[0] * (w[2] - 1) - 1) / st[0] + 1;
+	ow = (in[3] + 2 * pad[1] - dil[1] * (w[3] - 1) - 1) / st[1] + 1;
+	return td_sat_mul(2, td_sat_mul(td_sat_mul(td_sat_mul(in[0], oh), td_sat_mul(ow, w[2])),
+					td_sat_mul(td_sat_mul(w[3], in[1]), w[0]))) / g[0];
+}
+
+int64_t td_op_flops(const char *name, const char *dims, const char *concrete)
 {
 	struct dims x;
 
@@ -118,5 +162,7 @@ int64_t td_op_flops(const char *name, const char *dims)
 		return matmul(&x, 1, 2, 3);
 	if (!strcmp(name, "mul") || !strcmp(name, "add"))
 		return x.n && x.rank[0] >= 0 ? prod(x.d[0], x.rank[0]) : -1;
+	if (!strcmp(name, "conv2d"))
+		return conv2d(&x, concrete);
 	return -1;
 }

@@ -3,17 +3,19 @@
  * by the formulas PyTorch's profiler uses for with_flops=True (torch/csrc/profiler/util.cpp):
  *   aten::mm [n,k]x[k,m], aten::addmm (mat1, mat2 = inputs 1, 2): 2nkm;
  *   aten::bmm [b,n,k]x[b,k,m], aten::baddbmm (batch1, batch2 = inputs 1, 2): 2bnkm;
- *   aten::mul, aten::add: the elements of input 0 (as PyTorch counts them: no broadcast).
- * aten::conv2d needs its stride, padding and dilation, which Input Dims do not hold: unknown.
+ *   aten::mul, aten::add: the elements of input 0 (as PyTorch counts them: no broadcast);
+ *   aten::conv2d (input [n,c,h,w], weight [k,c/g,r,s]; stride, padding, dilation, groups from
+ *   "Concrete Inputs", which newer Kineto writes): 2 n oh ow r s c k / g; without them, unknown.
  * Library code: never prints. */
 #ifndef TD_TABLES_FLOPS_H
 #define TD_TABLES_FLOPS_H
 
 #include <stdint.h>
 
-/* The FLOPs of op `name` called with dims ("[[32, 64], [64, 128]]"), or -1 when PyTorch has no
- * formula for it or the dims do not fit one. */
-int64_t td_op_flops(const char *name, const char *dims);
+/* The FLOPs of op `name` called with dims ("[[32, 64], [64, 128]]") and concrete inputs
+ * ("[\"\", \"\", \"\", \"[1, 1]\", ...]" or NULL), or -1 when PyTorch has no formula for it or they
+ * do not fit one. */
+int64_t td_op_flops(const char *name, const char *dims, const char *concrete);
 /* Whether PyTorch has a FLOPs formula for op `name`. */
 int td_op_has_flops(const char *name);
 

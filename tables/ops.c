@@ -397,7 +397,8 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			oa = is_op(ev->kind) ? td_trace_op_args(t, e) : NULL;
 			any_dims |= oa && oa->dims;
 			if (x->maybe_flops && oa && oa->dims) {
-				int64_t f = td_op_flops(td_trace_name(t, name), td_trace_name(t, oa->dims));
+				int64_t f = td_op_flops(td_trace_name(t, name), td_trace_name(t, oa->dims),
+							oa->concrete ? td_trace_name(t, oa->concrete) : NULL);
 				if (f >= 0)
 					x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
 			}

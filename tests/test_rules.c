@@ -15,6 +15,7 @@
 #include "parser/load.h"
 #include "rules/metrics.h"
 #include "rules/rule.h"
+#include "tables/flops.h"
 #include "tests/helpers.h"
 
 struct run {
@@ -799,6 +800,33 @@ static void test_real_invariants(void **state)
 	assert_true(n >= 12);
 }
 
+
+/* PyTorch's FLOPs formulas (its numbers: torch.profiler with_flops=True on these shapes) */
+static void test_flops(void **state)
+{
+	static const char conv_s2[] = "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]";
+	(void)state;
+	assert_int_equal(td_op_flops("aten::mm", "[[32, 1], [1, 64]]", NULL), 4096);
+	assert_int_equal(td_op_flops("aten::addmm", "[[128], [32, 64], [64, 128], [], []]", NULL),
+			 524288);
+	assert_int_equal(td_op_flops("aten::bmm", "[[8, 16, 32], [8, 32, 4]]", NULL), 32768);
+	assert_int_equal(td_op_flops("aten::baddbmm", "[[8, 16, 4], [8, 16, 32], [8, 32, 4], [], []]",
+				     NULL), 32768);
+	assert_int_equal(td_op_flops("aten::mul", "[[32, 1], [1, 64]]", NULL), 32); /* input 0 */
+	assert_int_equal(td_op_flops("aten::add", "[[32, 1], [], []]", NULL), 32);
+	assert_int_equal(td_op_flops("aten::conv2d", "[[2, 3, 10, 12], [5, 3, 3, 3], [], [], [], [], []]",
+				     conv_s2), 16200);
+	assert_int_equal(td_op_flops("aten::conv2d", "[[2, 3, 10, 12], [5, 3, 3, 3], [], [], [], [], []]",
+				     NULL), -1); /* no stride: unknown, not 0 */
+	assert_int_equal(td_op_flops("aten::matmul", "[[8, 16, 32], [8, 32, 4]]", NULL), -1);
+	assert_int_equal(td_op_flops("aten::mm", "[[32, 1, 2], [1, 64]]", NULL), -1);
+	assert_int_equal(td_op_flops("aten::mm", "[[32, 1], [1, 6", NULL), -1);
+	assert_int_equal(td_op_flops("aten::mm", "not dims", NULL), -1);
+	assert_int_equal(td_op_flops("aten::mm", "[[99999999999, 99999999999], [99999999999, 9]]",
+				     NULL), INT64_MAX); /* saturates */
+	assert_true(td_op_has_flops("aten::conv2d") && !td_op_has_flops("aten::linear"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -818,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_no_gpu_and_mini),
 		cmocka_unit_test(test_real_acceptance),
 		cmocka_unit_test(test_real_invariants),
+		cmocka_unit_test(test_flops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,8 @@
    Debian's torch is built without Kineto: its trace is the legacy array, with no [memory]
    samples, shapes or FLOPs, so tracedoc must leave those columns out (asserted).
 2. FLOPs: the same runs' events (key_averages(group_by_input_shape=True)) written as a Kineto
-   trace with their Input Dims: tracedoc's FLOPs per (op, shapes) equal PyTorch's.
+   trace with their Input Dims (and the convolutions' Concrete Inputs, as newer Kineto writes
+   them): tracedoc's FLOPs per (op, shapes) equal PyTorch's.
 3. Real GPU traces (../shared/traces, skipped when absent): PyTorch's key_averages code over the
    file (tests/torch_reference.py) against tracedoc's JSON rows, nine fields each.
 
@@ -58,10 +59,17 @@ def linear_sgd():
     return step
 
 
+# what newer Kineto writes as the convolutions' "Concrete Inputs" (stride, padding, dilation,
+# groups), by their input's shape: Debian's torch 1.13 records none, so the test says them
+CONCRETE = {"[4, 3, 16, 16]": ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"],
+            "[4, 8, 16, 16]": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "2"]}
+
+
 def conv_net():
     m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
-                            torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
-                            torch.nn.Linear(8 * 8 * 8, 10))
+                            torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2),
+                            torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                            torch.nn.Linear(8 * 4 * 4, 10))
     x = torch.randn(4, 3, 16, 16)
 
     def step():
@@ -176,9 +184,12 @@ def flops_check(tmp, label, p):
     for e in p.events():
         if e.device_type.name != "CPU":
             continue
+        args = {"Input Dims": e.input_shapes}
+        if e.name == "aten::conv2d" and e.input_shapes and str(e.input_shapes[0]) in CONCRETE:
+            args["Concrete Inputs"] = CONCRETE[str(e.input_shapes[0])]
         evs.append({"ph": "X", "cat": "cpu_op", "name": e.name, "pid": 1, "tid": e.thread,
                     "ts": e.time_range.start, "dur": e.time_range.end - e.time_range.start,
-                    "args": {"Input Dims": e.input_shapes}})
+                    "args": args})
     path = os.path.join(tmp, label + ".kineto.json")
     with open(path, "w") as f:
         json.dump({"traceEvents": evs}, f)
@@ -192,8 +203,6 @@ def flops_check(tmp, label, p):
             fail(f"{label}: no row {e.key} {e.input_shapes}")
             continue
         want = e.flops if e.flops else None
-        if e.key == "aten::conv2d":
-            want = None  # its stride, padding and dilation are not in Input Dims: unknown
         if r.get("flops") != want and not (want is None and r.get("flops") in (None, 0)):
             fail(f"{label}: {e.key} {e.input_shapes} flops: tracedoc {r.get('flops')}, "
                  f"PyTorch {e.flops}")
