@@ -387,6 +387,13 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			fprintf(f, " of %lld", (long long)t->world_size);
 	}
 	fputc('\n', f);
+	{
+		char cx[512];
+		td_context_line(t, &a->ctx, cx, sizeof(cx));
+		fputs("context  ", f);
+		out_text_wrap(f, cx, 9, 9, 100);
+		fputc('\n', f);
+	}
 	if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
@@ -463,6 +470,13 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		out_md(f, t->partial_msg);
 		fputs("\n\n", f);
 	}
+	{
+		char cx[512];
+		td_context_line(t, &a->ctx, cx, sizeof(cx));
+		fputs("Context: ", f);
+		out_md(f, cx);
+		fputs("\n\n", f);
+	}
 	if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
@@ -511,6 +525,42 @@ void render_md(FILE *f, const struct render_ctx *rc)
 
 /* --- JSON -------------------------------------------------------------------------------- */
 
+void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c)
+{
+	char line[512];
+	int k;
+
+	td_context_line(t, c, line, sizeof(line));
+	out_json_key(g, "context");
+	yajl_gen_map_open(g);
+	out_json_kstr(g, "line", line);
+	out_json_kstr(g, "vendor", td_vendor_name(c->vendor));
+	out_json_kstr(g, "device", c->device ? td_trace_name(t, c->device) : "");
+	out_json_kstr(g, "run", td_run_name(c->run));
+	out_json_kstr(g, "engine", td_engine_name(c->engine));
+	out_json_kbool(g, "ddp", !!(c->on & TD_ON_DDP));
+	out_json_kbool(g, "fsdp", !!(c->on & TD_ON_FSDP));
+	out_json_kbool(g, "torchrec", !!(c->on & TD_ON_TORCHREC));
+	out_json_kbool(g, "deepspeed", !!(c->on & TD_ON_DEEPSPEED));
+	out_json_kbool(g, "megatron", !!(c->on & TD_ON_MEGATRON));
+	out_json_kbool(g, "compiled", !!(c->on & TD_ON_COMPILED));
+	out_json_kbool(g, "graphs_replayed", !!(c->on & TD_ON_GRAPHS));
+	out_json_kbool(g, "graph_capture", !!(c->on & TD_ON_CAPTURE));
+	out_json_kstr(g, "optimizer", c->optimizer);
+	out_json_kstr(g, "optimizer_impl", td_opt_impl_name(c->opt_impl));
+	out_json_kstr(g, "precision", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16"
+		      : c->on & TD_ON_AMP ? "autocast" : "");
+	out_json_kstr(g, "data_loader", c->on & TD_ON_LOADER_MAIN ? "main process"
+		      : c->on & TD_ON_LOADER_WORKERS ? "workers" : "");
+	out_json_key(g, "collectives");
+	yajl_gen_array_open(g);
+	for (k = 0; k < TD_COLL_NKINDS; k++)
+		if (c->coll[k])
+			out_json_str(g, td_coll_kind_name((enum td_coll_kind)k));
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
 void render_json(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
@@ -533,6 +583,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "dropped_records", t->dropped_records);
 	yajl_gen_map_close(g);
+	render_context_json(g, t, &a->ctx);
 	out_json_key(g, "window");
 	yajl_gen_map_open(g);
 	out_json_kint(g, "start_ns", ws);

@@ -27,5 +27,8 @@ void render_findings_md(FILE *f, const struct td_report *r);
 void render_findings_json(yajl_gen g, const struct td_report *r);
 void render_md(FILE *f, const struct render_ctx *rc);
 void render_json(FILE *f, const struct render_ctx *rc);
+/* "context": what the run is (fixes/context.h), into an open JSON object */
+#include "fixes/context.h"
+void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 struct site {
@@ -116,7 +117,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			       "keep tensor shapes static (pad variable lengths to a few bucket sizes), and "
 			       "preallocate buffers that are reused every step.",
 			       frees ? " (cudaFree also synchronizes the device)" : "",
-			       t->rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF");
+			       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
 		free(sites);
 	}
 }

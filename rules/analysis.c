@@ -201,18 +201,9 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 		a->name_class[i] = c;
 	}
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
-	for (i = 1; i <= t->names.count; i++) {
-		const char *n = td_strtab_str(&t->names, (uint32_t)i);
-		if (strstr(n, "Backward") || strstr(n, "autograd::engine") ||
-		    !strncmp(n, "Optimizer.step#", 15) || !strncmp(n, "Optimizer.zero_grad#", 20) ||
-		    (a->name_class[i] & NC_SINGLE_TENSOR_OPT))
-			a->training = 1;
-		else if (strstr(n, "vllm/") || strstr(n, "vllm::") || strstr(n, "sglang/") ||
-			 strstr(n, "sglang::"))
-			a->serving = 1;
-	}
-	if (a->training)
-		a->serving = 0;
+	td_context_derive(t, &a->ctx);
+	a->training = a->ctx.run == TD_RUN_TRAINING;
+	a->serving = !a->training && a->ctx.engine != TD_ENGINE_NONE;
 	find_steps(a);
 	group_threads(a);
 	td_an_detect_warmup(a);

@@ -21,6 +21,7 @@
 
 #include "common/strtab.h"
 #include "common/vec.h"
+#include "fixes/context.h"
 #include "parser/trace.h"
 #include "rules/names.h"
 #include "rules/params.h"
@@ -123,6 +124,7 @@ struct td_analysis {
 	int has_python;             /* python_function events exist (with_stack) */
 	int training;               /* backward or optimizer names: a training step */
 	int serving;                /* an inference server (vLLM, SGLang frames), no training */
+	struct td_context ctx;      /* what the run is (fixes/context.h) */
 	int has_steps;
 	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;

@@ -12,36 +12,41 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/intervals.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
-enum framework { FW_NONE, FW_DDP, FW_FSDP };
-
-static enum framework framework_of(const struct td_analysis *a)
+/* the exposed part of [s, e): its overlap with the sorted, disjoint intervals ex[0..n) */
+static int64_t exposed_part(const struct td_interval *ex, size_t n, int64_t s, int64_t e)
 {
-	const struct td_trace *t = a->t;
-	uint32_t i;
-	enum framework fw = FW_NONE;
+	size_t lo = 0, hi = n;
+	int64_t sum = 0;
 
-	for (i = 1; i <= t->names.count; i++) {
-		const char *n = td_strtab_str(&t->names, i);
-		if (strstr(n, "FullyShardedDataParallel") || strstr(n, "FSDP"))
-			return FW_FSDP;
-		if (strstr(n, "DistributedDataParallel") || strstr(n, "distributed::reducer"))
-			fw = FW_DDP;
+	while (lo < hi) { /* the first interval ending after s */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ex[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return fw;
+	for (; lo < n && ex[lo].start < e; lo++)
+		sum += (ex[lo].end < e ? ex[lo].end : e) - (ex[lo].start > s ? ex[lo].start : s);
+	return sum;
 }
+
+static const char *const kind_keys[TD_COLL_NKINDS] = {
+	"exposed_all_reduce_ns", "exposed_all_gather_ns", "exposed_reduce_scatter_ns",
+	"exposed_all_to_all_ns", "exposed_send_recv_ns", "exposed_broadcast_ns",
+	"exposed_custom_all_reduce_ns",
+};
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	struct td_dev_events it;
 	uint32_t coll;
 	const struct td_trace *t = a->t;
-	enum framework fw = FW_NONE;
-	int fw_known = 0;
 	size_t d, i;
 	char b1[32], b2[32], b3[32], b4[32];
 
@@ -96,10 +101,6 @@ static void run(struct td_analysis *a, struct td_report *r)
 		exposed_ns = td_intervals_total(exposed, ne);
 		overlap_ns = comm_ns - exposed_ns;
 		w = dv->win_end - dv->win_start;
-		if (!fw_known) {
-			fw = framework_of(a);
-			fw_known = 1;
-		}
 		f = td_report_add(r, "communication", dv->device);
 		idle = td_finding_claim_cause(a, f, d, CAUSE_COMM);
 		f->busy_ns = exposed_ns;
@@ -182,44 +183,65 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "exposed_ns", exposed_ns);
 		td_finding_value(f, "idle_waiting_ns", idle);
 		td_finding_value(f, "steps", (int64_t)a->nsteps);
-		if (fw == FW_FSDP)
-			td_finding_fix(f, "%s", "FSDP waits for its all-gathers and reduce-scatters: "
-				       "prefetch the next shard while this one computes - FSDP(model, "
-				       "forward_prefetch=True, backward_prefetch=BackwardPrefetch."
-				       "BACKWARD_PRE, limit_all_gathers=True) (FSDP2: "
-				       "fully_shard(..., reshard_after_forward=False) for the last layers). "
-				       "Under gradient accumulation skip the reduce-scatter of the "
-				       "non-final micro-steps (model.set_requires_gradient_sync(False), "
-				       "or no_sync()). If one rank is slow, the rest wait here: run tracedoc "
-				       "diagnose on every rank's trace to find it.");
-		else if (fw == FW_DDP)
-			td_finding_fix(f, "%s", "DDP's all-reduce runs after backward instead of during "
-				       "it: let buckets start earlier and overlap - DistributedDataParallel("
-				       "model, bucket_cap_mb=50, gradient_as_bucket_view=True) (try 10-100), "
-				       "and under gradient accumulation wrap the non-final micro-steps in "
-				       "`with model.no_sync():`. A comm hook halves the bytes: "
-				       "model.register_comm_hook(None, torch.distributed.algorithms."
-				       "ddp_comm_hooks.default_hooks.bf16_compress_hook). If one rank is "
-				       "slow, the rest wait here: run tracedoc diagnose on every rank's "
-				       "trace to find it.");
-		else if ((double)ncoll / per >= 32)
-			td_finding_fix(f, "The tensors are all-reduced one at a time (%.0f collectives per "
-				       "step, %s each on average), with nothing to overlap them: wrap the model "
-				       "in DistributedDataParallel(model, bucket_cap_mb=25, "
-				       "gradient_as_bucket_view=True), which buckets gradients and all-reduces "
-				       "them during backward, or flatten them into one buffer "
-				       "(torch._utils._flatten_dense_tensors) and issue one all-reduce "
-				       "(async_op=True) that the next compute can overlap. If one rank is slow, "
-				       "the rest wait here: run tracedoc diagnose on every rank's trace.",
-				       (double)ncoll / per, td_fmt_dur(b1, sizeof(b1), comm_sum /
-								       (int64_t)ncoll));
-		else
-			td_finding_fix(f, "%s", "Overlap collectives with compute: issue them on a side "
-				       "stream (async_op=True) and wait only where the result is used; "
-				       "send fewer, larger messages (flatten small tensors into one "
-				       "buffer); compress what you send (bf16). If one rank is slow, the "
-				       "rest wait here: run tracedoc diagnose on every rank's trace to find "
-				       "it.");
+		{ /* exposed time by collective kind: the kind that waits most picks the fix */
+			int64_t by_kind[TD_COLL_NKINDS] = {0};
+			int dom = -1, k;
+			char fix[1400];
+			for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
+				const struct td_event *e = td_trace_ev(t, coll);
+				unsigned c = td_an_class(a, e->name);
+				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
+				    (k = td_coll_kind_of(td_trace_name(t, e->name))) < 0)
+					continue;
+				by_kind[k] += exposed_part(exposed, ne, e->ts, td_ev_end(e));
+			}
+			for (k = 0; k < TD_COLL_NKINDS; k++) {
+				if (!by_kind[k])
+					continue;
+				td_finding_value(f, kind_keys[k], by_kind[k]);
+				if (dom < 0 || by_kind[k] > by_kind[dom])
+					dom = k;
+			}
+			for (k = 0; k < TD_COLL_NKINDS && dom >= 0; k++) /* the kinds, largest first */
+				if (by_kind[k] && (k == dom || by_kind[k] * 20 >= by_kind[dom]))
+					td_finding_where(f, "%s: %s exposed%s", td_coll_kind_name(
+								 (enum td_coll_kind)k),
+							 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)
+								    by_kind[k] / per)),
+							 a->nsteps ? " per step" : "");
+			if ((a->ctx.on & TD_ON_TORCHREC) && dom == TD_COLL_SEND_RECV)
+				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
+			if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) && a->training &&
+			    dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32 &&
+			    (a->ctx.on & TD_ON_COMPILED))
+				td_finding_fix(f, "The all-reduces run one at a time from the compiled "
+					       "step (%.0f per step, %s each on average) with nothing to "
+					       "overlap them, and no DistributedDataParallel op is in the "
+					       "trace. Check first how the gradients are reduced: under "
+					       "DDP with torch.compile keep torch._dynamo.config."
+					       "optimize_ddp=True (DDP's buckets, overlapped with backward) "
+					       "and raise bucket_cap_mb for fewer, larger all-reduces; "
+					       "without DDP, wrap the model in DistributedDataParallel("
+					       "model, gradient_as_bucket_view=True) before compiling it.",
+					       (double)ncoll / per,
+					       td_fmt_dur(b1, sizeof(b1), comm_sum / (int64_t)ncoll));
+			else if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) &&
+				 a->training && dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32)
+				td_finding_fix(f, "The tensors are all-reduced one at a time (%.0f "
+					       "collectives per step, %s each on average), with nothing "
+					       "to overlap them: wrap the model in DistributedDataParallel("
+					       "model, bucket_cap_mb=25, gradient_as_bucket_view=True), "
+					       "which buckets gradients and all-reduces them during "
+					       "backward, or flatten them into one buffer (torch._utils."
+					       "_flatten_dense_tensors) and issue one all-reduce "
+					       "(async_op=True) that the next compute can overlap. If one "
+					       "rank is slow, the rest wait here: run tracedoc diagnose on "
+					       "every rank's trace.", (double)ncoll / per,
+					       td_fmt_dur(b1, sizeof(b1), comm_sum / (int64_t)ncoll));
+			else
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM, dom, NULL,
+								    fix, sizeof(fix)));
+		}
 		free(comm);
 		free(comp);
 		free(exposed);

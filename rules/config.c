@@ -51,7 +51,9 @@ struct td_pattern_set {
 static const char *const pattern_keys[PAT_COUNT] = {
 	"sync_ops", "step_markers", "dataloader", "communication", "warmup", "ignore",
 };
-static const char *const default_comm = "(?i)nccl|rccl";
+/* NCCL / RCCL, and the custom all-reduce kernels of serving engines and symmetric memory */
+static const char *const default_comm = "(?i)nccl|rccl|cross_device_reduce|multimem_all_reduce"
+	"|one_shot_all_reduce|two_shot_all_reduce|deep_ep.*(dispatch|combine)";
 
 /* --- patterns ---------------------------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include "common/sort.h"
 #include "rules/intervals.h"
 #include "rules/names.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
@@ -197,10 +198,8 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 				re[j] = strchr(".*+?[]{}|^$\\", p[j]) ? '.' : p[j];
 			re[j] = '\0';
 		}
-		if (o < sizeof(fix))
-			snprintf(fix + o, sizeof(fix) - o, "Then measure the top kernel itself with "
-				 "Nsight Compute: ncu --kernel-name regex:'%s' --launch-count 5 --set full "
-				 "-o top_kernel python train.py.", re);
+		if (o < sizeof(fix)) /* the vendor's kernel profiler (fixes/catalogue.c) */
+			td_fix_text(&a->ctx, TD_FIX_KERNEL_PROFILE, -1, re, fix + o, sizeof(fix) - o);
 		td_finding_fix(f, "%s", fix);
 	}
 	free(k);

@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 #define I64_LESS(x, y) (*(x) < *(y))
@@ -192,6 +193,7 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 	uint32_t queued = td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
 					 sizeof(TD_LABEL_QUEUED_GAP) - 1);
 	int64_t queued_ns = 0;
+	char fix[1200];
 	size_t i;
 
 	for (i = 0; i < rs->items.len; i++) {
@@ -201,12 +203,9 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 	}
 	if (a->serving && (top == CAUSE_LAUNCH || top == CAUSE_HOST)) {
 		td_finding_fix(f, "The GPU waits for the serving loop's Python and launch calls between "
-			       "kernels (most of it in %s): decode is host-bound in eager mode. Replay "
-			       "it with CUDA graphs (vLLM: drop enforce_eager=True / --enforce-eager; "
-			       "SGLang: keep CUDA graphs on and raise --cuda-graph-max-bs), or compile "
-			       "it (vLLM's compilation_config, torch.compile), and batch more requests "
-			       "per iteration (max_num_seqs, --max-running-requests) so each launch "
-			       "does more work.", top_what ? td_an_label(a, top_what) : "untraced code");
+			       "kernels (most of it in %s). %s", top_what ? td_an_label(a, top_what)
+			       : "untraced code", td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL,
+							   fix, sizeof(fix)));
 		return;
 	}
 	switch (top) {
@@ -217,33 +216,28 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 			       "to see the Python frames, and move that work out of the step.");
 		break;
 	case CAUSE_DEPENDENCY:
-		td_finding_fix(f, "%s", "Queued ops waited with the device idle for something outside "
-			       "this stream: an event from another stream, another rank, a host "
-			       "callback or another process sharing the GPU. Diagnose every rank's "
-			       "trace together to find a straggler, check nvidia-smi for other "
-			       "processes, and avoid cross-stream waits inside the step.");
+		td_finding_fix(f, "Queued ops waited with the device idle for something outside this "
+			       "stream: an event from another stream, another rank, a host callback or "
+			       "another process sharing the GPU. Diagnose every rank's trace together "
+			       "to find a straggler, check %s for other processes, and avoid "
+			       "cross-stream waits inside the step.", td_fix_token(&a->ctx, TD_TOK_SMI));
 		break;
 	case CAUSE_LAUNCH:
+		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1, NULL, fix, sizeof(fix));
 		if (2 * queued_ns > rs->by_cause[CAUSE_LAUNCH])
-			td_finding_fix(f, "%s", "The host is ahead: the ops were already queued and the "
-				       "GPU idles a few microseconds between them (per-kernel launch "
-				       "overhead on the device). Fewer, larger kernels win it back: "
-				       "torch.compile(model) fuses small ops, and CUDA Graphs "
-				       "(mode=\"reduce-overhead\", or torch.cuda.CUDAGraph) launch a whole "
-				       "step at once.");
+			td_finding_fix(f, "The host is ahead: the ops were already queued and the GPU "
+				       "idles a few microseconds between them (per-kernel launch "
+				       "overhead on the device). %s", fix);
 		else
-			td_finding_fix(f, "%s", "The GPU waits for the host's launch calls: each kernel "
-				       "costs a few microseconds to launch and the kernels are shorter than "
-				       "that. Launch fewer kernels: torch.compile(model, mode=\"reduce-"
-				       "overhead\") fuses them and replays the step with CUDA Graphs.");
+			td_finding_fix(f, "The GPU waits for the host's launch calls: each kernel costs "
+				       "a few microseconds to launch and the kernels are shorter than "
+				       "that. %s", fix);
 		break;
 	case CAUSE_HOST:
 		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (most of it "
-			       "in %s): the step is CPU-bound there. Move that work off the step "
-			       "(precompute, or do it on the GPU), cut per-item Python loops over "
-			       "tensors, and compile the model (torch.compile(model, mode=\"reduce-"
-			       "overhead\")) so the host launches less per step.",
-			       top_what ? td_an_label(a, top_what) : "untraced code");
+			       "in %s): the step is CPU-bound there. %s",
+			       top_what ? td_an_label(a, top_what) : "untraced code",
+			       td_fix_text(&a->ctx, TD_FIX_HOST_BOUND, -1, NULL, fix, sizeof(fix)));
 		break;
 	default:
 		td_finding_fix(f, "The remaining idle is %s below the thresholds of its own rule; see "

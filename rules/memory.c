@@ -11,6 +11,7 @@
 #include "common/fmt.h"
 #include "rules/internal.h"
 #include "rules/memcurve.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 #define GROWTH_MIN (16ll << 20) /* a leak must add at least this much over the steps */
@@ -64,13 +65,29 @@ static void run(struct td_analysis *a, struct td_report *r)
 					 td_fmt_bytes(b1, sizeof(b1), (double)x->peak_res),
 					 td_fmt_bytes(b2, sizeof(b2), (double)x->capacity), 100 * frac);
 			where_peak(a, f, x);
-			td_finding_fix(f, "%s", "Cut the memory the step holds at its peak: activation "
-				       "checkpointing on the largest blocks (torch.utils.checkpoint."
-				       "checkpoint(block, x, use_reentrant=False)), mixed precision "
-				       "(torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), or a "
-				       "smaller batch with gradient accumulation; and let the caching "
-				       "allocator grow segments instead of fragmenting them: "
-				       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.");
+			if (a->ctx.engine != TD_ENGINE_NONE)
+				td_finding_fix(f, "%s", "The serving engine reserves its KV cache up "
+					       "front (vLLM gpu_memory_utilization, SGLang "
+					       "--mem-fraction-static): a reservation near the capacity is "
+					       "by design. Lower it only if another process needs the GPU "
+					       "or start-up fails; a smaller max_model_len or max_num_seqs "
+					       "needs less cache.");
+			else if (a->ctx.run != TD_RUN_INFERENCE) /* training, or not known */
+				td_finding_fix(f, "Cut the memory the step holds at its peak: activation "
+					       "checkpointing on the largest blocks (torch.utils.checkpoint."
+					       "checkpoint(block, x, use_reentrant=False)), mixed precision "
+					       "(torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), "
+					       "or a smaller batch with gradient accumulation; and let the "
+					       "caching allocator grow segments instead of fragmenting them: "
+					       "%s=expandable_segments:True.",
+					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+			else
+				td_finding_fix(f, "Cut the memory the forward pass holds at its peak: run "
+					       "it under torch.inference_mode() (no autograd state), in bf16 "
+					       "(model.to(torch.bfloat16)), or with a smaller batch; and let "
+					       "the caching allocator grow segments instead of fragmenting "
+					       "them: %s=expandable_segments:True.",
+					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
 		}
 		/* a leak: allocated at every step boundary above the one before */
 		if (x->nstep >= 3) {
@@ -133,11 +150,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 			td_finding_evidence(f, x->peak_alloc_ts, 0, "allocated %s, reserved %s",
 					    td_fmt_bytes(b1, sizeof(b1), (double)x->peak_alloc),
 					    td_fmt_bytes(b2, sizeof(b2), (double)x->res_at_peak_alloc));
-			td_finding_fix(f, "%s", "The caching allocator holds blocks it cannot reuse for "
+			td_finding_fix(f, "The caching allocator holds blocks it cannot reuse for "
 				       "the sizes asked next. Let segments grow in place: "
-				       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; allocate the "
-				       "largest, long-lived tensors first and keep their shapes fixed "
-				       "(pad variable-length batches to a few bucket sizes).");
+				       "%s=expandable_segments:True; allocate the largest, long-lived "
+				       "tensors first and keep their shapes fixed (pad variable-length "
+				       "batches to a few bucket sizes).",
+				       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
 		}
 	}
 	td_mem_devs_free(d, n);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 #define G_OPTIMIZER 1
@@ -55,7 +56,7 @@ static unsigned chain_flags(const struct td_analysis *a, uint32_t e, char *opt, 
 					 ? "Adam" : strstr(n, "sgd") ? "SGD" : "");
 		} else if (strstr(n, "zero_grad")) {
 			fl |= G_ZERO_GRAD;
-		} else if (strstr(n, "distributed::reducer") || strstr(n, "DistributedDataParallel")) {
+		} else if (strstr(n, "distributed::reducer")) { /* not all of DDP.forward */
 			fl |= G_DDP;
 		}
 	}
@@ -113,25 +114,13 @@ static void on_run(void *vc, const struct td_small_run *run)
 	}
 }
 
-static void fix_for(struct td_finding *f, const struct group *top, int serving)
+static void fix_for(const struct td_analysis *a, struct td_finding *f, const struct group *top,
+		    int serving)
 {
-	if (top->flags & G_OPTIMIZER) {
-		const char *o = top->opt;
-		int fused = !strcmp(o, "Adam") || !strcmp(o, "AdamW") || !strcmp(o, "SGD") ||
-			    !strcmp(o, "Adagrad");
-		if (*o)
-			td_finding_fix(f, "The optimizer updates one parameter at a time (a kernel per "
-				       "parameter). Batch the update: torch.optim.%s(params, ..., %s) "
-				       "%s. For the rest of the step, torch.compile(model, mode=\"reduce-"
-				       "overhead\") fuses the small ops and replays them with CUDA Graphs.",
-				       o, fused ? "fused=True" : "foreach=True",
-				       fused ? "(or foreach=True where fused is not available for your "
-				       "dtype)" : "(one kernel for many tensors)");
-		else
-			td_finding_fix(f, "%s", "The optimizer updates one parameter at a time: pass "
-				       "foreach=True (or fused=True for Adam, AdamW and SGD) to the "
-				       "optimizer; torch.compile(model, mode=\"reduce-overhead\") fuses the "
-				       "rest of the step's small ops.");
+	char buf[1200];
+
+	if (top->flags & G_OPTIMIZER) { /* foreach / fused as they exist for it (fixes/) */
+		td_finding_fix(f, "%s", td_fix_optimizer(&a->ctx, top->opt, buf, sizeof(buf)));
 	} else if (top->flags & G_ZERO_GRAD) {
 		td_finding_fix(f, "%s", "zero_grad() launches a fill kernel per parameter: call "
 			       "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) "
@@ -142,15 +131,11 @@ static void fix_for(struct td_finding *f, const struct group *top, int serving)
 			       "makes the gradients views of the buckets, and a larger bucket_cap_mb "
 			       "means fewer, larger all-reduces.");
 	} else if (serving) {
-		td_finding_fix(f, "%s", "Decode launches many tiny kernels one by one: replay the "
-			       "iteration with CUDA graphs (vLLM: drop enforce_eager; SGLang: keep CUDA "
-			       "graphs on) or compile it, which fuses the small ops.");
+		td_finding_fix(f, "Decode launches many tiny kernels one by one. %s",
+			       td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL, buf, sizeof(buf)));
 	} else {
-		td_finding_fix(f, "%s", "Fuse the small ops: torch.compile(model) (mode="
-			       "\"reduce-overhead\" also replays the step with CUDA Graphs, which "
-			       "removes per-kernel launch cost), or capture the static part with "
-			       "torch.cuda.CUDAGraph. Batching many small tensors into one "
-			       "(torch._foreach_* ops, torch.cat) also helps.");
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_SMALL_KERNELS, -1, NULL, buf,
+						    sizeof(buf)));
 	}
 }
 
@@ -245,7 +230,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "small_kernels", (int64_t)dv->small_kernels);
 		td_finding_value(f, "run_kernels", (int64_t)c.kernels);
 		td_finding_value(f, "runs", (int64_t)c.runs);
-		fix_for(f, nshown ? &c.g[shown[0]] : &c.g[0], a->serving);
+		fix_for(a, f, nshown ? &c.g[shown[0]] : &c.g[0], a->serving);
 		free(won);
 		free(c.g);
 	}

@@ -22,7 +22,7 @@ struct site {
 	unsigned kinds;
 };
 
-static const char *fix_for(unsigned k)
+static const char *fix_for(unsigned k, int amd)
 {
 	if (k & BK_ITEM)
 		return ".item()/.cpu()/.tolist() copy a value to the host and wait for the GPU. Keep "
@@ -37,13 +37,17 @@ static const char *fix_for(unsigned k)
 		       "pinned memory with .to(\"cpu\", non_blocking=True) and synchronize once, where "
 		       "the value is really needed.";
 	if (k & BK_MEMCPY)
-		return "A synchronous cudaMemcpy waits for all queued work: use cudaMemcpyAsync on a "
-		       "stream into pinned memory and wait on an event only where the data is used.";
+		return amd ? "A synchronous hipMemcpy waits for all queued work: use hipMemcpyAsync on "
+			     "a stream into pinned memory and wait on an event only where the data is "
+			     "used."
+			   : "A synchronous cudaMemcpy waits for all queued work: use cudaMemcpyAsync on a "
+			     "stream into pinned memory and wait on an event only where the data is used.";
 	if (k & BK_USER)
 		return "The op named in the config synchronizes: move it out of the step or make it "
 		       "asynchronous.";
 	return "An explicit synchronize drains the GPU queue. Remove torch.cuda.synchronize() from "
-	       "the step (time with CUDA events), or wait on one event/stream instead of the device.";
+	       "the step (time with torch.cuda.Event), or wait on one event/stream instead of the "
+	       "device.";
 }
 
 /* "cudaStreamSynchronize" or "cudaMemcpyAsync + cudaStreamSynchronize" */
@@ -183,10 +187,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 				continue;
 			if (n++)
 				strncat(fix, " ", sizeof(fix) - strlen(fix) - 1);
-			strncat(fix, fix_for(order[k]), sizeof(fix) - strlen(fix) - 1);
+			strncat(fix, fix_for(order[k], a->ctx.vendor == TD_VENDOR_AMD), sizeof(fix) - strlen(fix) - 1);
 		}
 		if (!n)
-			snprintf(fix, sizeof(fix), "%s", fix_for(BK_EXPLICIT));
+			snprintf(fix, sizeof(fix), "%s", fix_for(BK_EXPLICIT, a->ctx.vendor == TD_VENDOR_AMD));
 		td_finding_fix(f, "%s", fix);
 	}
 	free(sites);

@@ -159,10 +159,18 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	}
 	td_finding_value(f, "pageable_copies", (int64_t)n);
 	td_finding_value(f, "blocked_ns", blocked);
-	td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
-		       "DataLoader(..., pin_memory=True) and batch.to(\"cuda\", non_blocking=True) "
-		       "(or tensor.pin_memory() for tensors you build yourself). The copy then "
-		       "overlaps compute, runs at full PCIe bandwidth, and needs no stream sync.");
+	if (a->ctx.on & (TD_ON_LOADER_MAIN | TD_ON_LOADER_WORKERS))
+		td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
+			       "DataLoader(..., pin_memory=True) and batch.to(\"cuda\", "
+			       "non_blocking=True) (or tensor.pin_memory() for tensors you build "
+			       "yourself). The copy then overlaps compute, runs at full PCIe bandwidth, "
+			       "and needs no stream sync.");
+	else /* no DataLoader in the trace (a server, a script): the buffers themselves */
+		td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
+			       "allocate the host buffers pinned once (torch.empty(..., "
+			       "pin_memory=True), or tensor.pin_memory()) and reuse them, and copy with "
+			       ".to(\"cuda\", non_blocking=True). The copy then overlaps compute, runs "
+			       "at full PCIe bandwidth, and needs no stream sync.");
 }
 
 /* Tensors created on the CPU then moved: a creation op whose next sibling is aten::to. Their

@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/internal.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 
 #define K_CALL 1    /* context / stream / handle / first allocation */
@@ -136,15 +137,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "warmup_idle_ns", f->idle_ns);
 		td_finding_value(f, "warmup_spans", (int64_t)nw);
 		{
-			char fix[2048];
+			char fix[2048], lazy[400];
+			td_fix_text(&a->ctx, TD_FIX_LAZY_LOADING, -1, NULL, lazy, sizeof(lazy));
 			snprintf(fix, sizeof(fix),
 				 "This is one-off start-up work caught in the trace, not a steady-state "
 				 "cost: profile the steady state with torch.profiler.profile(schedule="
 				 "torch.profiler.schedule(wait=1, warmup=2, active=3), ...) and call "
 				 "prof.step() every iteration, so the recorded steps start warm.%s%s%s",
-				 (kinds & K_LAZY) ? " Lazy module loading costs the first launch of each "
-				 "kernel: in a latency-critical service set CUDA_MODULE_LOADING=EAGER to "
-				 "load every module at start-up instead." : "",
+				 (kinds & K_LAZY) ? lazy : "",
 				 (kinds & K_COMPILE) ? " Compilation runs again in every new process: keep "
 				 "the Inductor and Triton caches between runs (TORCHINDUCTOR_CACHE_DIR, "
 				 "TRITON_CACHE_DIR on persistent storage; TORCHINDUCTOR_FX_GRAPH_CACHE=1) "

@@ -748,7 +748,7 @@ static void test_real_acceptance(void **state)
 		assert_null(strstr(nth(&x, i)->fix, "num_workers"));
 		assert_null(strstr(nth(&x, i)->fix, "optimizer"));
 	}
-	assert_non_null(strstr(finding(&x, "gpu-idle", NULL)->fix, "CUDA graphs"));
+	assert_non_null(strstr(finding(&x, "gpu-idle", NULL)->fix, "enforce_eager"));
 	done(&x);
 	/* dlrm-v100-rank1: sync-stall names aten::item and the blocking copies to the host */
 	real("dlrm-v100-rank1.json.gz", &x);

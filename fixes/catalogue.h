@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* The fix catalogue: what to do about a mechanism, chosen for the run's context (fixes/
+ * context.h). Rules name the mechanism and its evidence; the catalogue picks the fix: entries
+ * keyed by mechanism, each with the context it needs (vendor, training or inference, what must
+ * be on, what must be off), the first that fits wins, and the last of each mechanism needs
+ * nothing (what to check first when the context is unknown). Nothing is advised that the trace
+ * shows already on, or that does not exist for that device and framework. Knows no rule.
+ * Library code: never prints. */
+#ifndef TD_FIXES_CATALOGUE_H
+#define TD_FIXES_CATALOGUE_H
+
+#include <stddef.h>
+
+#include "fixes/context.h"
+
+enum td_mech {
+	TD_FIX_KERNEL_PROFILE,  /* measure the top kernel (one %s: its name as a regex) */
+	TD_FIX_LAZY_LOADING,    /* the first launch of each kernel loads its module */
+	TD_FIX_FEWER_LAUNCHES,  /* launch-bound: kernels shorter than their launch */
+	TD_FIX_HOST_BOUND,      /* the host's Python and CPU ops between launches */
+	TD_FIX_SERVING_HOST,    /* a serving engine's loop between kernels */
+	TD_FIX_SMALL_KERNELS,   /* many tiny kernels, not the optimizer's */
+	TD_FIX_COMM,            /* exposed communication (the dominant kind picks) */
+	TD_FIX_NMECHS
+};
+
+/* a token that differs by vendor */
+enum td_fix_token {
+	TD_TOK_ALLOC_CONF,      /* PYTORCH_CUDA_ALLOC_CONF / PYTORCH_HIP_ALLOC_CONF */
+	TD_TOK_SMI,             /* nvidia-smi / rocm-smi */
+	TD_TOK_GRAPHS,          /* CUDA graphs / HIP graphs */
+	TD_TOK_DEVICE,          /* "cuda": torch's device string, the same on ROCm */
+};
+
+struct td_fix_entry {
+	enum td_mech mech;
+	enum td_vendor vendor;     /* TD_VENDOR_UNKNOWN: any */
+	enum td_run run;           /* TD_RUN_UNKNOWN: any */
+	enum td_engine engine;     /* TD_ENGINE_NONE: any */
+	unsigned need;             /* TD_ON_* all of which must be on */
+	unsigned none;             /* TD_ON_* none of which may be on */
+	int coll;                  /* TD_FIX_COMM: the dominant collective kind, -1 any */
+	const char *text;
+};
+
+extern const struct td_fix_entry td_fix_entries[];
+extern const size_t td_fix_nentries;
+
+/* The fix for mechanism m in context c (coll: the dominant collective kind or -1), with one
+ * %s of the text replaced by arg (or ""), in buf. */
+const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
+			char *buf, size_t cap);
+/* The entry td_fix_text() would use, or NULL. */
+const struct td_fix_entry *td_fix_pick(const struct td_context *c, enum td_mech m, int coll);
+const char *td_fix_token(const struct td_context *c, enum td_fix_token k);
+/* A per-parameter optimizer loop's fix, for optimizer class opt ("Adam", "" unknown) in
+ * context c: fused=True only where a fused kernel exists for the device (Adam, AdamW, SGD
+ * on CUDA and ROCm; Adagrad's is CPU-only), nothing the trace shows on already. */
+const char *td_fix_optimizer(const struct td_context *c, const char *opt, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+#include "fixes/context.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int has(const char *s, const char *sub)
+{
+	return strstr(s, sub) != NULL;
+}
+
+static int starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+int td_coll_kind_of(const char *n)
+{
+	/* NCCL / RCCL kernels ("ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_AllGather_
+	 * RING_LL"), c10d ops ("nccl:all_reduce", "c10d::allgather_"), and the custom all-reduce
+	 * kernels that are communication though no NCCL is in their name */
+	if (has(n, "cross_device_reduce") || has(n, "multimem_all_reduce") ||
+	    has(n, "one_shot_all_reduce") || has(n, "two_shot_all_reduce") ||
+	    (has(n, "deep_ep") && (has(n, "dispatch") || has(n, "combine"))))
+		return TD_COLL_CUSTOM;
+	if (!has(n, "nccl") && !has(n, "rccl") && !has(n, "c10d::") && !has(n, "gloo:"))
+		return -1;
+	if (has(n, "AllReduce") || has(n, "all_reduce") || has(n, "allreduce"))
+		return TD_COLL_ALL_REDUCE;
+	if (has(n, "ReduceScatter") || has(n, "reduce_scatter"))
+		return TD_COLL_REDUCE_SCATTER;
+	if (has(n, "AllGather") || has(n, "all_gather") || has(n, "allgather"))
+		return TD_COLL_ALL_GATHER;
+	if (has(n, "AllToAll") || has(n, "all_to_all") || has(n, "alltoall"))
+		return TD_COLL_ALL_TO_ALL;
+	if (has(n, "SendRecv") || has(n, "Send") || has(n, "Recv") || has(n, "send") ||
+	    has(n, "recv"))
+		return TD_COLL_SEND_RECV;
+	if (has(n, "Broadcast") || has(n, "broadcast"))
+		return TD_COLL_BROADCAST;
+	return -1;
+}
+
+const char *td_coll_kind_name(enum td_coll_kind k)
+{
+	static const char *const n[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+					"send/recv", "broadcast", "custom all-reduce"};
+	return (unsigned)k < TD_COLL_NKINDS ? n[k] : "";
+}
+
+const char *td_vendor_name(enum td_vendor v)
+{
+	return v == TD_VENDOR_NVIDIA ? "CUDA" : v == TD_VENDOR_AMD ? "ROCm" : "unknown";
+}
+
+const char *td_run_name(enum td_run r)
+{
+	return r == TD_RUN_TRAINING ? "training" : r == TD_RUN_INFERENCE ? "inference" : "unknown";
+}
+
+const char *td_engine_name(enum td_engine e)
+{
+	static const char *const n[] = {"", "vLLM", "SGLang", "TGI", "TensorRT-LLM"};
+	return (unsigned)e <= TD_ENGINE_TRTLLM ? n[e] : "";
+}
+
+const char *td_opt_impl_name(enum td_opt_impl i)
+{
+	static const char *const n[] = {"", "single-tensor", "foreach", "fused"};
+	return (unsigned)i <= TD_OPT_FUSED ? n[i] : "";
+}
+
+static void optimizer_of(struct td_context *c, const char *n)
+{
+	if (starts(n, "Optimizer.step#")) { /* "Optimizer.step#AdamW.step" */
+		const char *p = n + 15, *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+		if (!*c->optimizer && len && len < sizeof(c->optimizer))
+			snprintf(c->optimizer, sizeof(c->optimizer), "%.*s", (int)len, p);
+	}
+	/* torch/optim: _single_tensor_adam, _multi_tensor_adam (foreach), _fused_adam; the
+	 * kernels of the last two: multi_tensor_apply, FusedAdam... */
+	if (has(n, "_fused_adam") || has(n, "_fused_sgd") || has(n, "_fused_adagrad") ||
+	    has(n, "FusedAdam") || has(n, "fused_adam"))
+		c->opt_impl = TD_OPT_FUSED;
+	else if ((has(n, "_multi_tensor_") || starts(n, "aten::_foreach_")) &&
+		 c->opt_impl != TD_OPT_FUSED)
+		c->opt_impl = TD_OPT_FOREACH;
+	else if (has(n, "_single_tensor_") && c->opt_impl == TD_OPT_NONE)
+		c->opt_impl = TD_OPT_SINGLE;
+}
+
+void td_context_derive(const struct td_trace *t, struct td_context *c)
+{
+	size_t i;
+	int backward = 0, bwd_kernels = 0, inference = 0, nvidia = 0, amd = t->rocm;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < t->devices.len; i++) {
+		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
+		const char *n = td_trace_name(t, d->name);
+		if (!d->name)
+			continue;
+		if (!c->device)
+			c->device = d->name;
+		if (has(n, "AMD") || has(n, "Instinct") || has(n, "Radeon"))
+			amd = 1;
+		else if (has(n, "NVIDIA") || has(n, "Tesla") || has(n, "GeForce") || has(n, "RTX") ||
+			 has(n, "A100") || has(n, "H100") || has(n, "H200") || has(n, "B200"))
+			nvidia = 1;
+	}
+	for (i = 1; i <= t->names.count; i++) {
+		const char *n = td_strtab_str(&t->names, (uint32_t)i);
+		int k;
+		if (n[0] == '[' || n[0] == '"') /* Input Dims, types, call stacks: no names */
+			continue;
+		if (has(n, "Backward") || has(n, "autograd::engine") || starts(n, "Optimizer.step#") ||
+		    starts(n, "Optimizer.zero_grad#") || has(n, "_single_tensor_"))
+			backward = 1;
+		else if (has(n, "_backward") || has(n, "backward_kernel") || has(n, "bwd_kernel"))
+			bwd_kernels = 1; /* a GPU-only trace: the backward pass by its kernels */
+		if (has(n, "inference_mode") || has(n, "InferenceMode"))
+			inference = 1;
+		if (starts(n, "cuda") || starts(n, "cuLaunch") || starts(n, "volta_") ||
+		    starts(n, "ampere_") || starts(n, "sm80_") || starts(n, "sm90_") ||
+		    starts(n, "ncclKernel") || starts(n, "ncclDevKernel"))
+			nvidia = 1;
+		if (starts(n, "hip") || starts(n, "Cijk_") || has(n, "rccl"))
+			amd = 1;
+		if (has(n, "vllm/") || has(n, "vllm::"))
+			c->engine = TD_ENGINE_VLLM;
+		else if ((has(n, "sglang/") || has(n, "sglang::")) && !c->engine)
+			c->engine = TD_ENGINE_SGLANG;
+		else if (has(n, "text_generation_server") && !c->engine)
+			c->engine = TD_ENGINE_TGI;
+		else if (has(n, "tensorrt_llm") && !c->engine)
+			c->engine = TD_ENGINE_TRTLLM;
+		if (has(n, "DistributedDataParallel") || has(n, "distributed::reducer") ||
+		    has(n, "torch/nn/parallel/distributed.py"))
+			c->on |= TD_ON_DDP;
+		if (has(n, "FullyShardedDataParallel") || has(n, "FSDP::") || has(n, "fully_shard") ||
+		    has(n, "torch/distributed/fsdp/"))
+			c->on |= TD_ON_FSDP;
+		if (has(n, "torchrec") || has(n, "KJTAllToAll") || has(n, "ShardedEmbedding") ||
+		    has(n, "fbgemm::") || has(n, "split_embedding_codegen"))
+			c->on |= TD_ON_TORCHREC;
+		if (has(n, "deepspeed"))
+			c->on |= TD_ON_DEEPSPEED;
+		if (has(n, "megatron"))
+			c->on |= TD_ON_MEGATRON;
+		if (has(n, "CompiledFunction") || has(n, "Torch-Compiled Region") ||
+		    has(n, "CompiledFxGraph") || starts(n, "triton_") || has(n, "torch/_inductor/") ||
+		    has(n, "torch/_dynamo/eval_frame.py"))
+			c->on |= TD_ON_COMPILED;
+		if (starts(n, "cudaGraphLaunch") || starts(n, "hipGraphLaunch") ||
+		    starts(n, "cuGraphLaunch"))
+			c->on |= TD_ON_GRAPHS;
+		if (has(n, "StreamBeginCapture") || has(n, "StreamEndCapture") ||
+		    has(n, "GraphInstantiate"))
+			c->on |= TD_ON_CAPTURE;
+		if (has(n, "autocast"))
+			c->on |= TD_ON_AMP;
+		if (has(n, "bf16") || has(n, "BFloat16") || has(n, "bfloat16"))
+			c->on |= TD_ON_BF16;
+		if (has(n, "fp16") || has(n, "f16f16") || has(n, "c10::Half") || has(n, "h884") ||
+		    has(n, "h1688") || has(n, "s16816"))
+			c->on |= TD_ON_FP16;
+		if (has(n, "_SingleProcessDataLoaderIter"))
+			c->on |= TD_ON_LOADER_MAIN;
+		if (has(n, "_MultiProcessingDataLoaderIter"))
+			c->on |= TD_ON_LOADER_WORKERS;
+		if (starts(n, "nn.Module:") || has(n, "torch/nn/modules/module.py"))
+			c->on |= TD_ON_MODULES;
+		optimizer_of(c, n);
+		if ((k = td_coll_kind_of(n)) >= 0)
+			c->coll[k]++;
+	}
+	c->vendor = amd ? TD_VENDOR_AMD : nvidia ? TD_VENDOR_NVIDIA : TD_VENDOR_UNKNOWN;
+	/* training by its backward pass; inference by a serving engine or inference_mode; a
+	 * forward pass alone could be either (a partial window of a training step) */
+	if (backward || (bwd_kernels && !t->by_kind[TD_K_CPU_OP]))
+		c->run = TD_RUN_TRAINING;
+	else if (c->engine || inference)
+		c->run = TD_RUN_INFERENCE;
+	if (c->run == TD_RUN_TRAINING)
+		c->engine = TD_ENGINE_NONE; /* a training step that imports vllm is training */
+	if (t->by_kind[TD_K_PYTHON] && !(c->on & TD_ON_MODULES) && c->run != TD_RUN_TRAINING)
+		c->on |= TD_ON_NO_MODULE;
+	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)
+		c->opt_impl = TD_OPT_SINGLE;
+}
+
+void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
+		     size_t cap)
+{
+	size_t o = 0;
+	int k;
+
+#define ADD(...) do { \
+		if (o < cap) \
+			o += (size_t)snprintf(buf + o, cap - o, __VA_ARGS__); \
+	} while (0)
+	ADD("%s", c->vendor == TD_VENDOR_UNKNOWN && !t->by_kind[TD_K_KERNEL] &&
+	    !t->by_kind[TD_K_MEMCPY] && !t->by_kind[TD_K_RUNTIME] ? "CPU only"
+	    : td_vendor_name(c->vendor));
+	if (c->device)
+		ADD(", %s", td_trace_name(t, c->device));
+	if (c->run != TD_RUN_UNKNOWN)
+		ADD(", %s", td_run_name(c->run));
+	if (c->engine)
+		ADD(", %s", td_engine_name(c->engine));
+	if (c->on & TD_ON_DDP)
+		ADD(", DDP");
+	if (c->on & TD_ON_FSDP)
+		ADD(", FSDP");
+	if (c->on & TD_ON_TORCHREC)
+		ADD(", torchrec");
+	if (c->on & TD_ON_DEEPSPEED)
+		ADD(", DeepSpeed");
+	if (c->on & TD_ON_MEGATRON)
+		ADD(", Megatron");
+	for (k = 0; k < TD_COLL_NKINDS; k++)
+		if (c->coll[k])
+			ADD(", %s", td_coll_kind_name((enum td_coll_kind)k));
+	if (c->on & TD_ON_COMPILED)
+		ADD(", torch.compile");
+	if (c->on & TD_ON_GRAPHS)
+		ADD(", %s graphs replayed", c->vendor == TD_VENDOR_AMD ? "HIP" : "CUDA");
+	if (c->on & TD_ON_CAPTURE)
+		ADD(", graph capture");
+	if (*c->optimizer)
+		ADD(", %s (%s)", c->optimizer, td_opt_impl_name(c->opt_impl));
+	if (c->on & (TD_ON_BF16 | TD_ON_FP16 | TD_ON_AMP))
+		ADD(", %s", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16" : "autocast");
+	if (c->on & TD_ON_LOADER_MAIN)
+		ADD(", DataLoader in the main process");
+	else if (c->on & TD_ON_LOADER_WORKERS)
+		ADD(", DataLoader workers");
+#undef ADD
+	if (o >= cap && cap)
+		buf[cap - 1] = '\0';
+}

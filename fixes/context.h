@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* What the run is, read once from the trace's names and devices: the vendor and runtime, the
+ * device, training or inference, the framework and parallelism, a serving engine, what is
+ * already on (torch.compile, CUDA graphs, a batched optimizer, mixed precision), the data
+ * pipeline and the collectives by kind. The fix catalogue (fixes/catalogue.h) picks the advice
+ * that fits it. Library code: never prints. */
+#ifndef TD_FIXES_CONTEXT_H
+#define TD_FIXES_CONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parser/trace.h"
+
+enum td_vendor { TD_VENDOR_UNKNOWN, TD_VENDOR_NVIDIA, TD_VENDOR_AMD };
+enum td_run { TD_RUN_UNKNOWN, TD_RUN_TRAINING, TD_RUN_INFERENCE };
+enum td_engine { TD_ENGINE_NONE, TD_ENGINE_VLLM, TD_ENGINE_SGLANG, TD_ENGINE_TGI,
+		 TD_ENGINE_TRTLLM };
+enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
+
+/* what the trace shows in use (td_context.on) */
+#define TD_ON_DDP 0x0001
+#define TD_ON_FSDP 0x0002
+#define TD_ON_TORCHREC 0x0004
+#define TD_ON_DEEPSPEED 0x0008
+#define TD_ON_MEGATRON 0x0010
+#define TD_ON_COMPILED 0x0020      /* torch.compile / Inductor: CompiledFunction, triton_ kernels */
+#define TD_ON_GRAPHS 0x0040        /* CUDA / HIP graphs replayed (cudaGraphLaunch) */
+#define TD_ON_CAPTURE 0x0080       /* a graph captured in the trace (BeginCapture, Instantiate) */
+#define TD_ON_AMP 0x0100           /* autocast ops */
+#define TD_ON_BF16 0x0200          /* bf16 kernels */
+#define TD_ON_FP16 0x0400          /* fp16 / half kernels */
+#define TD_ON_LOADER_MAIN 0x0800   /* DataLoader in the training process (num_workers=0) */
+#define TD_ON_LOADER_WORKERS 0x1000 /* DataLoader with worker processes */
+#define TD_ON_MODULES 0x2000       /* nn.Module frames or module calls: there is a model */
+#define TD_ON_NO_CACHING 0x4000    /* the caching allocator off: a malloc and free per tensor */
+#define TD_ON_NO_MODULE 0x8000     /* Python frames recorded (with_stack), no nn.Module among
+				    * them and no backward: no model, a loop over tensors */
+
+/* collectives by kind (td_context.coll[]) */
+enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,
+		    TD_COLL_ALL_TO_ALL, TD_COLL_SEND_RECV, TD_COLL_BROADCAST, TD_COLL_CUSTOM,
+		    TD_COLL_NKINDS };
+
+struct td_context {
+	enum td_vendor vendor;
+	uint32_t device;           /* the first device's name (trace names id, 0: unknown) */
+	enum td_run run;
+	enum td_engine engine;
+	uint32_t on;               /* TD_ON_* */
+	char optimizer[32];        /* "Adam", "SGD" (from Optimizer.step#Adam.step), "" none */
+	enum td_opt_impl opt_impl;
+	uint64_t coll[TD_COLL_NKINDS]; /* collective kernel names seen, by kind */
+};
+
+void td_context_derive(const struct td_trace *t, struct td_context *c);
+/* The collective kind a kernel or op name is, or -1 (not a collective). */
+int td_coll_kind_of(const char *name);
+const char *td_coll_kind_name(enum td_coll_kind k);
+const char *td_vendor_name(enum td_vendor v);   /* "CUDA", "ROCm", "unknown" */
+const char *td_run_name(enum td_run r);         /* "training", "inference", "unknown" */
+const char *td_engine_name(enum td_engine e);   /* "vLLM", ... , "" for none */
+const char *td_opt_impl_name(enum td_opt_impl i); /* "single-tensor", "foreach", "fused", "" */
+/* The one line every report opens with: "CUDA, Tesla V100-SXM2-32GB, training, DDP,
+ * torch.compile, AdamW (foreach)". */
+void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
+		     size_t cap);
+
+#endif

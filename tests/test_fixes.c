@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/* The run's context (fixes/context.c) read from small traces of each kind, and the fix
+ * catalogue (fixes/catalogue.c) walked entry by entry and context by context: every fix names
+ * only APIs and tools that exist for its context. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fixes/catalogue.h"
+#include "fixes/context.h"
+#include "tests/helpers.h"
+
+#define OP(name) "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1," \
+	"\"ts\":10,\"dur\":5},"
+#define RT(name) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1," \
+	"\"tid\":1,\"ts\":11,\"dur\":1,\"args\":{\"correlation\":7}},"
+#define PY(name) "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"" name "\",\"pid\":1," \
+	"\"tid\":1,\"ts\":9,\"dur\":8},"
+#define KERNEL(name) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0," \
+	"\"tid\":7,\"ts\":12,\"dur\":3,\"args\":{\"device\":0,\"stream\":7,\"correlation\":7}},"
+#define DEV(name) "],\"deviceProperties\":[{\"id\":0,\"name\":\"" name "\"}]}"
+
+static void derive(const char *json, struct td_context *c, struct td_trace *t)
+{
+	struct td_error err;
+
+	assert_int_equal(th_parse_mem((const unsigned char *)json, strlen(json), 1 << 16, t, &err),
+			 0);
+	td_context_derive(t, c);
+}
+
+#define CONTEXT(json, c) \
+	struct td_trace t_; \
+	struct td_context c; \
+	derive(json, &c, &t_)
+
+static void test_rocm_training(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("autograd::engine::evaluate_function: AddmmBackward0")
+		OP("Optimizer.step#SGD.step") OP("aten::_foreach_add_") RT("hipLaunchKernel")
+		KERNEL("Cijk_Alik_Bljk_SB") "{}" DEV("AMD Instinct MI250X"), c);
+	char line[256];
+	(void)state;
+	assert_int_equal(c.vendor, TD_VENDOR_AMD);
+	assert_int_equal(c.run, TD_RUN_TRAINING);
+	assert_string_equal(c.optimizer, "SGD");
+	assert_int_equal(c.opt_impl, TD_OPT_FOREACH);
+	td_context_line(&t_, &c, line, sizeof(line));
+	assert_string_equal(line, "ROCm, AMD Instinct MI250X, training, SGD (foreach)");
+	td_trace_free(&t_);
+}
+
+static void test_vllm_tp_graphs(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" PY("vllm/v1/worker/gpu_model_runner.py(2907): execute_model")
+		RT("cudaGraphLaunch") KERNEL("void cross_device_reduce_1stage<__nv_bfloat16, 4>()")
+		KERNEL("ncclDevKernel_AllReduce_Sum_bf16_RING_LL") "{}" DEV("NVIDIA H100 80GB HBM3"),
+		c);
+	(void)state;
+	assert_int_equal(c.vendor, TD_VENDOR_NVIDIA);
+	assert_int_equal(c.run, TD_RUN_INFERENCE);
+	assert_int_equal(c.engine, TD_ENGINE_VLLM);
+	assert_true(c.on & TD_ON_GRAPHS);
+	assert_true(c.coll[TD_COLL_ALL_REDUCE] && c.coll[TD_COLL_CUSTOM]);
+	td_trace_free(&t_);
+}
+
+static void test_capture(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" RT("cudaStreamBeginCapture") RT("cudaStreamEndCapture")
+		RT("cudaGraphInstantiateWithFlags") "{}" DEV("NVIDIA A100"), c);
+	(void)state;
+	assert_true(c.on & TD_ON_CAPTURE);
+	assert_false(c.on & TD_ON_GRAPHS);
+	td_trace_free(&t_);
+}
+
+static void test_torchrec_fsdp_compiled(void **state)
+{
+	{
+		CONTEXT("{\"traceEvents\":[" OP("## KJTAllToAll ##") OP("CompiledFunctionBackward")
+			KERNEL("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t") "{}" DEV("Tesla V100"), c);
+		(void)state;
+		assert_true(c.on & TD_ON_TORCHREC);
+		assert_true(c.on & TD_ON_COMPILED);
+		assert_int_equal(c.run, TD_RUN_TRAINING);
+		assert_true(c.coll[TD_COLL_SEND_RECV]);
+		td_trace_free(&t_);
+	}
+	{
+		CONTEXT("{\"traceEvents\":[" OP("FullyShardedDataParallel.forward")
+			OP("Optimizer.step#AdamW.step") OP("_fused_adamw_") "{}" DEV("NVIDIA H100"), c);
+		assert_true(c.on & TD_ON_FSDP);
+		assert_string_equal(c.optimizer, "AdamW");
+		assert_int_equal(c.opt_impl, TD_OPT_FUSED);
+		td_trace_free(&t_);
+	}
+}
+
+static void test_loop_without_module(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" PY("train.py(12): <module>") OP("aten::item") OP("aten::cpu")
+		RT("cudaMemcpyAsync") "{}" DEV("NVIDIA A100"), c);
+	(void)state;
+	assert_true(c.on & TD_ON_NO_MODULE);
+	{ /* a vectorise fix, not torch.compile */
+		char b[1200];
+		td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
+		assert_non_null(strstr(b, "vectorise"));
+		assert_null(strstr(b, "torch.compile"));
+	}
+	td_trace_free(&t_);
+}
+
+/* --- the catalogue, entry by entry ----------------------------------------------------- */
+
+static int any_of(const char *s, const char *const *words)
+{
+	for (; *words; words++)
+		if (strstr(s, *words))
+			return 1;
+	return 0;
+}
+
+static const char *const nvidia_only[] = {"ncu ", "nsys", "Nsight Compute:", "nvidia-smi",
+					  "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF",
+					  "cudaMemcpy", NULL};
+static const char *const ddp_words[] = {"DistributedDataParallel", "bucket_cap_mb", NULL};
+static const char *const training_words[] = {"backward", "gradient", "no_sync", NULL};
+
+static void test_entries(void **state)
+{
+	size_t i, j;
+	int fallback[TD_FIX_NMECHS] = {0};
+
+	(void)state;
+	for (i = 0; i < td_fix_nentries; i++) {
+		const struct td_fix_entry *e = &td_fix_entries[i];
+		if (e->vendor == TD_VENDOR_AMD)
+			assert_false(any_of(e->text, nvidia_only));
+		if (e->vendor == TD_VENDOR_UNKNOWN) /* may name both, never one vendor's setting */
+			assert_false(any_of(e->text, (const char *const[]){"CUDA_MODULE_LOADING",
+				"PYTORCH_CUDA_ALLOC_CONF", "ncu ", NULL}));
+		if (!(e->need & TD_ON_DDP))
+			assert_false(any_of(e->text, ddp_words));
+		if (!(e->need & TD_ON_FSDP))
+			assert_null(strstr(e->text, "FSDP("));
+		if (!(e->need & TD_ON_TORCHREC))
+			assert_null(strstr(e->text, "torchrec"));
+		if (e->run == TD_RUN_INFERENCE || e->engine != TD_ENGINE_NONE ||
+		    e->mech == TD_FIX_SERVING_HOST)
+			assert_false(any_of(e->text, training_words));
+		if (e->need & TD_ON_COMPILED) /* on already: not advised again */
+			assert_false(any_of(e->text, (const char *const[]){"torch.compile(model)",
+				"compile the model", NULL}));
+		if (e->need & TD_ON_GRAPHS)
+			assert_false(any_of(e->text, (const char *const[]){"reduce-overhead",
+				"drop enforce_eager", NULL}));
+		if (e->need & TD_ON_NO_MODULE)
+			assert_null(strstr(e->text, "torch.compile"));
+		if (e->vendor == TD_VENDOR_UNKNOWN && e->run == TD_RUN_UNKNOWN &&
+		    e->engine == TD_ENGINE_NONE && !e->need && !e->none && e->coll < 0)
+			fallback[e->mech] = 1;
+		for (j = i + 1; j < td_fix_nentries; j++) /* a fallback is the last of its kind */
+			if (fallback[e->mech] && td_fix_entries[j].mech == e->mech)
+				fail_msg("entry %zu: a fallback before entry %zu of its mechanism", i, j);
+	}
+	for (i = 0; i < TD_FIX_NMECHS; i++)
+		if (!fallback[i])
+			fail_msg("mechanism %zu has no entry for an unknown context", i);
+}
+
+/* every mechanism in every context: the fix fits it */
+static void test_contexts(void **state)
+{
+	static const unsigned flags[] = {0, TD_ON_COMPILED, TD_ON_GRAPHS, TD_ON_COMPILED | TD_ON_GRAPHS,
+					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE};
+	int v, r, e, m, k;
+	size_t fi;
+
+	(void)state;
+	for (v = 0; v <= TD_VENDOR_AMD; v++)
+		for (r = 0; r <= TD_RUN_INFERENCE; r++)
+			for (e = 0; e <= TD_ENGINE_TRTLLM; e++)
+				for (fi = 0; fi < sizeof(flags) / sizeof(flags[0]); fi++)
+					for (m = 0; m < TD_FIX_NMECHS; m++)
+						for (k = -1; k < TD_COLL_NKINDS; k++) {
+	struct td_context c;
+	char b[1600];
+	memset(&c, 0, sizeof(c));
+	c.vendor = (enum td_vendor)v;
+	c.run = (enum td_run)r;
+	c.engine = (enum td_engine)e;
+	c.on = flags[fi];
+	td_fix_text(&c, (enum td_mech)m, k, "kernel", b, sizeof(b));
+	assert_true(b[0] != '\0'); /* something to do, or to check first, always */
+	if (v == TD_VENDOR_AMD)
+		assert_false(any_of(b, nvidia_only));
+	if (!(c.on & TD_ON_DDP))
+		assert_false(any_of(b, ddp_words));
+	if (r == TD_RUN_INFERENCE)
+		assert_false(any_of(b, training_words));
+	if (c.on & TD_ON_COMPILED)
+		assert_null(strstr(b, "torch.compile(model)"));
+						}
+}
+
+static void test_optimizer(void **state)
+{
+	static const char *const opts[] = {"Adam", "AdamW", "SGD", "Adagrad", "RMSprop", "Adamax",
+					   ""};
+	size_t i;
+	int impl;
+	char b[800];
+
+	(void)state;
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		for (impl = TD_OPT_NONE; impl <= TD_OPT_FUSED; impl++) {
+			struct td_context c;
+			int has_fused = !strcmp(opts[i], "Adam") || !strcmp(opts[i], "AdamW") ||
+					!strcmp(opts[i], "SGD");
+			memset(&c, 0, sizeof(c));
+			c.vendor = TD_VENDOR_NVIDIA;
+			c.opt_impl = (enum td_opt_impl)impl;
+			td_fix_optimizer(&c, opts[i], b, sizeof(b));
+			if (*opts[i] && !has_fused) /* Adagrad's fused is CPU-only */
+				assert_null(strstr(b, "fused=True)"));
+			if (impl == TD_OPT_FUSED)
+				assert_false(any_of(b, (const char *const[]){"fused=True",
+					"foreach=True", NULL}));
+			if (impl == TD_OPT_FOREACH)
+				assert_null(strstr(b, "foreach=True"));
+		}
+}
+
+static void test_picks(void **state)
+{
+	struct td_context c;
+	char b[1600];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.vendor = TD_VENDOR_NVIDIA;
+	c.run = TD_RUN_TRAINING;
+	c.on = TD_ON_DDP;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_REDUCE, NULL, b, sizeof(b)),
+			       "bucket_cap_mb"));
+	c.on = TD_ON_DDP | TD_ON_TORCHREC;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_TO_ALL, NULL, b, sizeof(b)),
+			       "TrainPipelineSparseDist"));
+	c.run = TD_RUN_INFERENCE;
+	c.on = 0;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_REDUCE, NULL, b, sizeof(b)),
+			       "Tensor-parallel"));
+	c.vendor = TD_VENDOR_AMD;
+	assert_string_equal(td_fix_token(&c, TD_TOK_ALLOC_CONF), "PYTORCH_HIP_ALLOC_CONF");
+	assert_string_equal(td_fix_token(&c, TD_TOK_SMI), "rocm-smi");
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_KERNEL_PROFILE, -1, "gemm", b, sizeof(b)),
+			       "rocprofv3 --kernel-trace --kernel-include-regex 'gemm'"));
+	c.vendor = TD_VENDOR_NVIDIA;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_LAZY_LOADING, -1, NULL, b, sizeof(b)),
+			       "CUDA_MODULE_LOADING=EAGER"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rocm_training),
+		cmocka_unit_test(test_vllm_tp_graphs),
+		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_torchrec_fsdp_compiled),
+		cmocka_unit_test(test_loop_without_module),
+		cmocka_unit_test(test_entries),
+		cmocka_unit_test(test_contexts),
+		cmocka_unit_test(test_optimizer),
+		cmocka_unit_test(test_picks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
