@@ -188,12 +188,12 @@ static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
 }
 
 static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause top,
-		    const struct resid *rs, uint32_t top_what)
+		    const struct resid *rs, uint32_t top_what, int64_t top_ns)
 {
 	uint32_t queued = td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
 					 sizeof(TD_LABEL_QUEUED_GAP) - 1);
 	int64_t queued_ns = 0;
-	char fix[1200];
+	char fix[1200], share[900], b1[32], b2[32];
 	size_t i;
 
 	for (i = 0; i < rs->items.len; i++) {
@@ -201,11 +201,25 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 		if (it->cause == CAUSE_LAUNCH && it->what == queued)
 			queued_ns += it->ns;
 	}
+	/* the largest share by name, and how large it is: "most of it" only when it is */
+	if (top_what && top_ns >= rs->by_cause[top])
+		snprintf(share, sizeof(share), "all of it in %s", td_an_label(a, top_what));
+	else if (top_what && top_ns * 2 > rs->by_cause[top])
+		snprintf(share, sizeof(share), "most of it, %s of %s, in %s",
+			 td_fmt_dur(b1, sizeof(b1), top_ns), td_fmt_dur(b2, sizeof(b2),
+								    rs->by_cause[top]),
+			 td_an_label(a, top_what));
+	else if (top_what)
+		snprintf(share, sizeof(share), "the largest share, %s of %s, in %s",
+			 td_fmt_dur(b1, sizeof(b1), top_ns), td_fmt_dur(b2, sizeof(b2),
+								    rs->by_cause[top]),
+			 td_an_label(a, top_what));
+	else
+		snprintf(share, sizeof(share), "in untraced code");
 	if (a->serving && (top == CAUSE_LAUNCH || top == CAUSE_HOST)) {
 		td_finding_fix(f, "The GPU waits for the serving loop's Python and launch calls between "
-			       "kernels (most of it in %s). %s", top_what ? td_an_label(a, top_what)
-			       : "untraced code", td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL,
-							   fix, sizeof(fix)));
+			       "kernels (%s). %s", share, td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1,
+								       NULL, fix, sizeof(fix)));
 		return;
 	}
 	switch (top) {
@@ -234,9 +248,8 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 				       "that. %s", fix);
 		break;
 	case CAUSE_HOST:
-		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (most of it "
-			       "in %s): the step is CPU-bound there. %s",
-			       top_what ? td_an_label(a, top_what) : "untraced code",
+		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (%s): the "
+			       "step is CPU-bound there. %s", share,
 			       td_fix_text(&a->ctx, TD_FIX_HOST_BOUND, -1, NULL, fix, sizeof(fix)));
 		break;
 	default:
@@ -259,6 +272,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		struct resid rs;
 		enum td_cause top = CAUSE_HOST;
 		uint32_t top_what = 0;
+		int64_t top_ns = 0;
 		int c;
 
 		if (w <= 0 || dv->idle_ns <= 0)
@@ -277,6 +291,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		for (i = 0; i < rs.items.len; i++)
 			if (TD_VEC_AT(&rs.items, struct td_idle_item, i).cause == top) {
 				top_what = TD_VEC_AT(&rs.items, struct td_idle_item, i).what;
+				top_ns = TD_VEC_AT(&rs.items, struct td_idle_item, i).ns;
 				break;
 			}
 		f = td_report_add(r, "gpu-idle", dv->device);
@@ -312,7 +327,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				};
 				td_finding_value(f, keys[c], rs.by_cause[c]);
 			}
-		fix_for(a, f, top, &rs, top_what);
+		fix_for(a, f, top, &rs, top_what, top_ns);
 		td_vec_free(&rs.items);
 		free(rs.top);
 	}

@@ -41,7 +41,13 @@ unsigned td_name_class(const char *n)
 		"cuLibraryGetKernel", "cudaGetFuncBySymbol", "cudnnCreate", "cublasCreate",
 		"cublasLtCreate", "hipInit", "hipSetDevice", "hipFree", "hipMalloc", "hipHostMalloc",
 		"hipDeviceGetStreamPriorityRange", "hipStreamCreate", "hipGetDeviceProperties",
-		"hipGetDeviceCount", "hipDeviceGetAttribute", "hipModuleLoad", "hipEventCreate", NULL,
+		"hipGetDeviceCount", "hipDeviceGetAttribute", "hipModuleLoad", "hipEventCreate",
+		/* occupancy queries load the kernel's module on first use; graph capture and
+		 * instantiation run once, and the kernels captured do not run */
+		"cudaOccupancy", "hipOccupancy", "cudaStreamBeginCapture", "cudaStreamEndCapture",
+		"cudaGraphInstantiate", "cudaGraphUpload", "cuGraphInstantiate", "cuStreamBeginCapture",
+		"cuStreamEndCapture", "hipStreamBeginCapture", "hipStreamEndCapture",
+		"hipGraphInstantiate", "hipGraphUpload", NULL,
 	};
 	/* Python frames that run only while torch.compile traces, compiles or autotunes: a file,
 	 * and when the file also runs in the steady state, the functions that do not */
@@ -68,6 +74,9 @@ unsigned td_name_class(const char *n)
 	for (i = 0; warm_prefix[i]; i++)
 		if (starts(n, warm_prefix[i]))
 			c |= NC_WARMUP_CALL;
+	if (strstr(n, "BeginCapture") || strstr(n, "EndCapture") ||
+	    strstr(n, "GraphInstantiate") || strstr(n, "GraphUpload"))
+		c |= NC_CAPTURE;
 	if (strstr(n, ".py(")) {
 		for (i = 0; i < sizeof(compile_frames) / sizeof(compile_frames[0]); i++) {
 			const char *at = strstr(n, compile_frames[i].file), *fn;

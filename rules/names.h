@@ -30,6 +30,7 @@
 #define NC_COMPILE 0x40000    /* a torch.compile / Triton compilation or autotuning frame */
 #define NC_STREAM_WAIT 0x80000 /* cudaStreamWaitEvent / hipStreamWaitEvent */
 #define NC_WARMUP 0x100000    /* from the config: spans that are start-up work */
+#define NC_CAPTURE 0x200000   /* graph capture and instantiation: start-up however long */
 
 enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
 enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };

@@ -97,6 +97,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 			int slow;
 			if (launch)
 				slow = (d >= MS || (launch_med > 0 && d >= 50 * launch_med)) && d >= 10 * med;
+			else if (a->name_class[v[i].name] & NC_CAPTURE) /* once per graph */
+				slow = 1;
 			else
 				slow = d >= MS && (j - i <= 2 || d >= 10 * med);
 			if (slow)

@@ -801,6 +801,41 @@ static void test_real_invariants(void **state)
 }
 
 
+/* a graph capture and its instantiation are start-up work, however long they take: they run
+ * once per graph (and the kernels captured do not run) */
+static void test_capture_is_startup(void **state)
+{
+	static const char json[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamBeginCapture\",\"pid\":1,"
+		"\"tid\":1,\"ts\":10,\"dur\":5},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamEndCapture\",\"pid\":1,"
+		"\"tid\":1,\"ts\":900,\"dur\":5},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphInstantiateWithFlags\","
+		"\"pid\":1,\"tid\":1,\"ts\":910,\"dur\":800},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":1,\"tid\":1,"
+		"\"ts\":1750,\"dur\":5,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":1760,"
+		"\"dur\":30,\"args\":{\"correlation\":1,\"device\":0,\"stream\":7}}]}";
+	struct td_trace t;
+	struct td_analysis a;
+	struct td_error err;
+	size_t i, instantiate = 0;
+
+	(void)state;
+	assert_int_equal(th_parse_mem((const unsigned char *)json, sizeof(json) - 1, 1 << 16, &t,
+				      &err), 0);
+	td_analysis_run(&a, &t, NULL);
+	for (i = 0; i < a.nwarm_ev; i++)
+		instantiate += !strcmp(td_trace_name(&t, td_trace_ev(&t, a.warm_ev[i])->name),
+				       "cudaGraphInstantiateWithFlags");
+	assert_int_equal(instantiate, 1);
+	assert_true(a.ctx.on & TD_ON_CAPTURE);
+	assert_true(a.ctx.on & TD_ON_GRAPHS);
+	td_analysis_free(&a);
+	td_trace_free(&t);
+}
+
 /* PyTorch's FLOPs formulas (its numbers: torch.profiler with_flops=True on these shapes) */
 static void test_flops(void **state)
 {
@@ -847,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_real_acceptance),
 		cmocka_unit_test(test_real_invariants),
 		cmocka_unit_test(test_flops),
+		cmocka_unit_test(test_capture_is_startup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
