@@ -33,7 +33,18 @@ const struct td_fix_entry td_fix_entries[] = {
 	 " The first launch of each kernel loads its code: run every shape once (a warm-up "
 	 "iteration) before timing or serving."},
 
-	/* launch-bound: what is already on decides */
+	/* launch-bound: a small batch first, then what is already on decides */
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, TRAIN, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1,
+	 "The kernels are too small to fill the GPU (%s): raise the batch size first - every launch "
+	 "then does more work, which is what fills the device (DataLoader(batch_size=...)); if the "
+	 "effective batch must stay, gradient accumulation keeps it while each step does more. "
+	 "Then fuse what is left: torch.compile(model)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1,
+	 "The kernels are too small to fill the GPU (%s): run larger batches first (more inputs or "
+	 "requests per forward pass) - every launch then does more work, which is what fills the "
+	 "device. Then fuse what is left: torch.compile(model)."},
 	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED | TD_ON_GRAPHS, 0, -1,
 	 "The step is compiled and replays graphs already: the launches left run outside the "
 	 "graph. Find them between the graph launches in the trace and bring them inside the "
@@ -90,6 +101,15 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "batch more requests per iteration so each launch does more work."},
 
 	/* many tiny kernels */
+	{TD_FIX_SMALL_KERNELS, ANY_V, TRAIN, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1,
+	 "The kernels are small because the work per step is (%s): raise the batch size first "
+	 "(DataLoader(batch_size=...); gradient accumulation keeps the effective batch if it must "
+	 "stay), then fuse the small ops with torch.compile(model)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1,
+	 "The kernels are small because the work per pass is (%s): run larger batches first, then "
+	 "fuse the small ops with torch.compile(model)."},
 	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED | TD_ON_GRAPHS, 0, -1,
 	 "The step is compiled and replayed as graphs already: these small kernels run outside "
 	 "the graph. Bring them inside the compiled region or batch them (torch._foreach_* ops, "

@@ -2,7 +2,11 @@
 #include "fixes/context.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/alloc.h"
+#include "common/sort.h"
 
 static int has(const char *s, const char *sub)
 {
@@ -88,6 +92,115 @@ static void optimizer_of(struct td_context *c, const char *n)
 		c->opt_impl = TD_OPT_FOREACH;
 	else if (has(n, "_single_tensor_") && c->opt_impl == TD_OPT_NONE)
 		c->opt_impl = TD_OPT_SINGLE;
+}
+
+/* input k of dims "[[16, 64], [64, 64]]": its leading dim in *lead, its elements returned
+ * (0 when there is no such input) */
+static int64_t input_dims(const char *d, int k, int64_t *lead)
+{
+	int64_t numel = 1, v;
+	int n = 0;
+
+	*lead = 0;
+	if (*d++ != '[')
+		return 0;
+	for (; k > 0 && *d; d++) /* skip k inputs */
+		if (*d == ']')
+			k--;
+	d = strchr(d, '[');
+	if (!d)
+		return 0;
+	for (d++; *d && *d != ']'; d++) {
+		if (*d < '0' || *d > '9')
+			continue;
+		for (v = 0; *d >= '0' && *d <= '9' && v < 1000000000; d++)
+			v = v * 10 + (*d - '0');
+		d--;
+		if (!n++)
+			*lead = v;
+		numel = numel < (int64_t)1 << 40 ? numel * v : numel;
+	}
+	return n ? numel : 0;
+}
+
+#define I32_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_i32, int32_t, I32_LESS)
+
+/* the batch by the layers' inputs, the median kernel's blocks per SM */
+static void batch_of(const struct td_trace *t, struct td_context *c)
+{
+	int64_t vals[16], numels[16], best = 0, best_numel = 0;
+	uint64_t cnt[16], bestn = 0;
+	size_t nv = 0, i, k, n = 0;
+	int32_t *b;
+
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		const struct td_op_args *oa;
+		const char *nm;
+		int64_t v, numel;
+		if (e->kind != TD_K_CPU_OP || !e->args || !(oa = td_trace_op_args(t, (uint32_t)i)) ||
+		    !oa->dims)
+			continue;
+		nm = td_trace_name(t, e->name);
+		if (!strcmp(nm, "aten::linear") || !strcmp(nm, "aten::conv2d") ||
+		    !strcmp(nm, "aten::bmm"))
+			numel = input_dims(td_trace_name(t, oa->dims), 0, &v);
+		else if (!strcmp(nm, "aten::addmm"))
+			numel = input_dims(td_trace_name(t, oa->dims), 1, &v);
+		else
+			continue;
+		if (v <= 0)
+			continue;
+		for (k = 0; k < nv && vals[k] != v; k++)
+			;
+		if (k == nv && nv < 16) {
+			vals[nv] = v;
+			numels[nv] = numel;
+			cnt[nv++] = 0;
+		}
+		if (k < nv && numel > numels[k])
+			numels[k] = numel; /* the largest input at this batch */
+		if (k < nv)
+			cnt[k]++;
+	}
+	for (k = 0; k < nv; k++)
+		if (cnt[k] > bestn) {
+			bestn = cnt[k];
+			best = vals[k];
+			best_numel = numels[k];
+		}
+	c->batch = best;
+	c->bpsm = -1;
+	b = td_malloc((t->launches.len ? t->launches.len : 1) * sizeof(*b));
+	for (i = 0; i < t->launches.len; i++) {
+		int32_t v = TD_VEC_AT(&t->launches, struct td_launch, i).bpsm;
+		if (v >= 0)
+			b[n++] = v;
+	}
+	if (n) {
+		sort_i32(b, n);
+		c->bpsm = b[n / 2];
+	}
+	free(b);
+	/* small: a batch of 64 or less whose layers' largest input is 64K elements or less (an
+	 * MLP at batch 16, not a ResNet at batch 32 with its 224x224 images) */
+	if (c->batch > 0 && c->batch <= 64 && best_numel <= 65536)
+		c->on |= TD_ON_SMALL_BATCH;
+}
+
+const char *td_context_batch(const struct td_context *c, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (c->batch > 0)
+		o += (size_t)snprintf(buf, cap, "batch %lld in the layers' inputs",
+				      (long long)c->batch);
+	if (c->bpsm >= 0 && o < cap)
+		snprintf(buf + o, cap - o, "%sthe median kernel fills %.1f blocks per SM", o ? "; " : "",
+			 (double)c->bpsm / 1000.0);
+	return buf;
 }
 
 void td_context_derive(const struct td_trace *t, struct td_context *c)
@@ -188,6 +301,7 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->on |= TD_ON_NO_MODULE;
 	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)
 		c->opt_impl = TD_OPT_SINGLE;
+	batch_of(t, c);
 }
 
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
@@ -232,6 +346,8 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", %s (%s)", c->optimizer, td_opt_impl_name(c->opt_impl));
 	if (c->on & (TD_ON_BF16 | TD_ON_FP16 | TD_ON_AMP))
 		ADD(", %s", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16" : "autocast");
+	if (c->batch > 0)
+		ADD(", batch %lld", (long long)c->batch);
 	if (c->on & TD_ON_LOADER_MAIN)
 		ADD(", DataLoader in the main process");
 	else if (c->on & TD_ON_LOADER_WORKERS)

@@ -36,6 +36,8 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_NO_CACHING 0x4000    /* the caching allocator off: a malloc and free per tensor */
 #define TD_ON_NO_MODULE 0x8000     /* Python frames recorded (with_stack), no nn.Module among
 				    * them and no backward: no model, a loop over tensors */
+#define TD_ON_SMALL_BATCH 0x10000  /* a batch of 64 or less in the layers' input shapes,
+				    * their largest input 64K elements or less */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,
@@ -51,6 +53,9 @@ struct td_context {
 	char optimizer[32];        /* "Adam", "SGD" (from Optimizer.step#Adam.step), "" none */
 	enum td_opt_impl opt_impl;
 	uint64_t coll[TD_COLL_NKINDS]; /* collective kernel names seen, by kind */
+	int64_t batch;             /* the most frequent leading input dim of linear / addmm /
+				    * conv2d / bmm calls (record_shapes), 0: unknown */
+	int32_t bpsm;              /* the median kernel's blocks per SM x 1000, -1: unknown */
 };
 
 void td_context_derive(const struct td_trace *t, struct td_context *c);
@@ -65,5 +70,7 @@ const char *td_opt_impl_name(enum td_opt_impl i); /* "single-tensor", "foreach",
  * torch.compile, AdamW (foreach)". */
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
 		     size_t cap);
+/* "batch 16 in the layers' inputs; the median kernel fills 0.3 blocks per SM", or "" */
+const char *td_context_batch(const struct td_context *c, char *buf, size_t cap);
 
 #endif

@@ -237,7 +237,8 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 			       "cross-stream waits inside the step.", td_fix_token(&a->ctx, TD_TOK_SMI));
 		break;
 	case CAUSE_LAUNCH:
-		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1, NULL, fix, sizeof(fix));
+		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1,
+			    td_context_batch(&a->ctx, share, sizeof(share)), fix, sizeof(fix));
 		if (2 * queued_ns > rs->by_cause[CAUSE_LAUNCH])
 			td_finding_fix(f, "The host is ahead: the ops were already queued and the GPU "
 				       "idles a few microseconds between them (per-kernel launch "

@@ -134,8 +134,10 @@ static void fix_for(const struct td_analysis *a, struct td_finding *f, const str
 		td_finding_fix(f, "Decode launches many tiny kernels one by one. %s",
 			       td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL, buf, sizeof(buf)));
 	} else {
-		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_SMALL_KERNELS, -1, NULL, buf,
-						    sizeof(buf)));
+		char detail[200];
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_SMALL_KERNELS, -1,
+						    td_context_batch(&a->ctx, detail, sizeof(detail)),
+						    buf, sizeof(buf)));
 	}
 }
 

@@ -75,6 +75,15 @@ static size_t collect(const struct td_analysis *a, size_t d, struct wev **out)
 	return v.len;
 }
 
+/* the part of [ts, ts + dur) inside the device's window */
+static int64_t inside(const struct td_dev_analysis *dv, int64_t ts, int64_t dur)
+{
+	int64_t s = ts > dv->win_start ? ts : dv->win_start;
+	int64_t e = ts + dur < dv->win_end ? ts + dur : dv->win_end;
+
+	return e > s ? e - s : 0;
+}
+
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	const struct td_trace *t = a->t;
@@ -106,9 +115,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 			const char *n = td_trace_name(t, e->name);
 			if (kind_of(a, w[i].ev) == K_COMPILE)
 				n = td_frame_label(n, fr, sizeof(fr));
-			snprintf(what + len, sizeof(what) - len, "%s%s%s %s", i ? " and " : "",
+			int64_t in = inside(dv, e->ts, w[i].dur);
+			snprintf(what + len, sizeof(what) - len, "%s%s%s %s%s%s%s", i ? " and " : "",
 				 kind_of(a, w[i].ev) == K_LAZY ? "a first " : "", td_mark(m, sizeof(m), n),
-				 td_fmt_dur(b1, sizeof(b1), w[i].dur));
+				 td_fmt_dur(b1, sizeof(b1), in), in < w[i].dur ? " (of " : "",
+				 in < w[i].dur ? td_fmt_dur(b3, sizeof(b3), w[i].dur) : "",
+				 in < w[i].dur ? ")" : "");
 		}
 		td_finding_title(f, "Start-up work inside the window holds the GPU %s (%.0f%% of it)%s%s",
 				 td_fmt_dur(b2, sizeof(b2), f->idle_ns),
@@ -129,9 +141,15 @@ static void run(struct td_analysis *a, struct td_report *r)
 		for (i = 0; i < nw && (int)i < a->params.evidence_max; i++) {
 			const struct td_event *e = td_trace_ev(t, w[i].ev);
 			int64_t busy = td_an_busy_between(a, d, e->ts, td_ev_end(e));
-			td_finding_evidence(f, e->ts, w[i].dur, "%s took %s (GPU idle %s meanwhile)",
-					    td_an_label(a, td_an_warm_label(a, w[i].ev)),
+			int64_t in = inside(dv, e->ts, w[i].dur);
+			/* clipped to the window it is told in: a call that began before it is
+			 * said so */
+			td_finding_evidence(f, e->ts, w[i].dur, "%s took %s%s%s%s (GPU idle %s "
+					    "meanwhile)", td_an_label(a, td_an_warm_label(a, w[i].ev)),
 					    td_fmt_dur(b1, sizeof(b1), w[i].dur),
+					    in < w[i].dur ? ", " : "",
+					    in < w[i].dur ? td_fmt_dur(b3, sizeof(b3), in) : "",
+					    in < w[i].dur ? " of it inside the window" : "",
 					    td_fmt_dur(b2, sizeof(b2), w[i].dur - busy));
 		}
 		td_finding_value(f, "warmup_idle_ns", f->idle_ns);

@@ -116,6 +116,30 @@ static void test_loop_without_module(void **state)
 	td_trace_free(&t_);
 }
 
+
+/* a small batch: read from the layers' input shapes and the kernels' blocks per SM; its fix is
+ * a larger batch before fusing */
+static void test_small_batch(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("autograd::engine::evaluate_function: AddmmBackward0")
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,"
+		"\"ts\":20,\"dur\":5,\"args\":{\"Input Dims\":[[16, 64], [128, 64], [128]]}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":30,"
+		"\"dur\":3,\"args\":{\"device\":0,\"stream\":7,\"correlation\":9,\"blocks per SM\":0.25,"
+		"\"grid\":[20, 1, 1],\"block\":[128, 1, 1]}}" DEV("NVIDIA A100"), c);
+	char b[1200], d[200];
+	(void)state;
+	assert_int_equal(c.batch, 16);
+	assert_int_equal(c.bpsm, 250);
+	assert_true(c.on & TD_ON_SMALL_BATCH);
+	td_fix_text(&c, TD_FIX_FEWER_LAUNCHES, -1, td_context_batch(&c, d, sizeof(d)), b, sizeof(b));
+	assert_non_null(strstr(b, "raise the batch size first"));
+	assert_non_null(strstr(b, "batch 16 in the layers' inputs; the median kernel fills 0.2 "
+			       "blocks per SM"));
+	assert_non_null(strstr(b, "gradient accumulation"));
+	td_trace_free(&t_);
+}
+
 /* --- the catalogue, entry by entry ----------------------------------------------------- */
 
 static int any_of(const char *s, const char *const *words)
@@ -178,7 +202,8 @@ static void test_entries(void **state)
 static void test_contexts(void **state)
 {
 	static const unsigned flags[] = {0, TD_ON_COMPILED, TD_ON_GRAPHS, TD_ON_COMPILED | TD_ON_GRAPHS,
-					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE};
+					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE,
+					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -274,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_torchrec_fsdp_compiled),
 		cmocka_unit_test(test_loop_without_module),
+		cmocka_unit_test(test_small_batch),
 		cmocka_unit_test(test_entries),
 		cmocka_unit_test(test_contexts),
 		cmocka_unit_test(test_optimizer),
