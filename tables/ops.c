@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sat.h"
+#include "common/sort.h"
 #include "rules/names.h"
 #include "tables/flops.h"
 #include "tables/groups.h"
@@ -96,6 +97,7 @@ struct ctx {
 	int64_t from, to;
 	uint32_t filtered[NFILTERED];
 	uint32_t *grp;             /* per event: its row's group, TD_NONE when not a row */
+	uint32_t *up;              /* per host event: set_up() */
 };
 
 static int filtered(const struct ctx *c, uint32_t name)
@@ -114,19 +116,48 @@ static int row_kind(const struct ctx *c, const struct td_event *ev)
 	return is_op(ev->kind) || (ev->kind == TD_K_RUNTIME && !c->o->fold_runtime);
 }
 
+static int rowish(const struct ctx *c, uint32_t e)
+{
+	const struct td_event *ev = td_trace_ev(c->t, e);
+
+	return row_kind(c, ev) && !filtered(c, ev->name);
+}
+
+/* c->up[e]: the innermost row-kind event around e that ends after it (memoized, events in
+ * track order: parents first) */
+static void set_up(const struct ctx *c, uint32_t e)
+{
+	int64_t end = td_ev_end(td_trace_ev(c->t, e));
+	uint32_t q = td_trace_parent(c->t, e);
+
+	while (q != TD_NONE) {
+		if (!rowish(c, q))
+			q = td_trace_parent(c->t, q);
+		else if (td_ev_end(td_trace_ev(c->t, q)) > end)
+			break;
+		else
+			q = c->up[q]; /* ends with e: the first around it that ends later */
+	}
+	c->up[e] = q;
+}
+
 /* the innermost host event around ev that can be a row (Python frames, other spans and the
  * names left out skipped), or TD_NONE; as EventList._populate_cpu_children nests, one that
- * starts where another ends (an instant at a call's end, two instants at one time) is not in it */
+ * starts where another ends (an instant at a call's end, two instants at one time) is not in
+ * it: past such a one, c->up jumps to the first that ends later, so a pile of instants at one
+ * time costs O(1) each */
 static uint32_t row_parent(const struct ctx *c, uint32_t ev)
 {
 	int64_t ts = td_trace_ev(c->t, ev)->ts;
 	uint32_t p = td_trace_parent(c->t, ev);
 
-	for (; p != TD_NONE; p = td_trace_parent(c->t, p)) {
-		const struct td_event *e = td_trace_ev(c->t, p);
-		if (row_kind(c, e) && !filtered(c, e->name) &&
-		    (c->o->fold_runtime || ts < td_ev_end(e)))
+	while (p != TD_NONE) {
+		if (!rowish(c, p))
+			p = td_trace_parent(c->t, p);
+		else if (c->o->fold_runtime || ts < td_ev_end(td_trace_ev(c->t, p)))
 			return p;
+		else
+			p = c->up[p];
 	}
 	return TD_NONE;
 }
@@ -162,62 +193,66 @@ static uint32_t extra_of(struct ctx *c, struct td_table *out, uint32_t e)
 }
 
 /* [memory] samples to the rows around them on their thread, as key_averages counts them: an
- * event holds the samples from its start to its end, both included; totals in memc/memg */
+ * event holds the samples from its start to its end, both included. By prefix sums over each
+ * thread's samples in time order, so a row costs two binary searches however many samples or
+ * instants pile up at one time. */
 static void attribute_memory(const struct ctx *c, int64_t *mem[2])
 {
 	const struct td_trace *t = c->t;
-	size_t ntr = t->tracks.len, i, *first = td_calloc(ntr + 1, sizeof(*first));
-	uint32_t *order = td_malloc((t->mem.len ? t->mem.len : 1) * sizeof(*order));
-	uint32_t *stack = NULL;
-	size_t cap = 0, tr;
+	size_t ntr = t->tracks.len, nm = t->mem.len, i, tr;
+	size_t *first = td_calloc(ntr + 1, sizeof(*first));
+	int64_t *ts = td_malloc((nm ? nm : 1) * sizeof(*ts));
+	int64_t *sum[2];
+	size_t *at = td_malloc((ntr ? ntr : 1) * sizeof(*at));
 
-	for (i = 0; i < t->mem.len; i++) { /* the samples by thread, each thread's in time order */
+	sum[0] = td_calloc(nm + ntr + 1, sizeof(*sum[0])); /* a leading 0 per thread */
+	sum[1] = td_calloc(nm + ntr + 1, sizeof(*sum[1]));
+	for (i = 0; i < nm; i++) { /* the samples by thread, each thread's in time order */
 		uint32_t k = TD_VEC_AT(&t->mem, struct td_mem_sample, i).track;
 		if (k < ntr)
 			first[k + 1]++;
 	}
 	for (tr = 0; tr < ntr; tr++)
 		first[tr + 1] += first[tr];
-	{
-		size_t *at = td_malloc((ntr ? ntr : 1) * sizeof(*at));
-		memcpy(at, first, ntr * sizeof(*at));
-		for (i = 0; i < t->mem.len; i++) {
-			uint32_t k = TD_VEC_AT(&t->mem, struct td_mem_sample, i).track;
-			if (k < ntr)
-				order[at[k]++] = (uint32_t)i;
-		}
-		free(at);
+	memcpy(at, first, ntr * sizeof(*at));
+	for (i = 0; i < nm; i++) { /* t->mem is by time: each thread's run stays in order */
+		const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		size_t j;
+		int d;
+		if (m->track >= ntr)
+			continue;
+		j = at[m->track]++;
+		ts[j] = m->ts;
+		for (d = 0; d < 2; d++) /* sum[d][j + track + 1]: the thread's samples to j */
+			sum[d][j + m->track + 1] = d == (m->device >= 0) ? m->bytes : 0;
 	}
 	for (tr = 0; tr < ntr; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e = k->first, end = k->first + k->count;
-		size_t sp = 0, s;
-		for (s = first[tr]; s < first[tr + 1]; s++) {
-			const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample,
-								    order[s]);
-			size_t j;
-			for (; e < end && td_trace_ev(t, e)->ts <= m->ts; e++) {
-				const struct td_event *ev = td_trace_ev(t, e);
-				if (c->grp[e] == TD_NONE)
-					continue;
-				while (sp && td_ev_end(td_trace_ev(t, stack[sp - 1])) < ev->ts)
-					sp--;
-				if (sp == cap) {
-					cap = cap ? cap * 2 : 64;
-					stack = td_realloc(stack, cap * sizeof(*stack));
-				}
-				stack[sp++] = e;
-			}
-			while (sp && td_ev_end(td_trace_ev(t, stack[sp - 1])) < m->ts)
-				sp--;
-			for (j = 0; j < sp; j++) /* one that ended at a sibling's start may lie below */
-				if (td_ev_end(td_trace_ev(t, stack[j])) >= m->ts)
-					mem[m->device >= 0][stack[j]] =
-						td_sat_add(mem[m->device >= 0][stack[j]], m->bytes);
+		size_t lo0 = first[tr], n = first[tr + 1] - lo0, base = lo0 + tr; /* sum[base] = 0 */
+		uint32_t e;
+		int d;
+		if (!n)
+			continue;
+		for (d = 0; d < 2; d++)
+			for (i = 1; i <= n; i++)
+				sum[d][base + i] = td_sat_add(sum[d][base + i], sum[d][base + i - 1]);
+		for (e = k->first; e < k->first + k->count; e++) {
+			const struct td_event *ev = td_trace_ev(t, e);
+			int64_t end = td_ev_end(ev);
+			size_t lo, hi;
+			const int64_t *v = ts + lo0;
+			if (c->grp[e] == TD_NONE)
+				continue;
+			TD_LOWER_BOUND(lo, n, v[mid] < ev->ts);   /* the first at or after the start */
+			TD_LOWER_BOUND(hi, n, v[mid] <= end);     /* the first after the end */
+			for (d = 0; d < 2; d++)
+				mem[d][e] = td_sat_sub(sum[d][base + hi], sum[d][base + lo]);
 		}
 	}
-	free(stack);
-	free(order);
+	free(sum[0]);
+	free(sum[1]);
+	free(at);
+	free(ts);
 	free(first);
 }
 
@@ -318,6 +353,7 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	c.t = t;
 	c.o = o;
 	c.grp = td_malloc((n ? n : 1) * sizeof(*c.grp));
+	c.up = td_malloc((n ? n : 1) * sizeof(*c.up));
 	wname = td_table_window(a, o->window_all, &c.from, &c.to);
 	for (i = 0; i < NFILTERED; i++)
 		c.filtered[i] = td_strtab_find(&t->names, filtered_names[i],
@@ -343,6 +379,7 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			uint32_t p;
 			fl[e] = 0;
 			par[e] = TD_NONE;
+			set_up(&c, e);
 			if (!row_kind(&c, ev) || ev->ts < c.from || ev->ts >= c.to ||
 			    filtered(&c, ev->name))
 				continue;
@@ -531,4 +568,5 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	free(par);
 	free(fl);
 	free(c.grp);
+	free(c.up);
 }

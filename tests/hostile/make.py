@@ -227,6 +227,14 @@ evil = "aten::\u009b31m\u202eevil\u2066\u0085"
 ev = [X(evil, 10, 500)] + kernel(1, 20, 400, name="k\u202e\u009d")
 case("names-controls.json", trace(ev), "ops FILE", 0, "\\u202e")
 
+# --- ops: 100k instants at one time inside one op, and 100k [memory] samples there: each
+# sample counts for every one of them (as key_averages counts it), in linear time ----------
+ev = [X("outer", 0, 1000)] + [X("aten::empty", 100, 0) for _ in range(100000)]
+ev += [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 100,
+        "args": {"Device Type": 0, "Bytes": 8}} for _ in range(100000)]
+case("ops-instants-100k.json", trace(ev), "ops --format csv FILE", 0,
+     "aten::empty,op,0.000000,0,0.000000,0,0,80000000000,80000000000,100000")
+
 with open(os.path.join(out, "cases.tsv"), "w") as f:
     for c in cases:
         f.write("\t".join(str(x) for x in c) + "\n")
