@@ -77,6 +77,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	unsigned kinds = 0;
 	struct td_finding *f;
 	char b1[32], b2[32], b3[32], title[1024], calls[256];
+	int64_t cp_blocked = 0, cp_busy = 0; /* the synchronous copies: blocked, GPU busy then */
 
 	for (i = 0; i < nu; i++)
 		mine += u[i].dev == d && !(u[i].kinds & BK_HTOD);
@@ -101,6 +102,12 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		s->won += won[i];
 		s->kinds |= u[i].kinds;
 		blocked += u[i].blocked;
+		if (u[i].kinds & BK_MEMCPY) {
+			const struct td_event *e0 = td_trace_ev(a->t, u[i].first);
+			cp_blocked += u[i].blocked;
+			cp_busy += td_an_busy_between(a, d, e0->ts,
+						      td_ev_end(td_trace_ev(a->t, u[i].last)));
+		}
 		/* keep the 8 longest waits */
 		if (nev < 8) {
 			ev[nev++] = i;
@@ -178,19 +185,31 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	td_finding_value(f, "user_calls", (int64_t)mine);
 	td_finding_value(f, "blocked_ns", blocked);
 	{
-		char fix[2048] = "";
+		char fix[2048] = "", idle[600];
 		static const unsigned order[] = {BK_ITEM, BK_NONZERO, BK_DTOH, BK_MEMCPY, BK_USER,
 						 BK_EXPLICIT};
+		int amd = a->ctx.vendor == TD_VENDOR_AMD;
 		size_t k, n = 0;
+		/* a synchronous copy that waited with the GPU idle waited for nothing the trace
+		 * shows: say so, and what to check, instead of "all queued work" */
+		snprintf(idle, sizeof(idle), "A synchronous %s blocked the host %s while the GPU was "
+			 "busy under a tenth of it: the trace does not show what it waited for (the host staging a "
+			 "pageable copy, another stream, device or process, or work outside the trace). "
+			 "Check the copy's size and memory kind in the evidence, then copy with "
+			 "%sAsync from pinned memory on a stream.", amd ? "hipMemcpy" : "cudaMemcpy",
+			 td_fmt_dur(b1, sizeof(b1), cp_blocked), amd ? "hipMemcpy" : "cudaMemcpy");
+		int waited_idle = (kinds & BK_MEMCPY) && cp_busy * 10 < cp_blocked;
 		for (k = 0; k < sizeof(order) / sizeof(order[0]) && n < 2; k++) {
-			if (!(kinds & order[k]))
-				continue;
+			if (!(kinds & order[k]) || (waited_idle && order[k] == BK_DTOH) ||
+			    (order[k] == BK_EXPLICIT && (kinds & BK_MEMCPY)))
+				continue; /* not what it waited for; a direct copy is no synchronize */
 			if (n++)
 				strncat(fix, " ", sizeof(fix) - strlen(fix) - 1);
-			strncat(fix, fix_for(order[k], a->ctx.vendor == TD_VENDOR_AMD), sizeof(fix) - strlen(fix) - 1);
+			strncat(fix, order[k] == BK_MEMCPY && waited_idle ? idle
+				: fix_for(order[k], amd), sizeof(fix) - strlen(fix) - 1);
 		}
 		if (!n)
-			snprintf(fix, sizeof(fix), "%s", fix_for(BK_EXPLICIT, a->ctx.vendor == TD_VENDOR_AMD));
+			snprintf(fix, sizeof(fix), "%s", fix_for(BK_EXPLICIT, amd));
 		td_finding_fix(f, "%s", fix);
 	}
 	free(sites);

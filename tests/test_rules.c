@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "parser/load.h"
@@ -836,6 +837,61 @@ static void test_capture_is_startup(void **state)
 	td_trace_free(&t);
 }
 
+/* a synchronous copy: "waits for all queued work" when a kernel ran while it blocked; when the
+ * GPU ran nothing, the fix says the trace does not show what it waited for */
+static void sync_copy_trace(const char *path, int busy)
+{
+	FILE *f = fopen(path, "w");
+	int s;
+
+	assert_non_null(f);
+	fputs("{\"traceEvents\":[", f);
+	for (s = 0; s < 4; s++) {
+		int t0 = s * 10000;
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":10000},", s, t0);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5,\"args\":{\"correlation\":%d}},"
+			   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%d,"
+			   "\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},",
+			t0 + 100, 2 * s + 1, t0 + 110, busy ? 5000 : 300, 2 * s + 1);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpy\",\"pid\":1,"
+			   "\"tid\":1,\"ts\":%d,\"dur\":5500,\"args\":{\"correlation\":%d}},"
+			   "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> "
+			   "Pageable)\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":20,\"args\":{\"correlation\""
+			   ":%d,\"device\":0,\"stream\":7,\"bytes\":4}}%s",
+			t0 + 200, 2 * s + 2, t0 + 5680, 2 * s + 2, s == 3 ? "" : ",");
+	}
+	fputs("]}", f);
+	fclose(f);
+}
+
+static void test_sync_copy_wording(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+	char path[] = "/tmp/td-sync-copy-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	sync_copy_trace(path, 0);
+	diagnose_path(path, &x);
+	f = finding(&x, "sync-stall", NULL);
+	assert_non_null(f);
+	assert_non_null(strstr(f->fix, "does not show what it waited for"));
+	assert_null(strstr(f->fix, "waits for all queued work"));
+	done(&x);
+	sync_copy_trace(path, 1);
+	diagnose_path(path, &x);
+	f = finding(&x, "sync-stall", NULL);
+	assert_non_null(f);
+	assert_null(strstr(f->fix, "does not show what it waited for"));
+	done(&x);
+	unlink(path);
+}
+
 /* PyTorch's FLOPs formulas (its numbers: torch.profiler with_flops=True on these shapes) */
 static void test_flops(void **state)
 {
@@ -883,6 +939,7 @@ int main(void)
 		cmocka_unit_test(test_real_invariants),
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_capture_is_startup),
+		cmocka_unit_test(test_sync_copy_wording),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
