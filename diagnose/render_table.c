@@ -92,8 +92,6 @@ const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *
 		return td_table_text(t, x->s);
 	}
 }
-#define cell_text table_cell_text
-
 static int text_col(enum td_col_type ty)
 {
 	return ty == TC_NAME || ty == TC_TEXT;
@@ -189,7 +187,7 @@ static void table_text(FILE *f, const struct td_table *t, const struct table_vie
 			continue;
 		}
 		for (r = 0; r < n; r++) {
-			size_t k = strlen(cell_text(t, r, c, buf, sizeof(buf)));
+			size_t k = strlen(table_cell_text(t, r, c, buf, sizeof(buf)));
 			if (k > w[c])
 				w[c] = k;
 		}
@@ -231,7 +229,7 @@ static void table_text(FILE *f, const struct td_table *t, const struct table_vie
 			}
 			tc = w[c];
 			for (r = 0; r < n; r++) {
-				size_t k = width_of(cell_text(t, r, c, buf, sizeof(buf)));
+				size_t k = width_of(table_cell_text(t, r, c, buf, sizeof(buf)));
 				if (k > tc)
 					tc = k;
 			}
@@ -262,7 +260,7 @@ static void table_text(FILE *f, const struct td_table *t, const struct table_vie
 			continue;
 		for (r = 0; r < n; r++) {
 			char m[4200];
-			const char *s = cell_text(t, r, c, buf, sizeof(buf));
+			const char *s = table_cell_text(t, r, c, buf, sizeof(buf));
 			if (v->wide) { /* whole: without the marks that cap a name's length */
 				char *u = td_unmark(s);
 				txt[r * t->ncols + c] = shown(u, 0);
@@ -307,7 +305,7 @@ static void table_text(FILE *f, const struct td_table *t, const struct table_vie
 				for (; k < w[c] && c != last; k++)
 					fputc(' ', f);
 			} else {
-				fprintf(f, "%*s", (int)w[c], cell_text(t, r, c, buf, sizeof(buf)));
+				fprintf(f, "%*s", (int)w[c], table_cell_text(t, r, c, buf, sizeof(buf)));
 			}
 		}
 		fputc('\n', f);
@@ -348,11 +346,11 @@ void render_table_md(FILE *f, const struct td_table *t, const struct table_view 
 			fputc(' ', f);
 			if (t->cols[c].type == TC_TEXT) { /* shapes and labels as code: [ and * stay */
 				char m[4200];
-				const char *s = cell_text(t, r, c, buf, sizeof(buf));
+				const char *s = table_cell_text(t, r, c, buf, sizeof(buf));
 				if (*s)
 					out_md(f, td_mark(m, sizeof(m), s));
 			} else {
-				out_md(f, cell_text(t, r, c, buf, sizeof(buf)));
+				out_md(f, table_cell_text(t, r, c, buf, sizeof(buf)));
 			}
 			fputs(" |", f);
 		}

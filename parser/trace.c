@@ -722,52 +722,33 @@ int64_t td_trace_median_step(const struct td_trace *t)
 const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 {
 	const struct td_event *e = td_trace_ev(t, ev);
+	const struct td_coll *v = t->colls.data, *c;
 	int32_t dev;
-	size_t lo = 0, hi = t->colls.len;
+	size_t lo;
 
 	if (!(e->flags & TD_EF_COLL))
 		return NULL;
 	dev = td_trace_track(t, e->track)->device;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, mid);
-		if (c->device < dev || (c->device == dev && c->corr < e->corr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->colls.len) {
-		const struct td_coll *c = &TD_VEC_AT(&t->colls, struct td_coll, lo);
-		if (c->device == dev && c->corr == e->corr)
-			return c;
-	}
-	return NULL;
+	TD_LOWER_BOUND(lo, t->colls.len, v[mid].device < dev ||
+		       (v[mid].device == dev && v[mid].corr < e->corr));
+	c = lo < t->colls.len ? &v[lo] : NULL;
+	return c && c->device == dev && c->corr == e->corr ? c : NULL;
 }
 
 const struct td_launch *td_trace_launch_of(const struct td_trace *t, uint32_t ev)
 {
 	const struct td_event *e = td_trace_ev(t, ev);
+	const struct td_launch *v = t->launches.data, *c;
 	int32_t dev;
-	size_t lo = 0, hi = t->launches.len;
+	size_t lo;
 
 	if (!(e->flags & TD_EF_LAUNCH))
 		return NULL;
 	dev = td_trace_track(t, e->track)->device;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct td_launch *c = &TD_VEC_AT(&t->launches, struct td_launch, mid);
-		if (c->device < dev || (c->device == dev && (c->corr < e->corr ||
-		    (c->corr == e->corr && c->ts < e->ts))))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->launches.len) {
-		const struct td_launch *c = &TD_VEC_AT(&t->launches, struct td_launch, lo);
-		if (c->device == dev && c->corr == e->corr && c->ts == e->ts)
-			return c;
-	}
-	return NULL;
+	TD_LOWER_BOUND(lo, t->launches.len, v[mid].device < dev || (v[mid].device == dev &&
+		       (v[mid].corr < e->corr || (v[mid].corr == e->corr && v[mid].ts < e->ts))));
+	c = lo < t->launches.len ? &v[lo] : NULL;
+	return c && c->device == dev && c->corr == e->corr && c->ts == e->ts ? c : NULL;
 }
 
 const struct td_device *td_trace_find_device(const struct td_trace *t, int32_t id)

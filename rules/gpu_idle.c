@@ -193,7 +193,7 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 	uint32_t queued = td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
 					 sizeof(TD_LABEL_QUEUED_GAP) - 1);
 	int64_t queued_ns = 0;
-	char fix[1200], share[900], b1[32], b2[32];
+	char fix[1200], share[900], batch[200], b1[32], b2[32];
 	size_t i;
 
 	for (i = 0; i < rs->items.len; i++) {
@@ -238,7 +238,7 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 		break;
 	case CAUSE_LAUNCH:
 		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1,
-			    td_context_batch(&a->ctx, share, sizeof(share)), fix, sizeof(fix));
+			    td_context_batch(&a->ctx, batch, sizeof(batch)), fix, sizeof(fix));
 		if (2 * queued_ns > rs->by_cause[CAUSE_LAUNCH])
 			td_finding_fix(f, "The host is ahead: the ops were already queued and the GPU "
 				       "idles a few microseconds between them (per-kernel launch "

@@ -110,13 +110,17 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	uint64_t *pair_calls = NULL;
 	uint32_t *pair_kernel = NULL, *pair_op = NULL;
 	size_t cap = 0, pcap = 0, i, nd = 0, j;
-	struct kdur *durs = td_malloc((t->events.len ? t->events.len : 1) * sizeof(*durs));
+	struct kdur *durs;
 	struct modes streams, grids, blocks;
 	struct td_dev_events gpu;
 	uint32_t e;
 	int64_t from, to, busy = 0;
 	const char *wname = td_table_window(a, window_all, &from, &to);
 
+	for (i = 0; i < t->devices.len; i++) /* a duration per GPU op: as many as the devices' */
+		nd += TD_VEC_AT(&t->devices, struct td_device, i).ops;
+	durs = td_malloc((nd ? nd : 1) * sizeof(*durs));
+	nd = 0;
 	memset(&byname, 0, sizeof(byname));
 	memset(&pairs, 0, sizeof(pairs));
 	memset(&streams, 0, sizeof(streams));
