@@ -134,6 +134,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "(the next batch's input distribution runs while this batch computes), and balance the "
 	 "embedding tables across ranks (EmbeddingShardingPlanner) so no rank's shard is the slow "
 	 "one."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, 0, TD_ON_FSDP, TD_COLL_ALL_TO_ALL,
+	 "The all-to-all (model-parallel embeddings, or experts) waits with nothing to overlap "
+	 "it: start it for the next batch while this batch computes (pipeline the sparse input "
+	 "distribution one batch ahead, with the all-to-all on a side stream) and balance what "
+	 "each rank holds so no rank's shard is the slow one."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_FSDP, 0, -1,
 	 "FSDP waits for its all-gathers and reduce-scatters: prefetch the next shard while this "
 	 "one computes - FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch."

@@ -254,8 +254,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		if (has(n, "FullyShardedDataParallel") || has(n, "FSDP::") || has(n, "fully_shard") ||
 		    has(n, "torch/distributed/fsdp/"))
 			c->on |= TD_ON_FSDP;
-		if (has(n, "torchrec") || has(n, "KJTAllToAll") || has(n, "ShardedEmbedding") ||
-		    has(n, "fbgemm::") || has(n, "split_embedding_codegen"))
+		/* torchrec by its own names: fbgemm's embedding ops run under plain DLRM too */
+		if (has(n, "torchrec") || has(n, "KJTAllToAll") || has(n, "ShardedEmbedding"))
 			c->on |= TD_ON_TORCHREC;
 		if (has(n, "deepspeed"))
 			c->on |= TD_ON_DEEPSPEED;

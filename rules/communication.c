@@ -209,7 +209,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 							 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)
 								    by_kind[k] / per)),
 							 a->nsteps ? " per step" : "");
-			if ((a->ctx.on & TD_ON_TORCHREC) && dom == TD_COLL_SEND_RECV)
+			if (((a->ctx.on & TD_ON_TORCHREC) || a->ctx.coll[TD_COLL_ALL_TO_ALL]) &&
+			    dom == TD_COLL_SEND_RECV)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
 			if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) && a->training &&
 			    dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32 &&

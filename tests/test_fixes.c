@@ -91,6 +91,13 @@ static void test_torchrec_fsdp_compiled(void **state)
 		assert_true(c.coll[TD_COLL_SEND_RECV]);
 		td_trace_free(&t_);
 	}
+	{ /* fbgemm's embedding ops alone are plain DLRM, not torchrec */
+		CONTEXT("{\"traceEvents\":[" OP("fbgemm::permute_sparse_features")
+			OP("autograd::engine::evaluate_function: AddmmBackward0") "{}"
+			DEV("Tesla V100"), c);
+		assert_false(c.on & TD_ON_TORCHREC);
+		td_trace_free(&t_);
+	}
 	{
 		CONTEXT("{\"traceEvents\":[" OP("FullyShardedDataParallel.forward")
 			OP("Optimizer.step#AdamW.step") OP("_fused_adamw_") "{}" DEV("NVIDIA H100"), c);
