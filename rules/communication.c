@@ -42,6 +42,74 @@ static const char *const kind_keys[TD_COLL_NKINDS] = {
 	"exposed_custom_all_reduce_ns",
 };
 
+/* Exposed time per process group ("Process Group Name" on the collective's args): the group
+ * that waits most says which parallelism (data, tensor, pipeline, expert) to look at. */
+#define PG_MAX 32
+struct pg_acc {
+	uint32_t pg;               /* name id; 0: collectives without a group */
+	int32_t size;              /* ranks, -1 unknown */
+	int64_t ns;
+	uint64_t n;
+};
+
+static void where_by_group(struct td_analysis *a, struct td_finding *f, size_t d,
+			   const struct td_interval *exposed, size_t ne, double per)
+{
+	const struct td_trace *t = a->t;
+	struct pg_acc g[PG_MAX + 1];
+	struct td_dev_events it;
+	size_t ng = 0, i, j, named = 0, shown;
+	uint32_t k;
+	char b1[32];
+
+	for (td_dev_events_begin(&it, t, a->dev[d].device); td_dev_events_next(&it, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		unsigned c = td_an_class(a, e->name);
+		const struct td_coll *co;
+		uint32_t pg;
+		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM))
+			continue;
+		co = td_trace_coll(t, k);
+		pg = co ? co->pg : 0;
+		for (i = 0; i < ng && g[i].pg != pg; i++)
+			;
+		if (i == ng) {
+			if (ng == PG_MAX) /* the rest together, as "other groups" */
+				i = ng - 1, g[i].pg = UINT32_MAX, g[i].size = -1;
+			else
+				g[ng++] = (struct pg_acc){pg, co ? co->group_size : -1, 0, 0};
+		}
+		g[i].ns += exposed_part(exposed, ne, e->ts, td_ev_end(e));
+		g[i].n++;
+	}
+	for (i = 1; i < ng; i++) /* largest first; ties by first seen */
+		for (j = i; j > 0 && g[j].ns > g[j - 1].ns; j--) {
+			struct pg_acc tmp = g[j];
+			g[j] = g[j - 1];
+			g[j - 1] = tmp;
+		}
+	/* the groups worth a line: the top four, down to a twentieth of the largest */
+	for (shown = 0; shown < ng && shown < 4 && g[shown].ns > 0 &&
+	     (!shown || g[shown].ns * 20 >= g[0].ns); shown++)
+		named += g[shown].pg != 0;
+	if (!named) /* no group named among them: the kinds above say it all */
+		return;
+	td_finding_value(f, "process_groups", (int64_t)named);
+	td_finding_value(f, "exposed_top_group_ns", g[0].ns);
+	for (i = 0; i < shown; i++) {
+		char size[32] = "";
+		if (g[i].size > 0)
+			snprintf(size, sizeof(size), " (%d ranks)", g[i].size);
+		td_finding_where(f, "%s%s%s: %s exposed%s in %llu collective%s",
+				 g[i].pg == UINT32_MAX ? "other process groups"
+				 : g[i].pg ? "process group " : "collectives without a process group",
+				 g[i].pg && g[i].pg != UINT32_MAX ? td_an_name(a, g[i].pg) : "", size,
+				 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)g[i].ns / per)),
+				 a->nsteps ? " per step" : "", (unsigned long long)g[i].n,
+				 g[i].n == 1 ? "" : "s");
+	}
+}
+
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	struct td_dev_events it;
@@ -209,6 +277,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 							 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)
 								    by_kind[k] / per)),
 							 a->nsteps ? " per step" : "");
+			where_by_group(a, f, d, exposed, ne, per);
 			if (((a->ctx.on & TD_ON_TORCHREC) || a->ctx.coll[TD_COLL_ALL_TO_ALL]) &&
 			    dom == TD_COLL_SEND_RECV)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */

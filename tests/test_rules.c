@@ -381,6 +381,12 @@ static void test_communication(void **state)
 	assert_int_equal(td_finding_get(f, "collective_bytes"), 8000000);
 	assert_true(where_has(f, "median 4.00 GB/s"));
 	assert_non_null(strstr(plain(f->title), "500.0 us per step exposed of 1.0 ms per step"));
+	/* one all-reduce per step, each in its own process group: 500 us exposed in each */
+	assert_int_equal(td_finding_get(f, "process_groups"), 2);
+	assert_int_equal(td_finding_get(f, "exposed_top_group_ns"), 500000);
+	assert_true(where_has(f, "process group 0 (2 ranks): 250.0 us exposed per step in 1 "
+			      "collective"));
+	assert_true(where_has(f, "process group 1 (8 ranks): 250.0 us exposed per step"));
 	done(&x);
 
 	diagnose_path(th_fixture("rules/communication-nearmiss.json"), &x); /* all hidden */
