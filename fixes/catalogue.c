@@ -139,6 +139,19 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "it: start it for the next batch while this batch computes (pipeline the sparse input "
 	 "distribution one batch ahead, with the all-to-all on a side stream) and balance what "
 	 "each rank holds so no rank's shard is the slow one."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DEEPSPEED, 0, -1,
+	 "DeepSpeed's collectives wait with nothing to overlap them: in the DeepSpeed config set "
+	 "\"zero_optimization\": {\"overlap_comm\": true, \"contiguous_gradients\": true} and "
+	 "raise \"reduce_bucket_size\" and \"allgather_bucket_size\" (fewer, larger "
+	 "collectives); under ZeRO-3 raise \"stage3_prefetch_bucket_size\" so parameters are "
+	 "gathered ahead of the layer that needs them. If one rank is slow, the rest wait here: "
+	 "run tracedoc diagnose on every rank's trace."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, -1,
+	 "Megatron-LM's collectives wait with nothing to overlap them: with the distributed "
+	 "optimizer (--use-distributed-optimizer) add --overlap-grad-reduce and "
+	 "--overlap-param-gather; for tensor parallelism add --sequence-parallel and, with "
+	 "Transformer Engine, --tp-comm-overlap. If one rank is slow, the rest wait here: run "
+	 "tracedoc diagnose on every rank's trace."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_FSDP, 0, -1,
 	 "FSDP waits for its all-gathers and reduce-scatters: prefetch the next shard while this "
 	 "one computes - FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch."

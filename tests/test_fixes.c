@@ -182,6 +182,12 @@ static void test_entries(void **state)
 			assert_null(strstr(e->text, "FSDP("));
 		if (!(e->need & TD_ON_TORCHREC))
 			assert_null(strstr(e->text, "torchrec"));
+		if (!(e->need & TD_ON_DEEPSPEED))
+			assert_false(any_of(e->text, (const char *const[]){"DeepSpeed",
+				"zero_optimization", NULL}));
+		if (!(e->need & TD_ON_MEGATRON))
+			assert_false(any_of(e->text, (const char *const[]){"Megatron", "--overlap-",
+				NULL}));
 		if (e->run == TD_RUN_INFERENCE || e->engine != TD_ENGINE_NONE ||
 		    e->mech == TD_FIX_SERVING_HOST)
 			assert_false(any_of(e->text, training_words));
@@ -210,7 +216,8 @@ static void test_contexts(void **state)
 {
 	static const unsigned flags[] = {0, TD_ON_COMPILED, TD_ON_GRAPHS, TD_ON_COMPILED | TD_ON_GRAPHS,
 					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE,
-					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED};
+					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED,
+					 TD_ON_DEEPSPEED, TD_ON_MEGATRON};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -284,6 +291,13 @@ static void test_picks(void **state)
 	c.on = TD_ON_DDP | TD_ON_TORCHREC;
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_TO_ALL, NULL, b, sizeof(b)),
 			       "TrainPipelineSparseDist"));
+	c.on = TD_ON_DEEPSPEED; /* its own settings, whatever the collective */
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_REDUCE, NULL, b, sizeof(b)),
+			       "\"overlap_comm\": true"));
+	assert_null(strstr(b, "DistributedDataParallel"));
+	c.on = TD_ON_MEGATRON;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_REDUCE_SCATTER, NULL, b,
+					   sizeof(b)), "--overlap-grad-reduce"));
 	c.run = TD_RUN_INFERENCE;
 	c.on = 0;
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_REDUCE, NULL, b, sizeof(b)),
