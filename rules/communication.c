@@ -46,53 +46,45 @@ static const char *const kind_keys[TD_COLL_NKINDS] = {
  * that waits most says which parallelism (data, tensor, pipeline, expert) to look at. */
 #define PG_MAX 32
 struct pg_acc {
-	uint32_t pg;               /* name id; 0: collectives without a group */
+	uint32_t pg;               /* name id; 0: collectives without a group, UINT32_MAX: the
+				    * groups past PG_MAX together */
 	int32_t size;              /* ranks, -1 unknown */
 	int64_t ns;
 	uint64_t n;
 };
+#define PG_MORE(x, y) ((x)->ns > (y)->ns)
+TD_DEFINE_STABLE_SORT(sort_groups, struct pg_acc, PG_MORE)
 
-static void where_by_group(struct td_analysis *a, struct td_finding *f, size_t d,
-			   const struct td_interval *exposed, size_t ne, double per)
+static void group_add(struct pg_acc *g, size_t *ng, const struct td_coll *co, int64_t exposed)
 {
-	const struct td_trace *t = a->t;
-	struct pg_acc g[PG_MAX + 1];
-	struct td_dev_events it;
-	size_t ng = 0, i, j, named = 0, shown;
-	uint32_t k;
+	uint32_t pg = co ? co->pg : 0;
+	size_t i;
+
+	for (i = 0; i < *ng && g[i].pg != pg; i++)
+		;
+	if (i == *ng) {
+		if (*ng == PG_MAX) /* the rest together, as "other groups" */
+			i = *ng - 1, g[i].pg = UINT32_MAX, g[i].size = -1;
+		else
+			g[(*ng)++] = (struct pg_acc){pg, co ? co->group_size : -1, 0, 0};
+	}
+	g[i].ns += exposed;
+	g[i].n++;
+}
+
+static void where_by_group(struct td_analysis *a, struct td_finding *f, struct pg_acc *g,
+			   size_t ng, double per)
+{
+	struct pg_acc tmp[PG_MAX];
+	size_t i, named = 0, shown;
 	char b1[32];
 
-	for (td_dev_events_begin(&it, t, a->dev[d].device); td_dev_events_next(&it, &k);) {
-		const struct td_event *e = td_trace_ev(t, k);
-		unsigned c = td_an_class(a, e->name);
-		const struct td_coll *co;
-		uint32_t pg;
-		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM))
-			continue;
-		co = td_trace_coll(t, k);
-		pg = co ? co->pg : 0;
-		for (i = 0; i < ng && g[i].pg != pg; i++)
-			;
-		if (i == ng) {
-			if (ng == PG_MAX) /* the rest together, as "other groups" */
-				i = ng - 1, g[i].pg = UINT32_MAX, g[i].size = -1;
-			else
-				g[ng++] = (struct pg_acc){pg, co ? co->group_size : -1, 0, 0};
-		}
-		g[i].ns += exposed_part(exposed, ne, e->ts, td_ev_end(e));
-		g[i].n++;
-	}
-	for (i = 1; i < ng; i++) /* largest first; ties by first seen */
-		for (j = i; j > 0 && g[j].ns > g[j - 1].ns; j--) {
-			struct pg_acc tmp = g[j];
-			g[j] = g[j - 1];
-			g[j - 1] = tmp;
-		}
+	sort_groups(g, ng, tmp); /* largest first; ties by first seen */
 	/* the groups worth a line: the top four, down to a twentieth of the largest */
 	for (shown = 0; shown < ng && shown < 4 && g[shown].ns > 0 &&
 	     (!shown || g[shown].ns * 20 >= g[0].ns); shown++)
 		named += g[shown].pg != 0;
-	if (!named) /* no group named among them: the kinds above say it all */
+	if (!named) /* no group named among them: the kinds say it all */
 		return;
 	td_finding_value(f, "process_groups", (int64_t)named);
 	td_finding_value(f, "exposed_top_group_ns", g[0].ns);
@@ -251,17 +243,23 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "exposed_ns", exposed_ns);
 		td_finding_value(f, "idle_waiting_ns", idle);
 		td_finding_value(f, "steps", (int64_t)a->nsteps);
-		{ /* exposed time by collective kind: the kind that waits most picks the fix */
+		{ /* exposed time by collective kind (the kind that waits most picks the fix)
+		   * and by process group */
 			int64_t by_kind[TD_COLL_NKINDS] = {0};
+			struct pg_acc groups[PG_MAX];
+			size_t ngroups = 0;
 			int dom = -1, k;
 			char fix[1400];
 			for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
 				const struct td_event *e = td_trace_ev(t, coll);
 				unsigned c = td_an_class(a, e->name);
-				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
-				    (k = td_coll_kind_of(td_trace_name(t, e->name))) < 0)
+				int64_t x;
+				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM))
 					continue;
-				by_kind[k] += exposed_part(exposed, ne, e->ts, td_ev_end(e));
+				x = exposed_part(exposed, ne, e->ts, td_ev_end(e));
+				if ((k = td_coll_kind_of(td_trace_name(t, e->name))) >= 0)
+					by_kind[k] += x;
+				group_add(groups, &ngroups, td_trace_coll(t, coll), x);
 			}
 			for (k = 0; k < TD_COLL_NKINDS; k++) {
 				if (!by_kind[k])
@@ -277,7 +275,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 							 td_fmt_dur(b1, sizeof(b1), (int64_t)((double)
 								    by_kind[k] / per)),
 							 a->nsteps ? " per step" : "");
-			where_by_group(a, f, d, exposed, ne, per);
+			where_by_group(a, f, groups, ngroups, per);
 			if (((a->ctx.on & TD_ON_TORCHREC) || a->ctx.coll[TD_COLL_ALL_TO_ALL]) &&
 			    dom == TD_COLL_SEND_RECV)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
