@@ -162,3 +162,10 @@ const char *td_fmt_ranks(char *buf, size_t cap, const int64_t *v, size_t n)
 	}
 	return buf;
 }
+
+const char *td_fmt_ts(char *buf, size_t cap, int64_t ns)
+{
+	snprintf(buf, cap, "%lld.%03lld", (long long)(ns / 1000),
+		 (long long)((ns % 1000 + 1000) % 1000));
+	return buf;
+}

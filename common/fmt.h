@@ -8,6 +8,8 @@
 
 /* A duration for people: "850 ns", "56.7 us", "1.2 ms", "2.01 s". Returns buf. */
 const char *td_fmt_dur(char *buf, size_t cap, int64_t ns);
+/* "1623142623460.245": a trace's microsecond timestamp, to search for in Perfetto. */
+const char *td_fmt_ts(char *buf, size_t cap, int64_t ns);
 /* Ranks as "rank 3" or "ranks 0-4, 6, 9-11": runs of consecutive ranks as ranges, in the
  * order given; "... (N ranks)" ends a list that does not fit in cap. Returns buf. */
 const char *td_fmt_ranks(char *buf, size_t cap, const int64_t *v, size_t n);

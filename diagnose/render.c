@@ -128,12 +128,6 @@ static const char *savings_parts(const struct td_finding *fd, char *buf, size_t 
 	return buf;
 }
 
-/* "1623142623460.245": the trace's microsecond timestamp, to search for in Perfetto */
-static const char *ts_us(char *buf, size_t cap, int64_t ns)
-{
-	snprintf(buf, cap, "%lld.%03lld", (long long)(ns / 1000), (long long)((ns % 1000 + 1000) % 1000));
-	return buf;
-}
 
 
 /* --- text -------------------------------------------------------------------------------- */
@@ -180,8 +174,9 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
 			char line[512];
-			int n = snprintf(line, sizeof(line), "saves ~%s (%.1f%% of the window",
+			int n = snprintf(line, sizeof(line), "saves ~%s%s (%.1f%% of the window",
 					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
+					 fd->replayed ? " (replayed)" : "",
 					 100.0 * fd->savings_fraction);
 			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
 				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
@@ -210,7 +205,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 			fprintf(f, "   evidence (ts in us as in the trace, for Perfetto):\n");
 		for (j = 0; j < fd->evidence.len; j++) {
 			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
-			int n = fprintf(f, "     %s  +%-9s ", ts_us(b3, sizeof(b3), e->ts),
+			int n = fprintf(f, "     %s  +%-9s ", td_fmt_ts(b3, sizeof(b3), e->ts),
 					td_fmt_dur(b1, sizeof(b1), e->dur));
 			wrap(f, e->text, n, 8);
 			fputc('\n', f);
@@ -263,9 +258,10 @@ void render_findings_md(FILE *f, const struct td_report *r)
 			fprintf(f, "\n\n`%s` · %s · %s", fd->rule, td_severity_name(fd->severity),
 				fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
 		else
-			fprintf(f, "\n\n`%s` · %s · saves ~%s (%.1f%% of the window", fd->rule,
+			fprintf(f, "\n\n`%s` · %s · saves ~%s%s (%.1f%% of the window", fd->rule,
 				td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1),
 									   fd->savings_ns),
+				fd->replayed ? " (replayed)" : "",
 				100.0 * fd->savings_fraction);
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
@@ -293,7 +289,7 @@ void render_findings_md(FILE *f, const struct td_report *r)
 				fputs("\n| ts (us, as in the trace) | duration | what |\n|---|---|---|\n", f);
 			for (j = 0; j < fd->evidence.len; j++) {
 				const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
-				fprintf(f, "| %s | %s | ", ts_us(b3, sizeof(b3), e->ts),
+				fprintf(f, "| %s | %s | ", td_fmt_ts(b3, sizeof(b3), e->ts),
 					td_fmt_dur(b1, sizeof(b1), e->dur));
 				out_md(f, e->text);
 				fputs(" |\n", f);
@@ -318,6 +314,7 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kbool(g, "risk", fd->risk == 1);
 		out_json_kbool(g, "advice", fd->risk == 2);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
+		out_json_kstr(g, "sizing", fd->risk ? "none" : fd->replayed ? "replay" : "idle");
 		out_json_kfixed(g, "est_savings_fraction", fd->savings_fraction, 6);
 		out_json_kint(g, "est_savings_per_step_ns", fd->per_step_ns);
 		out_json_kint(g, "gpu_idle_ns", fd->idle_ns);

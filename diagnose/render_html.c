@@ -139,8 +139,8 @@ void html_findings(FILE *f, const struct td_report *r)
 			fputs(fd->risk == 2 ? "Advice: no change named, so no time figure"
 					    : "A risk, not a time cost", f); /* the period follows */
 		else
-			fprintf(f, "Saves ~%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),
-				fd->savings_ns), 100.0 * fd->savings_fraction, fd->per_step_ns ? ", " : "",
+			fprintf(f, "Saves ~%s%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),
+				fd->savings_ns), fd->replayed ? " (replayed)" : "", 100.0 * fd->savings_fraction, fd->per_step_ns ? ", " : "",
 				fd->per_step_ns ? td_fmt_dur(b2, sizeof(b2), fd->per_step_ns) : "",
 				fd->per_step_ns ? " per step" : "");
 		if (fd->host_ns)

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "job/job.h"
 
+/* A rank's finding as the job compares it: the GPU idle and busy time it claims. Its own
+ * replayed saving (rules/whatif.h) does not know the other ranks, which the job view does. */
+#define SIZED(x) ((x)->idle_ns + (x)->busy_ns)
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,14 +250,14 @@ static const struct td_sum_finding *distinct_finding(const struct td_job *j, siz
 				const struct td_sum_finding *x =
 					&TD_VEC_AT(&j->rows[r].s->findings, struct td_sum_finding, k);
 				if (!strcmp(x->rule, f->rule)) {
-					v[r] = x->savings_ns;
+					v[r] = SIZED(x);
 					break;
 				}
 			}
 		}
 		med = td_median_i64(v, j->n);
-		if (f->savings_ns - med > best_diff) {
-			best_diff = f->savings_ns - med;
+		if (SIZED(f) - med > best_diff) {
+			best_diff = SIZED(f) - med;
 			best = f;
 			*median = med;
 		}
@@ -405,10 +409,10 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 	{
 		int64_t med = 0;
 		const struct td_sum_finding *why = distinct_finding(j, row, &med);
-		if (why && (why->savings_ns - med) * 10 >= w->late_ns) {
+		if (why && (SIZED(why) - med) * 10 >= w->late_ns) {
 			td_finding_where(f, "rank %lld: [%s] %s (saves ~%s; the median rank ~%s)", rank,
 					 why->rule, why->title,
-					 td_fmt_dur(b1, sizeof(b1), why->savings_ns),
+					 td_fmt_dur(b1, sizeof(b1), SIZED(why)),
 					 td_fmt_dur(b2, sizeof(b2), med));
 			/* the job wins this once: the merged finding leaves it to the straggler */
 			snprintf(j->straggler_rule, sizeof(j->straggler_rule), "%s", why->rule);
@@ -574,14 +578,14 @@ static void merged(struct td_job *j)
 					continue;
 				v[n].f = x;
 				v[n].row = r;
-				v[n].savings = x->savings_ns;
+				v[n].savings = SIZED(x);
 				if (comm) /* its waiting is the straggler's */
-					v[n].savings = x->savings_ns > j->rows[r].wait_ns
-						? x->savings_ns - j->rows[r].wait_ns : 0;
+					v[n].savings = SIZED(x) > j->rows[r].wait_ns
+						? SIZED(x) - j->rows[r].wait_ns : 0;
 				if (j->straggler >= 0 && r == (size_t)j->straggler &&
 				    !strcmp(x->rule, j->straggler_rule)) /* what makes it late */
-					v[n].savings = x->savings_ns > j->rows[r].late_ns
-						? x->savings_ns - j->rows[r].late_ns : 0;
+					v[n].savings = SIZED(x) > j->rows[r].late_ns
+						? SIZED(x) - j->rows[r].late_ns : 0;
 				if (!n || x->fraction < lo)
 					lo = x->fraction;
 				if (!n || x->fraction > hi)
@@ -597,7 +601,7 @@ static void merged(struct td_job *j)
 		f->idle_ns = rep->f->idle_ns;
 		f->busy_ns = rep->f->busy_ns;
 		f->host_ns = rep->f->host_ns;
-		if (rep->savings != rep->f->savings_ns) { /* part of it is another finding's */
+		if (rep->savings != SIZED(rep->f)) { /* part of it is another finding's */
 			f->idle_ns = rep->f->idle_ns < rep->savings ? rep->f->idle_ns : rep->savings;
 			f->busy_ns = rep->savings - f->idle_ns;
 		}
@@ -605,8 +609,8 @@ static void merged(struct td_job *j)
 			int64_t wait = j->rows[rep->row].wait_ns;
 			f->idle_ns = 0;
 			f->busy_ns = rep->savings;
-			td_finding_value(f, "exposed_ns", rep->f->savings_ns);
-			td_finding_value(f, "wait_ns", wait < rep->f->savings_ns ? wait : rep->f->savings_ns);
+			td_finding_value(f, "exposed_ns", SIZED(rep->f));
+			td_finding_value(f, "wait_ns", wait < SIZED(rep->f) ? wait : SIZED(rep->f));
 		}
 		f->count = n;
 		f->max_severity = (enum td_severity)rep->f->max_severity;
@@ -624,8 +628,8 @@ static void merged(struct td_job *j)
 					 "are exposed %s%s, %s%s of it waiting for the last rank)", n, j->n,
 					 td_fmt_dur(b1, sizeof(b1), by_step(j, rep->savings)), per_step(j),
 					 (long long)j->rows[rep->row].rank,
-					 td_fmt_dur(b2, sizeof(b2), by_step(j, rep->f->savings_ns)), per_step(j),
-					 td_fmt_dur(b3, sizeof(b3), by_step(j, rep->f->savings_ns - rep->savings)),
+					 td_fmt_dur(b2, sizeof(b2), by_step(j, SIZED(rep->f))), per_step(j),
+					 td_fmt_dur(b3, sizeof(b3), by_step(j, SIZED(rep->f) - rep->savings)),
 					 per_step(j));
 		else if (lo == hi || (int)(100 * lo + 0.5) == (int)(100 * hi + 0.5))
 			td_finding_title(f, "On %zu of %zu ranks (%.0f%% of the window): %s", n, j->n,

@@ -10,6 +10,7 @@
 #include "common/sort.h"
 #include "rules/config.h"
 #include "rules/internal.h"
+#include "rules/whatif.h"
 
 
 const char *td_cause_id(enum td_cause c)
@@ -242,6 +243,7 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->proc_of);
 	free(a->proc_len);
 	free(a->block_units);
+	td_whatif_free(a);
 	td_strtab_free(&a->labels);
 	if (a->own_cfg) {
 		td_config_free(a->own_cfg);

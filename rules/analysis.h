@@ -141,6 +141,7 @@ struct td_analysis {
 	struct td_block_unit *block_units; /* rules/blocking.h, found on first use */
 	size_t nblock;
 	int block_done;
+	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use */
 };
 
 /* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "rules/blocking.h"
+#include "rules/whatif.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -200,4 +201,30 @@ void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 	if (from < e)
 		from = e;
 	td_claims_add(c, from, stop, CAUSE_COUNT, tag);
+}
+
+void td_unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct td_rp_edit *e)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *f = td_trace_ev(t, u->first), *l = td_trace_ev(t, u->last);
+	const struct td_whatif *w = td_an_whatif(a);
+	int64_t launch = w ? w->launch_cost : 0;
+
+	e->track = f->track;
+	e->from = f->ts;
+	e->to = td_ev_end(l);
+	e->residual = 0;
+	if (u->kinds & BK_HTOD) {
+		e->kind = TD_RP_COST;
+		e->residual = launch;
+	} else if ((u->kinds & (BK_ITEM | BK_DTOH | BK_NONZERO)) && u->user != TD_NONE) {
+		const struct td_event *op = td_trace_ev(t, u->user);
+		e->kind = TD_RP_REMOVE;
+		e->track = op->track;
+		e->from = op->ts < e->from ? op->ts : e->from;
+		e->to = td_ev_end(op) > e->to ? td_ev_end(op) : e->to;
+		e->residual = launch;
+	} else {
+		e->kind = TD_RP_UNWAIT;
+	}
 }

@@ -381,6 +381,7 @@ static const struct num_key rule_keys[] = {
 	{"small_run_min", 2, 1e6, 1, 0, 1, P(small_run_min)},
 	{"small_run_gap_us", 0, 1e9, 1000, 1, 0, P(small_run_gap_ns)},
 	{"dataloader_share", 0, 1, 1, 0, 0, P(dataloader_share)},
+	{"dataloader_residual_us", 0, 1e9, 1000, 1, 0, P(dataloader_residual_ns)},
 	{"launch_delay_us", 0, 1e9, 1000, 1, 0, P(launch_delay_ns)},
 	{"queued_gap_us", 0, 1e9, 1000, 1, 0, P(queued_gap_ns)},
 	{"warmup_step_ratio", 1, 1e6, 1, 0, 0, P(warmup_step_ratio)},

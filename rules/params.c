@@ -7,6 +7,7 @@ void td_params_default(struct td_params *p)
 	p->small_run_min = 3;
 	p->small_run_gap_ns = 20000;
 	p->dataloader_share = 0.05;
+	p->dataloader_residual_ns = 50000;
 	p->sev_high = 0.10;
 	p->sev_medium = 0.03;
 	p->sev_low = 0.01;

@@ -12,6 +12,7 @@ struct td_params {
 	int small_run_min;           /* back-to-back small kernels that make a run (3) */
 	int64_t small_run_gap_ns;    /* max gap between kernels of a run (20 us) */
 	double dataloader_share;     /* flag a DataLoader from this share of step time (0.05) */
+	int64_t dataloader_residual_ns; /* fetching a batch from workers costs at least this (50 us) */
 	double sev_high, sev_medium, sev_low; /* savings fractions for severities (.10 .03 .01) */
 	int64_t launch_delay_ns;     /* longer launch-to-start waits are dependencies (100 us) */
 	int64_t queued_gap_ns;       /* longer gaps behind an already queued op are waits (30 us) */

@@ -265,7 +265,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		const struct td_suppression *s = NULL;
 		int64_t w = td_an_window_ns(a, f->device);
-		f->savings_ns = f->idle_ns + f->busy_ns;
+		f->savings_ns = f->replayed ? f->replay_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {

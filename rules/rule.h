@@ -35,7 +35,10 @@ struct td_finding {
 	int64_t idle_ns;           /* GPU idle the fix wins back, claimed: no other finding has it */
 	int64_t busy_ns;           /* GPU busy time it removes or hides (exposed communication) */
 	int64_t host_ns;           /* host time it frees besides (not GPU time, not in savings) */
-	int64_t savings_ns;        /* idle_ns + busy_ns: what ranks and grades the finding */
+	int64_t savings_ns;        /* what ranks and grades the finding: replay_ns when replayed,
+				    * else idle_ns + busy_ns */
+	int replayed;              /* 1: sized by replaying the trace with the fix (rules/whatif.h) */
+	int64_t replay_ns;         /* the replayed window before minus after the fix */
 	double savings_fraction;   /* savings over the window's duration */
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;

@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 struct site {
 	uint64_t calls;
@@ -92,6 +93,15 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 			td_claims_add_unit(a, &cl, &u[i], (uint32_t)i);
 	td_finding_claim(a, f, d, &cl, won, nu);
 	td_claims_free(&cl);
+	{
+		const struct td_block_unit **us = td_calloc(mine, sizeof(*us));
+		size_t m = 0;
+		for (i = 0; i < nu; i++)
+			if (u[i].dev == d && !(u[i].kinds & BK_HTOD))
+				us[m++] = &u[i];
+		td_whatif_units(a, f, d, us, m);
+		free(us);
+	}
 	for (i = 0; i < nu; i++) {
 		struct site *s;
 		if (u[i].dev != d || (u[i].kinds & BK_HTOD))

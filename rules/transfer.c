@@ -16,6 +16,7 @@
 #include "common/sort.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 struct kind_stat {
 	uint64_t n, bytes;
@@ -123,10 +124,19 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 		return;
 	f = td_report_add(r, "transfer", a->dev[d].device);
 	td_claims_init(&cl);
-	for (i = 0; i < nu; i++)
-		if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves))
-			td_claims_add_unit(a, &cl, &u[i], 0);
-	td_finding_claim(a, f, d, &cl, NULL, 0);
+	{
+		const struct td_block_unit **mine = td_calloc(n, sizeof(*mine));
+		size_t m = 0;
+		for (i = 0; i < nu; i++)
+			if (u[i].dev == d && (u[i].kinds & BK_HTOD) &&
+			    !in_move(a, &u[i], moves, nmoves)) {
+				td_claims_add_unit(a, &cl, &u[i], 0);
+				mine[m++] = &u[i];
+			}
+		td_finding_claim(a, f, d, &cl, NULL, 0);
+		td_whatif_units(a, f, d, mine, m);
+		free(mine);
+	}
 	td_claims_free(&cl);
 	f->host_ns = blocked;
 	f->count = n;

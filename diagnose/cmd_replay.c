@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedoc replay TRACE [--format text|json] [-o FILE] [--config FILE]: the trace replayed as
+ * recorded through its dependency graph (replay/replay.h), against the trace: step by step,
+ * over the steady-state window, and the start delays nothing in the trace explains. How far
+ * to trust the savings diagnose replays. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/fmt.h"
+#include "diagnose/args.h"
+#include "diagnose/cli.h"
+#include "diagnose/out.h"
+#include "rules/config.h"
+#include "rules/whatif.h"
+
+struct replay_ctx {
+	const char *path;
+	struct td_analysis *a;
+	const struct td_rp_report *rep;
+	const struct td_whatif *w;
+};
+
+static void replay_usage(FILE *f)
+{
+	fprintf(f, "usage: tracedoc replay TRACE [--format text|json] [-o FILE] [--config FILE]\n"
+		   "  replays the trace through its dependency graph (launches, streams, waits,\n"
+		   "  threads) with a modelled launch latency, and prints the measured and the\n"
+		   "  replayed step times, the error and the GPU start delays the trace does not\n"
+		   "  explain: how far the savings diagnose replays can be trusted\n");
+}
+
+static const char *delay_name(const struct td_replay *g, const struct td_rp_delay *d)
+{
+	return td_trace_name(g->t, td_trace_ev(g->t, g->nodes[d->node].ev)->name);
+}
+
+static void out_json(FILE *f, const struct replay_ctx *c)
+{
+	yajl_gen g = out_json_new(f);
+	const struct td_rp_report *r = c->rep;
+	const struct td_replay *gr = c->w ? &c->w->g : NULL;
+	size_t i;
+
+	yajl_gen_map_open(g);
+	out_json_kstr(g, "schema", "tracedoc.replay/1");
+	out_json_kstr(g, "trace", c->path);
+	out_json_kbool(g, "replayed", gr != NULL);
+	out_json_key(g, "steps");
+	yajl_gen_array_open(g);
+	for (i = 0; i < r->nsteps; i++) {
+		yajl_gen_map_open(g);
+		out_json_kint(g, "step", r->steps[i].number);
+		out_json_kint(g, "measured_ns", r->steps[i].measured_ns);
+		out_json_kint(g, "replayed_ns", r->steps[i].replayed_ns);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	out_json_kint(g, "window_measured_ns", r->window_measured_ns);
+	out_json_kint(g, "window_replayed_ns", r->window_replayed_ns);
+	out_json_kfixed(g, "window_error", r->window_error, 6);
+	out_json_kfixed(g, "median_step_error", r->median_step_error, 6);
+	out_json_kint(g, "unexplained_delay_ns", gr ? gr->unexplained_ns : 0);
+	out_json_kint(g, "staging_ns", gr ? gr->staging_ns : 0);
+	if (gr) {
+		out_json_key(g, "graph");
+		yajl_gen_map_open(g);
+		out_json_kint(g, "host_calls", (int64_t)gr->nhost);
+		out_json_kint(g, "gpu_ops", (int64_t)(gr->n - gr->nhost));
+		out_json_kint(g, "waits", (int64_t)gr->waits);
+		out_json_kint(g, "blocking_copies", (int64_t)gr->blocking_copies);
+		out_json_kint(g, "cross_stream", (int64_t)gr->cross_edges);
+		out_json_kint(g, "forks", (int64_t)gr->forks);
+		out_json_kint(g, "joins", (int64_t)gr->joins);
+		out_json_kint(g, "wait_tail_ns", gr->tail);
+		yajl_gen_map_close(g);
+		out_json_key(g, "delays");
+		yajl_gen_array_open(g);
+		for (i = 0; i < gr->ndelays; i++) {
+			const struct td_event *e = td_trace_ev(gr->t, gr->nodes[gr->delays[i].node].ev);
+			yajl_gen_map_open(g);
+			out_json_kstr(g, "name", delay_name(gr, &gr->delays[i]));
+			out_json_kint(g, "ts_ns", e->ts);
+			out_json_kint(g, "delay_ns", gr->delays[i].ns);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}
+
+static void out_text(FILE *f, const struct replay_ctx *c)
+{
+	const struct td_rp_report *r = c->rep;
+	const struct td_replay *g = c->w ? &c->w->g : NULL;
+	char b1[32], b2[32], b3[32];
+	size_t i;
+
+	fprintf(f, "replay     ");
+	out_text_name(f, c->path, 0);
+	fputc('\n', f);
+	if (!g) {
+		fprintf(f, "nothing to replay: the trace has no runtime calls or no GPU ops\n");
+		return;
+	}
+	fprintf(f, "graph      %zu host calls, %zu GPU ops; %llu waits, %llu blocking copies, %llu "
+		   "other-stream edges, %llu forks, %llu joins\n",
+		g->nhost, g->n - g->nhost, (unsigned long long)g->waits,
+		(unsigned long long)g->blocking_copies, (unsigned long long)g->cross_edges,
+		(unsigned long long)g->forks, (unsigned long long)g->joins);
+	if (r->nsteps) {
+		fprintf(f, "\n  step    measured    replayed    error\n");
+		for (i = 0; i < r->nsteps; i++) {
+			const struct td_rp_step *s = &r->steps[i];
+			fprintf(f, "%6lld  %10s  %10s  %+6.1f%%\n", (long long)s->number,
+				td_fmt_dur(b1, sizeof(b1), s->measured_ns),
+				td_fmt_dur(b2, sizeof(b2), s->replayed_ns),
+				s->measured_ns ? 100.0 * (double)(s->replayed_ns - s->measured_ns) /
+						 (double)s->measured_ns
+					       : 0.0);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "window     %s measured, %s replayed (%+.1f%%)", td_fmt_dur(b1, sizeof(b1),
+		r->window_measured_ns), td_fmt_dur(b2, sizeof(b2), r->window_replayed_ns),
+		100.0 * r->window_error);
+	if (r->nsteps)
+		fprintf(f, "; median step error %.1f%%", 100.0 * r->median_step_error);
+	fputc('\n', f);
+	if (g->staging_ns)
+		fprintf(f, "staging    %s: pageable copies started late while the host staged them "
+			   "(kept in the replay)\n", td_fmt_dur(b1, sizeof(b1), g->staging_ns));
+	if (!g->unexplained_ns) {
+		fprintf(f, "unexplained start delay: none\n");
+		return;
+	}
+	fprintf(f, "unexplained start delay %s: GPU work that started later than its launch, its "
+		   "stream and the other streams allow (an event or work outside the trace, a cold "
+		   "first launch); largest:\n", td_fmt_dur(b1, sizeof(b1), g->unexplained_ns));
+	for (i = 0; i < g->ndelays && i < 8; i++) {
+		const struct td_event *e = td_trace_ev(g->t, g->nodes[g->delays[i].node].ev);
+		fprintf(f, "  %9s  ts %s  ", td_fmt_dur(b2, sizeof(b2), g->delays[i].ns),
+			td_fmt_ts(b3, sizeof(b3), e->ts));
+		out_text_name(f, delay_name(g, &g->delays[i]), 70);
+		fputc('\n', f);
+	}
+}
+
+static void render(FILE *f, const char *format, int color, const void *ctx)
+{
+	(void)color;
+	if (strcmp(format, "json") == 0)
+		out_json(f, ctx);
+	else
+		out_text(f, ctx);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	const char *format = "text", *outp = NULL, *cfgp = NULL;
+	static const char *const formats[] = {"text", "json", NULL};
+	const struct cli_opt opts[] = {
+		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
+		{"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
+	};
+	struct cli_operands ops = {0};
+	struct td_config cfg;
+	struct td_trace t;
+	struct td_analysis a;
+	struct td_rp_report rep;
+	struct replay_ctx c;
+	int rc;
+
+	rc = cli_parse_exactly("replay", argc, argv, opts, &ops, replay_usage, 1);
+	if (rc != EXIT_OK)
+		return rc == CLI_DONE ? EXIT_OK : rc;
+	if (cli_one_of("replay", "--format", format, formats) ||
+	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc ? rc : EXIT_USAGE;
+	}
+	td_trace_init(&t);
+	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
+		td_analysis_run(&a, &t, &cfg);
+		td_whatif_report(&a, &rep);
+		c.path = ops.v[0];
+		c.a = &a;
+		c.rep = &rep;
+		c.w = td_an_whatif(&a);
+		rc = cli_write(outp, format, NULL, render, &c);
+		td_rp_report_free(&rep);
+		td_analysis_free(&a);
+	}
+	td_trace_free(&t);
+	td_config_free(&cfg);
+	cli_operands_free(&ops);
+	return rc;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The replay: a dependency graph of a trace, replayed with each node's own cost and start
+ * times that follow from the edges, before and after a fix is applied to it (what-if).
+ *
+ * Nodes are the host's top-level runtime calls, per thread (the untraced host work between two
+ * calls is the gap before the second, of its measured length), and the GPU ops (kernels,
+ * memcpy, memset) per stream. Edges:
+ *   - lane order: a call starts after the previous call on its thread ended plus the gap; an op
+ *     starts after the previous op on its stream ended plus the device's queued gap Q;
+ *   - launch: an op starts no earlier than its launch call began plus the launch latency L of
+ *     its device and kind (the median over ops launched onto an idle stream), not its own lag;
+ *   - waits: a wait call (the caller's role TD_RP_WAIT: stream/device/event synchronize) ends
+ *     no earlier than the last GPU op it waited for ended, plus the median tail; a copy call
+ *     (TD_RP_COPY) that outlasted its own op waits for that op (a blocking, pageable copy),
+ *     whose start also keeps the host's staging delay;
+ *   - another stream: an op that started later than its launch and stream allow, just after an
+ *     op on another stream of its device ended, follows that op (cudaStreamWaitEvent, inferred
+ *     and kept only where it explains the delay);
+ *   - threads of one process: a thread's burst of calls inside a gap of the process's main
+ *     thread (the autograd thread's backward) starts after the main thread's call before it,
+ *     and the main thread's next call waits for the burst's end, each by its measured lag.
+ * What the edges cannot explain is reported: GPU work that started later than anything in the
+ * trace gates it ("unexplained start delay"). Not modelled: peers of a collective (its measured
+ * duration is kept), a full launch queue, copy engines shared by concurrent copies, host
+ * threads slowed by contention.
+ *
+ * Library code: never prints. The graph knows no rule; the caller names the roles. */
+#ifndef TD_REPLAY_REPLAY_H
+#define TD_REPLAY_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parser/trace.h"
+
+/* The role of a runtime call's name, given by the caller per name id. */
+enum td_rp_role {
+	TD_RP_PLAIN = 0, /* a launch or other call: its measured duration */
+	TD_RP_WAIT = 1,  /* waits for the GPU work queued before it */
+	TD_RP_COPY = 2,  /* a memcpy / memset call: a wait for its own op when it outlasts it */
+	TD_RP_PEER = 3,  /* a GPU op (a collective) that ends when its peers arrive: with pin_peers,
+			  * no earlier than it did (the other ranks unchanged) */
+};
+
+struct td_rp_node {
+	uint32_t ev;     /* the event */
+	uint32_t prev;   /* previous node on the lane (thread or stream), TD_NONE */
+	uint32_t src;    /* GPU op: its launch call's node; host: the op it waits for; TD_NONE */
+	uint32_t x;      /* another edge into the start: an op on another stream, a fork or a join */
+	int64_t gap;     /* lag of the lane edge: host work before a call, the queued gap of an op */
+	int64_t lag;     /* GPU op: the launch latency (plus a blocking copy's staging) */
+	int64_t staging; /* GPU op: the part of lag the host spent staging a pageable copy */
+	int64_t unexpl;  /* GPU op: the start delay nothing in the trace explains */
+	int64_t xlag;    /* lag of the x edge */
+	int64_t cost;    /* own duration: an op's, a call's when it does not wait */
+	uint8_t gpu;     /* 1: a GPU op */
+	uint8_t peer;    /* GPU op: a collective (TD_RP_PEER) */
+	uint8_t waits;   /* host: 1 when it waits for src; op: 1 when its stream gated it (the
+			  * unexplained delay follows that edge, else the launch) */
+};
+
+struct td_rp_delay {
+	uint32_t node;   /* a GPU op that started later than its gates */
+	int64_t ns;      /* by this much */
+};
+
+struct td_replay {
+	const struct td_trace *t;
+	struct td_rp_node *nodes;
+	size_t n, nhost;           /* host nodes first, by track then time; GPU ops after */
+	uint32_t *track_first;     /* per track: its first node (TD_NONE: none); nodes contiguous */
+	uint32_t *track_count;
+	uint32_t *primary;         /* per track: the main thread of its process (TD_NONE: none) */
+	int64_t tail;              /* median from the awaited op's end to a wait call's end */
+	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */
+	int64_t staging_ns;        /* the start delays of ops behind blocking copies (kept) */
+	uint64_t cross_edges, forks, joins, waits, blocking_copies;
+	struct td_rp_delay *delays; /* the largest unexplained delays, largest first */
+	size_t ndelays;
+	int keep_unexplained;      /* replay the unexplained delays as measured (sizing a fix:
+				    * whatever caused them stays); 0 to test the model alone */
+	int pin_peers;             /* collectives end no earlier than they did (a fix on this
+				    * rank only); 0: the fix is on every rank and they keep pace */
+};
+
+/* Builds the graph of a finalized trace; role[name id] names each runtime call's role (NULL:
+ * all plain). Returns 0, or -1 when out of memory. */
+int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role);
+void td_replay_free(struct td_replay *g);
+
+/* A fix, as edits of the graph. */
+enum td_rp_edit_kind {
+	TD_RP_DROP_HOST, /* the untraced host time in [from, to) on a thread goes (its calls stay),
+			  * residual ns of it stays */
+	TD_RP_UNWAIT,    /* calls starting in [from, to) on a thread stop waiting for the GPU */
+	TD_RP_REMOVE,    /* all host time in [from, to) goes, its calls and their GPU ops too,
+			  * residual ns stays (an op removed from a loop, its replacement) */
+	TD_RP_COST,      /* calls starting in [from, to) on a thread cost residual ns and wait for
+			  * nothing, their ops start with no staging (a copy from pinned memory,
+			  * made non-blocking; its GPU time kept) */
+};
+struct td_rp_edit {
+	uint8_t kind;
+	uint32_t track;
+	int64_t from, to;
+	int64_t residual;
+};
+
+/* Replayed times of every node, by node. */
+struct td_rp_times {
+	int64_t *start, *end;
+	size_t n;
+};
+
+/* Replays g with the edits applied (NULL, 0: as recorded). Returns 0, or -1 when out of memory. */
+int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
+		  struct td_rp_times *out);
+void td_rp_times_free(struct td_rp_times *r);
+
+/* Where host instant ts on a thread lands in a replay: after the thread's last call before it,
+ * by the time between them, and no later than the next call allows. */
+int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
+		      int64_t ts);
+/* The replayed window [from, to) of host instants on a thread: from's image to the later of
+ * to's image and the end of the last GPU op launched in it. */
+int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
+			 int64_t from, int64_t to);
+
+#endif

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis's replay (rules/whatif.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "rules/blocking.h"
+#include "rules/rule.h"
+#include "rules/whatif.h"
+
+const struct td_whatif *td_an_whatif(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	struct td_whatif *w;
+	uint8_t *role;
+	size_t i;
+
+	if (a->whatif)
+		return a->whatif->ok ? a->whatif : NULL;
+	w = a->whatif = td_calloc(1, sizeof(*w));
+	role = td_calloc(t->names.count + 2, 1);
+	for (i = 1; i <= t->names.count; i++) {
+		uint32_t c = a->name_class[i];
+		if (c & NC_SYNC_CALL)
+			role[i] = TD_RP_WAIT;
+		else if (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL))
+			role[i] = TD_RP_COPY;
+		else if (c & NC_COMM)
+			role[i] = TD_RP_PEER;
+	}
+	{
+		struct td_vec v;
+		td_vec_init(&v, sizeof(int64_t));
+		for (i = 0; i < t->events.len; i++) {
+			const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+			if (e->kind == TD_K_RUNTIME && (a->name_class[e->name] & NC_LAUNCH))
+				*(int64_t *)td_vec_push(&v) = td_ev_dur(e);
+		}
+		w->launch_cost = v.len ? td_median_i64(v.data, v.len) : 5000;
+		td_vec_free(&v);
+	}
+	if (td_replay_build(&w->g, t, role) == 0 && w->g.nhost && w->g.n > w->g.nhost) {
+		/* the model alone, for the report; then as sized: unexplained delays stay */
+		if (td_replay_run(&w->g, NULL, 0, &w->model) == 0) {
+			w->g.keep_unexplained = 1;
+			if (td_replay_run(&w->g, NULL, 0, &w->base) == 0)
+				w->ok = 1;
+		}
+	}
+	free(role);
+	return w->ok ? w : NULL;
+}
+
+/* The thread the steps are measured on: the one with the ProfilerStep# spans, else the one
+ * that launches most of the device's work. */
+static uint32_t step_track(const struct td_analysis *a, size_t d)
+{
+	const struct td_trace *t = a->t;
+	if (a->has_steps && t->steps.len)
+		return td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
+	return a->dev[d].host_track;
+}
+
+static int64_t window(struct td_analysis *a, size_t d, const struct td_rp_times *r)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	return td_replay_window(&a->whatif->g, r, step_track(a, d), dv->host_start, dv->host_end);
+}
+
+int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits)
+{
+	struct td_rp_times r;
+	int64_t w;
+
+	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
+		return -1;
+	if (!nedits)
+		return window(a, d, &a->whatif->base);
+	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0)
+		return -1;
+	w = window(a, d, &r);
+	td_rp_times_free(&r);
+	return w;
+}
+
+int64_t td_whatif_base(struct td_analysis *a, size_t d)
+{
+	return td_whatif_window(a, d, NULL, 0);
+}
+
+int64_t td_whatif_measured(struct td_analysis *a, size_t d)
+{
+	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
+		return -1;
+	return window(a, d, NULL);
+}
+
+int64_t td_whatif_saving(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits)
+{
+	int64_t before = td_whatif_base(a, d), after;
+
+	if (before < 0)
+		return -1;
+	after = td_whatif_window(a, d, edits, nedits);
+	if (after < 0)
+		return -1;
+	return before > after ? before - after : 0;
+}
+
+size_t td_whatif_main_device(const struct td_analysis *a)
+{
+	size_t d, best = 0;
+
+	for (d = 1; d < a->ndev; d++)
+		if (a->dev[d].ops_in_window > a->dev[best].ops_in_window)
+			best = d;
+	return best;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static double rel(int64_t rep, int64_t meas)
+{
+	return meas > 0 ? (double)(rep - meas) / (double)meas : 0.0;
+}
+
+int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
+{
+	const struct td_trace *t = a->t;
+	const struct td_whatif *w;
+	double *err;
+	size_t d, k, j;
+	uint32_t tr;
+
+	memset(r, 0, sizeof(*r));
+	if (!a->ndev || !(w = td_an_whatif(a)))
+		return -1;
+	d = r->device = td_whatif_main_device(a);
+	if (a->dev[d].host_track == TD_NONE)
+		return -1;
+	tr = step_track(a, d);
+	r->window_measured_ns = window(a, d, NULL);
+	r->window_replayed_ns = window(a, d, &a->whatif->model);
+	r->window_error = rel(r->window_replayed_ns, r->window_measured_ns);
+	if (!a->has_steps || !a->nsteps)
+		return 0;
+	r->steps = td_calloc(a->nsteps, sizeof(*r->steps));
+	err = td_calloc(a->nsteps, sizeof(*err));
+	for (k = 0; k < a->nsteps; k++) {
+		const struct td_interval *s = &a->steps[k];
+		struct td_rp_step *o = &r->steps[r->nsteps++];
+		o->number = (int64_t)(a->warm_steps + k);
+		for (j = 0; j < t->steps.len; j++)
+			if (TD_VEC_AT(&t->steps, struct td_step, j).ts == s->start) {
+				o->number = TD_VEC_AT(&t->steps, struct td_step, j).number;
+				break;
+			}
+		o->measured_ns = s->end - s->start;
+		o->replayed_ns = td_replay_map(&w->g, &w->model, tr, s->end) -
+				 td_replay_map(&w->g, &w->model, tr, s->start);
+		err[k] = fabs(rel(o->replayed_ns, o->measured_ns));
+	}
+	/* the median error (the mean of the two middle ones for an even count) */
+	qsort(err, r->nsteps, sizeof(*err), cmp_double);
+	r->median_step_error = r->nsteps % 2 ? err[r->nsteps / 2]
+			       : (err[r->nsteps / 2 - 1] + err[r->nsteps / 2]) / 2;
+	free(err);
+	return 0;
+}
+
+void td_rp_report_free(struct td_rp_report *r)
+{
+	free(r->steps);
+	memset(r, 0, sizeof(*r));
+}
+
+int td_whatif_units(struct td_analysis *a, struct td_finding *f, size_t d,
+		    const struct td_block_unit *const *us, size_t n)
+{
+	struct td_rp_edit *ed;
+	int64_t won;
+	size_t i;
+
+	if (!n || !td_an_whatif(a))
+		return 0;
+	ed = td_calloc(n, sizeof(*ed));
+	for (i = 0; i < n; i++)
+		td_unit_edit(a, us[i], &ed[i]);
+	won = td_whatif_saving(a, d, ed, n);
+	free(ed);
+	if (won < 0)
+		return 0;
+	f->replayed = 1;
+	f->replay_ns = won;
+	return 1;
+}
+
+void td_whatif_free(struct td_analysis *a)
+{
+	if (!a->whatif)
+		return;
+	td_rp_times_free(&a->whatif->base);
+	td_rp_times_free(&a->whatif->model);
+	td_replay_free(&a->whatif->g);
+	free(a->whatif);
+	a->whatif = NULL;
+}

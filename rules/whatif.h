@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* What a fix wins, replayed (replay/replay.h): the analysis's replay graph, built on first use
+ * with the runtime calls' roles from their name classes, and the steady-state window of a
+ * device replayed as recorded and with a fix's edits. Rules ask it; it knows no rule. */
+#ifndef TD_RULES_WHATIF_H
+#define TD_RULES_WHATIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "replay/replay.h"
+#include "rules/analysis.h"
+
+struct td_whatif {
+	struct td_replay g;
+	struct td_rp_times base;    /* the replay as recorded, unexplained delays kept (sizing) */
+	struct td_rp_times model;   /* the model alone, without them (the report's fidelity) */
+	int ok;                     /* built: a graph with host calls and GPU ops */
+	int64_t launch_cost;        /* median duration of a kernel launch call: what a fix that
+				     * replaces host work with one launch costs */
+};
+
+/* The graph and its baseline replay (NULL when the trace has nothing to replay). */
+const struct td_whatif *td_an_whatif(struct td_analysis *a);
+/* The steady-state window of device index d (its host thread, from host_start to host_end, and
+ * the GPU work launched in it), replayed with the edits; -1 when nothing can be replayed. */
+int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits);
+/* The window as recorded, replayed (no edits), and as measured. */
+int64_t td_whatif_base(struct td_analysis *a, size_t d);
+int64_t td_whatif_measured(struct td_analysis *a, size_t d);
+/* What replaying the fix of each unit in us[0..n) wins on device index d (rules/blocking.h), set
+ * on f (replayed, replay_ns); 0 when the trace cannot be replayed. */
+struct td_block_unit;
+struct td_finding;
+int td_whatif_units(struct td_analysis *a, struct td_finding *f, size_t d,
+		    const struct td_block_unit *const *us, size_t n);
+/* What the edits win on device index d's window: replayed before minus after (>= 0); -1 when
+ * nothing can be replayed. */
+int64_t td_whatif_saving(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits);
+/* The replay of the trace as recorded against the trace: per steady-state step (its host
+ * span) and over device index d's window, with the error and what the replay cannot explain. */
+struct td_rp_step {
+	int64_t number;             /* ProfilerStep#N, or the step's index without one */
+	int64_t measured_ns, replayed_ns;
+};
+struct td_rp_report {
+	size_t device;              /* index in a->dev */
+	struct td_rp_step *steps;
+	size_t nsteps;
+	int64_t window_measured_ns, window_replayed_ns;
+	double median_step_error;   /* median |replayed - measured| / measured over the steps */
+	double window_error;        /* (replayed - measured) / measured */
+};
+/* Fills r (zeroed, nsteps 0, when nothing can be replayed); returns 0, or -1 when there is no
+ * device or nothing to replay. td_rp_report_free() frees it. */
+int td_whatif_report(struct td_analysis *a, struct td_rp_report *r);
+void td_rp_report_free(struct td_rp_report *r);
+/* The device index whose window the report and the trace's figures use: the one with the most
+ * GPU ops in its window. */
+size_t td_whatif_main_device(const struct td_analysis *a);
+
+/* Frees what td_an_whatif() built (td_analysis_free() calls it). */
+void td_whatif_free(struct td_analysis *a);
+
+#endif

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* The replay (replay/replay.h): hand-written traces, one per kind of edge, with the replayed
+ * times asserted exactly, before and after an edit; then the replay of every real trace in
+ * ../shared/traces against the trace itself (the model alone, no per-op lags). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rules/analysis.h"
+#include "rules/whatif.h"
+
+struct run {
+	struct td_trace t;
+	struct td_analysis a;
+	const struct td_whatif *w;
+};
+
+static void load(const char *name, struct run *x)
+{
+	size_t len;
+	unsigned char *buf = th_slurp(name, &len);
+	struct td_error err;
+
+	assert_non_null(buf);
+	assert_int_equal(th_parse_mem(buf, len, 1 << 16, &x->t, &err), 0);
+	free(buf);
+	td_analysis_run(&x->a, &x->t, NULL);
+	x->w = td_an_whatif(&x->a);
+	assert_non_null(x->w);
+}
+
+static void done(struct run *x)
+{
+	td_analysis_free(&x->a);
+	td_trace_free(&x->t);
+}
+
+/* The node of the event named `name` starting at ts_us. */
+static uint32_t node(const struct run *x, const char *name, int64_t ts_us)
+{
+	size_t k;
+
+	for (k = 0; k < x->w->g.n; k++) {
+		const struct td_event *e = td_trace_ev(&x->t, x->w->g.nodes[k].ev);
+		if (e->ts == ts_us * 1000 && !strcmp(td_trace_name(&x->t, e->name), name))
+			return (uint32_t)k;
+	}
+	fail_msg("no node %s at %lld us", name, (long long)ts_us);
+	return 0;
+}
+
+static uint32_t track(const struct run *x, int64_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->t.tracks.len; i++)
+		if (!td_trace_track(&x->t, i)->is_gpu && td_trace_track(&x->t, i)->tid == tid)
+			return i;
+	fail_msg("no thread %lld", (long long)tid);
+	return 0;
+}
+
+#define US 1000
+
+/* launch -> op at the launch latency L (the median over ops launched onto an idle stream: 6
+ * us), stream order after the queued gap Q (the mean of queued gaps: 2 us), an op on another
+ * stream (k4 starts 1 us after k1 ends, 21 us after its launch allows), and a wait (the
+ * synchronize ends 14 us, the tail, after k3, the last op launched before it). */
+static void test_edges(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e[2];
+	const struct td_rp_times *b;
+	uint32_t k1, k2, k3, k4, l3, sync;
+	(void)state;
+
+	load(th_fixture("replay/edges.json"), &x);
+	b = &x.w->model;
+	k1 = node(&x, "k1", 6);
+	k2 = node(&x, "k2", 58);
+	k3 = node(&x, "k3", 106);
+	k4 = node(&x, "k4", 57);
+	l3 = node(&x, "cudaLaunchKernel", 100);
+	sync = node(&x, "cudaDeviceSynchronize", 110);
+	assert_int_equal(x.w->g.cross_edges, 1);
+	assert_int_equal(x.w->g.nodes[k4].x, k1);
+	assert_int_equal(x.w->g.nodes[sync].src, k3);
+	assert_int_equal(x.w->g.tail, 14 * US);
+	assert_int_equal(x.w->g.unexplained_ns, 0);
+	/* as recorded, it replays exactly */
+	assert_int_equal(b->start[k1], 6 * US);
+	assert_int_equal(b->start[k2], 58 * US); /* k1's end + Q */
+	assert_int_equal(b->start[k4], 57 * US); /* k1's end + the other-stream lag */
+	assert_int_equal(b->start[k3], 106 * US);
+	assert_int_equal(b->end[sync], 150 * US);
+	/* the sync stops waiting: it costs a sync that does not wait (5 us, the default) */
+	e[0] = (struct td_rp_edit){TD_RP_UNWAIT, track(&x, 1), 110 * US, 150 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
+	assert_int_equal(r.end[sync], 115 * US);
+	td_rp_times_free(&r);
+	/* 60 us of the host's work before the last launch goes: it launches at 40, k3 waits for
+	 * k2 (78 + Q), and the sync for k3 */
+	e[1] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 35 * US, 95 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e[1], 1, &r), 0);
+	assert_int_equal(r.start[l3], 40 * US);
+	assert_int_equal(r.start[k3], 80 * US);
+	assert_int_equal(r.end[sync], 124 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
+/* Another thread's burst of calls inside the main thread's gap (the autograd thread) starts
+ * after the main thread's call before it and holds up the main thread's next call. */
+static void test_threads(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t m2, a1, a2, k3;
+	(void)state;
+
+	load(th_fixture("replay/threads.json"), &x);
+	m2 = node(&x, "cudaLaunchKernel", 100);
+	a1 = node(&x, "cudaLaunchKernel", 20);
+	a2 = node(&x, "cudaLaunchKernel", 40);
+	k3 = node(&x, "k3", 106);
+	assert_int_equal(x.w->g.forks, 1);
+	assert_int_equal(x.w->g.joins, 1);
+	assert_int_equal(x.w->g.nodes[a1].x, node(&x, "cudaLaunchKernel", 0));
+	assert_int_equal(x.w->g.nodes[m2].x, a2);
+	assert_int_equal(x.w->g.nodes[m2].gap, 72 * US); /* its own work: 16 before, 56 after */
+	assert_int_equal(x.w->model.start[m2], 100 * US);
+	/* the main thread's own work goes: the burst still holds it */
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 4 * US, 100 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[m2], 100 * US);
+	td_rp_times_free(&r);
+	/* the burst's own gap goes: the main thread follows it 16 us sooner */
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 2), 24 * US, 40 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[a2], 24 * US);
+	assert_int_equal(r.start[m2], 84 * US);
+	assert_int_equal(r.start[k3], 90 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
+/* Every real trace replays to within 1% per step (median) and 10% over its window, the model
+ * alone; or, above that, the delays the replay cannot explain account for the difference. */
+static void test_fidelity(void **state)
+{
+	static const char *const traces[] = {
+		"a100-event-sync.json.gz", "b200-eager-decode.json.gz", "ddp-v100-rank1.json.gz",
+		"dlrm-v100-rank1.json.gz", "gp100-gpu-annotation.json.gz", "mi210-gpu-only.json.gz",
+		"mi250-rocm.json.gz", "resnet-2080ti.json.gz", "resnet50-nw0.pt.trace.json.gz",
+		"resnet50-nw4.pt.trace.json.gz", "v100-ns-rank0.pt.trace.json.gz", NULL,
+	};
+	size_t i;
+	(void)state;
+
+	TH_SKIP_WITHOUT_SHARED();
+	for (i = 0; traces[i]; i++) {
+		struct run x;
+		struct td_rp_report rep;
+		double err;
+		load(th_shared(traces[i]), &x);
+		assert_int_equal(td_whatif_report(&x.a, &rep), 0);
+		err = rep.window_error < 0 ? -rep.window_error : rep.window_error;
+		print_message("%-34s window %+.3f%%, median step %.3f%% over %zu steps, unexplained "
+			      "%.1f ms\n", traces[i], 100 * rep.window_error, 100 * rep.median_step_error,
+			      rep.nsteps, (double)x.w->g.unexplained_ns / 1e6);
+		if (rep.median_step_error > 0.01 || err > 0.10) {
+			/* what the replay cannot explain must cover the difference */
+			int64_t diff = rep.window_measured_ns - rep.window_replayed_ns;
+			if (diff < 0 || x.w->g.unexplained_ns < diff)
+				fail_msg("%s: replay off by %.1f%% and not explained", traces[i], 100 * err);
+		}
+		td_rp_report_free(&rep);
+		done(&x);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fidelity),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
