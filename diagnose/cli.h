@@ -68,5 +68,6 @@ int cmd_config(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_whatif(int argc, char **argv);
 
 #endif

@@ -95,7 +95,7 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 {
 	const struct td_rp_report *r = c->rep;
 	const struct td_replay *g = c->w ? &c->w->g : NULL;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], line[512];
 	size_t i;
 
 	fprintf(f, "replay     ");
@@ -105,11 +105,14 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 		fprintf(f, "nothing to replay: the trace has no runtime calls or no GPU ops\n");
 		return;
 	}
-	fprintf(f, "graph      %zu host calls, %zu GPU ops; %llu waits, %llu blocking copies, %llu "
-		   "other-stream edges, %llu forks, %llu joins\n",
-		g->nhost, g->n - g->nhost, (unsigned long long)g->waits,
-		(unsigned long long)g->blocking_copies, (unsigned long long)g->cross_edges,
-		(unsigned long long)g->forks, (unsigned long long)g->joins);
+	snprintf(line, sizeof(line), "%zu host calls, %zu GPU ops; %llu waits, %llu blocking "
+		 "copies, %llu other-stream edges, %llu forks, %llu joins", g->nhost, g->n - g->nhost,
+		 (unsigned long long)g->waits, (unsigned long long)g->blocking_copies,
+		 (unsigned long long)g->cross_edges, (unsigned long long)g->forks,
+		 (unsigned long long)g->joins);
+	fputs("graph      ", f);
+	out_text_wrap(f, line, 11, 11, 100);
+	fputc('\n', f);
 	if (r->nsteps) {
 		fprintf(f, "\n  step    measured    replayed    error\n");
 		for (i = 0; i < r->nsteps; i++) {
@@ -129,21 +132,27 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 	if (r->nsteps)
 		fprintf(f, "; median step error %.1f%%", 100.0 * r->median_step_error);
 	fputc('\n', f);
-	if (g->staging_ns)
-		fprintf(f, "staging    %s: pageable copies started late while the host staged them "
-			   "(kept in the replay)\n", td_fmt_dur(b1, sizeof(b1), g->staging_ns));
+	if (g->staging_ns) {
+		snprintf(line, sizeof(line), "%s: pageable copies started late while the host staged "
+			 "them (kept in the replay)", td_fmt_dur(b1, sizeof(b1), g->staging_ns));
+		fputs("staging    ", f);
+		out_text_wrap(f, line, 11, 11, 100);
+		fputc('\n', f);
+	}
 	if (!g->unexplained_ns) {
 		fprintf(f, "unexplained start delay: none\n");
 		return;
 	}
-	fprintf(f, "unexplained start delay %s: GPU work that started later than its launch, its "
-		   "stream and the other streams allow (an event or work outside the trace, a cold "
-		   "first launch); largest:\n", td_fmt_dur(b1, sizeof(b1), g->unexplained_ns));
+	snprintf(line, sizeof(line), "unexplained start delay %s: GPU work that started later than "
+		 "its launch, its stream and the other streams allow (an event or work outside the "
+		 "trace, a cold first launch); largest:", td_fmt_dur(b1, sizeof(b1), g->unexplained_ns));
+	out_text_wrap(f, line, 0, 2, 100);
+	fputc('\n', f);
 	for (i = 0; i < g->ndelays && i < 8; i++) {
 		const struct td_event *e = td_trace_ev(g->t, g->nodes[g->delays[i].node].ev);
 		fprintf(f, "  %9s  ts %s  ", td_fmt_dur(b2, sizeof(b2), g->delays[i].ns),
 			td_fmt_ts(b3, sizeof(b3), e->ts));
-		out_text_name(f, delay_name(g, &g->delays[i]), 70);
+		out_text_name(f, delay_name(g, &g->delays[i]), 60);
 		fputc('\n', f);
 	}
 }

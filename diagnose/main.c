@@ -41,6 +41,7 @@ static const struct cmd cmds[] = {
 	{"ops", cmd_ops, "the operator table (key_averages) of a trace"},
 	{"kernels", cmd_kernels, "the GPU kernel table: time, calls, who launched them"},
 	{"annotate", cmd_annotate, "the trace plus tracks of idle causes and findings, for Perfetto"},
+	{"whatif", cmd_whatif, "the replayed fixes one at a time and together: the step to expect"},
 	{"replay", cmd_replay, "the trace replayed through its dependencies: how far savings hold"},
 	{"diff", cmd_diff, "two traces op by op, kernel by kernel: why CURRENT is slower"},
 	{"memory", cmd_memory, "device memory: peaks, growth per step, a snapshot's allocation sites"},

@@ -4,6 +4,9 @@
 /* A rank's finding as the job compares it: the GPU idle and busy time it claims. Its own
  * replayed saving (rules/whatif.h) does not know the other ranks, which the job view does. */
 #define SIZED(x) ((x)->idle_ns + (x)->busy_ns)
+#define SIZED_FRACTION(x)                                                                    \
+	((x)->savings_ns > 0 ? (x)->fraction * (double)SIZED(x) / (double)(x)->savings_ns      \
+			     : (x)->fraction)
 
 #include <ctype.h>
 #include <stdio.h>
@@ -586,10 +589,10 @@ static void merged(struct td_job *j)
 				    !strcmp(x->rule, j->straggler_rule)) /* what makes it late */
 					v[n].savings = SIZED(x) > j->rows[r].late_ns
 						? SIZED(x) - j->rows[r].late_ns : 0;
-				if (!n || x->fraction < lo)
-					lo = x->fraction;
-				if (!n || x->fraction > hi)
-					hi = x->fraction;
+				if (!n || SIZED_FRACTION(x) < lo)
+					lo = SIZED_FRACTION(x);
+				if (!n || SIZED_FRACTION(x) > hi)
+					hi = SIZED_FRACTION(x);
 				n++;
 				break; /* one per rank: its largest, the report is ordered */
 			}

@@ -50,18 +50,17 @@ static void batch_bytes(struct td_analysis *a, struct span *sp, size_t n)
 	}
 }
 
-/* The fix replayed: each loader span in the window shrinks to what fetching its batch still
- * costs - with workers already, the shortest span the trace shows (a batch that was ready); in
- * the main process, the batch's size at a host copy's speed - and the calls inside it stay.
- * Sets f->replay_ns and *resid (the residuals' total); 0 when the trace cannot be replayed. */
-static int replay_fix(struct td_analysis *a, struct td_finding *f, size_t d, int64_t ws,
-		      int64_t we, int single, int64_t shortest, int64_t *resid)
+/* The fix as edits of the replay: each loader span in the window shrinks to what fetching its
+ * batch still costs - with workers already, the shortest span the trace shows (a batch that was
+ * ready); in the main process, the batch's size at a host copy's speed - and the calls inside
+ * it stay. Sets *resid (the residuals' total); 0 when the loader cannot be replayed. */
+static int replay_fix(struct td_analysis *a, struct td_finding *f, int64_t ws, int64_t we,
+		      int single, int64_t shortest, int64_t *resid)
 {
 	const struct td_trace *t = a->t;
 	struct td_rp_edit *ed;
 	struct span *sp;
 	struct td_vec v;
-	int64_t won;
 	size_t i, n;
 
 	td_vec_init(&v, sizeof(struct span));
@@ -108,13 +107,10 @@ static int replay_fix(struct td_analysis *a, struct td_finding *f, size_t d, int
 		ed[i].residual = r < td_ev_dur(e) ? r : td_ev_dur(e);
 		*resid += ed[i].residual;
 	}
-	won = td_whatif_saving(a, d, ed, n);
+	for (i = 0; i < n; i++)
+		td_finding_edit(f, &ed[i]);
 	free(ed);
 	td_vec_free(&v);
-	if (won < 0)
-		return 0;
-	f->replayed = 1;
-	f->replay_ns = won;
 	return 1;
 }
 
@@ -212,10 +208,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 	}
 	{
 		int64_t resid = 0;
-		if (replay_fix(a, f, best_dev, ws, we, single, shortest, &resid)) {
-			td_finding_value(f, "replayed_ns", f->replay_ns);
+		if (replay_fix(a, f, ws, we, single, shortest, &resid))
 			td_finding_value(f, "residual_ns", resid);
-		}
 	}
 	td_finding_value(f, "dataloader_ns", total);
 	td_finding_value(f, "calls", (int64_t)calls);

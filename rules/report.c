@@ -11,6 +11,7 @@
 #include "rules/analysis.h"
 #include "rules/config.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_dataloader, &rule_communication, &rule_sync_stall, &rule_transfer,
@@ -99,7 +100,13 @@ struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t 
 	td_vec_init(&f->evidence, sizeof(struct td_evidence));
 	td_vec_init(&f->values, sizeof(struct td_value));
 	td_vec_init(&f->ranks, sizeof(int64_t));
+	td_vec_init(&f->edits, sizeof(struct td_rp_edit));
 	return f;
+}
+
+void td_finding_edit(struct td_finding *f, const struct td_rp_edit *e)
+{
+	*(struct td_rp_edit *)td_vec_push(&f->edits) = *e;
 }
 
 void td_finding_value(struct td_finding *f, const char *key, int64_t v)
@@ -218,6 +225,7 @@ void td_finding_free(struct td_finding *f)
 	td_vec_free(&f->evidence);
 	td_vec_free(&f->values);
 	td_vec_free(&f->ranks);
+	td_vec_free(&f->edits);
 	free(f->title);
 	free(f->fix);
 }
@@ -260,6 +268,19 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 	td_report_init(r);
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
+	/* the fixes stated as edits: sized by replaying the trace with each applied */
+	for (i = 0; i < r->findings.len; i++) {
+		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		int d = td_an_dev_index(a, f->device);
+		int64_t won;
+		if (!f->edits.len || d < 0)
+			continue;
+		won = td_whatif_saving(a, (size_t)d, f->edits.data, f->edits.len);
+		if (won >= 0) {
+			f->replayed = 1;
+			f->replay_ns = won;
+		}
+	}
 	/* a finding that wins next to nothing back is not worth a reader's time */
 	for (i = 0, j = 0; i < r->findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);

@@ -39,6 +39,8 @@ struct td_finding {
 				    * else idle_ns + busy_ns */
 	int replayed;              /* 1: sized by replaying the trace with the fix (rules/whatif.h) */
 	int64_t replay_ns;         /* the replayed window before minus after the fix */
+	struct td_vec edits;       /* struct td_rp_edit: the fix as edits of the replay's graph,
+				    * replayed by td_diagnose() (none: sized by the idle it claims) */
 	double savings_fraction;   /* savings over the window's duration */
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;
@@ -85,6 +87,9 @@ void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const ch
 	TD_PRINTF(4, 5);
 void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_finding_value(struct td_finding *f, const char *key, int64_t v);
+/* Adds an edit of the replay's graph to f's fix (replay/replay.h). */
+struct td_rp_edit;
+void td_finding_edit(struct td_finding *f, const struct td_rp_edit *e);
 /* Claims for f every idle segment of `cause` on device index d; adds it to f->idle_ns. */
 int64_t td_finding_claim_cause(struct td_analysis *a, struct td_finding *f, size_t d,
 			       enum td_cause cause);

@@ -99,7 +99,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		for (i = 0; i < nu; i++)
 			if (u[i].dev == d && !(u[i].kinds & BK_HTOD))
 				us[m++] = &u[i];
-		td_whatif_units(a, f, d, us, m);
+		td_whatif_units(a, f, us, m);
 		free(us);
 	}
 	for (i = 0; i < nu; i++) {

@@ -134,7 +134,7 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 				mine[m++] = &u[i];
 			}
 		td_finding_claim(a, f, d, &cl, NULL, 0);
-		td_whatif_units(a, f, d, mine, m);
+		td_whatif_units(a, f, mine, m);
 		free(mine);
 	}
 	td_claims_free(&cl);

@@ -181,25 +181,16 @@ void td_rp_report_free(struct td_rp_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int td_whatif_units(struct td_analysis *a, struct td_finding *f, size_t d,
-		    const struct td_block_unit *const *us, size_t n)
+void td_whatif_units(struct td_analysis *a, struct td_finding *f,
+		     const struct td_block_unit *const *us, size_t n)
 {
-	struct td_rp_edit *ed;
-	int64_t won;
 	size_t i;
 
-	if (!n || !td_an_whatif(a))
-		return 0;
-	ed = td_calloc(n, sizeof(*ed));
-	for (i = 0; i < n; i++)
-		td_unit_edit(a, us[i], &ed[i]);
-	won = td_whatif_saving(a, d, ed, n);
-	free(ed);
-	if (won < 0)
-		return 0;
-	f->replayed = 1;
-	f->replay_ns = won;
-	return 1;
+	for (i = 0; i < n; i++) {
+		struct td_rp_edit e;
+		td_unit_edit(a, us[i], &e);
+		td_finding_edit(f, &e);
+	}
 }
 
 void td_whatif_free(struct td_analysis *a)

@@ -29,12 +29,11 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 /* The window as recorded, replayed (no edits), and as measured. */
 int64_t td_whatif_base(struct td_analysis *a, size_t d);
 int64_t td_whatif_measured(struct td_analysis *a, size_t d);
-/* What replaying the fix of each unit in us[0..n) wins on device index d (rules/blocking.h), set
- * on f (replayed, replay_ns); 0 when the trace cannot be replayed. */
+/* The fix of each unit in us[0..n) (rules/blocking.h) as f's edits. */
 struct td_block_unit;
 struct td_finding;
-int td_whatif_units(struct td_analysis *a, struct td_finding *f, size_t d,
-		    const struct td_block_unit *const *us, size_t n);
+void td_whatif_units(struct td_analysis *a, struct td_finding *f,
+		     const struct td_block_unit *const *us, size_t n);
 /* What the edits win on device index d's window: replayed before minus after (>= 0); -1 when
  * nothing can be replayed. */
 int64_t td_whatif_saving(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,

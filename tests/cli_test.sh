@@ -36,6 +36,26 @@ for f in mini-kineto.json legacy-autograd.json demo-train.json.gz tb_plugin/all-
 		fi
 	done
 done
+# replay and whatif: goldens, the same bytes twice, valid JSON, usage errors
+for f in replay/edges.json replay/threads.json rules/dataloader.json rules/sync.json \
+	rules/transfer.json; do
+	base=$(basename "$f" .json)
+	for cmd in replay whatif; do
+		for fmt in text json; do
+			"$bin" "$cmd" -j 1 --format "$fmt" "fixtures/$f" >"$tmp/a" 2>&1
+			TD_SPLIT_BLOCK=700 "$bin" "$cmd" -j 2 --format "$fmt" "fixtures/$f" >"$tmp/b" 2>&1
+			compare_golden "$cmd-$base.$fmt" "$tmp/a"
+			if cmp -s "$tmp/a" "$tmp/b"; then ok; else bad "$cmd $f $fmt not deterministic"; fi
+			if [ "$fmt" = json ]; then
+				if json_verify -q <"$tmp/a"; then ok; else bad "$cmd $f json is not valid JSON"; fi
+			fi
+		done
+	done
+done
+expect_rc 2 "$bin" whatif --fix dataloadr fixtures/rules/dataloader.json
+if grep -q "did you mean 'dataloader'" "$tmp/err"; then ok; else bad "whatif --fix did not name the rule"; fi
+expect_rc 2 "$bin" replay
+expect_rc 3 "$bin" replay fixtures/bad/not-json.txt
 "$bin" diagnose --format md fixtures/rules/nasty-names.json >"$tmp/md"
 # names are code spans; outside them nothing may open HTML or end a table cell
 perl -pe 's/(`+)(.*?)\1//g' "$tmp/md" >"$tmp/md-outside"

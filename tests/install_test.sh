@@ -14,7 +14,7 @@ bin=$(realpath "$1")
 build=$(realpath "$2")
 root=$(realpath "$3")
 cd "$root" || exit 2
-cmds="diagnose gate stats summarize ops kernels annotate diff memory record config"
+cmds="diagnose gate stats replay whatif summarize ops kernels annotate diff memory record config"
 # the options a command's --help names
 help_opts() {
 	"$bin" "$1" --help | grep -oE '(^|[][ (|,])(--[a-z][a-z0-9-]*|-[a-zA-Z])' | sed 's/^[][ (|,]//' |
