@@ -12,8 +12,12 @@
  * then launched MS later into each step; the others wait that, less what their GPU still had
  * queued, in the all-reduce - DIR/truth.txt says how long: a known answer for the job view.
  *
+ * Bottlenecks for what-if pairs: --items N per-element .item() calls per step (--items-fixed:
+ * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
+ * --no-loss-item without the step's loss.item().
+ *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
- *                  [--seed S] [-o FILE]
+ *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -34,6 +38,11 @@ struct gen {
 	int kernel_pct;           /* extra compute per kernel, percent */
 	int64_t step_ts;
 	uint64_t comm_seq;
+	/* a bottleneck, or its fix, for what-if pairs (tests/whatif_pairs.py) */
+	int items;                /* per-element .item() calls per step, after the forward */
+	int items_fixed;          /* ... each replaced by one kernel launch (kept on the GPU) */
+	int allocs;               /* cudaMalloc + cudaFree pairs per step */
+	int no_loss_item;         /* no loss.item() at the step's end */
 };
 
 static uint64_t rnd(struct gen *g)
@@ -173,6 +182,42 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 	g->now_ns = op_ts + call_dur + 9000;
 }
 
+/* A bare kernel launch: call_ns on the host, a kernel of kernel_ns. */
+static void launch_only(struct gen *g, int64_t call_ns, int64_t kernel_ns)
+{
+	char args[256];
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+	int64_t k_ts;
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %"
+		 PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, g->now_ns, call_ns, args);
+	k_ts = g->now_ns + 4000 > g->gpu_ns ? g->now_ns + 4000 : g->gpu_ns;
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, "
+		 "\"stream\": 7, \"correlation\": %" PRIu64, ext, corr);
+	span(g, "kernel", "void at::native::vectorized_elementwise_kernel<4, add>", 0, 7, k_ts,
+	     kernel_ns, args);
+	g->gpu_ns = k_ts + kernel_ns;
+	g->now_ns += call_ns + 500;
+}
+
+/* cudaMalloc (200 us on the host), then cudaFree, which waits for the GPU to drain. */
+static void alloc_pair(struct gen *g)
+{
+	char args[128];
+	int64_t free_dur;
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 20, \"correlation\": %"
+		 PRIu64, ++g->ext, ++g->corr);
+	span(g, "cuda_runtime", "cudaMalloc", g->pid, g->tid, g->now_ns, 200000, args);
+	g->now_ns += 201000;
+	free_dur = g->gpu_ns > g->now_ns ? g->gpu_ns - g->now_ns + 20000 : 20000;
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 21, \"correlation\": %"
+		 PRIu64, ++g->ext, ++g->corr);
+	span(g, "cuda_runtime", "cudaFree", g->pid, g->tid, g->now_ns, free_dur, args);
+	g->now_ns += free_dur + 1000;
+}
+
 static const char *const layer_ops[][2] = {
 	{"aten::addmm", "ampere_sgemm_128x64_tn"},
 	{"aten::relu", "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"},
@@ -222,6 +267,14 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		if (i % 16 == 15)
 			memory(g, -(2 << 20));
 	}
+	for (i = 0; i < g->items; i++) { /* acc += x[i].item(), or its fix */
+		if (g->items_fixed)
+			launch_only(g, 3000, 2000);
+		else
+			copy(g, "DtoH", "Device -> Pageable", 4, 1);
+	}
+	for (i = 0; i < g->allocs; i++)
+		alloc_pair(g);
 	python_frame(g, "train.py(57): train_step", fwd_ts - 1000, g->now_ns - fwd_ts + 2000);
 	if (g->extra_host_ns) { /* host-only work, the GPU idle meanwhile */
 		python_frame(g, "train.py(88): log_metrics", g->now_ns, g->extra_host_ns);
@@ -235,7 +288,8 @@ static void step_finish(struct gen *g, int n)
 	char name[64], args[128];
 	int64_t step_ts = g->step_ts;
 
-	copy(g, "DtoH", "Device -> Pageable", 4, 1); /* loss.item() */
+	if (!g->no_loss_item)
+		copy(g, "DtoH", "Device -> Pageable", 4, 1); /* loss.item() */
 	g->now_ns += 5000;
 	snprintf(name, sizeof(name), "ProfilerStep#%d", n);
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
@@ -415,6 +469,14 @@ int main(int argc, char **argv)
 			loader_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--pageable"))
 			pageable = 1;
+		else if (!strcmp(argv[i], "--items") && i + 1 < argc)
+			g.items = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--items-fixed"))
+			g.items_fixed = 1;
+		else if (!strcmp(argv[i], "--allocs") && i + 1 < argc)
+			g.allocs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-loss-item"))
+			g.no_loss_item = 1;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -429,7 +491,8 @@ int main(int argc, char **argv)
 			imbalance = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
-					"[--pageable] [--seed S] [-o FILE]\n"
+					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
+					"[--no-loss-item] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

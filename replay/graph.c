@@ -505,7 +505,6 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 					n->src = n->x = TD_NONE;
 					n->cost = td_ev_dur(ev);
 					n->gpu = (uint8_t)gpu;
-					n->peer = gpu && role && role[ev->name] == TD_RP_PEER;
 					if (prev != TD_NONE) {
 						int64_t gap = ev->ts - end_of(g, prev);
 						n->gap = gpu ? 0 : gap > 0 ? gap : 0;

@@ -38,8 +38,6 @@ enum td_rp_role {
 	TD_RP_PLAIN = 0, /* a launch or other call: its measured duration */
 	TD_RP_WAIT = 1,  /* waits for the GPU work queued before it */
 	TD_RP_COPY = 2,  /* a memcpy / memset call: a wait for its own op when it outlasts it */
-	TD_RP_PEER = 3,  /* a GPU op (a collective) that ends when its peers arrive: with pin_peers,
-			  * no earlier than it did (the other ranks unchanged) */
 };
 
 struct td_rp_node {
@@ -54,7 +52,6 @@ struct td_rp_node {
 	int64_t xlag;    /* lag of the x edge */
 	int64_t cost;    /* own duration: an op's, a call's when it does not wait */
 	uint8_t gpu;     /* 1: a GPU op */
-	uint8_t peer;    /* GPU op: a collective (TD_RP_PEER) */
 	uint8_t waits;   /* host: 1 when it waits for src; op: 1 when its stream gated it (the
 			  * unexplained delay follows that edge, else the launch) */
 };
@@ -79,8 +76,6 @@ struct td_replay {
 	size_t ndelays;
 	int keep_unexplained;      /* replay the unexplained delays as measured (sizing a fix:
 				    * whatever caused them stays); 0 to test the model alone */
-	int pin_peers;             /* collectives end no earlier than they did (a fix on this
-				    * rank only); 0: the fix is on every rank and they keep pace */
 };
 
 /* Builds the graph of a finalized trace; role[name id] names each runtime call's role (NULL:
@@ -95,6 +90,9 @@ enum td_rp_edit_kind {
 	TD_RP_UNWAIT,    /* calls starting in [from, to) on a thread stop waiting for the GPU */
 	TD_RP_REMOVE,    /* all host time in [from, to) goes, its calls and their GPU ops too,
 			  * residual ns stays (an op removed from a loop, its replacement) */
+	TD_RP_FUSE,      /* the GPU ops in [from, to) on a stream (track) become one: each after the
+			  * one before with no gap, the launch calls of all but the first gone;
+			  * GPU time and the host's own work kept (fusion, a CUDA graph) */
 	TD_RP_COST,      /* calls starting in [from, to) on a thread cost residual ns and wait for
 			  * nothing, their ops start with no staging (a copy from pinned memory,
 			  * made non-blocking; its GPU time kept) */

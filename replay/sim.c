@@ -13,7 +13,7 @@
 
 #define NONE_T INT64_MIN /* no constraint: a removed node nothing gates */
 
-enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4 };
+enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8 };
 
 struct sim {
 	const struct td_replay *g;
@@ -91,8 +91,6 @@ static void compute(struct sim *s, uint32_t p)
 			v = st;
 		} else {
 			later(&v, st, (s->flag[k] & F_COST) ? s->cost[k] : n->cost);
-			if (n->peer && g->pin_peers) /* its peers arrive when they did */
-				later(&v, td_ev_end(td_trace_ev(g->t, n->ev)), 0);
 			if (!n->gpu && n->waits && n->src != TD_NONE && !(s->flag[k] & F_UNWAIT))
 				later(&v, val(s, n->src * 2 + 1), g->tail);
 		}
@@ -108,7 +106,12 @@ static void compute(struct sim *s, uint32_t p)
 		s->start[k] = v;
 		return;
 	}
-	{
+	if (s->flag[k] & F_FUSED) { /* right after the part before it, launched with it */
+		if (n->prev != TD_NONE)
+			later(&v, val(s, n->prev * 2 + 1), 0);
+		if (n->x != TD_NONE)
+			later(&v, val(s, n->x * 2 + 1), n->xlag);
+	} else {
 		int64_t un = g->keep_unexplained ? n->unexpl : 0;
 		if (n->prev != TD_NONE)
 			later(&v, val(s, n->prev * 2 + 1), s->gap[k] + (n->gpu && n->waits ? un : 0));
@@ -175,6 +178,20 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, int64_
 		return;
 	f = g->track_first[ed->track];
 	end = f + g->track_count[ed->track];
+	if (ed->kind == TD_RP_FUSE) {
+		uint32_t lo = first_after(g, ed->track, ed->from - 1);
+		for (k = lo; k < end && td_trace_ev(t, g->nodes[k].ev)->ts < ed->to; k++) {
+			uint32_t h = g->nodes[k].src;
+			if (k == lo)
+				continue; /* the fused op's launch */
+			flag[k] |= F_FUSED;
+			if (h != TD_NONE && !(flag[h] & F_COST)) {
+				flag[h] |= F_COST;
+				cost[h] = 0;
+			}
+		}
+		return;
+	}
 	if (ed->kind == TD_RP_COST) {
 		uint32_t lo = first_after(g, ed->track, ed->from - 1);
 		for (k = lo; k < end && td_trace_ev(t, g->nodes[k].ev)->ts < ed->to; k++) {

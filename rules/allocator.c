@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "fixes/catalogue.h"
+#include "replay/replay.h"
 #include "rules/rule.h"
 
 struct site {
@@ -30,6 +31,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		size_t ntop = 0, nev = 0, k;
 		uint64_t calls = 0, frees = 0;
 		int64_t time = 0;
+		struct td_vec edits;
 
 		if (!dv->idle_by_cause[CAUSE_ALLOC])
 			continue;
@@ -43,6 +45,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		}
 		nlabels = a->labels.count + 1;
 		sites = td_calloc(nlabels, sizeof(*sites));
+		td_vec_init(&edits, sizeof(struct td_rp_edit));
 		for (i = 0; i < t->events.len; i++) {
 			const struct td_event *e = td_trace_ev(t, i);
 			uint32_t s;
@@ -51,6 +54,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 			    td_an_dev_of_host(a, i, TD_NONE) != d)
 				continue;
 			s = td_an_site(a, i);
+			{ /* the fix replayed: the call goes, its wait with it */
+				struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0};
+				td_vec_push(&edits);
+				TD_VEC_AT(&edits, struct td_rp_edit, edits.len - 1) = ed;
+			}
 			sites[s].calls++;
 			sites[s].time += td_ev_dur(e);
 			calls++;
@@ -69,6 +77,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 		}
 		f = td_report_add(r, "allocator", dv->device);
 		td_finding_claim_cause(a, f, d, CAUSE_ALLOC);
+		for (k = 0; k < edits.len; k++)
+			td_finding_edit(f, &TD_VEC_AT(&edits, struct td_rp_edit, k));
+		td_vec_free(&edits);
 		f->count = calls;
 		f->host_ns = time;
 		td_finding_title(f, "%llu device allocation call%s (cudaMalloc/cudaFree) in the steady "

@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "fixes/catalogue.h"
+#include "replay/replay.h"
 #include "rules/rule.h"
 
 #define G_OPTIMIZER 1
@@ -33,6 +34,7 @@ struct ctx {
 	uint32_t ev_site[8];
 	size_t nev;
 	struct td_claims claims;
+	struct td_vec edits;       /* struct td_rp_edit: each run fused, for the replay */
 };
 
 /* What the launching op chain says about a run: optimizer, zero_grad, DDP's reducer. */
@@ -98,6 +100,13 @@ static void on_run(void *vc, const struct td_small_run *run)
 		if (td_ev_end(e) > prev_end)
 			prev_end = td_ev_end(e);
 	}
+	{
+		struct td_rp_edit *e = td_vec_push(&c->edits);
+		e->kind = TD_RP_FUSE;
+		e->track = td_trace_ev(t, run->first)->track;
+		e->from = run->start;
+		e->to = run->end;
+	}
 	c->runs++;
 	c->kernels += run->n;
 	if (c->nev < 8) {
@@ -158,9 +167,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 		c.a = a;
 		c.d = d;
 		td_claims_init(&c.claims);
+		td_vec_init(&c.edits, sizeof(struct td_rp_edit));
 		td_an_small_runs(a, d, on_run, &c);
 		if (!c.runs) {
 			td_claims_free(&c.claims);
+			td_vec_free(&c.edits);
 			free(c.g);
 			continue;
 		}
@@ -168,6 +179,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 		won = td_calloc(c.ng ? c.ng : 1, sizeof(*won));
 		td_finding_claim(a, f, d, &c.claims, won, c.ng);
 		td_claims_free(&c.claims);
+		for (size_t k = 0; k < c.edits.len; k++)
+			td_finding_edit(f, &TD_VEC_AT(&c.edits, struct td_rp_edit, k));
+		td_vec_free(&c.edits);
 		f->count = c.kernels;
 		td_finding_title(f, "%llu of %llu kernels are small (< %s); %llu of them run back to "
 				 "back in %llu launch-bound run%s, with %s of GPU idle between them",

@@ -22,12 +22,11 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 	role = td_calloc(t->names.count + 2, 1);
 	for (i = 1; i <= t->names.count; i++) {
 		uint32_t c = a->name_class[i];
-		if (c & NC_SYNC_CALL)
-			role[i] = TD_RP_WAIT;
+		if ((c & NC_SYNC_CALL) ||
+		    ((c & NC_ALLOC) && strstr(td_trace_name(t, (uint32_t)i), "Free")))
+			role[i] = TD_RP_WAIT; /* cudaFree / hipFree synchronize the device */
 		else if (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL))
 			role[i] = TD_RP_COPY;
-		else if (c & NC_COMM)
-			role[i] = TD_RP_PEER;
 	}
 	{
 		struct td_vec v;

@@ -113,6 +113,18 @@ static void test_edges(void **state)
 	assert_int_equal(r.start[k3], 80 * US);
 	assert_int_equal(r.end[sync], 124 * US);
 	td_rp_times_free(&r);
+	/* k1 and k2 fused: k2 follows k1 with no gap, and its launch call goes (the host's gap
+	 * after it stays: the next launch comes 4 us sooner) */
+	{
+		const struct td_event *ek = td_trace_ev(&x.t, x.w->g.nodes[k1].ev);
+		uint32_t l2 = node(&x, "cudaLaunchKernel", 10), l4 = node(&x, "cudaLaunchKernel", 30);
+		e[0] = (struct td_rp_edit){TD_RP_FUSE, ek->track, 6 * US, 78 * US, 0};
+		assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
+		assert_int_equal(r.start[k2], 56 * US);
+		assert_int_equal(r.end[l2], 10 * US);
+		assert_int_equal(r.start[l4], 26 * US);
+		td_rp_times_free(&r);
+	}
 	done(&x);
 }
 

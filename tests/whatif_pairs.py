@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What-if pairs: bench/gen_trace writes the same workload with a bottleneck and with its fix,
+and the saving tracedoc replays on the first must come within 10% of what the second measures
+(the steady-state windows' difference per step, both as recorded).
+
+usage: whatif_pairs.py TRACEDOC GEN_TRACE"""
+import json
+import subprocess
+import sys
+import tempfile
+
+PAIRS = [
+    # rule, the bottleneck, the fix, what it is
+    ("dataloader", ["--loader-us", "2000"], ["--loader-us", "481"],
+     "a 2 ms __next__ against a loader that keeps up (the batch's 4.8 MB at 10 GB/s)"),
+    ("sync-stall", ["--items", "30", "--no-loss-item"],
+     ["--items", "30", "--items-fixed", "--no-loss-item"],
+     "30 per-element .item() per step against one launch each (the value kept on the GPU)"),
+    ("allocator", ["--allocs", "3"], [],
+     "3 cudaMalloc + cudaFree per step (cudaFree waits for the GPU) against none"),
+]
+
+
+def run(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def main():
+    tracedoc, gen = sys.argv[1], sys.argv[2]
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for rule, before, after, what in PAIRS:
+            a, b = f"{tmp}/{rule}-a.json", f"{tmp}/{rule}-b.json"
+            run(gen, "--steps", "8", *before, "-o", a)
+            run(gen, "--steps", "8", *after, "-o", b)
+            ra = json.loads(run(tracedoc, "replay", "--format", "json", a))
+            rb = json.loads(run(tracedoc, "replay", "--format", "json", b))
+            n = len(ra["steps"])
+            assert n == len(rb["steps"]) and n > 0, (rule, n, len(rb["steps"]))
+            measured = (ra["window_measured_ns"] - rb["window_measured_ns"]) / n
+            d = json.loads(run(tracedoc, "diagnose", "--format", "json", a))
+            f = [x for x in d["findings"] if x["rule"] == rule]
+            if not f:
+                print(f"FAIL: {rule}: no finding on the trace with the bottleneck")
+                bad += 1
+                continue
+            assert f[0]["sizing"] == "replay", f[0]
+            replayed = sum(x["est_savings_ns"] for x in f) / n
+            ratio = replayed / measured if measured else float("inf")
+            ok = abs(ratio - 1) <= 0.10
+            print(f"{'ok  ' if ok else 'FAIL'} {rule:12} measured {measured / 1e3:9.1f} us/step, "
+                  f"replayed {replayed / 1e3:9.1f} us/step ({ratio:.3f}x): {what}")
+            bad += not ok
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
