@@ -32,7 +32,7 @@ static void replay_usage(FILE *f)
 
 static const char *delay_name(const struct td_replay *g, const struct td_rp_delay *d)
 {
-	return td_trace_name(g->t, td_trace_ev(g->t, g->nodes[d->node].ev)->name);
+	return td_trace_name(g->t, td_rp_event(g, d->node)->name);
 }
 
 static void out_json(FILE *f, const struct replay_ctx *c)
@@ -77,7 +77,7 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		out_json_key(g, "delays");
 		yajl_gen_array_open(g);
 		for (i = 0; i < gr->ndelays; i++) {
-			const struct td_event *e = td_trace_ev(gr->t, gr->nodes[gr->delays[i].node].ev);
+			const struct td_event *e = td_rp_event(gr, gr->delays[i].node);
 			yajl_gen_map_open(g);
 			out_json_kstr(g, "name", delay_name(gr, &gr->delays[i]));
 			out_json_kint(g, "ts_ns", e->ts);
@@ -149,7 +149,7 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 	out_text_wrap(f, line, 0, 2, 100);
 	fputc('\n', f);
 	for (i = 0; i < g->ndelays && i < 8; i++) {
-		const struct td_event *e = td_trace_ev(g->t, g->nodes[g->delays[i].node].ev);
+		const struct td_event *e = td_rp_event(g, g->delays[i].node);
 		fprintf(f, "  %9s  ts %s  ", td_fmt_dur(b2, sizeof(b2), g->delays[i].ns),
 			td_fmt_ts(b3, sizeof(b3), e->ts));
 		out_text_name(f, delay_name(g, &g->delays[i]), 60);

@@ -30,6 +30,45 @@ static int same_pid(const struct td_track *a, const struct td_track *b)
 	return a->pid == b->pid && a->pid_is_str == b->pid_is_str;
 }
 
+static int64_t ts_of(const struct td_replay *g, uint32_t k)
+{
+	return td_rp_event(g, k)->ts;
+}
+
+static int64_t end_of(const struct td_replay *g, uint32_t k)
+{
+	return td_ev_end(td_rp_event(g, k));
+}
+
+const struct td_rp_side *td_rp_side_of(const struct td_vec *v, uint32_t k)
+{
+	const struct td_rp_side *s = v->data;
+	size_t lo;
+
+	TD_LOWER_BOUND(lo, v->len, s[mid].node < k);
+	return lo < v->len && s[lo].node == k ? &s[lo] : NULL;
+}
+
+int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
+{
+	uint32_t p = td_rp_prev(g, k);
+	int64_t gap;
+
+	if (p == TD_NONE)
+		return 0;
+	if (g->fl[k] & TD_RPF_X) {
+		const struct td_rp_side *s = td_rp_side_of(&g->xs, k);
+		if (s && s->w != TD_RP_NOGAP)
+			return s->w;
+	}
+	gap = ts_of(g, k) - end_of(g, p);
+	if (!(g->fl[k] & TD_RPF_GPU))
+		return gap > 0 ? gap : 0;
+	if (gap < 0 || g->src[k] == TD_NONE) /* overlapping, or no launch: as measured */
+		return gap;
+	return g->dev[g->track_dev[td_rp_event(g, k)->track]].queued;
+}
+
 /* The node of host event ev (a runtime call, or one nested in it), TD_NONE when none. */
 static uint32_t host_node_of(const struct td_replay *g, uint32_t ev)
 {
@@ -50,19 +89,21 @@ static uint32_t host_node_of(const struct td_replay *g, uint32_t ev)
 	n = g->track_count[tr];
 	if (first == TD_NONE)
 		return TD_NONE;
-	TD_LOWER_BOUND(lo, n, g->nodes[first + mid].ev < ev);
-	return lo < n && g->nodes[first + lo].ev == ev ? first + (uint32_t)lo : TD_NONE;
+	TD_LOWER_BOUND(lo, n, g->ev[first + mid] < ev);
+	return lo < n && g->ev[first + lo] == ev ? first + (uint32_t)lo : TD_NONE;
 }
 
-static int64_t ts_of(const struct td_replay *g, uint32_t k)
+static void add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w)
 {
-	return td_trace_ev(g->t, g->nodes[k].ev)->ts;
+	struct td_rp_side *s = td_vec_push(v);
+	s->node = node;
+	s->ref = ref;
+	s->v = val;
+	s->w = w;
 }
 
-static int64_t end_of(const struct td_replay *g, uint32_t k)
-{
-	return td_ev_end(td_trace_ev(g->t, g->nodes[k].ev));
-}
+#define SIDE_LESS(x, y) ((x)->node != (y)->node ? (x)->node < (y)->node : (x)->ref < (y)->ref)
+TD_DEFINE_SORT(sort_side, struct td_rp_side, SIDE_LESS)
 
 /* --- the main thread of each process and the bursts of its other threads ----------------- */
 
@@ -77,11 +118,11 @@ struct track_key {
 				    : (x)->track < (y)->track)
 TD_DEFINE_SORT(sort_keys, struct track_key, KEY_LESS)
 
-static void find_primaries(struct td_replay *g, uint32_t *steps_on)
+static void find_primaries(struct td_replay *g, const uint32_t *steps_on)
 {
 	const struct td_trace *t = g->t;
 	struct track_key *keys = td_calloc(t->tracks.len + 1, sizeof(*keys));
-	size_t nk = 0, i, j;
+	size_t nk = 0, i, j, m;
 
 	for (i = 0; i < t->tracks.len; i++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
@@ -103,15 +144,17 @@ static void find_primaries(struct td_replay *g, uint32_t *steps_on)
 			    : g->track_count[k] > g->track_count[best])
 				best = k;
 		}
-		for (size_t m = i; m < j; m++)
+		for (m = i; m < j; m++)
 			g->primary[keys[m].track] = best;
 	}
 	free(keys);
 }
 
 /* A burst of calls on another thread inside one gap of the main thread (or overlapping one of
- * its calls: then it keeps its measured place on its own thread). */
-static void link_bursts(struct td_replay *g, uint32_t tr)
+ * its calls: then it keeps its measured place on its own thread): its first call follows the
+ * main thread's call before it (a fork, its lane gap 0), the main thread's next call follows
+ * its last (a join, the main thread's own gap its work before the fork and after the join). */
+static void link_bursts(struct td_replay *g, uint32_t tr, struct td_vec *joins)
 {
 	uint32_t pt = g->primary[tr], pf, pn, k, first = g->track_first[tr];
 	uint32_t end = first + g->track_count[tr], b0;
@@ -130,46 +173,25 @@ static void link_bursts(struct td_replay *g, uint32_t tr)
 		if (lo == 0 || end_of(g, pf + (uint32_t)lo - 1) > ts)
 			continue; /* before the main thread's first call, or beside one */
 		p = pf + (uint32_t)lo - 1;
-		/* the burst: this thread's calls up to the main thread's next call */
 		while (b0 < end && (lo >= pn || ts_of(g, b0) < ts_of(g, pf + (uint32_t)lo)))
 			b0++;
 		last = b0 - 1;
-		g->nodes[k].gap = 0;
-		g->nodes[k].x = p;
-		g->nodes[k].xlag = ts - end_of(g, p);
+		add_side(&g->xs, k, p, ts - end_of(g, p), 0);
+		g->fl[k] |= TD_RPF_X;
 		g->forks++;
 		if (lo < pn && end_of(g, last) <= ts_of(g, pf + (uint32_t)lo)) {
-			struct td_rp_node *q = &g->nodes[pf + lo];
-			int64_t join = ts_of(g, pf + (uint32_t)lo) - end_of(g, last);
-			if (q->x == TD_NONE || end_of(g, q->x) < end_of(g, last)) {
-				if (q->x == TD_NONE)
-					g->joins++;
-				q->x = last;
-				q->xlag = join;
-				/* the main thread's own work: before the fork and after the join */
-				q->gap = (ts - end_of(g, p)) + join;
-			}
+			uint32_t q = pf + (uint32_t)lo;
+			int64_t join = ts_of(g, q) - end_of(g, last);
+			add_side(joins, q, last, join, (ts - end_of(g, p)) + join);
 		}
 	}
 }
 
 /* --- the model's constants --------------------------------------------------------------- */
 
-struct dev_model {
-	int64_t lag[3];   /* launch latency by kind: kernel, memcpy, memset */
-	int64_t queued;   /* mean gap between ops already queued */
-	int64_t cross;    /* median lag after an op on another stream */
-};
-
 static int kind_slot(int k)
 {
 	return k == TD_K_MEMCPY ? 1 : k == TD_K_MEMSET ? 2 : 0;
-}
-
-static size_t dev_index(const struct td_trace *t, int32_t dev)
-{
-	const struct td_device *d = td_trace_find_device(t, dev);
-	return d ? (size_t)(d - (const struct td_device *)t->devices.data) : 0;
 }
 
 static int64_t median_vec(struct td_vec *v, int64_t dflt)
@@ -184,94 +206,129 @@ static void push_i64(struct td_vec *v, int64_t x)
 	*(int64_t *)td_vec_push(v) = x;
 }
 
-/* The launch latency of ops launched onto an idle stream, then the gaps of queued ops. */
-static void fit_model(struct td_replay *g, struct dev_model *dm, size_t ndev)
+static int32_t dev_of(const struct td_replay *g, uint32_t k)
 {
-	const struct td_trace *t = g->t;
+	return g->track_dev[td_rp_event(g, k)->track];
+}
+
+/* The launch latency of ops launched onto an idle stream (not behind a blocking copy: that lag
+ * is the host staging it), then the mean gap of queued ops. */
+static void fit_model(struct td_replay *g)
+{
 	struct td_vec v;
+	int64_t *sum = td_calloc(g->ndev + 1, sizeof(int64_t));
+	int64_t *cnt = td_calloc(g->ndev + 1, sizeof(int64_t));
 	size_t d, k;
 	int s;
 
 	td_vec_init(&v, sizeof(int64_t));
-	for (d = 0; d < ndev; d++) {
-		int32_t id = TD_VEC_AT(&t->devices, struct td_device, d).id;
-		int64_t sum = 0, cnt = 0;
+	for (d = 0; d < g->ndev; d++)
 		for (s = 0; s < 3; s++) {
 			for (k = g->nhost; k < g->n; k++) {
-				const struct td_rp_node *n = &g->nodes[k];
-				const struct td_event *e = td_trace_ev(t, n->ev);
+				const struct td_event *e = td_rp_event(g, (uint32_t)k);
+				uint32_t p = td_rp_prev(g, (uint32_t)k), h = g->src[k];
 				int64_t lts;
-				if (n->src == TD_NONE || kind_slot(e->kind) != s ||
-				    td_trace_track(t, e->track)->device != id)
+				if (h == TD_NONE || kind_slot(e->kind) != s ||
+				    dev_of(g, (uint32_t)k) != (int32_t)d)
 					continue;
-				lts = ts_of(g, n->src);
-				if (e->ts < lts || (n->prev != TD_NONE && end_of(g, n->prev) > lts) ||
-				    g->nodes[n->src].waits)
+				lts = ts_of(g, h);
+				if (e->ts < lts || (p != TD_NONE && end_of(g, p) > lts) ||
+				    (g->fl[h] & TD_RPF_WAITS))
 					continue; /* queued, or staged by a blocking copy */
 				push_i64(&v, e->ts - lts);
 			}
-			dm[d].lag[s] = median_vec(&v, 0);
+			g->dev[d].lag[s] = median_vec(&v, 0);
 		}
-		for (k = g->nhost; k < g->n; k++) {
-			const struct td_rp_node *n = &g->nodes[k];
-			const struct td_event *e = td_trace_ev(t, n->ev);
-			int64_t pe, gap;
-			if (n->src == TD_NONE || n->prev == TD_NONE ||
-			    td_trace_track(t, e->track)->device != id)
-				continue;
-			pe = end_of(g, n->prev);
-			if (pe <= ts_of(g, n->src) + dm[d].lag[kind_slot(e->kind)])
-				continue;
-			gap = e->ts - pe;
-			if (gap < TOL_MIN_NS) {
-				sum += gap > 0 ? gap : 0;
-				cnt++;
-			}
+	for (k = g->nhost; k < g->n; k++) {
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		uint32_t p = td_rp_prev(g, (uint32_t)k);
+		int32_t dv = dev_of(g, (uint32_t)k);
+		int64_t pe, gap;
+		if (g->src[k] == TD_NONE || p == TD_NONE)
+			continue;
+		pe = end_of(g, p);
+		if (pe <= ts_of(g, g->src[k]) + g->dev[dv].lag[kind_slot(e->kind)])
+			continue;
+		gap = e->ts - pe;
+		if (gap < TOL_MIN_NS) {
+			sum[dv] += gap > 0 ? gap : 0;
+			cnt[dv]++;
 		}
-		dm[d].queued = cnt ? sum / cnt : 0;
 	}
+	for (d = 0; d < g->ndev; d++)
+		g->dev[d].queued = cnt[d] ? sum[d] / cnt[d] : 0;
+	free(sum);
+	free(cnt);
 	td_vec_free(&v);
 }
 
 /* --- waits -------------------------------------------------------------------------------- */
 
+/* GPU op nodes by (device, end), for the waits and the other streams. */
 struct by_end {
+	uint32_t *node;
+	size_t *dev_lo; /* per device: its first entry; dev_lo[ndev] = the count */
+};
+
+struct op_key {
 	int64_t end;
 	uint32_t node;
 	int32_t dev;
 };
-#define END_LESS(x, y)                                                                       \
+#define OP_LESS(x, y)                                                                        \
 	((x)->dev != (y)->dev ? (x)->dev < (y)->dev                                          \
 	 : (x)->end != (y)->end ? (x)->end < (y)->end : (x)->node < (y)->node)
-TD_DEFINE_SORT(sort_by_end, struct by_end, END_LESS)
+TD_DEFINE_SORT(sort_op_keys, struct op_key, OP_LESS)
+
+static void sort_ops(struct td_replay *g, struct by_end *be)
+{
+	size_t n = g->n - g->nhost, i, k;
+	struct op_key *keys = td_malloc((n + 1) * sizeof(*keys));
+
+	for (i = 0; i < n; i++) {
+		uint32_t node = (uint32_t)(g->nhost + i);
+		keys[i].end = end_of(g, node);
+		keys[i].node = node;
+		keys[i].dev = dev_of(g, node);
+	}
+	sort_op_keys(keys, n);
+	be->node = td_malloc((n + 1) * sizeof(uint32_t));
+	be->dev_lo = td_calloc(g->ndev + 2, sizeof(size_t));
+	for (i = 0; i < n; i++)
+		be->node[i] = keys[i].node;
+	for (i = 0, k = 0; i <= g->ndev; i++) {
+		while (k < n && keys[k].dev < (int32_t)i)
+			k++;
+		be->dev_lo[i] = k;
+	}
+	be->dev_lo[g->ndev] = n;
+	free(keys);
+}
 
 /* The op a wait call waited for: of those launched before it by its process, the one that
  * ended last, no later than the call's end (plus the slack). */
-static uint32_t awaited(const struct td_replay *g, const struct by_end *be, const size_t *dev_lo,
-			size_t ndev, uint32_t call)
+static uint32_t awaited(const struct td_replay *g, const struct by_end *be, uint32_t call)
 {
 	const struct td_trace *t = g->t;
-	const struct td_track *ct = td_trace_track(t, td_trace_ev(t, g->nodes[call].ev)->track);
+	const struct td_track *ct = td_trace_track(t, td_rp_event(g, call)->track);
 	int64_t cts = ts_of(g, call), lim = end_of(g, call) + SLACK_NS, best_end = INT64_MIN;
 	uint32_t best = TD_NONE;
 	size_t d;
 
-	for (d = 0; d < ndev; d++) {
-		const struct by_end *b = be + dev_lo[d];
-		size_t n = dev_lo[d + 1] - dev_lo[d], lo, m;
-		TD_LOWER_BOUND(lo, n, b[mid].end <= lim);
+	for (d = 0; d < g->ndev; d++) {
+		const uint32_t *b = be->node + be->dev_lo[d];
+		size_t n = be->dev_lo[d + 1] - be->dev_lo[d], lo, m;
+		TD_LOWER_BOUND(lo, n, end_of(g, b[mid]) <= lim);
 		for (m = 0; lo > 0 && m < SCAN_MAX; m++, lo--) {
-			const struct td_rp_node *op = &g->nodes[b[lo - 1].node];
-			const struct td_track *lt;
-			if (b[lo - 1].end <= best_end)
+			uint32_t op = b[lo - 1], h = g->src[op];
+			if (end_of(g, op) <= best_end)
 				break;
-			if (op->src == TD_NONE || ts_of(g, op->src) >= cts)
+			if (h == TD_NONE || ts_of(g, h) >= cts)
 				continue;
-			lt = td_trace_track(t, td_trace_ev(t, g->nodes[op->src].ev)->track);
-			if (!same_pid(lt, ct))
+			if (!same_pid(td_trace_track(t, td_rp_event(g, h)->track), ct))
 				continue;
-			best = b[lo - 1].node;
-			best_end = b[lo - 1].end;
+			best = op;
+			best_end = end_of(g, op);
 			break;
 		}
 	}
@@ -300,300 +357,284 @@ static void keep_delay(struct td_replay *g, uint32_t node, int64_t ns)
 TD_DEFINE_SORT(sort_delays, struct td_rp_delay, DELAY_LESS)
 
 /* Copy calls that outlasted their own op waited for it (a pageable copy): marked before the
- * model is fitted, so the host's staging stays out of the launch latency. */
+ * model is fitted, so the host's staging stays out of the launch latency. src holds each copy
+ * call's op that ended last (set with the launches). */
 static void mark_copies(struct td_replay *g, const uint8_t *role, struct td_vec *tails,
 			struct td_vec *plain_copy)
 {
-	const struct td_trace *t = g->t;
 	size_t k;
 
 	for (k = 0; k < g->nhost; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		const struct td_event *e = td_trace_ev(t, n->ev);
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		uint32_t op = g->src[k];
 		if (role[e->name] != TD_RP_COPY)
 			continue;
-		/* n->src: its own op that ended last (set with the GPU nodes) */
-		if (n->src != TD_NONE && end_of(g, n->src) >= e->ts &&
-		    td_ev_end(e) + SLACK_NS >= end_of(g, n->src)) {
-			n->waits = 1;
+		g->fl[k] |= TD_RPF_COPY;
+		if (op != TD_NONE && end_of(g, op) >= e->ts &&
+		    td_ev_end(e) + SLACK_NS >= end_of(g, op)) {
+			g->fl[k] |= TD_RPF_WAITS;
 			g->blocking_copies++;
-			push_i64(tails, td_ev_end(e) - end_of(g, n->src));
+			push_i64(tails, td_ev_end(e) - end_of(g, op));
 		} else {
 			push_i64(plain_copy, td_ev_dur(e));
-			n->src = TD_NONE;
+			g->src[k] = TD_NONE;
 		}
 	}
 }
 
-static void link_waits(struct td_replay *g, const uint8_t *role, struct by_end *be,
-		       const size_t *dev_lo, size_t ndev, struct td_vec *tails,
-		       struct td_vec *plain_copy)
+static void link_waits(struct td_replay *g, const uint8_t *role, const struct by_end *be,
+		       struct td_vec *tails, struct td_vec *plain_copy)
 {
-	const struct td_trace *t = g->t;
 	struct td_vec plain_wait;
-	int64_t wait_cost, copy_cost;
 	size_t k;
 
 	td_vec_init(&plain_wait, sizeof(int64_t));
 	for (k = 0; k < g->nhost; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		const struct td_event *e = td_trace_ev(t, n->ev);
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		uint32_t op;
 		if (role[e->name] != TD_RP_WAIT)
 			continue;
-		n->src = awaited(g, be, dev_lo, ndev, (uint32_t)k);
-		if (n->src == TD_NONE)
+		op = awaited(g, be, (uint32_t)k);
+		if (op == TD_NONE)
 			continue;
-		n->waits = 1;
+		g->src[k] = op;
+		g->fl[k] |= TD_RPF_WAITS;
 		g->waits++;
-		if (end_of(g, n->src) > e->ts)
-			push_i64(tails, td_ev_end(e) - end_of(g, n->src));
+		if (end_of(g, op) > e->ts)
+			push_i64(tails, td_ev_end(e) - end_of(g, op));
 		else
 			push_i64(&plain_wait, td_ev_dur(e));
 	}
 	g->tail = median_vec(tails, 0);
 	if (g->tail < 0)
 		g->tail = 0;
-	wait_cost = median_vec(&plain_wait, 5000);
-	copy_cost = median_vec(plain_copy, 5000);
+	g->wait_cost = median_vec(&plain_wait, 5000);
+	g->copy_cost = median_vec(plain_copy, 5000);
 	/* a call that waited costs what one that did not wait costs, plus the wait */
-	for (k = 0; k < g->nhost; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		const struct td_event *e = td_trace_ev(t, n->ev);
-		int64_t own;
-		if (!n->waits || end_of(g, n->src) <= e->ts)
-			continue;
-		own = (role[e->name] == TD_RP_COPY) ? copy_cost : wait_cost;
-		n->cost = own < td_ev_dur(e) ? own : td_ev_dur(e);
-	}
+	for (k = 0; k < g->nhost; k++)
+		if ((g->fl[k] & TD_RPF_WAITS) && end_of(g, g->src[k]) > ts_of(g, (uint32_t)k))
+			g->fl[k] |= TD_RPF_OWNCOST;
 	td_vec_free(&plain_wait);
 }
 
 /* Ops that started later than their launch and stream allow: after an op on another stream,
  * or behind a blocking copy's staging, or unexplained. */
-static void link_streams(struct td_replay *g, const struct dev_model *dm, const struct by_end *be,
-			 const size_t *dev_lo)
+static void link_streams(struct td_replay *g, const struct by_end *be)
 {
-	const struct td_trace *t = g->t;
 	struct td_vec cross;
-	size_t k, ndev = g->t->devices.len;
+	size_t k, d;
 
 	td_vec_init(&cross, sizeof(int64_t));
 	for (k = g->nhost; k < g->n; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		const struct td_event *e = td_trace_ev(t, n->ev);
-		const struct td_track *tr = td_trace_track(t, e->track);
-		size_t d = dev_index(t, tr->device), lo, m, cnt;
-		int64_t gate = INT64_MIN, delay, tol;
-		const struct by_end *b;
+		uint32_t node = (uint32_t)k, h = g->src[k], p = td_rp_prev(g, node);
+		const struct td_event *e = td_rp_event(g, node);
+		int32_t dv = dev_of(g, node);
+		int64_t lag, gate, delay, tol;
+		const uint32_t *b;
+		size_t lo, m, cnt;
+		int found = 0;
 
-		if (n->src == TD_NONE)
+		if (h == TD_NONE)
 			continue;
-		gate = ts_of(g, n->src) + n->lag;
-		n->waits = 0; /* for an op: 1 when its stream, not its launch, gates it */
-		if (n->prev != TD_NONE && end_of(g, n->prev) + n->gap > gate) {
-			gate = end_of(g, n->prev) + n->gap;
-			n->waits = 1;
+		lag = g->dev[dv].lag[kind_slot(e->kind)];
+		gate = ts_of(g, h) + lag;
+		if (p != TD_NONE && end_of(g, p) + td_rp_gap(g, node) > gate) {
+			gate = end_of(g, p) + td_rp_gap(g, node);
+			g->fl[k] |= TD_RPF_STREAM;
 		}
 		delay = e->ts - gate;
-		tol = n->lag > TOL_MIN_NS ? n->lag : TOL_MIN_NS;
+		tol = lag > TOL_MIN_NS ? lag : TOL_MIN_NS;
 		if (delay <= tol)
 			continue;
-		if (g->nodes[n->src].waits && g->nodes[n->src].src == k) {
-			n->lag += delay; /* the host stages a pageable copy before it starts */
-			n->staging = delay;
+		if ((g->fl[h] & TD_RPF_WAITS) && g->src[h] == node) {
+			/* the host stages a pageable copy before it starts */
+			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
+			g->fl[k] |= TD_RPF_EXTRA | TD_RPF_STAGING;
+			g->fl[k] &= (uint16_t)~TD_RPF_STREAM;
 			g->staging_ns += delay;
 			continue;
 		}
-		b = be + dev_lo[d];
-		cnt = dev_lo[d + 1] - dev_lo[d];
-		TD_LOWER_BOUND(lo, cnt, b[mid].end <= e->ts);
+		b = be->node + be->dev_lo[dv];
+		cnt = be->dev_lo[dv + 1] - be->dev_lo[dv];
+		TD_LOWER_BOUND(lo, cnt, end_of(g, b[mid]) <= e->ts);
 		for (m = 0; lo > 0 && m < SCAN_MAX; m++, lo--) {
-			const struct td_rp_node *o = &g->nodes[b[lo - 1].node];
-			if (b[lo - 1].end <= gate || e->ts - b[lo - 1].end > CROSS_MAX_NS)
+			uint32_t o = b[lo - 1];
+			if (end_of(g, o) <= gate || e->ts - end_of(g, o) > CROSS_MAX_NS)
 				break;
-			if (td_trace_ev(t, o->ev)->track == e->track)
+			if (td_rp_event(g, o)->track == e->track)
 				continue;
-			n->x = b[lo - 1].node;
-			n->xlag = e->ts - b[lo - 1].end;
-			push_i64(&cross, n->xlag);
+			add_side(&g->xs, node, o, e->ts - end_of(g, o), TD_RP_NOGAP);
+			g->fl[k] |= TD_RPF_X;
+			push_i64(&cross, e->ts - end_of(g, o));
 			g->cross_edges++;
+			found = 1;
 			break;
 		}
-		if (n->x == TD_NONE) {
-			n->unexpl = delay;
+		if (!found) {
+			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
+			g->fl[k] |= TD_RPF_EXTRA;
 			g->unexplained_ns += delay;
-			keep_delay(g, (uint32_t)k, delay);
+			keep_delay(g, node, delay);
 		}
 	}
 	/* the model's lag after an op on another stream, per device */
-	for (size_t d = 0; d < ndev; d++) {
-		int32_t id = TD_VEC_AT(&t->devices, struct td_device, d).id;
-		int64_t med;
+	for (d = 0; d < g->ndev; d++) {
+		struct td_rp_side *s = g->xs.data;
+		size_t i;
 		cross.len = 0;
-		for (k = g->nhost; k < g->n; k++) {
-			const struct td_rp_node *n = &g->nodes[k];
-			if (n->x != TD_NONE &&
-			    td_trace_track(t, td_trace_ev(t, n->ev)->track)->device == id)
-				push_i64(&cross, n->xlag);
-		}
-		med = median_vec(&cross, dm[d].queued);
-		for (k = g->nhost; k < g->n; k++) {
-			struct td_rp_node *n = &g->nodes[k];
-			if (n->x != TD_NONE &&
-			    td_trace_track(t, td_trace_ev(t, n->ev)->track)->device == id)
-				n->xlag = med;
-		}
+		for (i = 0; i < g->xs.len; i++)
+			if (s[i].node >= g->nhost && dev_of(g, s[i].node) == (int32_t)d)
+				push_i64(&cross, s[i].v);
+		g->dev[d].cross = median_vec(&cross, g->dev[d].queued);
+		for (i = 0; i < g->xs.len; i++)
+			if (s[i].node >= g->nhost && dev_of(g, s[i].node) == (int32_t)d)
+				s[i].v = g->dev[d].cross;
 	}
 	td_vec_free(&cross);
 	sort_delays(g->delays, g->ndelays);
 }
 
+/* Joins, by the main thread's node: the burst that ends last holds it. */
+static void add_joins(struct td_replay *g, struct td_vec *joins)
+{
+	struct td_rp_side *j = joins->data;
+	size_t i, k;
+
+	sort_side(j, joins->len);
+	for (i = 0; i < joins->len; i = k) {
+		size_t best = i;
+		for (k = i; k < joins->len && j[k].node == j[i].node; k++)
+			if (end_of(g, j[k].ref) > end_of(g, j[best].ref))
+				best = k;
+		add_side(&g->xs, j[best].node, j[best].ref, j[best].v, j[best].w);
+		g->fl[j[best].node] |= TD_RPF_X;
+		g->joins++;
+	}
+}
+
 /* --- building ----------------------------------------------------------------------------- */
+
+static void fill_nodes(struct td_replay *g)
+{
+	const struct td_trace *t = g->t;
+	size_t ntr = t->tracks.len, i, k = 0;
+	int gpu;
+
+	for (gpu = 0; gpu < 2; gpu++) {
+		if (gpu == 1)
+			g->nhost = k;
+		for (i = 0; i < ntr; i++) {
+			const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+			uint32_t e;
+			if (tr->is_gpu != gpu)
+				continue;
+			for (e = tr->first; e < tr->first + tr->count; e++) {
+				if (gpu ? !td_kind_is_gpu_op(td_trace_ev(t, e)->kind) : !is_top_call(t, e))
+					continue;
+				if (g->ev) {
+					g->fl[k] = (uint16_t)(gpu ? TD_RPF_GPU : 0);
+					if (g->track_first[i] == TD_NONE) {
+						g->track_first[i] = (uint32_t)k;
+						g->fl[k] |= TD_RPF_FIRST;
+					}
+					g->track_count[i]++;
+					g->ev[k] = e;
+					g->src[k] = TD_NONE;
+				}
+				k++;
+			}
+		}
+	}
+	g->n = k;
+}
 
 int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role)
 {
-	size_t ntr = t->tracks.len, ndev = t->devices.len, i, k, nb = 0;
+	size_t ntr = t->tracks.len, i, k;
 	uint32_t *steps_on;
-	struct dev_model *dm;
-	struct by_end *be;
-	size_t *dev_lo;
-	uint32_t pass;
-	struct td_vec tails, plain_copy;
+	struct by_end be;
+	struct td_vec tails, plain_copy, joins;
 
 	memset(g, 0, sizeof(*g));
 	g->t = t;
+	g->ndev = t->devices.len;
+	g->dev = td_calloc(g->ndev + 1, sizeof(*g->dev));
 	g->track_first = td_malloc((ntr + 1) * sizeof(uint32_t));
 	g->track_count = td_calloc(ntr + 1, sizeof(uint32_t));
 	g->primary = td_malloc((ntr + 1) * sizeof(uint32_t));
-	steps_on = td_calloc(ntr + 1, sizeof(uint32_t));
+	g->track_dev = td_malloc((ntr + 1) * sizeof(int32_t));
 	g->delays = td_calloc(DELAYS_KEEP, sizeof(*g->delays));
+	td_vec_init(&g->xs, sizeof(struct td_rp_side));
+	td_vec_init(&g->extras, sizeof(struct td_rp_side));
 	for (i = 0; i < ntr; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		const struct td_device *d = tr->is_gpu ? td_trace_find_device(t, tr->device) : NULL;
 		g->track_first[i] = TD_NONE;
 		g->primary[i] = TD_NONE;
+		g->track_dev[i] = d ? (int32_t)(d - (const struct td_device *)t->devices.data) : 0;
 	}
-	for (i = 0; i < t->steps.len; i++) {
-		const struct td_step *s = &TD_VEC_AT(&t->steps, struct td_step, i);
-		steps_on[td_trace_ev(t, s->event)->track]++;
+	if (!g->ndev) { /* GPU tracks with no device entry: one model for all */
+		g->ndev = 1;
 	}
 	/* count, then fill: host calls track by track, then GPU ops */
-	for (pass = 0; pass < 2; pass++) {
-		k = 0;
-		for (int gpu = 0; gpu < 2; gpu++) {
-			if (gpu == 1 && pass == 1)
-				g->nhost = k;
-			for (i = 0; i < ntr; i++) {
-				const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-				uint32_t e, prev = TD_NONE;
-				if (tr->is_gpu != gpu)
-					continue;
-				for (e = tr->first; e < tr->first + tr->count; e++) {
-					const struct td_event *ev = td_trace_ev(t, e);
-					struct td_rp_node *n;
-					if (gpu ? !td_kind_is_gpu_op(ev->kind) : !is_top_call(t, e)) {
-						continue;
-					}
-					if (pass == 0) {
-						k++;
-						continue;
-					}
-					if (g->track_first[i] == TD_NONE)
-						g->track_first[i] = (uint32_t)k;
-					g->track_count[i]++;
-					n = &g->nodes[k];
-					n->ev = e;
-					n->prev = prev;
-					n->src = n->x = TD_NONE;
-					n->cost = td_ev_dur(ev);
-					n->gpu = (uint8_t)gpu;
-					if (prev != TD_NONE) {
-						int64_t gap = ev->ts - end_of(g, prev);
-						n->gap = gpu ? 0 : gap > 0 ? gap : 0;
-						if (gpu && gap < 0)
-							n->gap = gap; /* overlapping: kept */
-					}
-					prev = (uint32_t)k++;
-				}
-			}
-		}
-		if (pass == 0) {
-			g->n = k;
-			g->nodes = td_calloc(k + 1, sizeof(*g->nodes));
-		}
-	}
-	/* launches */
+	fill_nodes(g);
+	g->ev = td_malloc((g->n + 1) * sizeof(uint32_t));
+	g->src = td_malloc((g->n + 1) * sizeof(uint32_t));
+	g->fl = td_calloc(g->n + 1, sizeof(uint16_t));
+	fill_nodes(g);
+	/* launches; a copy call's src: its op that ended last */
 	for (k = g->nhost; k < g->n; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		uint32_t l = td_trace_launch(t, n->ev);
+		uint32_t l = td_trace_launch(t, g->ev[k]), h;
 		if (l == TD_NONE)
 			continue;
-		n->src = host_node_of(g, l);
-		if (n->src == TD_NONE)
-			continue;
-		if (role && role[td_trace_ev(t, g->nodes[n->src].ev)->name] == TD_RP_COPY) {
-			struct td_rp_node *h = &g->nodes[n->src];
-			if (h->src == TD_NONE || end_of(g, h->src) < end_of(g, (uint32_t)k))
-				h->src = (uint32_t)k;
-		}
+		h = host_node_of(g, l);
+		g->src[k] = h;
+		if (h != TD_NONE && role && role[td_rp_event(g, h)->name] == TD_RP_COPY &&
+		    (g->src[h] == TD_NONE || end_of(g, g->src[h]) < end_of(g, (uint32_t)k)))
+			g->src[h] = (uint32_t)k;
 	}
 	td_vec_init(&tails, sizeof(int64_t));
 	td_vec_init(&plain_copy, sizeof(int64_t));
 	if (role)
 		mark_copies(g, role, &tails, &plain_copy);
+	steps_on = td_calloc(ntr + 1, sizeof(uint32_t));
+	for (i = 0; i < t->steps.len; i++)
+		steps_on[td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, i).event)->track]++;
 	find_primaries(g, steps_on);
 	free(steps_on);
+	td_vec_init(&joins, sizeof(struct td_rp_side));
 	for (i = 0; i < ntr; i++)
 		if (g->track_first[i] != TD_NONE && !td_trace_track(t, (uint32_t)i)->is_gpu)
-			link_bursts(g, (uint32_t)i);
-
-	dm = td_calloc(ndev + 1, sizeof(*dm));
-	fit_model(g, dm, ndev);
-	for (k = g->nhost; k < g->n; k++) {
-		struct td_rp_node *n = &g->nodes[k];
-		const struct td_event *e = td_trace_ev(t, n->ev);
-		const struct dev_model *m = &dm[dev_index(t, td_trace_track(t, e->track)->device)];
-		if (n->src != TD_NONE)
-			n->lag = m->lag[kind_slot(e->kind)];
-		if (n->prev == TD_NONE)
-			continue;
-		if (n->src == TD_NONE) /* no launch: its measured gap on the stream */
-			n->gap = e->ts - end_of(g, n->prev);
-		else if (n->gap >= 0)
-			n->gap = m->queued;
-	}
-	/* the ops by (device, end), for the waits and the other streams */
-	be = td_malloc((g->n - g->nhost + 1) * sizeof(*be));
-	for (k = g->nhost; k < g->n; k++) {
-		const struct td_event *e = td_trace_ev(t, g->nodes[k].ev);
-		be[nb].end = td_ev_end(e);
-		be[nb].node = (uint32_t)k;
-		be[nb].dev = (int32_t)dev_index(t, td_trace_track(t, e->track)->device);
-		nb++;
-	}
-	sort_by_end(be, nb);
-	dev_lo = td_calloc(ndev + 2, sizeof(size_t));
-	for (i = 0, k = 0; i <= ndev; i++) {
-		while (k < nb && (size_t)be[k].dev < i)
-			k++;
-		dev_lo[i] = k;
-	}
-	dev_lo[ndev] = nb;
+			link_bursts(g, (uint32_t)i, &joins);
+	add_joins(g, &joins);
+	td_vec_free(&joins);
+	sort_side(g->xs.data, g->xs.len); /* the gaps below look the joins up */
+	fit_model(g);
+	sort_ops(g, &be);
 	if (role)
-		link_waits(g, role, be, dev_lo, ndev, &tails, &plain_copy);
+		link_waits(g, role, &be, &tails, &plain_copy);
 	td_vec_free(&tails);
 	td_vec_free(&plain_copy);
-	link_streams(g, dm, be, dev_lo);
-	free(dev_lo);
-	free(be);
-	free(dm);
+	link_streams(g, &be);
+	sort_side(g->xs.data, g->xs.len);
+	sort_side(g->extras.data, g->extras.len);
+	free(be.node);
+	free(be.dev_lo);
 	return 0;
 }
 
 void td_replay_free(struct td_replay *g)
 {
-	free(g->nodes);
+	free(g->ev);
+	free(g->fl);
+	free(g->src);
 	free(g->track_first);
 	free(g->track_count);
 	free(g->primary);
+	free(g->track_dev);
+	free(g->dev);
 	free(g->delays);
+	td_vec_free(&g->xs);
+	td_vec_free(&g->extras);
 	memset(g, 0, sizeof(*g));
 }

@@ -6,13 +6,14 @@
  * calls is the gap before the second, of its measured length), and the GPU ops (kernels,
  * memcpy, memset) per stream. Edges:
  *   - lane order: a call starts after the previous call on its thread ended plus the gap; an op
- *     starts after the previous op on its stream ended plus the device's queued gap Q;
+ *     starts after the previous op on its stream ended plus the device's queued gap Q (the mean
+ *     gap between ops already queued);
  *   - launch: an op starts no earlier than its launch call began plus the launch latency L of
  *     its device and kind (the median over ops launched onto an idle stream), not its own lag;
- *   - waits: a wait call (the caller's role TD_RP_WAIT: stream/device/event synchronize) ends
- *     no earlier than the last GPU op it waited for ended, plus the median tail; a copy call
- *     (TD_RP_COPY) that outlasted its own op waits for that op (a blocking, pageable copy),
- *     whose start also keeps the host's staging delay;
+ *   - waits: a wait call (the caller's role TD_RP_WAIT: stream/device/event synchronize,
+ *     cudaFree) ends no earlier than the last GPU op it waited for ended, plus the median tail;
+ *     a copy call (TD_RP_COPY) that outlasted its own op waits for that op (a blocking,
+ *     pageable copy), whose start also keeps the host's staging delay;
  *   - another stream: an op that started later than its launch and stream allow, just after an
  *     op on another stream of its device ended, follows that op (cudaStreamWaitEvent, inferred
  *     and kept only where it explains the delay);
@@ -24,13 +25,17 @@
  * duration is kept), a full launch queue, copy engines shared by concurrent copies, host
  * threads slowed by contention.
  *
- * Library code: never prints. The graph knows no rule; the caller names the roles. */
+ * Compact: a node is its event and its flags (6 bytes), the op it waits for or its launch (4);
+ * the model's lags are per device and kind, the few edges of another kind in a side table; a
+ * replay keeps one start time per node (ends follow from them). Library code: never prints.
+ * The graph knows no rule; the caller names the roles. */
 #ifndef TD_REPLAY_REPLAY_H
 #define TD_REPLAY_REPLAY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vec.h"
 #include "parser/trace.h"
 
 /* The role of a runtime call's name, given by the caller per name id. */
@@ -40,20 +45,23 @@ enum td_rp_role {
 	TD_RP_COPY = 2,  /* a memcpy / memset call: a wait for its own op when it outlasts it */
 };
 
-struct td_rp_node {
-	uint32_t ev;     /* the event */
-	uint32_t prev;   /* previous node on the lane (thread or stream), TD_NONE */
-	uint32_t src;    /* GPU op: its launch call's node; host: the op it waits for; TD_NONE */
-	uint32_t x;      /* another edge into the start: an op on another stream, a fork or a join */
-	int64_t gap;     /* lag of the lane edge: host work before a call, the queued gap of an op */
-	int64_t lag;     /* GPU op: the launch latency (plus a blocking copy's staging) */
-	int64_t staging; /* GPU op: the part of lag the host spent staging a pageable copy */
-	int64_t unexpl;  /* GPU op: the start delay nothing in the trace explains */
-	int64_t xlag;    /* lag of the x edge */
-	int64_t cost;    /* own duration: an op's, a call's when it does not wait */
-	uint8_t gpu;     /* 1: a GPU op */
-	uint8_t waits;   /* host: 1 when it waits for src; op: 1 when its stream gated it (the
-			  * unexplained delay follows that edge, else the launch) */
+/* Node flags. */
+#define TD_RPF_GPU 0x01      /* a GPU op */
+#define TD_RPF_WAITS 0x02    /* host: waits for src */
+#define TD_RPF_X 0x04        /* has an edge in the side table (another stream, fork, join) */
+#define TD_RPF_EXTRA 0x08    /* op: a start delay in the side table (staging or unexplained) */
+#define TD_RPF_STAGING 0x10  /* ... the host staging a pageable copy (always replayed) */
+#define TD_RPF_STREAM 0x20   /* op: its stream, not its launch, gated it (the delay rides it) */
+#define TD_RPF_OWNCOST 0x40  /* host: it waited; without waiting it costs the role's own cost */
+#define TD_RPF_COPY 0x80     /* host: a copy call (its own cost is a copy's, not a sync's) */
+#define TD_RPF_FIRST 0x100   /* the first node of its lane */
+
+/* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
+ * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */
+#define TD_RP_NOGAP INT64_MIN
+struct td_rp_side {
+	uint32_t node, ref;
+	int64_t v, w;
 };
 
 struct td_rp_delay {
@@ -61,14 +69,29 @@ struct td_rp_delay {
 	int64_t ns;      /* by this much */
 };
 
+/* The model's constants of one device (index in the trace's devices). */
+struct td_rp_dev {
+	int64_t lag[3];  /* launch latency: kernel, memcpy, memset */
+	int64_t queued;  /* mean gap between ops already queued */
+	int64_t cross;   /* median lag after an op on another stream */
+};
+
 struct td_replay {
 	const struct td_trace *t;
-	struct td_rp_node *nodes;
+	uint32_t *ev;              /* per node: its event */
+	uint16_t *fl;              /* per node: TD_RPF_* */
+	uint32_t *src;             /* op: its launch call's node; host: the op it waits for */
 	size_t n, nhost;           /* host nodes first, by track then time; GPU ops after */
 	uint32_t *track_first;     /* per track: its first node (TD_NONE: none); nodes contiguous */
 	uint32_t *track_count;
 	uint32_t *primary;         /* per track: the main thread of its process (TD_NONE: none) */
+	int32_t *track_dev;        /* per GPU track: its device's index, else -1 */
+	struct td_rp_dev *dev;
+	size_t ndev;
+	struct td_vec xs;          /* struct td_rp_side: edges, by node */
+	struct td_vec extras;      /* struct td_rp_side: start delays (v), by node */
 	int64_t tail;              /* median from the awaited op's end to a wait call's end */
+	int64_t wait_cost, copy_cost; /* what a sync, a copy call costs when it does not wait */
 	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */
 	int64_t staging_ns;        /* the start delays of ops behind blocking copies (kept) */
 	uint64_t cross_edges, forks, joins, waits, blocking_copies;
@@ -82,6 +105,21 @@ struct td_replay {
  * all plain). Returns 0, or -1 when out of memory. */
 int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role);
 void td_replay_free(struct td_replay *g);
+
+/* What a node is, for callers and tests. */
+static inline const struct td_event *td_rp_event(const struct td_replay *g, uint32_t k)
+{
+	return td_trace_ev(g->t, g->ev[k]);
+}
+/* The previous node on k's lane (thread or stream), TD_NONE for the first. */
+static inline uint32_t td_rp_prev(const struct td_replay *g, uint32_t k)
+{
+	return (g->fl[k] & TD_RPF_FIRST) ? TD_NONE : k - 1;
+}
+/* k's entry in a side table, or NULL. */
+const struct td_rp_side *td_rp_side_of(const struct td_vec *v, uint32_t k);
+/* The lag of the lane edge into k's start (the host work before a call; an op's queued gap). */
+int64_t td_rp_gap(const struct td_replay *g, uint32_t k);
 
 /* A fix, as edits of the graph. */
 enum td_rp_edit_kind {
@@ -104,9 +142,12 @@ struct td_rp_edit {
 	int64_t residual;
 };
 
-/* Replayed times of every node, by node. */
+/* A replay: every node's replayed start, and what the edits changed (ends follow). */
 struct td_rp_times {
-	int64_t *start, *end;
+	int64_t *start;
+	uint8_t *flag;             /* per node: what the edits did to it */
+	struct td_vec over;        /* struct td_rp_side: lane gaps (w) and own costs (v) the
+				    * edits set, by node */
 	size_t n;
 };
 
@@ -114,9 +155,12 @@ struct td_rp_times {
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out);
 void td_rp_times_free(struct td_rp_times *r);
+/* Node k's replayed end in r (r NULL: as measured). */
+int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32_t k);
+int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint32_t k);
 
 /* Where host instant ts on a thread lands in a replay: after the thread's last call before it,
- * by the time between them, and no later than the next call allows. */
+ * by the time between them, and no later than the next call starts (r NULL: ts). */
 int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 		      int64_t ts);
 /* The replayed window [from, to) of host instants on a thread: from's image to the later of

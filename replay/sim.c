@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Replays the graph (replay/replay.h): every node's start is the latest of its edges, its end
- * its start plus its own cost (a wait: no earlier than what it waits for, plus the tail). Times
- * are pulled depth-first with an explicit stack, so a chain of millions of calls needs no deep
- * recursion; a cycle (the measured order contradicting an edge, which the slack allows) is cut
- * at the node first met again, which then counts with its measured time. */
+ * its start plus its own cost (a wait: no earlier than what it waits for, plus the tail). One
+ * start per node is kept; an end follows from the node's start and, for a wait, its op's. The
+ * starts are pulled depth-first with an explicit stack, so a chain of millions of calls needs
+ * no deep recursion; a cycle (the measured order contradicting an edge, which the slack allows)
+ * is cut at the node met again, which then counts with its measured time. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,33 +12,69 @@
 #include "common/sort.h"
 #include "replay/replay.h"
 
-#define NONE_T INT64_MIN /* no constraint: a removed node nothing gates */
+#define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
 
-enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8 };
+/* what the edits did to a node (td_rp_times.flag) */
+enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16 };
+/* the DFS's state per node */
+enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
 
 struct sim {
 	const struct td_replay *g;
-	const int64_t *gap;    /* the lane lags after the edits */
-	const int64_t *cost;   /* own costs the edits set (F_COST) */
-	const uint8_t *flag;
-	int64_t *start, *end;
-	uint8_t *state;        /* per point (node * 2 + end): 0 new, 1 pushed, 3 begun, 2 done */
-	uint32_t *stack;
-	size_t sp;
+	struct td_rp_times *r;
+	uint8_t *state;
+	struct td_vec stack;   /* uint32_t */
 };
 
-static int64_t measured(const struct sim *s, uint32_t p)
+static int kind_slot(int k)
 {
-	const struct td_event *e = td_trace_ev(s->g->t, s->g->nodes[p / 2].ev);
-	return p & 1 ? td_ev_end(e) : e->ts;
+	return k == TD_K_MEMCPY ? 1 : k == TD_K_MEMSET ? 2 : 0;
 }
 
-/* The value of point p when done; when open (a cycle), its measured time. */
-static int64_t val(const struct sim *s, uint32_t p)
+/* The over entry of k (lane gap w, own cost v), or NULL. */
+static const struct td_rp_side *over(const struct td_rp_times *r, uint32_t k)
 {
-	if (s->state[p] != 2)
-		return measured(s, p);
-	return p & 1 ? s->end[p / 2] : s->start[p / 2];
+	return (r->flag[k] & (F_COST | F_GAP)) ? td_rp_side_of(&r->over, k) : NULL;
+}
+
+static int64_t own_cost(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
+{
+	const struct td_event *e = td_rp_event(g, k);
+	int64_t d = td_ev_dur(e), own;
+
+	if (r && (r->flag[k] & F_COST))
+		return over(r, k)->v;
+	if (!(g->fl[k] & TD_RPF_OWNCOST))
+		return d;
+	own = (g->fl[k] & TD_RPF_COPY) ? g->copy_cost : g->wait_cost;
+	return own < d ? own : d;
+}
+
+int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
+{
+	return r ? r->start[k] : td_rp_event(g, k)->ts;
+}
+
+/* k's end from the starts in r (its op's, for a wait), whatever their state. */
+int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
+{
+	const struct td_event *e = td_rp_event(g, k);
+	int64_t st, v;
+
+	if (!r)
+		return td_ev_end(e);
+	st = r->start[k];
+	if (st == NONE_T || (r->flag[k] & F_REMOVED))
+		return st;
+	if (g->fl[k] & TD_RPF_GPU)
+		return st + td_ev_dur(e);
+	v = st + own_cost(g, r, k);
+	if ((g->fl[k] & TD_RPF_WAITS) && !(r->flag[k] & (F_UNWAIT | F_COST))) {
+		int64_t oe = td_rp_end(g, r, g->src[k]);
+		if (oe != NONE_T && oe + g->tail > v)
+			v = oe + g->tail;
+	}
+	return v;
 }
 
 static void later(int64_t *acc, int64_t v, int64_t lag)
@@ -46,118 +83,137 @@ static void later(int64_t *acc, int64_t v, int64_t lag)
 		*acc = v + lag;
 }
 
-/* The predecessors of point p not done yet go on the stack; returns 1 when there were some. */
-static int push_preds(struct sim *s, uint32_t p)
+static int waits(const struct sim *s, uint32_t k)
 {
-	const struct td_rp_node *n = &s->g->nodes[p / 2];
-	uint32_t pre[3];
-	size_t np = 0, i;
-	int pushed = 0;
-
-	if (p & 1) {
-		pre[np++] = p - 1;
-		if (!n->gpu && n->waits && n->src != TD_NONE && !(s->flag[p / 2] & F_UNWAIT))
-			pre[np++] = n->src * 2 + 1;
-	} else {
-		if (n->prev != TD_NONE)
-			pre[np++] = n->prev * 2 + 1;
-		if (n->gpu && n->src != TD_NONE)
-			pre[np++] = n->src * 2;
-		if (n->x != TD_NONE)
-			pre[np++] = n->x * 2 + 1;
-	}
-	/* a point pushed before but not yet begun goes on top again (the stale entry is skipped
-	 * once it is done); one begun (3) is on the path to here: a cycle, cut */
-	for (i = 0; i < np; i++)
-		if (s->state[pre[i]] <= 1) {
-			s->state[pre[i]] = 1;
-			s->stack[s->sp++] = pre[i];
-			pushed = 1;
-		}
-	return pushed;
+	return !(s->g->fl[k] & TD_RPF_GPU) && (s->g->fl[k] & TD_RPF_WAITS) &&
+	       !(s->r->flag[k] & (F_UNWAIT | F_COST | F_REMOVED));
 }
 
-static void compute(struct sim *s, uint32_t p)
+/* The nodes whose starts k's start needs: the lane's previous node and the x edge's (their
+ * ends: for a wait, its op's start too), an op's launch call. */
+static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 {
 	const struct td_replay *g = s->g;
-	uint32_t k = p / 2;
-	const struct td_rp_node *n = &g->nodes[k];
-	int removed = s->flag[k] & F_REMOVED;
-	int64_t v = NONE_T;
+	uint32_t p = td_rp_prev(g, k);
+	size_t n = 0;
 
-	if (p & 1) {
-		int64_t st = s->start[k];
-		if (removed) {
-			v = st;
-		} else {
-			later(&v, st, (s->flag[k] & F_COST) ? s->cost[k] : n->cost);
-			if (!n->gpu && n->waits && n->src != TD_NONE && !(s->flag[k] & F_UNWAIT))
-				later(&v, val(s, n->src * 2 + 1), g->tail);
+	if (p != TD_NONE) {
+		pre[n++] = p;
+		if (waits(s, p))
+			pre[n++] = g->src[p];
+	}
+	if (g->fl[k] & TD_RPF_X) {
+		const struct td_rp_side *x = td_rp_side_of(&g->xs, k);
+		if (x) {
+			pre[n++] = x->ref;
+			if (waits(s, x->ref))
+				pre[n++] = g->src[x->ref];
 		}
-		s->end[k] = v;
-		return;
 	}
-	if (removed && n->gpu) {
-		/* a removed op passes its stream's and its other edge's times on, and takes none */
-		if (n->prev != TD_NONE)
-			later(&v, val(s, n->prev * 2 + 1), 0);
-		if (n->x != TD_NONE)
-			later(&v, val(s, n->x * 2 + 1), 0);
-		s->start[k] = v;
-		return;
+	if ((g->fl[k] & TD_RPF_GPU) && g->src[k] != TD_NONE)
+		pre[n++] = g->src[k];
+	return n;
+}
+
+/* k's replayed start, every predecessor done (or begun: a cycle, cut). */
+static int64_t compute(const struct sim *s, uint32_t k)
+{
+	const struct td_replay *g = s->g;
+	const struct td_rp_times *r = s->r;
+	const struct td_event *e = td_rp_event(g, k);
+	uint32_t p = td_rp_prev(g, k), h = g->src[k];
+	int gpu = g->fl[k] & TD_RPF_GPU, removed = r->flag[k] & F_REMOVED;
+	const struct td_rp_side *x = (g->fl[k] & TD_RPF_X) ? td_rp_side_of(&g->xs, k) : NULL;
+	int64_t v = NONE_T, gap;
+
+#define END(n) (s->state[n] == S_DONE ? td_rp_end(g, r, n) : td_ev_end(td_rp_event(g, n)))
+#define START(n) (s->state[n] == S_DONE ? r->start[n] : td_rp_event(g, n)->ts)
+	if (gpu && (removed || (r->flag[k] & F_FUSED))) {
+		/* a removed op passes its stream's time on; a fused one follows the part before */
+		if (p != TD_NONE)
+			later(&v, END(p), 0);
+		if (x)
+			later(&v, END(x->ref), removed ? 0 : x->v);
+		if (v == NONE_T && !removed)
+			v = e->ts;
+		return v;
 	}
-	if (s->flag[k] & F_FUSED) { /* right after the part before it, launched with it */
-		if (n->prev != TD_NONE)
-			later(&v, val(s, n->prev * 2 + 1), 0);
-		if (n->x != TD_NONE)
-			later(&v, val(s, n->x * 2 + 1), n->xlag);
-	} else {
-		int64_t un = g->keep_unexplained ? n->unexpl : 0;
-		if (n->prev != TD_NONE)
-			later(&v, val(s, n->prev * 2 + 1), s->gap[k] + (n->gpu && n->waits ? un : 0));
-		if (n->gpu && n->src != TD_NONE && !(s->flag[n->src] & F_REMOVED)) /* pinned: no staging */
-			later(&v, val(s, n->src * 2), n->lag + (n->waits ? 0 : un) -
-							      ((s->flag[n->src] & F_COST) ? n->staging : 0));
+	gap = (r->flag[k] & F_GAP) ? over(r, k)->w : td_rp_gap(g, k);
+	if (p != TD_NONE) {
+		int64_t extra = 0;
+		if (gpu && (g->fl[k] & TD_RPF_STREAM) && (g->fl[k] & TD_RPF_EXTRA) && g->keep_unexplained)
+			extra = td_rp_side_of(&g->extras, k)->v;
+		later(&v, END(p), gap + extra);
 	}
-	if (n->x != TD_NONE)
-		later(&v, val(s, n->x * 2 + 1), n->xlag);
+	if (x)
+		later(&v, END(x->ref), x->v);
+	if (gpu && h != TD_NONE && !(r->flag[h] & F_REMOVED)) {
+		int64_t lag = g->dev[g->track_dev[e->track]].lag[kind_slot(e->kind)];
+		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
+			int staging = g->fl[k] & TD_RPF_STAGING;
+			/* pinned, its copy has no staging; an unexplained delay only when kept */
+			if (staging ? !(r->flag[h] & F_COST) : g->keep_unexplained)
+				lag += td_rp_side_of(&g->extras, k)->v;
+		}
+		later(&v, START(h), lag);
+	}
 	if (v == NONE_T) /* nothing before it: where it was, less the host time dropped before it */
-		v = td_trace_ev(g->t, n->ev)->ts + (n->prev == TD_NONE ? s->gap[k] : 0);
-	s->start[k] = v;
+		v = e->ts + ((!gpu && (r->flag[k] & F_GAP)) ? over(r, k)->w : 0);
+#undef END
+#undef START
+	return v;
+}
+
+static void push(struct sim *s, uint32_t k)
+{
+	*(uint32_t *)td_vec_push(&s->stack) = k;
+	s->state[k] = S_PUSHED;
 }
 
 static void settle(struct sim *s, uint32_t root)
 {
-	if (s->state[root] == 2)
+	uint32_t pre[5];
+
+	if (s->state[root] == S_DONE)
 		return;
-	s->state[root] = 1;
-	s->stack[s->sp++] = root;
-	while (s->sp) {
-		uint32_t p = s->stack[s->sp - 1];
-		if (s->state[p] == 2) {
-			s->sp--;
+	push(s, root);
+	while (s->stack.len) {
+		uint32_t k = TD_VEC_AT(&s->stack, uint32_t, s->stack.len - 1);
+		size_t n, i;
+		int pushed = 0;
+		if (s->state[k] == S_DONE) {
+			s->stack.len--;
 			continue;
 		}
-		/* state 1: first visit pushes what is missing; the second computes */
-		if (s->state[p] == 1 && push_preds(s, p)) {
-			s->state[p] = 3; /* preds pushed: compute when back on top */
-			continue;
+		if (s->state[k] == S_PUSHED) {
+			/* a node pushed before but not yet begun goes on top again (the stale entry is
+			 * skipped once it is done); one begun is on the path to here: a cycle, cut */
+			n = preds(s, k, pre);
+			for (i = 0; i < n; i++)
+				if (s->state[pre[i]] == S_NEW || s->state[pre[i]] == S_PUSHED) {
+					push(s, pre[i]);
+					pushed = 1;
+				}
+			if (pushed) {
+				s->state[k] = S_BEGUN;
+				continue;
+			}
 		}
-		compute(s, p);
-		s->state[p] = 2;
-		s->sp--;
+		s->r->start[k] = compute(s, k);
+		s->state[k] = S_DONE;
+		s->stack.len--;
 	}
 }
 
 /* --- edits -------------------------------------------------------------------------------- */
 
-/* The first node of track tr with an index at or after `from` in time (its gap ends after it). */
+/* The first node of track tr starting after ts. */
 static uint32_t first_after(const struct td_replay *g, uint32_t tr, int64_t ts)
 {
 	uint32_t f = g->track_first[tr], n = g->track_count[tr];
 	size_t lo;
 
-	TD_LOWER_BOUND(lo, n, td_trace_ev(g->t, g->nodes[f + mid].ev)->ts <= ts);
+	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts <= ts);
 	return f + (uint32_t)lo;
 }
 
@@ -167,173 +223,194 @@ static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 	return hi > lo ? hi - lo : 0;
 }
 
-static void apply(const struct td_replay *g, const struct td_rp_edit *ed, int64_t *gap,
-		  int64_t *cost, uint8_t *flag)
+/* The over entry of k, made (its lane gap and own cost start as the graph's). */
+static struct td_rp_side *over_make(const struct td_replay *g, struct td_rp_times *r, uint32_t k)
 {
-	const struct td_trace *t = g->t;
-	uint32_t f, end, k;
+	struct td_rp_side *o = r->over.data;
+	size_t i;
+
+	if (r->flag[k] & (F_COST | F_GAP)) /* it has one: edits go in time order, look back */
+		for (i = r->over.len; i-- > 0;)
+			if (o[i].node == k)
+				return &o[i];
+	o = td_vec_push(&r->over);
+	o->node = k;
+	o->ref = TD_NONE;
+	o->w = td_rp_prev(g, k) == TD_NONE ? 0 : td_rp_gap(g, k);
+	o->v = 0;
+	return o;
+}
+
+static void set_gap(const struct td_replay *g, struct td_rp_times *r, uint32_t k, int64_t gap)
+{
+	over_make(g, r, k)->w = gap;
+	r->flag[k] |= F_GAP;
+}
+
+static int64_t cur_gap(const struct td_replay *g, struct td_rp_times *r, uint32_t k)
+{
+	if (r->flag[k] & F_GAP)
+		return over_make(g, r, k)->w;
+	return td_rp_prev(g, k) == TD_NONE ? 0 : td_rp_gap(g, k);
+}
+
+static void set_cost(const struct td_replay *g, struct td_rp_times *r, uint32_t k, int64_t c)
+{
+	over_make(g, r, k)->v = c;
+	r->flag[k] |= F_COST;
+}
+
+static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct td_rp_times *r)
+{
+	uint32_t f, end, k, lo;
 	int resid = 0;
 
-	if (ed->track >= t->tracks.len || g->track_first[ed->track] == TD_NONE || ed->to <= ed->from)
+	if (ed->track >= g->t->tracks.len || g->track_first[ed->track] == TD_NONE ||
+	    ed->to <= ed->from)
 		return;
 	f = g->track_first[ed->track];
 	end = f + g->track_count[ed->track];
-	if (ed->kind == TD_RP_FUSE) {
-		uint32_t lo = first_after(g, ed->track, ed->from - 1);
-		for (k = lo; k < end && td_trace_ev(t, g->nodes[k].ev)->ts < ed->to; k++) {
-			uint32_t h = g->nodes[k].src;
+	lo = first_after(g, ed->track, ed->from - 1);
+	switch (ed->kind) {
+	case TD_RP_FUSE:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++) {
+			uint32_t h = g->src[k];
 			if (k == lo)
 				continue; /* the fused op's launch */
-			flag[k] |= F_FUSED;
-			if (h != TD_NONE && !(flag[h] & F_COST)) {
-				flag[h] |= F_COST;
-				cost[h] = 0;
-			}
+			r->flag[k] |= F_FUSED;
+			if (h != TD_NONE && !(r->flag[h] & F_COST))
+				set_cost(g, r, h, 0);
 		}
 		return;
-	}
-	if (ed->kind == TD_RP_COST) {
-		uint32_t lo = first_after(g, ed->track, ed->from - 1);
-		for (k = lo; k < end && td_trace_ev(t, g->nodes[k].ev)->ts < ed->to; k++) {
-			flag[k] |= F_UNWAIT | F_COST;
-			cost[k] = ed->residual;
-		}
+	case TD_RP_COST:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			set_cost(g, r, k, ed->residual);
 		return;
-	}
-	if (ed->kind == TD_RP_UNWAIT || ed->kind == TD_RP_REMOVE) {
-		uint32_t lo = first_after(g, ed->track, ed->from - 1);
-		for (k = lo; k < end && td_trace_ev(t, g->nodes[k].ev)->ts < ed->to; k++)
-			flag[k] |= ed->kind == TD_RP_UNWAIT ? F_UNWAIT : F_REMOVED;
-		if (ed->kind == TD_RP_UNWAIT)
-			return;
+	case TD_RP_UNWAIT:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			r->flag[k] |= F_UNWAIT;
+		return;
+	case TD_RP_REMOVE:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			r->flag[k] |= F_REMOVED;
+		break;
+	default:
+		break;
 	}
 	/* the gaps that end after `from`, while they begin before `to` */
 	for (k = first_after(g, ed->track, ed->from); k < end; k++) {
-		const struct td_rp_node *n = &g->nodes[k];
-		int64_t ge = td_trace_ev(t, n->ev)->ts, gs, ov;
-		if (n->prev == TD_NONE) { /* the thread's first call: it moves earlier */
+		uint32_t p = td_rp_prev(g, k);
+		int64_t ge = td_rp_event(g, k)->ts, gs, ov, gap;
+		if (p == TD_NONE) { /* the thread's first call: it moves earlier */
 			ov = overlap(INT64_MIN, ge, ed->from, ed->to);
-			gap[k] -= ov - (resid ? 0 : ed->residual > ov ? ov : ed->residual);
+			set_gap(g, r, k, cur_gap(g, r, k) - ov +
+					 (resid ? 0 : ed->residual > ov ? ov : ed->residual));
 			resid = 1;
 			continue;
 		}
-		gs = td_ev_end(td_trace_ev(t, g->nodes[n->prev].ev));
+		gs = td_ev_end(td_rp_event(g, p));
 		if (gs >= ed->to)
 			break;
 		ov = overlap(gs, ge, ed->from, ed->to);
 		if (!ov)
 			continue;
-		gap[k] = gap[k] > ov ? gap[k] - ov : 0;
+		gap = cur_gap(g, r, k);
+		gap = gap > ov ? gap - ov : 0;
 		if (!resid) {
-			gap[k] += ed->residual;
+			gap += ed->residual;
 			resid = 1;
 		}
+		set_gap(g, r, k, gap);
 	}
 }
+
+#define OVER_LESS(x, y) ((x)->node < (y)->node)
+TD_DEFINE_SORT(sort_over, struct td_rp_side, OVER_LESS)
 
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out)
 {
 	struct sim s;
-	int64_t *gap = td_malloc((g->n + 1) * sizeof(int64_t));
-	int64_t *cost = td_calloc(g->n + 1, sizeof(int64_t));
-	uint8_t *flag = td_calloc(g->n + 1, 1);
 	size_t k;
 
-	for (k = 0; k < g->n; k++)
-		gap[k] = g->nodes[k].gap;
+	memset(out, 0, sizeof(*out));
+	out->n = g->n;
+	out->start = td_malloc((g->n + 1) * sizeof(int64_t));
+	out->flag = td_calloc(g->n + 1, 1);
+	td_vec_init(&out->over, sizeof(struct td_rp_side));
 	for (k = 0; k < nedits; k++)
-		apply(g, &edits[k], gap, cost, flag);
+		apply(g, &edits[k], out);
+	sort_over(out->over.data, out->over.len);
 	/* a removed call's GPU ops go with it */
 	for (k = g->nhost; k < g->n; k++)
-		if (g->nodes[k].src != TD_NONE && (flag[g->nodes[k].src] & F_REMOVED))
-			flag[k] |= F_REMOVED;
+		if (g->src[k] != TD_NONE && (out->flag[g->src[k]] & F_REMOVED))
+			out->flag[k] |= F_REMOVED;
 	memset(&s, 0, sizeof(s));
 	s.g = g;
-	s.gap = gap;
-	s.flag = flag;
-	s.cost = cost;
-	s.start = td_malloc((g->n + 1) * sizeof(int64_t));
-	s.end = td_malloc((g->n + 1) * sizeof(int64_t));
-	s.state = td_calloc(2 * g->n + 1, 1);
-	s.stack = td_malloc((6 * g->n + 2) * sizeof(uint32_t)); /* <= 3 preds a point */
+	s.r = out;
+	s.state = td_calloc(g->n + 1, 1);
+	td_vec_init(&s.stack, sizeof(uint32_t));
 	for (k = 0; k < g->n; k++)
-		settle(&s, (uint32_t)(2 * k + 1));
+		settle(&s, (uint32_t)k);
 	free(s.state);
-	free(s.stack);
-	free(gap);
-	free(cost);
-	free(flag);
-	out->start = s.start;
-	out->end = s.end;
-	out->n = g->n;
+	td_vec_free(&s.stack);
 	return 0;
 }
 
 void td_rp_times_free(struct td_rp_times *r)
 {
 	free(r->start);
-	free(r->end);
+	free(r->flag);
+	td_vec_free(&r->over);
 	memset(r, 0, sizeof(*r));
 }
 
 /* --- mapping host instants ---------------------------------------------------------------- */
 
-static int64_t rstart(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
-{
-	return r ? r->start[k] : td_trace_ev(g->t, g->nodes[k].ev)->ts;
-}
-
-static int64_t rend(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
-{
-	return r ? r->end[k] : td_ev_end(td_trace_ev(g->t, g->nodes[k].ev));
-}
-
 int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 		      int64_t ts)
 {
-	const struct td_trace *t = g->t;
 	uint32_t f, n, k;
 	size_t lo;
-	int64_t a, me;
+	int64_t a, me, re;
 
-	if (!r || track >= t->tracks.len || g->track_first[track] == TD_NONE)
+	if (!r || track >= g->t->tracks.len || g->track_first[track] == TD_NONE)
 		return ts;
 	f = g->track_first[track];
 	n = g->track_count[track];
 	/* the last call starting at or before ts */
-	TD_LOWER_BOUND(lo, n, td_trace_ev(t, g->nodes[f + mid].ev)->ts <= ts);
+	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts <= ts);
 	if (lo == 0) /* before the thread's first call: nothing moves it */
-		return ts < rstart(g, r, f) ? ts : rstart(g, r, f);
+		return ts < r->start[f] ? ts : r->start[f];
 	k = f + (uint32_t)lo - 1;
-	me = td_ev_end(td_trace_ev(t, g->nodes[k].ev));
+	me = td_ev_end(td_rp_event(g, k));
+	re = td_rp_end(g, r, k);
 	if (ts < me) { /* inside the call */
-		a = rstart(g, r, k) + (ts - td_trace_ev(t, g->nodes[k].ev)->ts);
-		return a < rend(g, r, k) ? a : rend(g, r, k);
+		a = r->start[k] + (ts - td_rp_event(g, k)->ts);
+		return a < re ? a : re;
 	}
 	/* in a gap: as far after the call before as it was, no later than the next call starts */
-	a = rend(g, r, k) + (ts - me);
-	if (lo < n && rstart(g, r, k + 1) < a)
-		a = rstart(g, r, k + 1);
-	return a > rend(g, r, k) ? a : rend(g, r, k);
+	a = re + (ts - me);
+	if (lo < n && r->start[k + 1] < a)
+		a = r->start[k + 1];
+	return a > re ? a : re;
 }
 
 int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 			 int64_t from, int64_t to)
 {
-	const struct td_trace *t = g->t;
 	int64_t a = td_replay_map(g, r, track, from), b = td_replay_map(g, r, track, to);
 	size_t k;
 
 	for (k = g->nhost; k < g->n; k++) {
-		const struct td_rp_node *n = &g->nodes[k];
+		uint32_t h = g->src[k];
 		int64_t lts, e;
-		if (n->src == TD_NONE)
+		if (h == TD_NONE)
 			continue;
-		lts = td_trace_ev(t, g->nodes[n->src].ev)->ts;
+		lts = td_rp_event(g, h)->ts;
 		if (lts < from || lts >= to)
 			continue;
-		e = rend(g, r, (uint32_t)k);
+		e = td_rp_end(g, r, (uint32_t)k);
 		if (e > b)
 			b = e;
 	}

@@ -9,6 +9,22 @@
 #include "rules/rule.h"
 #include "rules/whatif.h"
 
+/* The thread the steps are measured on: the one with the ProfilerStep# spans, else the one
+ * that launches most of the device's work. */
+static uint32_t step_track(const struct td_analysis *a, size_t d)
+{
+	const struct td_trace *t = a->t;
+	if (a->has_steps && t->steps.len)
+		return td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
+	return a->dev[d].host_track;
+}
+
+static int64_t window(struct td_analysis *a, size_t d, const struct td_rp_times *r)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	return td_replay_window(&a->whatif->g, r, step_track(a, d), dv->host_start, dv->host_end);
+}
+
 const struct td_whatif *td_an_whatif(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -40,31 +56,22 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 		td_vec_free(&v);
 	}
 	if (td_replay_build(&w->g, t, role) == 0 && w->g.nhost && w->g.n > w->g.nhost) {
-		/* the model alone, for the report; then as sized: unexplained delays stay */
-		if (td_replay_run(&w->g, NULL, 0, &w->model) == 0) {
-			w->g.keep_unexplained = 1;
-			if (td_replay_run(&w->g, NULL, 0, &w->base) == 0)
-				w->ok = 1;
+		/* as sized: the unexplained delays stay; each device's window replayed as recorded,
+		 * kept (the replay itself is not: a fix's replay is the only one held at a time) */
+		struct td_rp_times r;
+		w->g.keep_unexplained = 1;
+		w->ok = 1;
+		w->base_win = td_calloc(a->ndev + 1, sizeof(int64_t));
+		if (td_replay_run(&w->g, NULL, 0, &r) == 0) {
+			for (i = 0; i < a->ndev; i++)
+				w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : window(a, i, &r);
+			td_rp_times_free(&r);
+		} else {
+			w->ok = 0;
 		}
 	}
 	free(role);
 	return w->ok ? w : NULL;
-}
-
-/* The thread the steps are measured on: the one with the ProfilerStep# spans, else the one
- * that launches most of the device's work. */
-static uint32_t step_track(const struct td_analysis *a, size_t d)
-{
-	const struct td_trace *t = a->t;
-	if (a->has_steps && t->steps.len)
-		return td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
-	return a->dev[d].host_track;
-}
-
-static int64_t window(struct td_analysis *a, size_t d, const struct td_rp_times *r)
-{
-	const struct td_dev_analysis *dv = &a->dev[d];
-	return td_replay_window(&a->whatif->g, r, step_track(a, d), dv->host_start, dv->host_end);
 }
 
 int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
@@ -76,7 +83,7 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
 	if (!nedits)
-		return window(a, d, &a->whatif->base);
+		return a->whatif->base_win[d];
 	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0)
 		return -1;
 	w = window(a, d, &r);
@@ -134,9 +141,11 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 {
 	const struct td_trace *t = a->t;
 	const struct td_whatif *w;
+	struct td_rp_times model;
 	double *err;
 	size_t d, k, j;
 	uint32_t tr;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	if (!a->ndev || !(w = td_an_whatif(a)))
@@ -145,11 +154,19 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 	if (a->dev[d].host_track == TD_NONE)
 		return -1;
 	tr = step_track(a, d);
+	/* the model alone: the unexplained delays left out */
+	a->whatif->g.keep_unexplained = 0;
+	rc = td_replay_run(&a->whatif->g, NULL, 0, &model);
+	a->whatif->g.keep_unexplained = 1;
+	if (rc != 0)
+		return -1;
 	r->window_measured_ns = window(a, d, NULL);
-	r->window_replayed_ns = window(a, d, &a->whatif->model);
+	r->window_replayed_ns = window(a, d, &model);
 	r->window_error = rel(r->window_replayed_ns, r->window_measured_ns);
-	if (!a->has_steps || !a->nsteps)
+	if (!a->has_steps || !a->nsteps) {
+		td_rp_times_free(&model);
 		return 0;
+	}
 	r->steps = td_calloc(a->nsteps, sizeof(*r->steps));
 	err = td_calloc(a->nsteps, sizeof(*err));
 	for (k = 0; k < a->nsteps; k++) {
@@ -162,8 +179,8 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 				break;
 			}
 		o->measured_ns = s->end - s->start;
-		o->replayed_ns = td_replay_map(&w->g, &w->model, tr, s->end) -
-				 td_replay_map(&w->g, &w->model, tr, s->start);
+		o->replayed_ns = td_replay_map(&w->g, &model, tr, s->end) -
+				 td_replay_map(&w->g, &model, tr, s->start);
 		err[k] = fabs(rel(o->replayed_ns, o->measured_ns));
 	}
 	/* the median error (the mean of the two middle ones for an even count) */
@@ -171,6 +188,7 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 	r->median_step_error = r->nsteps % 2 ? err[r->nsteps / 2]
 			       : (err[r->nsteps / 2 - 1] + err[r->nsteps / 2]) / 2;
 	free(err);
+	td_rp_times_free(&model);
 	return 0;
 }
 
@@ -196,8 +214,7 @@ void td_whatif_free(struct td_analysis *a)
 {
 	if (!a->whatif)
 		return;
-	td_rp_times_free(&a->whatif->base);
-	td_rp_times_free(&a->whatif->model);
+	free(a->whatif->base_win);
 	td_replay_free(&a->whatif->g);
 	free(a->whatif);
 	a->whatif = NULL;

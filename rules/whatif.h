@@ -13,8 +13,8 @@
 
 struct td_whatif {
 	struct td_replay g;
-	struct td_rp_times base;    /* the replay as recorded, unexplained delays kept (sizing) */
-	struct td_rp_times model;   /* the model alone, without them (the report's fidelity) */
+	int64_t *base_win;          /* per device index: its window replayed as recorded, the
+				     * unexplained delays kept (sizing) */
 	int ok;                     /* built: a graph with host calls and GPU ops */
 	int64_t launch_cost;        /* median duration of a kernel launch call: what a fix that
 				     * replaces host work with one launch costs */

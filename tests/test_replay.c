@@ -47,7 +47,7 @@ static uint32_t node(const struct run *x, const char *name, int64_t ts_us)
 	size_t k;
 
 	for (k = 0; k < x->w->g.n; k++) {
-		const struct td_event *e = td_trace_ev(&x->t, x->w->g.nodes[k].ev);
+		const struct td_event *e = td_rp_event(&x->w->g, (uint32_t)k);
 		if (e->ts == ts_us * 1000 && !strcmp(td_trace_name(&x->t, e->name), name))
 			return (uint32_t)k;
 	}
@@ -77,12 +77,14 @@ static void test_edges(void **state)
 	struct run x;
 	struct td_rp_times r;
 	struct td_rp_edit e[2];
+	struct td_rp_times base;
 	const struct td_rp_times *b;
 	uint32_t k1, k2, k3, k4, l3, sync;
 	(void)state;
 
 	load(th_fixture("replay/edges.json"), &x);
-	b = &x.w->model;
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &base), 0);
+	b = &base;
 	k1 = node(&x, "k1", 6);
 	k2 = node(&x, "k2", 58);
 	k3 = node(&x, "k3", 106);
@@ -90,8 +92,8 @@ static void test_edges(void **state)
 	l3 = node(&x, "cudaLaunchKernel", 100);
 	sync = node(&x, "cudaDeviceSynchronize", 110);
 	assert_int_equal(x.w->g.cross_edges, 1);
-	assert_int_equal(x.w->g.nodes[k4].x, k1);
-	assert_int_equal(x.w->g.nodes[sync].src, k3);
+	assert_int_equal(td_rp_side_of(&x.w->g.xs, k4)->ref, k1);
+	assert_int_equal(x.w->g.src[sync], k3);
 	assert_int_equal(x.w->g.tail, 14 * US);
 	assert_int_equal(x.w->g.unexplained_ns, 0);
 	/* as recorded, it replays exactly */
@@ -99,11 +101,12 @@ static void test_edges(void **state)
 	assert_int_equal(b->start[k2], 58 * US); /* k1's end + Q */
 	assert_int_equal(b->start[k4], 57 * US); /* k1's end + the other-stream lag */
 	assert_int_equal(b->start[k3], 106 * US);
-	assert_int_equal(b->end[sync], 150 * US);
+	assert_int_equal(td_rp_end(&x.w->g, b, sync), 150 * US);
+	td_rp_times_free(&base);
 	/* the sync stops waiting: it costs a sync that does not wait (5 us, the default) */
 	e[0] = (struct td_rp_edit){TD_RP_UNWAIT, track(&x, 1), 110 * US, 150 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
-	assert_int_equal(r.end[sync], 115 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 115 * US);
 	td_rp_times_free(&r);
 	/* 60 us of the host's work before the last launch goes: it launches at 40, k3 waits for
 	 * k2 (78 + Q), and the sync for k3 */
@@ -111,17 +114,17 @@ static void test_edges(void **state)
 	assert_int_equal(td_replay_run(&x.w->g, &e[1], 1, &r), 0);
 	assert_int_equal(r.start[l3], 40 * US);
 	assert_int_equal(r.start[k3], 80 * US);
-	assert_int_equal(r.end[sync], 124 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 124 * US);
 	td_rp_times_free(&r);
 	/* k1 and k2 fused: k2 follows k1 with no gap, and its launch call goes (the host's gap
 	 * after it stays: the next launch comes 4 us sooner) */
 	{
-		const struct td_event *ek = td_trace_ev(&x.t, x.w->g.nodes[k1].ev);
+		const struct td_event *ek = td_rp_event(&x.w->g, k1);
 		uint32_t l2 = node(&x, "cudaLaunchKernel", 10), l4 = node(&x, "cudaLaunchKernel", 30);
 		e[0] = (struct td_rp_edit){TD_RP_FUSE, ek->track, 6 * US, 78 * US, 0};
 		assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
 		assert_int_equal(r.start[k2], 56 * US);
-		assert_int_equal(r.end[l2], 10 * US);
+		assert_int_equal(td_rp_end(&x.w->g, &r, l2), 10 * US);
 		assert_int_equal(r.start[l4], 26 * US);
 		td_rp_times_free(&r);
 	}
@@ -145,10 +148,12 @@ static void test_threads(void **state)
 	k3 = node(&x, "k3", 106);
 	assert_int_equal(x.w->g.forks, 1);
 	assert_int_equal(x.w->g.joins, 1);
-	assert_int_equal(x.w->g.nodes[a1].x, node(&x, "cudaLaunchKernel", 0));
-	assert_int_equal(x.w->g.nodes[m2].x, a2);
-	assert_int_equal(x.w->g.nodes[m2].gap, 72 * US); /* its own work: 16 before, 56 after */
-	assert_int_equal(x.w->model.start[m2], 100 * US);
+	assert_int_equal(td_rp_side_of(&x.w->g.xs, a1)->ref, node(&x, "cudaLaunchKernel", 0));
+	assert_int_equal(td_rp_side_of(&x.w->g.xs, m2)->ref, a2);
+	assert_int_equal(td_rp_gap(&x.w->g, m2), 72 * US); /* its own work: 16 before, 56 after */
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[m2], 100 * US);
+	td_rp_times_free(&r);
 	/* the main thread's own work goes: the burst still holds it */
 	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 4 * US, 100 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
