@@ -19,6 +19,7 @@
 #include "diagnose/render_job.h"
 #include "parser/trace.h"
 #include "rules/config.h"
+#include "rules/whatif.h"
 #include "rules/metrics.h"
 #include "rules/rule.h"
 
@@ -100,7 +101,8 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	struct td_analysis a;
 	struct td_report r;
 	struct render_ctx rc;
-	int rc_exit;
+	struct td_rp_report rep;
+	int rc_exit, replayed;
 
 	td_trace_init(&t);
 	if ((rc_exit = cli_doc_trace(d, &t)) != EXIT_OK) {
@@ -115,7 +117,12 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	rc.a = &a;
 	rc.r = &r;
 	rc.m = &m;
+	/* the JSON report says how closely the replay its savings come from fits the trace */
+	replayed = !strcmp(format, "json") && td_whatif_report(&a, &rep) == 0;
+	rc.replay = replayed ? &rep : NULL;
 	rc_exit = write_out(outp, format, color, one_text, one_md, one_json, one_html, &rc);
+	if (replayed)
+		td_rp_report_free(&rep);
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);

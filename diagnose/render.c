@@ -3,6 +3,7 @@
  * GitHub Markdown for pull requests (everything from the trace escaped), and JSON
  * (tracedoc.report/1, documented in the README). Same input, same bytes. */
 #include "diagnose/render.h"
+#include "rules/whatif.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -636,6 +637,19 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	if (rc->replay) { /* what the replayed savings stand on */
+		const struct td_rp_report *rp = rc->replay;
+		out_json_key(g, "replay");
+		yajl_gen_map_open(g);
+		out_json_kint(g, "device", rc->a->dev[rp->device].device);
+		out_json_kint(g, "steps", (int64_t)rp->nsteps);
+		out_json_kint(g, "window_measured_ns", rp->window_measured_ns);
+		out_json_kint(g, "window_replayed_ns", rp->window_replayed_ns);
+		out_json_kfixed(g, "window_error", rp->window_error, 6);
+		out_json_kfixed(g, "median_step_error", rp->median_step_error, 6);
+		out_json_kint(g, "unexplained_delay_ns", rp->unexplained_ns);
+		yajl_gen_map_close(g);
+	}
 	out_json_key(g, "findings");
 	render_findings_json(g, rc->r);
 	out_json_key(g, "suppressed");

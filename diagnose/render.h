@@ -10,11 +10,14 @@ struct td_report;
 
 struct td_metrics;
 
+struct td_rp_report;
 struct render_ctx {
 	const char *path;
 	const struct td_analysis *a;
 	const struct td_report *r;
 	const struct td_metrics *m; /* for the JSON report (a gate baseline); may be NULL */
+	const struct td_rp_report *replay; /* the trace replayed as recorded (rules/whatif.h), for
+					    * the JSON report; NULL: none */
 	int color;
 };
 

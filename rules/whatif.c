@@ -163,6 +163,7 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 	r->window_measured_ns = window(a, d, NULL);
 	r->window_replayed_ns = window(a, d, &model);
 	r->window_error = rel(r->window_replayed_ns, r->window_measured_ns);
+	r->unexplained_ns = w->g.unexplained_ns;
 	if (!a->has_steps || !a->nsteps) {
 		td_rp_times_free(&model);
 		return 0;

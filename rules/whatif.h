@@ -51,6 +51,7 @@ struct td_rp_report {
 	int64_t window_measured_ns, window_replayed_ns;
 	double median_step_error;   /* median |replayed - measured| / measured over the steps */
 	double window_error;        /* (replayed - measured) / measured */
+	int64_t unexplained_ns;     /* the start delays the replay cannot explain */
 };
 /* Fills r (zeroed, nsteps 0, when nothing can be replayed); returns 0, or -1 when there is no
  * device or nothing to replay. td_rp_report_free() frees it. */
