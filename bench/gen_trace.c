@@ -14,10 +14,13 @@
  *
  * Bottlenecks for what-if pairs: --items N per-element .item() calls per step (--items-fixed:
  * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
- * --no-loss-item without the step's loss.item().
+ * --no-loss-item without the step's loss.item(). --profile-mix: the mix of a real profile with
+ * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
+ * samples per op: ~400 per MB).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
- *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item] [--seed S] [-o FILE]
+ *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item] [--profile-mix]
+ *                  [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -43,6 +46,8 @@ struct gen {
 	int items_fixed;          /* ... each replaced by one kernel launch (kept on the GPU) */
 	int allocs;               /* cudaMalloc + cudaFree pairs per step */
 	int no_loss_item;         /* no loss.item() at the step's end */
+	int profile_mix;          /* with_stack + profile_memory: Python frames around each op,
+				   * [memory] samples per op (b200-eager-decode, ddp-v100-rank1) */
 };
 
 static uint64_t rnd(struct gen *g)
@@ -234,6 +239,25 @@ static void python_frame(struct gen *g, const char *name, int64_t ts, int64_t du
 	span(g, "python_function", name, g->pid, g->tid, ts, dur, args);
 }
 
+/* with_stack's frames above an op that takes host_ns: nested spans, outermost first. */
+static void python_stack(struct gen *g, int64_t host_ns)
+{
+	static const char *const frames[] = {
+		"train.py(57): train_step", "torch/nn/modules/module.py(1736): _wrapped_call_impl",
+		"torch/nn/modules/module.py(1747): _call_impl", "model.py(120): forward",
+		"torch/nn/modules/module.py(1736): _wrapped_call_impl",
+		"torch/nn/modules/module.py(1747): _call_impl", "model.py(88): forward",
+		"torch/nn/modules/container.py(250): forward",
+		"torch/nn/modules/module.py(1736): _wrapped_call_impl",
+		"torch/nn/modules/module.py(1747): _call_impl", "torch/nn/modules/linear.py(125): forward",
+	};
+	size_t i, n = sizeof(frames) / sizeof(frames[0]);
+
+	for (i = 0; i < n; i++) /* each 100 ns inside the one above, all around the op */
+		python_frame(g, frames[i], g->now_ns - (int64_t)(n - i) * 100,
+			     host_ns + 2 * (int64_t)(n - i) * 100);
+}
+
 /* The first part of a step: loader, input copy, forward and backward ops. */
 static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable)
 {
@@ -262,8 +286,14 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		int k = (int)(rnd(g) % 4);
 		int64_t host = jitter(g, 9000, 50), dev = k == 0 ? jitter(g, 60000, 40) : jitter(g, 3000, 80);
 		dev += dev * g->kernel_pct / 100;
+		if (g->profile_mix) /* the Python stack above the op: 11 frames, as with_stack */
+			python_stack(g, host);
 		op_with_kernel(g, layer_ops[k][0], layer_ops[k][1], host, dev,
 			       "[[64, 4096], [64, 4096], [4096]]");
+		if (g->profile_mix) { /* its output allocated, its input freed */
+			memory(g, 1 << 20);
+			memory(g, -(1 << 20));
+		}
 		if (i % 16 == 15)
 			memory(g, -(2 << 20));
 	}
@@ -477,6 +507,8 @@ int main(int argc, char **argv)
 			g.allocs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-loss-item"))
 			g.no_loss_item = 1;
+		else if (!strcmp(argv[i], "--profile-mix"))
+			g.profile_mix = 1;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -492,7 +524,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
-					"[--no-loss-item] [--seed S] [-o FILE]\n"
+					"[--no-loss-item] [--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

@@ -4,7 +4,8 @@
 # json_verify and Python's json.load: first the targets, each measured side by side with what it
 # is compared to (A and B in turn, RUNS pairs, medians), with PASS or MISS; then a table.
 # usage: bench/run.sh [SIZE_MB] [BUILD_DIR]   (RUNS=N pairs, default 5; TABLE=0 skips the table;
-#        BASELINE=an earlier build's tracedoc that takes -j, for the -j 1 row)
+#        BASELINE=an earlier build's tracedoc that takes -j, for the -j 1 row; MIX=1: the mix of
+#        a real profile, with_stack and profile_memory on: gen_trace --profile-mix)
 set -eu
 cd "$(dirname "$0")/.."
 size=${1:-1000}
@@ -14,10 +15,17 @@ mkdir -p "$out"
 cmake --build "$build" -j2 --target tracedoc gen_trace rssrun yajl_empty burn >/dev/null
 td=$build/tracedoc
 rss=$build/bench/rssrun
-trace=$out/trace-${size}MB.json
+mix=${MIX:-0}
+if [ "$mix" = 1 ]; then
+	trace=$out/trace-mix-${size}MB.json
+	genflags=--profile-mix
+else
+	trace=$out/trace-${size}MB.json
+	genflags=
+fi
 if [ ! -s "$trace" ]; then
 	echo "generating $trace ..." >&2
-	"$build/bench/gen_trace" --size "$size" --pageable -o "$trace"
+	"$build/bench/gen_trace" --size "$size" --pageable $genflags -o "$trace"
 fi
 [ -s "$trace.gz" ] || gzip -1 -c "$trace" >"$trace.gz"
 [ -s "$trace.zst" ] || zstd -q -3 -c "$trace" >"$trace.zst"

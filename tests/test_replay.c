@@ -169,6 +169,56 @@ static void test_threads(void **state)
 	done(&x);
 }
 
+/* A copy call that outlasts its op (pageable) waits for it, and the op keeps the host's staging
+ * (40 us after the call, where no launch latency of copies says otherwise); k2 starts 34 us
+ * later than its launch allows with nothing before it on any stream: unexplained, replayed as
+ * measured only when sizing a fix. */
+static void test_copies(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t c1, cp, l1, k1, k2;
+	(void)state;
+
+	load(th_fixture("replay/copies.json"), &x);
+	c1 = node(&x, "cudaMemcpyAsync", 0);
+	cp = node(&x, "Memcpy HtoD (Pageable -> Device)", 40);
+	l1 = node(&x, "cudaLaunchKernel", 110);
+	k1 = node(&x, "k1", 116);
+	k2 = node(&x, "k2", 170);
+	assert_int_equal(x.w->g.blocking_copies, 1);
+	assert_int_equal(x.w->g.src[c1], cp);
+	assert_int_equal(x.w->g.staging_ns, 40 * US);
+	assert_int_equal(x.w->g.tail, 2 * US);
+	assert_int_equal(x.w->g.unexplained_ns, 34 * US);
+	assert_int_equal(x.w->g.ndelays, 1);
+	assert_int_equal(x.w->g.delays[0].node, k2);
+	/* sizing (the delay kept): as recorded */
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[cp], 40 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 100 * US);
+	assert_int_equal(r.start[l1], 110 * US);
+	assert_int_equal(r.start[k1], 116 * US);
+	assert_int_equal(r.start[k2], 170 * US);
+	td_rp_times_free(&r);
+	/* the model alone: k2 at its launch plus the latency */
+	x.a.whatif->g.keep_unexplained = 0;
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[k2], 136 * US);
+	td_rp_times_free(&r);
+	x.a.whatif->g.keep_unexplained = 1;
+	/* pinned and non-blocking: the call costs 5 us, the copy starts with it */
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 100 * US, 5 * US};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
+	assert_int_equal(r.start[cp], 0);
+	assert_int_equal(r.start[l1], 15 * US);
+	assert_int_equal(r.start[k1], 58 * US); /* after the copy on its stream */
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* Every real trace replays to within 1% per step (median) and 10% over its window, the model
  * alone; or, above that, the delays the replay cannot explain account for the difference. */
 static void test_fidelity(void **state)
@@ -209,6 +259,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_fidelity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
