@@ -237,7 +237,9 @@ static void fit_model(struct td_replay *g)
 					continue; /* queued, or staged by a blocking copy */
 				push_i64(&v, e->ts - lts);
 			}
-			g->dev[d].lag[s] = median_vec(&v, 0);
+			/* a copy's or memset's own few lags are no model: a kernel's then */
+			g->dev[d].lag[s] = s && v.len < 3 ? (v.len = 0, g->dev[d].lag[0])
+							 : median_vec(&v, 0);
 		}
 	for (k = g->nhost; k < g->n; k++) {
 		const struct td_event *e = td_rp_event(g, (uint32_t)k);
@@ -446,8 +448,8 @@ static void link_streams(struct td_replay *g, const struct by_end *be)
 		tol = lag > TOL_MIN_NS ? lag : TOL_MIN_NS;
 		if (delay <= tol)
 			continue;
-		if ((g->fl[h] & TD_RPF_WAITS) && g->src[h] == node) {
-			/* the host stages a pageable copy before it starts */
+		if (g->fl[h] & TD_RPF_COPY) {
+			/* the host stages a pageable copy before it starts (a pinned one has none) */
 			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
 			g->fl[k] |= TD_RPF_EXTRA | TD_RPF_STAGING;
 			g->fl[k] &= (uint16_t)~TD_RPF_STREAM;

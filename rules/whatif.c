@@ -9,13 +9,16 @@
 #include "rules/rule.h"
 #include "rules/whatif.h"
 
-/* The thread the steps are measured on: the one with the ProfilerStep# spans, else the one
- * that launches most of the device's work. */
+/* The thread the steps are measured on: the one with the ProfilerStep# spans when the graph
+ * has its calls, else the one that launches most of the device's work. */
 static uint32_t step_track(const struct td_analysis *a, size_t d)
 {
 	const struct td_trace *t = a->t;
-	if (a->has_steps && t->steps.len)
-		return td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
+	if (a->has_steps && t->steps.len) {
+		uint32_t tr = td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
+		if (!a->whatif || a->whatif->g.track_first[tr] != TD_NONE)
+			return tr;
+	}
 	return a->dev[d].host_track;
 }
 
