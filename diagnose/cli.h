@@ -56,6 +56,9 @@ struct cli_doc;
 int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
 		     struct td_job *j);
 
+/* The threads one trace's work may use: -j, else the cores (at most 8 unless asked). */
+int cli_threads(void);
+
 int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);

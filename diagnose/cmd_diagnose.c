@@ -110,6 +110,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 		return rc_exit;
 	}
 	td_analysis_run(&a, &t, cfg);
+	a.jobs = cli_threads();
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
 	memset(&rc, 0, sizeof(rc));

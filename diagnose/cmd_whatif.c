@@ -241,6 +241,7 @@ int cmd_whatif(int argc, char **argv)
 	td_trace_init(&t);
 	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
 		td_analysis_run(&a, &t, &cfg);
+		a.jobs = cli_threads();
 		td_diagnose(&a, &r);
 		memset(&c, 0, sizeof(c));
 		c.path = ops.v[0];

@@ -179,7 +179,7 @@ static void progress(void *ctx, unsigned long long done, unsigned long long tota
 
 /* The threads that parse one trace: -j, else the cores; at most 8 unless asked (past that the
  * one thread that builds the model is the limit), never more than 64. */
-static int read_threads(void)
+int cli_threads(void)
 {
 	int n = cli_jobs ? cli_jobs : jobin_default_jobs();
 
@@ -210,7 +210,7 @@ static int load_shown(const char *path, struct td_input *in, struct td_trace *t)
 				     st.st_size > 100 * 1000 * 1000 : 1))
 		on = 1;
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
-	rc = load_with(path, in, t, msg, sizeof(msg), read_threads(), on ? progress : NULL, &pr);
+	rc = load_with(path, in, t, msg, sizeof(msg), cli_threads(), on ? progress : NULL, &pr);
 	if (pr.shown && pr.tty)
 		fputs("\r\033[K", stderr); /* gone when done */
 

@@ -61,12 +61,12 @@ int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
 		if (s && s->w != TD_RP_NOGAP)
 			return s->w;
 	}
+	if ((g->fl[k] & TD_RPF_GPU) && !(g->fl[k] & TD_RPF_MEASGAP))
+		return g->dev[g->track_dev[td_rp_event(g, k)->track]].queued;
 	gap = ts_of(g, k) - end_of(g, p);
 	if (!(g->fl[k] & TD_RPF_GPU))
 		return gap > 0 ? gap : 0;
-	if (gap < 0 || g->src[k] == TD_NONE) /* overlapping, or no launch: as measured */
-		return gap;
-	return g->dev[g->track_dev[td_rp_event(g, k)->track]].queued;
+	return gap; /* overlapping, or no launch: as measured */
 }
 
 /* The node of host event ev (a runtime call, or one nested in it), TD_NONE when none. */
@@ -212,42 +212,63 @@ static int32_t dev_of(const struct td_replay *g, uint32_t k)
 }
 
 /* The launch latency of ops launched onto an idle stream (not behind a blocking copy: that lag
- * is the host staging it), then the mean gap of queued ops. */
+ * is the host staging it), then the mean gap of queued ops: one pass each. */
+struct lag_sample {
+	int64_t lag;
+	uint32_t key;  /* device * 3 + kind slot */
+};
+#define LAG_LESS(x, y) ((x)->key != (y)->key ? (x)->key < (y)->key : (x)->lag < (y)->lag)
+TD_DEFINE_SORT(sort_lags, struct lag_sample, LAG_LESS)
+
 static void fit_model(struct td_replay *g)
 {
 	struct td_vec v;
 	int64_t *sum = td_calloc(g->ndev + 1, sizeof(int64_t));
 	int64_t *cnt = td_calloc(g->ndev + 1, sizeof(int64_t));
-	size_t d, k;
-	int s;
+	struct lag_sample *ls;
+	size_t d, k, i, j;
 
-	td_vec_init(&v, sizeof(int64_t));
-	for (d = 0; d < g->ndev; d++)
-		for (s = 0; s < 3; s++) {
-			for (k = g->nhost; k < g->n; k++) {
-				const struct td_event *e = td_rp_event(g, (uint32_t)k);
-				uint32_t p = td_rp_prev(g, (uint32_t)k), h = g->src[k];
-				int64_t lts;
-				if (h == TD_NONE || kind_slot(e->kind) != s ||
-				    dev_of(g, (uint32_t)k) != (int32_t)d)
-					continue;
-				lts = ts_of(g, h);
-				if (e->ts < lts || (p != TD_NONE && end_of(g, p) > lts) ||
-				    (g->fl[h] & TD_RPF_WAITS))
-					continue; /* queued, or staged by a blocking copy */
-				push_i64(&v, e->ts - lts);
-			}
+	td_vec_init(&v, sizeof(struct lag_sample));
+	for (k = g->nhost; k < g->n; k++) {
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		uint32_t p = td_rp_prev(g, (uint32_t)k), h = g->src[k];
+		struct lag_sample *x;
+		int64_t lts;
+		if (h == TD_NONE)
+			continue;
+		lts = ts_of(g, h);
+		if (e->ts < lts || (p != TD_NONE && end_of(g, p) > lts) || (g->fl[h] & TD_RPF_WAITS))
+			continue; /* queued, or staged by a blocking copy */
+		x = td_vec_push(&v);
+		x->lag = e->ts - lts;
+		x->key = (uint32_t)dev_of(g, (uint32_t)k) * 3 + (uint32_t)kind_slot(e->kind);
+	}
+	ls = v.data;
+	sort_lags(ls, v.len);
+	for (d = 0; d < g->ndev; d++) /* the median of each (device, kind) */
+		for (int s = 0; s < 3; s++) {
+			uint32_t key = (uint32_t)d * 3 + (uint32_t)s;
+			size_t lo, n;
+			TD_LOWER_BOUND(lo, v.len, ls[mid].key < key);
+			for (j = lo; j < v.len && ls[j].key == key; j++)
+				;
+			n = j - lo;
 			/* a copy's or memset's own few lags are no model: a kernel's then */
-			g->dev[d].lag[s] = s && v.len < 3 ? (v.len = 0, g->dev[d].lag[0])
-							 : median_vec(&v, 0);
+			if (s && n < 3)
+				g->dev[d].lag[s] = g->dev[d].lag[0];
+			else
+				g->dev[d].lag[s] = !n ? 0 : n % 2 ? ls[lo + n / 2].lag
+					: ls[lo + n / 2 - 1].lag + (ls[lo + n / 2].lag - ls[lo + n / 2 - 1].lag) / 2;
 		}
+	td_vec_free(&v);
 	for (k = g->nhost; k < g->n; k++) {
 		const struct td_event *e = td_rp_event(g, (uint32_t)k);
 		uint32_t p = td_rp_prev(g, (uint32_t)k);
-		int32_t dv = dev_of(g, (uint32_t)k);
+		int32_t dv;
 		int64_t pe, gap;
 		if (g->src[k] == TD_NONE || p == TD_NONE)
 			continue;
+		dv = dev_of(g, (uint32_t)k);
 		pe = end_of(g, p);
 		if (pe <= ts_of(g, g->src[k]) + g->dev[dv].lag[kind_slot(e->kind)])
 			continue;
@@ -257,81 +278,60 @@ static void fit_model(struct td_replay *g)
 			cnt[dv]++;
 		}
 	}
-	for (d = 0; d < g->ndev; d++)
-		g->dev[d].queued = cnt[d] ? sum[d] / cnt[d] : 0;
+	for (i = 0; i < g->ndev; i++)
+		g->dev[i].queued = cnt[i] ? sum[i] / cnt[i] : 0;
+	/* ops replayed with their measured lane gap: overlapping the one before, or no launch */
+	for (k = g->nhost; k < g->n; k++) {
+		uint32_t p = td_rp_prev(g, (uint32_t)k);
+		if (p != TD_NONE && (g->src[k] == TD_NONE || ts_of(g, (uint32_t)k) < end_of(g, p)))
+			g->fl[k] |= TD_RPF_MEASGAP;
+	}
 	free(sum);
 	free(cnt);
-	td_vec_free(&v);
 }
 
 /* --- waits -------------------------------------------------------------------------------- */
 
-/* GPU op nodes by (device, end), for the waits and the other streams. */
-struct by_end {
-	uint32_t *node;
-	size_t *dev_lo; /* per device: its first entry; dev_lo[ndev] = the count */
-};
-
-struct op_key {
-	int64_t end;
-	uint32_t node;
-	int32_t dev;
-};
-#define OP_LESS(x, y)                                                                        \
-	((x)->dev != (y)->dev ? (x)->dev < (y)->dev                                          \
-	 : (x)->end != (y)->end ? (x)->end < (y)->end : (x)->node < (y)->node)
-TD_DEFINE_SORT(sort_op_keys, struct op_key, OP_LESS)
-
-static void sort_ops(struct td_replay *g, struct by_end *be)
+/* The last op on GPU track tr that ends no later than lim (a stream's ends only grow, but for
+ * ops the trace has overlapping), TD_NONE when none. */
+static uint32_t last_end_le(const struct td_replay *g, uint32_t tr, int64_t lim)
 {
-	size_t n = g->n - g->nhost, i, k;
-	struct op_key *keys = td_malloc((n + 1) * sizeof(*keys));
+	uint32_t f = g->track_first[tr], n = g->track_count[tr];
+	size_t lo;
 
-	for (i = 0; i < n; i++) {
-		uint32_t node = (uint32_t)(g->nhost + i);
-		keys[i].end = end_of(g, node);
-		keys[i].node = node;
-		keys[i].dev = dev_of(g, node);
-	}
-	sort_op_keys(keys, n);
-	be->node = td_malloc((n + 1) * sizeof(uint32_t));
-	be->dev_lo = td_calloc(g->ndev + 2, sizeof(size_t));
-	for (i = 0; i < n; i++)
-		be->node[i] = keys[i].node;
-	for (i = 0, k = 0; i <= g->ndev; i++) {
-		while (k < n && keys[k].dev < (int32_t)i)
-			k++;
-		be->dev_lo[i] = k;
-	}
-	be->dev_lo[g->ndev] = n;
-	free(keys);
+	if (f == TD_NONE)
+		return TD_NONE;
+	TD_LOWER_BOUND(lo, n, end_of(g, f + (uint32_t)mid) <= lim);
+	return lo ? f + (uint32_t)lo - 1 : TD_NONE;
 }
 
 /* The op a wait call waited for: of those launched before it by its process, the one that
- * ended last, no later than the call's end (plus the slack). */
-static uint32_t awaited(const struct td_replay *g, const struct by_end *be, uint32_t call)
+ * ended last, no later than the call's end (plus the slack): on each stream, scanning back. */
+static uint32_t awaited(const struct td_replay *g, uint32_t call)
 {
 	const struct td_trace *t = g->t;
 	const struct td_track *ct = td_trace_track(t, td_rp_event(g, call)->track);
 	int64_t cts = ts_of(g, call), lim = end_of(g, call) + SLACK_NS, best_end = INT64_MIN;
 	uint32_t best = TD_NONE;
-	size_t d;
+	size_t i;
 
-	for (d = 0; d < g->ndev; d++) {
-		const uint32_t *b = be->node + be->dev_lo[d];
-		size_t n = be->dev_lo[d + 1] - be->dev_lo[d], lo, m;
-		TD_LOWER_BOUND(lo, n, end_of(g, b[mid]) <= lim);
-		for (m = 0; lo > 0 && m < SCAN_MAX; m++, lo--) {
-			uint32_t op = b[lo - 1], h = g->src[op];
-			if (end_of(g, op) <= best_end)
+	for (i = 0; i < t->tracks.len; i++) {
+		uint32_t f = g->track_first[i], k, m;
+		if (f == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu)
+			continue;
+		k = last_end_le(g, (uint32_t)i, lim);
+		for (m = 0; k != TD_NONE && k >= f && m < SCAN_MAX; m++, k--) {
+			uint32_t h = g->src[k];
+			if (end_of(g, k) <= best_end)
 				break;
-			if (h == TD_NONE || ts_of(g, h) >= cts)
-				continue;
-			if (!same_pid(td_trace_track(t, td_rp_event(g, h)->track), ct))
-				continue;
-			best = op;
-			best_end = end_of(g, op);
-			break;
+			if (h != TD_NONE && ts_of(g, h) < cts &&
+			    same_pid(td_trace_track(t, td_rp_event(g, h)->track), ct)) {
+				best = k;
+				best_end = end_of(g, k);
+				break;
+			}
+			if (k == f)
+				break;
 		}
 	}
 	return best;
@@ -384,8 +384,8 @@ static void mark_copies(struct td_replay *g, const uint8_t *role, struct td_vec 
 	}
 }
 
-static void link_waits(struct td_replay *g, const uint8_t *role, const struct by_end *be,
-		       struct td_vec *tails, struct td_vec *plain_copy)
+static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *tails,
+		       struct td_vec *plain_copy)
 {
 	struct td_vec plain_wait;
 	size_t k;
@@ -396,7 +396,7 @@ static void link_waits(struct td_replay *g, const uint8_t *role, const struct by
 		uint32_t op;
 		if (role[e->name] != TD_RP_WAIT)
 			continue;
-		op = awaited(g, be, (uint32_t)k);
+		op = awaited(g, (uint32_t)k);
 		if (op == TD_NONE)
 			continue;
 		g->src[k] = op;
@@ -421,7 +421,7 @@ static void link_waits(struct td_replay *g, const uint8_t *role, const struct by
 
 /* Ops that started later than their launch and stream allow: after an op on another stream,
  * or behind a blocking copy's staging, or unexplained. */
-static void link_streams(struct td_replay *g, const struct by_end *be)
+static void link_streams(struct td_replay *g)
 {
 	struct td_vec cross;
 	size_t k, d;
@@ -432,8 +432,7 @@ static void link_streams(struct td_replay *g, const struct by_end *be)
 		const struct td_event *e = td_rp_event(g, node);
 		int32_t dv = dev_of(g, node);
 		int64_t lag, gate, delay, tol;
-		const uint32_t *b;
-		size_t lo, m, cnt;
+		const struct td_track *tr = td_trace_track(g->t, e->track);
 		int found = 0;
 
 		if (h == TD_NONE)
@@ -456,21 +455,29 @@ static void link_streams(struct td_replay *g, const struct by_end *be)
 			g->staging_ns += delay;
 			continue;
 		}
-		b = be->node + be->dev_lo[dv];
-		cnt = be->dev_lo[dv + 1] - be->dev_lo[dv];
-		TD_LOWER_BOUND(lo, cnt, end_of(g, b[mid]) <= e->ts);
-		for (m = 0; lo > 0 && m < SCAN_MAX; m++, lo--) {
-			uint32_t o = b[lo - 1];
-			if (end_of(g, o) <= gate || e->ts - end_of(g, o) > CROSS_MAX_NS)
-				break;
-			if (td_rp_event(g, o)->track == e->track)
-				continue;
-			add_side(&g->xs, node, o, e->ts - end_of(g, o), TD_RP_NOGAP);
-			g->fl[k] |= TD_RPF_X;
-			push_i64(&cross, e->ts - end_of(g, o));
-			g->cross_edges++;
-			found = 1;
-			break;
+		{ /* the op on another stream of the device that ended last before it started */
+			const uint32_t *trs;
+			size_t ntr, i;
+			uint32_t best = TD_NONE;
+			int64_t best_end = INT64_MIN;
+			trs = td_trace_device_tracks(g->t, tr->device, &ntr);
+			for (i = 0; i < ntr; i++) {
+				uint32_t o;
+				if (trs[i] == e->track)
+					continue;
+				o = last_end_le(g, trs[i], e->ts);
+				if (o != TD_NONE && end_of(g, o) > best_end) {
+					best = o;
+					best_end = end_of(g, o);
+				}
+			}
+			if (best != TD_NONE && best_end > gate && e->ts - best_end <= CROSS_MAX_NS) {
+				add_side(&g->xs, node, best, e->ts - best_end, TD_RP_NOGAP);
+				g->fl[k] |= TD_RPF_X;
+				push_i64(&cross, e->ts - best_end);
+				g->cross_edges++;
+				found = 1;
+			}
 		}
 		if (!found) {
 			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
@@ -554,7 +561,6 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 {
 	size_t ntr = t->tracks.len, i, k;
 	uint32_t *steps_on;
-	struct by_end be;
 	struct td_vec tails, plain_copy, joins;
 
 	memset(g, 0, sizeof(*g));
@@ -612,16 +618,13 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	td_vec_free(&joins);
 	sort_side(g->xs.data, g->xs.len); /* the gaps below look the joins up */
 	fit_model(g);
-	sort_ops(g, &be);
 	if (role)
-		link_waits(g, role, &be, &tails, &plain_copy);
+		link_waits(g, role, &tails, &plain_copy);
 	td_vec_free(&tails);
 	td_vec_free(&plain_copy);
-	link_streams(g, &be);
+	link_streams(g);
 	sort_side(g->xs.data, g->xs.len);
 	sort_side(g->extras.data, g->extras.len);
-	free(be.node);
-	free(be.dev_lo);
 	return 0;
 }
 

@@ -55,6 +55,8 @@ enum td_rp_role {
 #define TD_RPF_OWNCOST 0x40  /* host: it waited; without waiting it costs the role's own cost */
 #define TD_RPF_COPY 0x80     /* host: a copy call (its own cost is a copy's, not a sync's) */
 #define TD_RPF_FIRST 0x100   /* the first node of its lane */
+#define TD_RPF_MEASGAP 0x200 /* op: its measured lane gap (it overlaps the op before, or has no
+			      * launch), not the device's queued gap */
 
 /* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
  * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */

@@ -399,20 +399,29 @@ int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, ui
 int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 			 int64_t from, int64_t to)
 {
+	const struct td_trace *t = g->t;
 	int64_t a = td_replay_map(g, r, track, from), b = td_replay_map(g, r, track, to);
-	size_t k;
+	size_t i;
 
-	for (k = g->nhost; k < g->n; k++) {
-		uint32_t h = g->src[k];
-		int64_t lts, e;
-		if (h == TD_NONE)
+	/* per stream, the last op launched in the window: a stream's ends only grow, so it ends
+	 * last of them (the ops launched after the window, skipped, are few) */
+	for (i = 0; i < t->tracks.len; i++) {
+		uint32_t f = g->track_first[i], k;
+		if (f == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu)
 			continue;
-		lts = td_rp_event(g, h)->ts;
-		if (lts < from || lts >= to)
-			continue;
-		e = td_rp_end(g, r, (uint32_t)k);
-		if (e > b)
-			b = e;
+		for (k = f + g->track_count[i]; k-- > f;) {
+			uint32_t h = g->src[k];
+			int64_t lts, e;
+			if (h == TD_NONE)
+				continue;
+			lts = td_rp_event(g, h)->ts;
+			if (lts >= to || lts < from)
+				continue;
+			e = td_rp_end(g, r, k);
+			if (e > b)
+				b = e;
+			break;
+		}
 	}
 	return b - a;
 }

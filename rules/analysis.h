@@ -142,6 +142,8 @@ struct td_analysis {
 	size_t nblock;
 	int block_done;
 	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use */
+	int jobs;                   /* threads the replays may run on (0, 1: the caller's only);
+				     * set by the caller after td_analysis_run() */
 };
 
 /* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg

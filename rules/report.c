@@ -269,17 +269,16 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 	for (i = 0; td_rules[i]; i++)
 		td_rules[i]->run(a, r);
 	/* the fixes stated as edits: sized by replaying the trace with each applied */
-	for (i = 0; i < r->findings.len; i++) {
-		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
-		int d = td_an_dev_index(a, f->device);
-		int64_t won;
-		if (!f->edits.len || d < 0)
-			continue;
-		won = td_whatif_saving(a, (size_t)d, f->edits.data, f->edits.len);
-		if (won >= 0) {
-			f->replayed = 1;
-			f->replay_ns = won;
+	{
+		struct td_finding **fs = td_calloc(r->findings.len + 1, sizeof(*fs));
+		size_t n = 0;
+		for (i = 0; i < r->findings.len; i++) {
+			struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+			if (f->edits.len)
+				fs[n++] = f;
 		}
+		td_whatif_size(a, fs, n, a->jobs > 0 ? a->jobs : 1);
+		free(fs);
 	}
 	/* a finding that wins next to nothing back is not worth a reader's time */
 	for (i = 0, j = 0; i < r->findings.len; i++) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The analysis's replay (rules/whatif.h). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,61 @@ void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 		td_unit_edit(a, us[i], &e);
 		td_finding_edit(f, &e);
 	}
+}
+
+struct size_job {
+	struct td_analysis *a;
+	struct td_finding **fs;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *size_worker(void *arg)
+{
+	struct size_job *j = arg;
+
+	for (;;) {
+		struct td_finding *f;
+		int d;
+		int64_t won;
+		pthread_mutex_lock(&j->mu);
+		f = j->next < j->n ? j->fs[j->next++] : NULL;
+		pthread_mutex_unlock(&j->mu);
+		if (!f)
+			return NULL;
+		d = td_an_dev_index(j->a, f->device);
+		won = d < 0 ? -1 : td_whatif_saving(j->a, (size_t)d, f->edits.data, f->edits.len);
+		if (won >= 0) {
+			f->replayed = 1;
+			f->replay_ns = won;
+		}
+	}
+}
+
+void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
+{
+	struct size_job j;
+	pthread_t th[16];
+	int k, started = 0;
+
+	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
+		return;
+	j.a = a;
+	j.fs = fs;
+	j.n = n;
+	j.next = 0;
+	pthread_mutex_init(&j.mu, NULL);
+	if (jobs > 16)
+		jobs = 16;
+	if ((size_t)jobs > n)
+		jobs = (int)n;
+	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
+		if (pthread_create(&th[started], NULL, size_worker, &j) == 0)
+			started++;
+	size_worker(&j);
+	for (k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	pthread_mutex_destroy(&j.mu);
 }
 
 void td_whatif_free(struct td_analysis *a)

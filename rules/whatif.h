@@ -61,6 +61,11 @@ void td_rp_report_free(struct td_rp_report *r);
  * GPU ops in its window. */
 size_t td_whatif_main_device(const struct td_analysis *a);
 
+/* Sizes the findings fs[0..n) that state their fix as edits (td_finding.edits): replay_ns
+ * and replayed set where the trace can be replayed, the replays run on up to `jobs` threads
+ * (each holds its own replay: 10 bytes a node). */
+void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs);
+
 /* Frees what td_an_whatif() built (td_analysis_free() calls it). */
 void td_whatif_free(struct td_analysis *a);
 
