@@ -16,13 +16,14 @@
 
 /* what the edits did to a node (td_rp_times.flag) */
 enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16 };
-/* the DFS's state per node */
+/* the DFS's state per node, in the flag's top two bits */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
+#define ST(s, k) ((s)->r->flag[k] >> 6)
+#define SET_ST(s, k, v) ((s)->r->flag[k] = (uint8_t)(((s)->r->flag[k] & 0x3f) | ((v) << 6)))
 
 struct sim {
 	const struct td_replay *g;
 	struct td_rp_times *r;
-	uint8_t *state;
 	struct td_vec stack;   /* uint32_t */
 };
 
@@ -126,8 +127,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	const struct td_rp_side *x = (g->fl[k] & TD_RPF_X) ? td_rp_side_of(&g->xs, k) : NULL;
 	int64_t v = NONE_T, gap;
 
-#define END(n) (s->state[n] == S_DONE ? td_rp_end(g, r, n) : td_ev_end(td_rp_event(g, n)))
-#define START(n) (s->state[n] == S_DONE ? r->start[n] : td_rp_event(g, n)->ts)
+#define END(n) (ST(s, n) == S_DONE ? td_rp_end(g, r, n) : td_ev_end(td_rp_event(g, n)))
+#define START(n) (ST(s, n) == S_DONE ? r->start[n] : td_rp_event(g, n)->ts)
 	if (gpu && (removed || (r->flag[k] & F_FUSED))) {
 		/* a removed op passes its stream's time on; a fused one follows the part before */
 		if (p != TD_NONE)
@@ -167,40 +168,40 @@ static int64_t compute(const struct sim *s, uint32_t k)
 static void push(struct sim *s, uint32_t k)
 {
 	*(uint32_t *)td_vec_push(&s->stack) = k;
-	s->state[k] = S_PUSHED;
+	SET_ST(s, k, S_PUSHED);
 }
 
 static void settle(struct sim *s, uint32_t root)
 {
 	uint32_t pre[5];
 
-	if (s->state[root] == S_DONE)
+	if (ST(s, root) == S_DONE)
 		return;
 	push(s, root);
 	while (s->stack.len) {
 		uint32_t k = TD_VEC_AT(&s->stack, uint32_t, s->stack.len - 1);
 		size_t n, i;
 		int pushed = 0;
-		if (s->state[k] == S_DONE) {
+		if (ST(s, k) == S_DONE) {
 			s->stack.len--;
 			continue;
 		}
-		if (s->state[k] == S_PUSHED) {
+		if (ST(s, k) == S_PUSHED) {
 			/* a node pushed before but not yet begun goes on top again (the stale entry is
 			 * skipped once it is done); one begun is on the path to here: a cycle, cut */
 			n = preds(s, k, pre);
 			for (i = 0; i < n; i++)
-				if (s->state[pre[i]] == S_NEW || s->state[pre[i]] == S_PUSHED) {
+				if (ST(s, pre[i]) == S_NEW || ST(s, pre[i]) == S_PUSHED) {
 					push(s, pre[i]);
 					pushed = 1;
 				}
 			if (pushed) {
-				s->state[k] = S_BEGUN;
+				SET_ST(s, k, S_BEGUN);
 				continue;
 			}
 		}
 		s->r->start[k] = compute(s, k);
-		s->state[k] = S_DONE;
+		SET_ST(s, k, S_DONE);
 		s->stack.len--;
 	}
 }
@@ -348,11 +349,9 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	memset(&s, 0, sizeof(s));
 	s.g = g;
 	s.r = out;
-	s.state = td_calloc(g->n + 1, 1);
 	td_vec_init(&s.stack, sizeof(uint32_t));
 	for (k = 0; k < g->n; k++)
 		settle(&s, (uint32_t)k);
-	free(s.state);
 	td_vec_free(&s.stack);
 	return 0;
 }
