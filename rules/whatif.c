@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The analysis's replay (rules/whatif.h). */
 #include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,43 @@ static int64_t window(struct td_analysis *a, size_t d, const struct td_rp_times 
 {
 	const struct td_dev_analysis *dv = &a->dev[d];
 	return td_replay_window(&a->whatif->g, r, step_track(a, d), dv->host_start, dv->host_end);
+}
+
+size_t td_whatif_main_device(const struct td_analysis *a)
+{
+	size_t d, best = 0;
+
+	for (d = 1; d < a->ndev; d++)
+		if (a->dev[d].ops_in_window > a->dev[best].ops_in_window)
+			best = d;
+	return best;
+}
+
+/* The trace replayed as recorded: each device's window and, on the main device's thread, the
+ * steps' images, kept (the replay itself is not: a fix's replay is the one held at a time). */
+static void run_base(struct td_analysis *a)
+{
+	struct td_whatif *w = a->whatif;
+	struct td_rp_times r;
+	size_t i, d;
+	uint32_t tr;
+
+	if (w->base_done)
+		return;
+	w->base_done = 1;
+	if (td_replay_run(&w->g, NULL, 0, &r) != 0) {
+		w->ok = 0;
+		return;
+	}
+	for (i = 0; i < a->ndev; i++)
+		w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : window(a, i, &r);
+	d = td_whatif_main_device(a);
+	tr = step_track(a, d);
+	for (i = 0; i < a->nsteps; i++) {
+		w->base_steps[2 * i] = td_replay_map(&w->g, &r, tr, a->steps[i].start);
+		w->base_steps[2 * i + 1] = td_replay_map(&w->g, &r, tr, a->steps[i].end);
+	}
+	td_rp_times_free(&r);
 }
 
 const struct td_whatif *td_an_whatif(struct td_analysis *a)
@@ -60,19 +98,11 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 		td_vec_free(&v);
 	}
 	if (td_replay_build(&w->g, t, role) == 0 && w->g.nhost && w->g.n > w->g.nhost) {
-		/* as sized: the unexplained delays stay; each device's window replayed as recorded,
-		 * kept (the replay itself is not: a fix's replay is the only one held at a time) */
-		struct td_rp_times r;
+		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
 		w->ok = 1;
 		w->base_win = td_calloc(a->ndev + 1, sizeof(int64_t));
-		if (td_replay_run(&w->g, NULL, 0, &r) == 0) {
-			for (i = 0; i < a->ndev; i++)
-				w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : window(a, i, &r);
-			td_rp_times_free(&r);
-		} else {
-			w->ok = 0;
-		}
+		w->base_steps = td_calloc(2 * a->nsteps + 1, sizeof(int64_t));
 	}
 	free(role);
 	return w->ok ? w : NULL;
@@ -86,8 +116,10 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
-	if (!nedits)
-		return a->whatif->base_win[d];
+	if (!nedits) {
+		run_base(a);
+		return a->whatif->ok ? a->whatif->base_win[d] : -1;
+	}
 	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0)
 		return -1;
 	w = window(a, d, &r);
@@ -107,29 +139,6 @@ int64_t td_whatif_measured(struct td_analysis *a, size_t d)
 	return window(a, d, NULL);
 }
 
-int64_t td_whatif_saving(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			 size_t nedits)
-{
-	int64_t before = td_whatif_base(a, d), after;
-
-	if (before < 0)
-		return -1;
-	after = td_whatif_window(a, d, edits, nedits);
-	if (after < 0)
-		return -1;
-	return before > after ? before - after : 0;
-}
-
-size_t td_whatif_main_device(const struct td_analysis *a)
-{
-	size_t d, best = 0;
-
-	for (d = 1; d < a->ndev; d++)
-		if (a->dev[d].ops_in_window > a->dev[best].ops_in_window)
-			best = d;
-	return best;
-}
-
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -144,32 +153,40 @@ static double rel(int64_t rep, int64_t meas)
 int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 {
 	const struct td_trace *t = a->t;
-	const struct td_whatif *w;
+	struct td_whatif *w;
 	struct td_rp_times model;
 	double *err;
 	size_t d, k, j;
 	uint32_t tr;
-	int rc;
+	int rc, same;
 
 	memset(r, 0, sizeof(*r));
-	if (!a->ndev || !(w = td_an_whatif(a)))
+	if (!a->ndev || !td_an_whatif(a))
 		return -1;
+	w = a->whatif;
 	d = r->device = td_whatif_main_device(a);
 	if (a->dev[d].host_track == TD_NONE)
 		return -1;
 	tr = step_track(a, d);
-	/* the model alone: the unexplained delays left out */
-	a->whatif->g.keep_unexplained = 0;
-	rc = td_replay_run(&a->whatif->g, NULL, 0, &model);
-	a->whatif->g.keep_unexplained = 1;
-	if (rc != 0)
+	/* the model alone: the unexplained delays left out (without any, the replay as sized) */
+	run_base(a);
+	if (!w->ok)
 		return -1;
+	same = w->g.unexplained_ns == 0;
+	if (!same) {
+		a->whatif->g.keep_unexplained = 0;
+		rc = td_replay_run(&a->whatif->g, NULL, 0, &model);
+		a->whatif->g.keep_unexplained = 1;
+		if (rc != 0)
+			return -1;
+	}
 	r->window_measured_ns = window(a, d, NULL);
-	r->window_replayed_ns = window(a, d, &model);
+	r->window_replayed_ns = same ? w->base_win[d] : window(a, d, &model);
 	r->window_error = rel(r->window_replayed_ns, r->window_measured_ns);
 	r->unexplained_ns = w->g.unexplained_ns;
 	if (!a->has_steps || !a->nsteps) {
-		td_rp_times_free(&model);
+		if (!same)
+			td_rp_times_free(&model);
 		return 0;
 	}
 	r->steps = td_calloc(a->nsteps, sizeof(*r->steps));
@@ -184,8 +201,9 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 				break;
 			}
 		o->measured_ns = s->end - s->start;
-		o->replayed_ns = td_replay_map(&w->g, &model, tr, s->end) -
-				 td_replay_map(&w->g, &model, tr, s->start);
+		o->replayed_ns = same ? w->base_steps[2 * k + 1] - w->base_steps[2 * k]
+				      : td_replay_map(&w->g, &model, tr, s->end) -
+					td_replay_map(&w->g, &model, tr, s->start);
 		err[k] = fabs(rel(o->replayed_ns, o->measured_ns));
 	}
 	/* the median error (the mean of the two middle ones for an even count) */
@@ -193,7 +211,8 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 	r->median_step_error = r->nsteps % 2 ? err[r->nsteps / 2]
 			       : (err[r->nsteps / 2 - 1] + err[r->nsteps / 2]) / 2;
 	free(err);
-	td_rp_times_free(&model);
+	if (!same)
+		td_rp_times_free(&model);
 	return 0;
 }
 
@@ -218,7 +237,9 @@ void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 struct size_job {
 	struct td_analysis *a;
 	struct td_finding **fs;
-	size_t n, next;
+	int64_t *win;       /* per finding: its window replayed with its fix, -1: none */
+	size_t n, next;     /* next: the next job; job n is the baseline, when not yet replayed */
+	int base;
 	pthread_mutex_t mu;
 };
 
@@ -227,20 +248,20 @@ static void *size_worker(void *arg)
 	struct size_job *j = arg;
 
 	for (;;) {
-		struct td_finding *f;
+		size_t i;
 		int d;
-		int64_t won;
 		pthread_mutex_lock(&j->mu);
-		f = j->next < j->n ? j->fs[j->next++] : NULL;
+		i = j->next < j->n + (size_t)j->base ? j->next++ : SIZE_MAX;
 		pthread_mutex_unlock(&j->mu);
-		if (!f)
+		if (i == SIZE_MAX)
 			return NULL;
-		d = td_an_dev_index(j->a, f->device);
-		won = d < 0 ? -1 : td_whatif_saving(j->a, (size_t)d, f->edits.data, f->edits.len);
-		if (won >= 0) {
-			f->replayed = 1;
-			f->replay_ns = won;
+		if (i == j->n) { /* the replay as recorded, beside the fixes' */
+			run_base(j->a);
+			continue;
 		}
+		d = td_an_dev_index(j->a, j->fs[i]->device);
+		j->win[i] = d < 0 ? -1 : td_whatif_window(j->a, (size_t)d, j->fs[i]->edits.data,
+							  j->fs[i]->edits.len);
 	}
 }
 
@@ -248,6 +269,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 {
 	struct size_job j;
 	pthread_t th[16];
+	size_t i;
 	int k, started = 0;
 
 	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
@@ -256,11 +278,13 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	j.fs = fs;
 	j.n = n;
 	j.next = 0;
+	j.base = !a->whatif->base_done;
+	j.win = td_calloc(n, sizeof(int64_t));
 	pthread_mutex_init(&j.mu, NULL);
 	if (jobs > 16)
 		jobs = 16;
-	if ((size_t)jobs > n)
-		jobs = (int)n;
+	if ((size_t)jobs > n + 1)
+		jobs = (int)n + 1;
 	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
 		if (pthread_create(&th[started], NULL, size_worker, &j) == 0)
 			started++;
@@ -268,6 +292,15 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	for (k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	pthread_mutex_destroy(&j.mu);
+	for (i = 0; i < n && a->whatif->ok; i++) {
+		int d = td_an_dev_index(a, fs[i]->device);
+		int64_t before = d < 0 ? -1 : a->whatif->base_win[d];
+		if (before < 0 || j.win[i] < 0)
+			continue;
+		fs[i]->replayed = 1;
+		fs[i]->replay_ns = before > j.win[i] ? before - j.win[i] : 0;
+	}
+	free(j.win);
 }
 
 void td_whatif_free(struct td_analysis *a)
@@ -275,6 +308,7 @@ void td_whatif_free(struct td_analysis *a)
 	if (!a->whatif)
 		return;
 	free(a->whatif->base_win);
+	free(a->whatif->base_steps);
 	td_replay_free(&a->whatif->g);
 	free(a->whatif);
 	a->whatif = NULL;

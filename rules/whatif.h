@@ -15,6 +15,9 @@ struct td_whatif {
 	struct td_replay g;
 	int64_t *base_win;          /* per device index: its window replayed as recorded, the
 				     * unexplained delays kept (sizing) */
+	int64_t *base_steps;        /* the steady-state steps' starts and ends replayed so, on
+				     * the main device's thread */
+	int base_done;              /* base_win and base_steps are there */
 	int ok;                     /* built: a graph with host calls and GPU ops */
 	int64_t launch_cost;        /* median duration of a kernel launch call: what a fix that
 				     * replaces host work with one launch costs */
@@ -34,10 +37,6 @@ struct td_block_unit;
 struct td_finding;
 void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 		     const struct td_block_unit *const *us, size_t n);
-/* What the edits win on device index d's window: replayed before minus after (>= 0); -1 when
- * nothing can be replayed. */
-int64_t td_whatif_saving(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			 size_t nedits);
 /* The replay of the trace as recorded against the trace: per steady-state step (its host
  * span) and over device index d's window, with the error and what the replay cannot explain. */
 struct td_rp_step {
