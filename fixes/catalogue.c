@@ -69,10 +69,15 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "so a step costs one launch. A larger batch gives each launch more work."},
 
 	/* the host's Python between launches */
+	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE | TD_ON_ELEM_LOOP, 0, -1,
+	 "There is no nn.Module in sight, and an op reads one element at a time: vectorise the "
+	 "Python loop over tensors (one tensor op over the whole tensor instead of a loop, one "
+	 ".cpu() before the loop instead of one per element)."},
 	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1,
-	 "There is no nn.Module in sight: vectorise the Python loop over tensors (one tensor op "
-	 "over the whole tensor instead of a loop, one .cpu() before the loop instead of one "
-	 "per element)."},
+	 "No nn.Module is in sight, and no op reads one element at a time: find what that host "
+	 "time is - the Python frame named above, or py-spy record --native --pid PID where the "
+	 "trace leaves it untraced - and move it off the step: precompute it, or do it on the "
+	 "GPU."},
 	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1,
 	 "Move that work off the step (precompute it, or do it on the GPU) and cut per-item Python "
 	 "loops over tensors; the model is compiled already, so look for graph breaks "

@@ -126,6 +126,36 @@ static int64_t input_dims(const char *d, int k, int64_t *lead)
 #define I32_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i32, int32_t, I32_LESS)
 
+/* A per-element loop: one op reading a single element (.item(), indexing one element, .cpu()
+ * or .tolist() of a scalar, or any op on scalar inputs by record_shapes) 16 times a step or
+ * more. */
+#define ELEM_LOOP_PER_STEP 16
+static void elem_loop_of(const struct td_trace *t, struct td_context *c)
+{
+	uint32_t *per = td_calloc(t->names.count + 2, sizeof(uint32_t)), i;
+	uint64_t steps = t->steps.len ? t->steps.len : 1;
+
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		const struct td_op_args *oa;
+		const char *n, *dims;
+		if (e->kind != TD_K_CPU_OP)
+			continue;
+		n = td_trace_name(t, e->name);
+		oa = td_trace_op_args(t, i);
+		dims = oa && oa->dims ? td_trace_name(t, oa->dims) : "";
+		if (!strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense") ||
+		    !strcmp(n, "aten::tolist") ||
+		    (starts(n, "aten::") && (!strcmp(dims, "[[]]") || !strcmp(dims, "[[1]]") ||
+					      !strcmp(dims, "[[], []]"))))
+			if (++per[e->name] >= ELEM_LOOP_PER_STEP * steps) {
+				c->on |= TD_ON_ELEM_LOOP;
+				break;
+			}
+	}
+	free(per);
+}
+
 /* the batch by the layers' inputs, the median kernel's blocks per SM */
 static void batch_of(const struct td_trace *t, struct td_context *c)
 {
@@ -302,6 +332,7 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)
 		c->opt_impl = TD_OPT_SINGLE;
 	batch_of(t, c);
+	elem_loop_of(t, c);
 }
 
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,

@@ -38,6 +38,8 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 				    * them and no backward: no model, a loop over tensors */
 #define TD_ON_SMALL_BATCH 0x10000  /* a batch of 64 or less in the layers' input shapes,
 				    * their largest input 64K elements or less */
+#define TD_ON_ELEM_LOOP 0x20000    /* a per-element loop: an op that reads one element
+				    * (.item(), indexing, .cpu() of a scalar) 16 times a step or more */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

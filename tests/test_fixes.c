@@ -108,19 +108,37 @@ static void test_torchrec_fsdp_compiled(void **state)
 	}
 }
 
+#define ITEM4 OP("aten::item") OP("aten::item") OP("aten::item") OP("aten::item")
 static void test_loop_without_module(void **state)
 {
-	CONTEXT("{\"traceEvents\":[" PY("train.py(12): <module>") OP("aten::item") OP("aten::cpu")
-		RT("cudaMemcpyAsync") "{}" DEV("NVIDIA A100"), c);
 	(void)state;
-	assert_true(c.on & TD_ON_NO_MODULE);
-	{ /* a vectorise fix, not torch.compile */
-		char b[1200];
-		td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
-		assert_non_null(strstr(b, "vectorise"));
-		assert_null(strstr(b, "torch.compile"));
+	{ /* 16 .item() in the one step: a per-element loop */
+		CONTEXT("{\"traceEvents\":[" PY("train.py(12): <module>") ITEM4 ITEM4 ITEM4 ITEM4
+			OP("aten::cpu") RT("cudaMemcpyAsync") "{}" DEV("NVIDIA A100"), c);
+		assert_true(c.on & TD_ON_NO_MODULE);
+		assert_true(c.on & TD_ON_ELEM_LOOP);
+		{ /* a vectorise fix, not torch.compile */
+			char b[1200];
+			td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
+			assert_non_null(strstr(b, "vectorise"));
+			assert_null(strstr(b, "torch.compile"));
+		}
+		td_trace_free(&t_);
 	}
-	td_trace_free(&t_);
+	{ /* one .item(): no module in sight, but no loop either: nothing to vectorise */
+		CONTEXT("{\"traceEvents\":[" PY("train.py(12): <module>") OP("aten::item")
+			OP("aten::cpu") RT("cudaMemcpyAsync") "{}" DEV("NVIDIA A100"), c);
+		assert_true(c.on & TD_ON_NO_MODULE);
+		assert_false(c.on & TD_ON_ELEM_LOOP);
+		{
+			char b[1200];
+			td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
+			assert_null(strstr(b, "vectorise"));
+			assert_null(strstr(b, "torch.compile")); /* no model to compile either */
+			assert_non_null(strstr(b, "py-spy"));
+		}
+		td_trace_free(&t_);
+	}
 }
 
 
@@ -216,6 +234,7 @@ static void test_contexts(void **state)
 {
 	static const unsigned flags[] = {0, TD_ON_COMPILED, TD_ON_GRAPHS, TD_ON_COMPILED | TD_ON_GRAPHS,
 					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE,
+					 TD_ON_NO_MODULE | TD_ON_ELEM_LOOP,
 					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED,
 					 TD_ON_DEEPSPEED, TD_ON_MEGATRON};
 	int v, r, e, m, k;
