@@ -238,6 +238,13 @@ int cmd_whatif(int argc, char **argv)
 			return rc;
 		}
 	}
+	if (cli_is_ranks(ops.v[0])) { /* a rank's replay does not know the others */
+		fprintf(stderr, "tracedoc whatif: %s holds a job's ranks; whatif replays one trace at a "
+			"time (one rank's file)\n", ops.v[0]);
+		td_config_free(&cfg);
+		cli_operands_free(&ops);
+		return EXIT_USAGE;
+	}
 	td_trace_init(&t);
 	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
 		td_analysis_run(&a, &t, &cfg);

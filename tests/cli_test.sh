@@ -55,6 +55,8 @@ done
 expect_rc 2 "$bin" whatif --fix dataloadr fixtures/rules/dataloader.json
 if grep -q "did you mean 'dataloader'" "$tmp/err"; then ok; else bad "whatif --fix did not name the rule"; fi
 expect_rc 2 "$bin" replay
+expect_rc 2 "$bin" whatif fixtures/rules # a directory: a job's ranks
+if grep -q "one trace at a time" "$tmp/err"; then ok; else bad "whatif on a directory did not say why"; fi
 expect_rc 3 "$bin" replay fixtures/bad/not-json.txt
 "$bin" diagnose --format md fixtures/rules/nasty-names.json >"$tmp/md"
 # names are code spans; outside them nothing may open HTML or end a table cell
