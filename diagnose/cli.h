@@ -58,6 +58,13 @@ int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_con
 
 /* The threads one trace's work may use: -j, else the cores (at most 8 unless asked). */
 int cli_threads(void);
+/* One trace for a command that replays it (replay, whatif): a job's ranks refused (a rank's
+ * replay does not know the others, EXIT_USAGE), then path loaded into t and analysed into a
+ * with cfg, its replays on cli_threads(). Returns EXIT_OK (free a, then t), or the exit code
+ * with the message printed and nothing left to free. */
+struct td_analysis;
+int cli_load_replayable(const char *cmd, const char *path, struct td_config *cfg,
+			struct td_trace *t, struct td_analysis *a);
 
 int cmd_stats(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

@@ -190,16 +190,7 @@ int cmd_replay(int argc, char **argv)
 		cli_operands_free(&ops);
 		return rc ? rc : EXIT_USAGE;
 	}
-	if (cli_is_ranks(ops.v[0])) { /* a rank's replay does not know the others */
-		fprintf(stderr, "tracedoc replay: %s holds a job's ranks; replay replays one trace at a "
-			"time (one rank's file)\n", ops.v[0]);
-		td_config_free(&cfg);
-		cli_operands_free(&ops);
-		return EXIT_USAGE;
-	}
-	td_trace_init(&t);
-	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
-		td_analysis_run(&a, &t, &cfg);
+	if ((rc = cli_load_replayable("replay", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
 		td_whatif_report(&a, &rep);
 		c.path = ops.v[0];
 		c.a = &a;
@@ -208,8 +199,8 @@ int cmd_replay(int argc, char **argv)
 		rc = cli_write(outp, format, NULL, render, &c);
 		td_rp_report_free(&rep);
 		td_analysis_free(&a);
+		td_trace_free(&t);
 	}
-	td_trace_free(&t);
 	td_config_free(&cfg);
 	cli_operands_free(&ops);
 	return rc;

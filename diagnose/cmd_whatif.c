@@ -211,7 +211,6 @@ int cmd_whatif(int argc, char **argv)
 	struct td_analysis a;
 	struct td_report r;
 	struct whatif_ctx c;
-	size_t i;
 	int rc;
 
 	rc = cli_parse_exactly("whatif", argc, argv, opts, &ops, whatif_usage, 1);
@@ -238,17 +237,7 @@ int cmd_whatif(int argc, char **argv)
 			return rc;
 		}
 	}
-	if (cli_is_ranks(ops.v[0])) { /* a rank's replay does not know the others */
-		fprintf(stderr, "tracedoc whatif: %s holds a job's ranks; whatif replays one trace at a "
-			"time (one rank's file)\n", ops.v[0]);
-		td_config_free(&cfg);
-		cli_operands_free(&ops);
-		return EXIT_USAGE;
-	}
-	td_trace_init(&t);
-	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK) {
-		td_analysis_run(&a, &t, &cfg);
-		a.jobs = cli_threads();
+	if ((rc = cli_load_replayable("whatif", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
 		td_diagnose(&a, &r);
 		memset(&c, 0, sizeof(c));
 		c.path = ops.v[0];
@@ -262,13 +251,11 @@ int cmd_whatif(int argc, char **argv)
 		if (c.base >= 0)
 			replay_all(&c, fix);
 		rc = cli_write(outp, format, NULL, render, &c);
-		for (i = 0; i < c.nfx; i++)
-			c.fx[i] = NULL;
 		free(c.fx);
 		td_report_free(&r);
 		td_analysis_free(&a);
+		td_trace_free(&t);
 	}
-	td_trace_free(&t);
 	td_config_free(&cfg);
 	cli_operands_free(&ops);
 	return rc;

@@ -24,6 +24,7 @@
 #include "parser/load.h"
 #include "parser/scan.h"
 #include "parser/trace.h"
+#include "rules/analysis.h"
 #include "rules/config.h"
 #include "td_version.h"
 
@@ -232,6 +233,26 @@ static int load_shown(const char *path, struct td_input *in, struct td_trace *t)
 int cli_load(const char *path, struct td_trace *t)
 {
 	return load_shown(path, NULL, t);
+}
+
+int cli_load_replayable(const char *cmd, const char *path, struct td_config *cfg,
+			struct td_trace *t, struct td_analysis *a)
+{
+	int rc;
+
+	if (cli_is_ranks(path)) { /* a rank's replay does not know the others */
+		fprintf(stderr, "tracedoc %s: %s holds a job's ranks; %s replays one trace at a time "
+			"(one rank's file)\n", cmd, path, cmd);
+		return EXIT_USAGE;
+	}
+	td_trace_init(t);
+	if ((rc = cli_load(path, t)) != EXIT_OK) {
+		td_trace_free(t);
+		return rc;
+	}
+	td_analysis_run(a, t, cfg);
+	a->jobs = cli_threads();
+	return EXIT_OK;
 }
 
 int cli_load_from(const char *path, struct td_input *in, struct td_trace *t)

@@ -54,31 +54,20 @@ static void batch_bytes(struct td_analysis *a, struct span *sp, size_t n)
  * batch still costs - with workers already, the shortest span the trace shows (a batch that was
  * ready); in the main process, the batch's size at a host copy's speed - and the calls inside
  * it stay. Sets *resid (the residuals' total); 0 when the loader cannot be replayed. */
-static int replay_fix(struct td_analysis *a, struct td_finding *f, int64_t ws, int64_t we,
+static int replay_fix(struct td_analysis *a, struct td_finding *f, struct td_vec *spans,
 		      int single, int64_t shortest, int64_t *resid)
 {
 	const struct td_trace *t = a->t;
 	struct td_rp_edit *ed;
-	struct span *sp;
-	struct td_vec v;
-	size_t i, n;
+	struct span *sp = spans->data;
+	size_t i, n = spans->len;
 
-	td_vec_init(&v, sizeof(struct span));
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		if (e->ts >= ws && e->ts < we && td_an_outer_dataloader(a, (uint32_t)i))
-			((struct span *)td_vec_push(&v))->ev = (uint32_t)i;
-	}
-	sp = v.data;
-	n = v.len;
 	/* a loader on a thread that makes no runtime calls: the graph does not know who waits
 	 * for it, so it is not replayed (sized by the idle it causes) */
 	for (i = 0; i < n; i++) {
 		const struct td_whatif *w = td_an_whatif(a);
-		if (!w || w->g.track_first[td_trace_ev(t, sp[i].ev)->track] == TD_NONE) {
-			td_vec_free(&v);
+		if (!w || w->g.track_first[td_trace_ev(t, sp[i].ev)->track] == TD_NONE)
 			return 0;
-		}
 	}
 	/* workers already: the shortest span is a ready batch's cost when it stands out (a
 	 * quarter of the median or less); when every batch waited, size it as for one process */
@@ -110,7 +99,6 @@ static int replay_fix(struct td_analysis *a, struct td_finding *f, int64_t ws, i
 	for (i = 0; i < n; i++)
 		td_finding_edit(f, &ed[i]);
 	free(ed);
-	td_vec_free(&v);
 	return 1;
 }
 
@@ -124,6 +112,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 	size_t ntop = 0, d, best_dev = 0, k;
 	int64_t ws, we;
 	struct td_finding *f;
+	struct td_vec spans;       /* struct span: the loader spans in the window, for the replay */
 	char b1[32], b2[32], b3[32], b4[32];
 
 	if (!a->ndev || a->serving) /* a server's requests do not come from a DataLoader */
@@ -136,12 +125,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 	ws = a->dev[best_dev].host_start;
 	we = a->dev[best_dev].host_end;
 	w = we - ws;
+	td_vec_init(&spans, sizeof(struct span));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
 		unsigned c = td_an_class(a, e->name);
 
 		if (e->ts < ws || e->ts >= we || !td_an_outer_dataloader(a, i))
 			continue;
+		((struct span *)td_vec_push(&spans))->ev = i;
 		total += td_ev_dur(e);
 		calls++;
 		if (td_ev_dur(e) < shortest)
@@ -164,8 +155,10 @@ static void run(struct td_analysis *a, struct td_report *r)
 				top[m] = i;
 		}
 	}
-	if (!calls || w <= 0 || (double)total < a->params.dataloader_share * (double)w)
+	if (!calls || w <= 0 || (double)total < a->params.dataloader_share * (double)w) {
+		td_vec_free(&spans);
 		return;
+	}
 	f = td_report_add(r, "dataloader", a->dev[best_dev].device);
 	for (d = 0; d < a->ndev; d++)
 		td_finding_claim_cause(a, f, d, CAUSE_DATALOADER);
@@ -208,8 +201,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 	}
 	{
 		int64_t resid = 0;
-		if (replay_fix(a, f, ws, we, single, shortest, &resid))
+		if (replay_fix(a, f, &spans, single, shortest, &resid))
 			td_finding_value(f, "residual_ns", resid);
+		td_vec_free(&spans);
 	}
 	td_finding_value(f, "dataloader_ns", total);
 	td_finding_value(f, "calls", (int64_t)calls);
