@@ -14,13 +14,15 @@
  *
  * Bottlenecks for what-if pairs: --items N per-element .item() calls per step (--items-fixed:
  * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
- * --no-loss-item without the step's loss.item(). --profile-mix: the mix of a real profile with
+ * --no-loss-item without the step's loss.item(), --side-copies N uploads of 4 MB per step onto
+ * two side streams from pageable memory, blocking the host (--side-pinned: from pinned memory,
+ * non-blocking, sharing the copy engine). --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
  * samples per op: ~400 per MB).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
- *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item] [--profile-mix]
- *                  [--seed S] [-o FILE]
+ *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
+ *                  [--side-copies N [--side-pinned]] [--profile-mix] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -48,6 +50,10 @@ struct gen {
 	int no_loss_item;         /* no loss.item() at the step's end */
 	int profile_mix;          /* with_stack + profile_memory: Python frames around each op,
 				   * [memory] samples per op (b200-eager-decode, ddp-v100-rank1) */
+	int side_copies;          /* 4 MB uploads per step onto two side streams, among the ops */
+	int side_pinned;          /* ... from pinned memory, non-blocking (else pageable, blocking) */
+	int64_t side_free[2];     /* when each side stream is free */
+	int64_t engine_free;      /* when the host-to-device copy engine is free */
 };
 
 static uint64_t rnd(struct gen *g)
@@ -161,6 +167,8 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 	int64_t call_dur = sync ? 0 : 6000;
 
 	c_ts = call_ts + 2000 > g->gpu_ns ? call_ts + 2000 : g->gpu_ns;
+	if (!strcmp(dir, "HtoD") && g->engine_free > c_ts) /* behind a side stream's upload */
+		c_ts = g->engine_free;
 	if (sync)
 		call_dur = c_ts + c_dur - call_ts + 2000;
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
@@ -178,6 +186,8 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 		 "bandwidth (GB/s)\": %.3f", ext, corr, bytes, (double)bytes / (double)c_dur);
 	span(g, "gpu_memcpy", name, 0, 7, c_ts, c_dur, args);
 	g->gpu_ns = c_ts + c_dur;
+	if (!strcmp(dir, "HtoD"))
+		g->engine_free = g->gpu_ns;
 	if (sync) {
 		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cuda_sync_kind\": \"Stream "
 			 "Sync\", \"stream\": 7, \"correlation\": %" PRIu64 ", \"device\": 0, "
@@ -185,6 +195,48 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 		span(g, "cuda_sync", "Stream Sync", 0, 7, g->gpu_ns, 1000, args);
 	}
 	g->now_ns = op_ts + call_dur + 9000;
+}
+
+/* An upload of 4 MB onto side stream 20 or 24 (aten::copy_ > cudaMemcpyAsync). Pageable: the
+ * host stages it, the copy runs at 6 GB/s and the call returns after it, then syncs the stream.
+ * Pinned: the call returns at once and the copy runs at 10 GB/s. Either way the copies share
+ * the host-to-device engine: one waits for the one before it to end. */
+static void side_copy(struct gen *g, int n)
+{
+	char args[256];
+	int stream = n % 2 ? 24 : 20;
+	int64_t bytes = 4 << 20, op_ts = g->now_ns, call_ts = op_ts + 3000, c_ts, c_dur, call_dur;
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+
+	c_ts = call_ts + 2000;
+	if (g->side_free[n % 2] > c_ts)
+		c_ts = g->side_free[n % 2];
+	if (g->engine_free > c_ts)
+		c_ts = g->engine_free;
+	c_dur = bytes / (g->side_pinned ? 10 : 6) + 1500;
+	call_dur = g->side_pinned ? 6000 : c_ts + c_dur - call_ts + 2000;
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
+	span(g, "cpu_op", "aten::copy_", g->pid, g->tid, op_ts, call_dur + (g->side_pinned ? 5000 : 9000),
+	     args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 41, \"correlation\": %"
+		 PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaMemcpyAsync", g->pid, g->tid, call_ts, call_dur, args);
+	flow(g, 's', corr, g->pid, g->tid, call_ts);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, "
+		 "\"stream\": %d, \"correlation\": %" PRIu64 ", \"bytes\": %" PRId64 ", \"memory "
+		 "bandwidth (GB/s)\": %.3f", ext, stream, corr, bytes, (double)bytes / (double)c_dur);
+	span(g, "gpu_memcpy", g->side_pinned ? "Memcpy HtoD (Pinned -> Device)"
+	     : "Memcpy HtoD (Pageable -> Device)", 0, stream, c_ts, c_dur, args);
+	flow(g, 'f', corr, 0, stream, c_ts);
+	g->side_free[n % 2] = g->engine_free = c_ts + c_dur;
+	if (!g->side_pinned) { /* PyTorch syncs the stream after a blocking copy */
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 131, "
+			 "\"correlation\": %" PRIu64, ext, ++g->corr);
+		span(g, "cuda_runtime", "cudaStreamSynchronize", g->pid, g->tid,
+		     call_ts + call_dur + 1000, 3000, args);
+	}
+	g->now_ns = op_ts + call_dur + (g->side_pinned ? 5000 : 9000) + 1000;
 }
 
 /* A bare kernel launch: call_ns on the host, a kernel of kernel_ns. */
@@ -296,6 +348,8 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		}
 		if (i % 16 == 15)
 			memory(g, -(2 << 20));
+		if (g->side_copies && (i * g->side_copies) / ops != ((i + 1) * g->side_copies) / ops)
+			side_copy(g, ((i + 1) * g->side_copies) / ops);
 	}
 	for (i = 0; i < g->items; i++) { /* acc += x[i].item(), or its fix */
 		if (g->items_fixed)
@@ -507,6 +561,10 @@ int main(int argc, char **argv)
 			g.allocs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-loss-item"))
 			g.no_loss_item = 1;
+		else if (!strcmp(argv[i], "--side-copies") && i + 1 < argc)
+			g.side_copies = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--side-pinned"))
+			g.side_pinned = 1;
 		else if (!strcmp(argv[i], "--profile-mix"))
 			g.profile_mix = 1;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -524,7 +582,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
-					"[--no-loss-item] [--profile-mix] [--seed S] [-o FILE]\n"
+					"[--no-loss-item] [--side-copies N [--side-pinned]] "
+					"[--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

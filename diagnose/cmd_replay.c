@@ -35,6 +35,13 @@ static const char *delay_name(const struct td_replay *g, const struct td_rp_dela
 	return td_trace_name(g->t, td_rp_event(g, d->node)->name);
 }
 
+/* The replay's model of the report's device. */
+static const struct td_rp_dev *main_dev(const struct replay_ctx *c)
+{
+	size_t i = td_whatif_dev_index(c->a, c->rep->device);
+	return &c->w->g.dev[i < c->w->g.ndev ? i : 0];
+}
+
 static void out_json(FILE *f, const struct replay_ctx *c)
 {
 	yajl_gen g = out_json_new(f);
@@ -72,8 +79,19 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		out_json_kint(g, "cross_stream", (int64_t)gr->cross_edges);
 		out_json_kint(g, "forks", (int64_t)gr->forks);
 		out_json_kint(g, "joins", (int64_t)gr->joins);
+		out_json_kint(g, "copy_engine", (int64_t)gr->engine_edges);
 		out_json_kint(g, "wait_tail_ns", gr->tail);
 		yajl_gen_map_close(g);
+		if (gr->ndev) { /* the host link of the main device, as a pinned copy is replayed */
+			const struct td_rp_dev *dv = main_dev(c);
+			out_json_key(g, "pinned_mb_per_s");
+			yajl_gen_map_open(g);
+			out_json_kint(g, "htod", dv->pinned[0]);
+			out_json_kint(g, "dtoh", dv->pinned[1]);
+			out_json_kstr(g, "htod_from", (dv->pinned_measured & 1) ? "trace" : "table");
+			out_json_kstr(g, "dtoh_from", (dv->pinned_measured & 2) ? "trace" : "table");
+			yajl_gen_map_close(g);
+		}
 		out_json_key(g, "delays");
 		yajl_gen_array_open(g);
 		for (i = 0; i < gr->ndelays; i++) {
@@ -106,9 +124,10 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 		return;
 	}
 	snprintf(line, sizeof(line), "%zu host calls, %zu GPU ops; %llu waits, %llu blocking "
-		 "copies, %llu other-stream edges, %llu forks, %llu joins", g->nhost, g->n - g->nhost,
-		 (unsigned long long)g->waits, (unsigned long long)g->blocking_copies,
-		 (unsigned long long)g->cross_edges, (unsigned long long)g->forks,
+		 "copies, %llu other-stream edges, %llu copy-engine edges, %llu forks, %llu joins",
+		 g->nhost, g->n - g->nhost, (unsigned long long)g->waits,
+		 (unsigned long long)g->blocking_copies, (unsigned long long)g->cross_edges,
+		 (unsigned long long)g->engine_edges, (unsigned long long)g->forks,
 		 (unsigned long long)g->joins);
 	fputs("graph      ", f);
 	out_text_wrap(f, line, 11, 11, 100);
@@ -136,6 +155,27 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 		snprintf(line, sizeof(line), "%s: pageable copies started late while the host staged "
 			 "them (kept in the replay)", td_fmt_dur(b1, sizeof(b1), g->staging_ns));
 		fputs("staging    ", f);
+		out_text_wrap(f, line, 11, 11, 100);
+		fputc('\n', f);
+	}
+	if (g->pageable_copies) {
+		const struct td_rp_dev *dv = main_dev(c);
+		static const char *const from[] = {"a table of host links, by the device's name",
+						   "the trace's pinned copies"};
+		int up = dv->pinned_measured & 1, down = (dv->pinned_measured >> 1) & 1;
+		if (up == down)
+			snprintf(line, sizeof(line), "%llu pageable cop%s; made pinned, one would run at "
+				 "%.1f GB/s to the device and %.1f GB/s back (%s)",
+				 (unsigned long long)g->pageable_copies,
+				 g->pageable_copies == 1 ? "y" : "ies", (double)dv->pinned[0] / 1000.0,
+				 (double)dv->pinned[1] / 1000.0, from[up]);
+		else
+			snprintf(line, sizeof(line), "%llu pageable cop%s; made pinned, one would run at "
+				 "%.1f GB/s to the device (%s) and %.1f GB/s back (%s)",
+				 (unsigned long long)g->pageable_copies,
+				 g->pageable_copies == 1 ? "y" : "ies", (double)dv->pinned[0] / 1000.0,
+				 from[up], (double)dv->pinned[1] / 1000.0, from[down]);
+		fputs("pinned     ", f);
 		out_text_wrap(f, line, 11, 11, 100);
 		fputc('\n', f);
 	}

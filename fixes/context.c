@@ -52,6 +52,31 @@ const char *td_coll_kind_name(enum td_coll_kind k)
 	return (unsigned)k < TD_COLL_NKINDS ? n[k] : "";
 }
 
+int64_t td_host_link_mbps(const char *n)
+{
+	/* achieved, not the link's peak: ~80% of it, as pinned copies of a few MB reach */
+	static const char *const c2c[] = {"GH200", "GB200", "GB300", "Grace", NULL};
+	static const char *const gen5[] = {"H100", "H200", "H800", "H20", "B200", "B100", "B300",
+					   "RTX 50", "RTX PRO", "MI300", "MI325", "MI355", NULL};
+	static const char *const gen4[] = {"A100", "A800", "A10", "A30", "A40", "A16", "A2 ",
+					   "L4", "L20", "RTX 30", "RTX 40", "RTX A", "MI100",
+					   "MI210", "MI250", "Radeon PRO W6", "Radeon PRO W7", NULL};
+	const char *const *p;
+
+	if (!n)
+		return 12000;
+	for (p = c2c; *p; p++)
+		if (has(n, *p))
+			return 350000;
+	for (p = gen5; *p; p++)
+		if (has(n, *p))
+			return 50000;
+	for (p = gen4; *p; p++)
+		if (has(n, *p))
+			return 25000;
+	return 12000; /* PCIe 3: V100, T4, P100, Turing and older */
+}
+
 const char *td_vendor_name(enum td_vendor v)
 {
 	return v == TD_VENDOR_NVIDIA ? "CUDA" : v == TD_VENDOR_AMD ? "ROCm" : "unknown";

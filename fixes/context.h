@@ -72,6 +72,9 @@ const char *td_opt_impl_name(enum td_opt_impl i); /* "single-tensor", "foreach",
  * torch.compile, AdamW (foreach)". */
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
 		     size_t cap);
+/* What a pinned copy achieves over a GPU's host link, bytes per us (MB/s), by the device's
+ * name: NVLink-C2C on Grace, else the PCIe generation of the GPU (3 when unknown). */
+int64_t td_host_link_mbps(const char *device_name);
 /* "batch 16 in the layers' inputs; the median kernel fills 0.3 blocks per SM", or "" */
 const char *td_context_batch(const struct td_context *c, char *buf, size_t cap);
 

@@ -237,8 +237,10 @@ static void fit_model(struct td_replay *g)
 		if (h == TD_NONE)
 			continue;
 		lts = ts_of(g, h);
-		if (e->ts < lts || (p != TD_NONE && end_of(g, p) > lts) || (g->fl[h] & TD_RPF_WAITS))
-			continue; /* queued, or staged by a blocking copy */
+		if (e->ts < lts || (p != TD_NONE && end_of(g, p) > lts) || (g->fl[h] & TD_RPF_WAITS) ||
+		    ((g->fl[k] & TD_RPF_ENGINE) &&
+		     end_of(g, td_rp_side_of(&g->engine, (uint32_t)k)->ref) > lts))
+			continue; /* queued (on its stream or its copy engine), or staged by a copy */
 		x = td_vec_push(&v);
 		x->lag = e->ts - lts;
 		x->key = (uint32_t)dev_of(g, (uint32_t)k) * 3 + (uint32_t)kind_slot(e->kind);
@@ -288,6 +290,106 @@ static void fit_model(struct td_replay *g)
 	}
 	free(sum);
 	free(cnt);
+}
+
+/* --- copies over the host link ----------------------------------------------------------- */
+
+#define PIN_MIN_BYTES (1u << 20) /* smaller copies are their fixed cost more than bandwidth */
+
+static uint64_t bytes_of(const struct td_replay *g, uint32_t k)
+{
+	const struct td_event *e = td_rp_event(g, k);
+	return e->aux < g->t->xfer_bytes.len ? TD_VEC_AT(&g->t->xfer_bytes, uint64_t, e->aux) : 0;
+}
+
+struct copy_key {
+	int64_t ts;
+	uint32_t key, node; /* device * 2 + direction */
+};
+#define COPY_LESS(x, y)                                                                      \
+	((x)->key != (y)->key ? (x)->key < (y)->key : (x)->ts != (y)->ts ? (x)->ts < (y)->ts     \
+							 : (x)->node < (y)->node)
+TD_DEFINE_SORT(sort_copies, struct copy_key, COPY_LESS)
+
+/* The copies over the host link: pageable ones marked, the link's pinned bandwidth per device
+ * and direction from the pinned copies of 1 MB or more, and each copy's edge from the one
+ * before it on its engine (another stream's, ended before it started in the trace). */
+static void link_copies(struct td_replay *g, const uint8_t *role)
+{
+	struct td_vec v;
+	struct copy_key *c;
+	uint64_t *bytes = td_calloc(2 * g->ndev + 1, sizeof(uint64_t));
+	int64_t *time = td_calloc(2 * g->ndev + 1, sizeof(int64_t));
+	uint32_t *n = td_calloc(2 * g->ndev + 1, sizeof(uint32_t));
+	size_t k, i;
+
+	td_vec_init(&v, sizeof(struct copy_key));
+	for (k = g->nhost; k < g->n; k++) {
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		uint8_t ro = role[e->name];
+		uint32_t key;
+		if (e->kind != TD_K_MEMCPY || !(ro & (TD_RP_OP_HTOD | TD_RP_OP_DTOH)))
+			continue;
+		key = (uint32_t)dev_of(g, (uint32_t)k) * 2 + ((ro & TD_RP_OP_DTOH) ? 1 : 0);
+		if (ro & TD_RP_OP_DTOH)
+			g->fl[k] |= TD_RPF_DTOH;
+		if (ro & TD_RP_OP_PAGEABLE) {
+			g->fl[k] |= TD_RPF_PAGEABLE;
+			g->pageable_copies++;
+		}
+		if ((ro & TD_RP_OP_PINNED) && bytes_of(g, (uint32_t)k) >= PIN_MIN_BYTES &&
+		    td_ev_dur(e) > 0) {
+			bytes[key] += bytes_of(g, (uint32_t)k);
+			time[key] += td_ev_dur(e);
+			n[key]++;
+		}
+		c = td_vec_push(&v);
+		c->ts = e->ts;
+		c->key = key;
+		c->node = (uint32_t)k;
+	}
+	for (i = 0; i < 2 * g->ndev; i++)
+		if (n[i] >= 3) {
+			g->dev[i / 2].pinned[i % 2] = (int64_t)(bytes[i] * 1000 / (uint64_t)time[i]);
+			g->dev[i / 2].pinned_measured |= (uint8_t)(1u << (i % 2));
+		}
+	c = v.data;
+	sort_copies(c, v.len);
+	for (i = 1; i < v.len; i++) {
+		uint32_t a = c[i - 1].node, b = c[i].node;
+		if (c[i - 1].key != c[i].key || td_rp_event(g, a)->track == td_rp_event(g, b)->track ||
+		    end_of(g, a) > ts_of(g, b) + SLACK_NS)
+			continue; /* another engine, the same stream's order, or sharing it */
+		add_side(&g->engine, b, a, 0, TD_RP_NOGAP);
+		g->fl[b] |= TD_RPF_ENGINE;
+		g->engine_edges++;
+	}
+	sort_side(g->engine.data, g->engine.len);
+	td_vec_free(&v);
+	free(bytes);
+	free(time);
+	free(n);
+}
+
+int64_t td_rp_pinned_time(const struct td_replay *g, size_t dev, int dtoh, uint64_t bytes,
+			  int64_t measured)
+{
+	int64_t bw = dev < g->ndev ? g->dev[dev].pinned[dtoh ? 1 : 0] : 0, d;
+
+	if (bw <= 0)
+		return measured;
+	d = (int64_t)(bytes * 1000 / (uint64_t)bw) + TD_RP_PIN_LAT_NS;
+	return d < measured ? d : measured;
+}
+
+int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k)
+{
+	const struct td_event *e = td_rp_event(g, k);
+
+	if (!(g->fl[k] & TD_RPF_PAGEABLE))
+		return td_ev_dur(e);
+	return td_rp_pinned_time(g, (size_t)dev_of(g, k), (g->fl[k] & TD_RPF_DTOH) != 0,
+				 bytes_of(g, k), td_ev_dur(e));
 }
 
 /* --- waits -------------------------------------------------------------------------------- */
@@ -443,6 +545,11 @@ static void link_streams(struct td_replay *g)
 			gate = end_of(g, p) + td_rp_gap(g, node);
 			g->fl[k] |= TD_RPF_STREAM;
 		}
+		if (g->fl[k] & TD_RPF_ENGINE) { /* its engine was busy */
+			const struct td_rp_side *en = td_rp_side_of(&g->engine, node);
+			if (end_of(g, en->ref) > gate)
+				gate = end_of(g, en->ref);
+		}
 		delay = e->ts - gate;
 		tol = lag > TOL_MIN_NS ? lag : TOL_MIN_NS;
 		if (delay <= tol)
@@ -574,6 +681,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	g->delays = td_calloc(DELAYS_KEEP, sizeof(*g->delays));
 	td_vec_init(&g->xs, sizeof(struct td_rp_side));
 	td_vec_init(&g->extras, sizeof(struct td_rp_side));
+	td_vec_init(&g->engine, sizeof(struct td_rp_side));
 	for (i = 0; i < ntr; i++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		const struct td_device *d = tr->is_gpu ? td_trace_find_device(t, tr->device) : NULL;
@@ -603,8 +711,10 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	}
 	td_vec_init(&tails, sizeof(int64_t));
 	td_vec_init(&plain_copy, sizeof(int64_t));
-	if (role)
+	if (role) {
 		mark_copies(g, role, &tails, &plain_copy);
+		link_copies(g, role);
+	}
 	steps_on = td_calloc(ntr + 1, sizeof(uint32_t));
 	for (i = 0; i < t->steps.len; i++)
 		steps_on[td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, i).event)->track]++;
@@ -641,5 +751,6 @@ void td_replay_free(struct td_replay *g)
 	free(g->delays);
 	td_vec_free(&g->xs);
 	td_vec_free(&g->extras);
+	td_vec_free(&g->engine);
 	memset(g, 0, sizeof(*g));
 }

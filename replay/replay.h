@@ -19,11 +19,14 @@
  *     and kept only where it explains the delay);
  *   - threads of one process: a thread's burst of calls inside a gap of the process's main
  *     thread (the autograd thread's backward) starts after the main thread's call before it,
- *     and the main thread's next call waits for the burst's end, each by its measured lag.
+ *     and the main thread's next call waits for the burst's end, each by its measured lag;
+ *   - copy engines: a host-to-device (device-to-host) copy starts after the one of its device
+ *     and direction that started before it on another stream ended, when it did in the trace:
+ *     one engine per direction, shared by the streams (copies that overlapped in the trace
+ *     shared it already, their durations say by how much).
  * What the edges cannot explain is reported: GPU work that started later than anything in the
  * trace gates it ("unexplained start delay"). Not modelled: peers of a collective (its measured
- * duration is kept), a full launch queue, copy engines shared by concurrent copies, host
- * threads slowed by contention.
+ * duration is kept), a full launch queue, host threads slowed by contention.
  *
  * Compact: a node is its event and its flags (6 bytes), the op it waits for or its launch (4);
  * the model's lags are per device and kind, the few edges of another kind in a side table; a
@@ -44,6 +47,11 @@ enum td_rp_role {
 	TD_RP_WAIT = 1,  /* waits for the GPU work queued before it */
 	TD_RP_COPY = 2,  /* a memcpy / memset call: a wait for its own op when it outlasts it */
 };
+/* The role of a GPU copy's name, bits: its direction over the host link and its host memory. */
+#define TD_RP_OP_HTOD 0x04
+#define TD_RP_OP_DTOH 0x08
+#define TD_RP_OP_PAGEABLE 0x10 /* from or to pageable memory: staged, at the pageable rate */
+#define TD_RP_OP_PINNED 0x20   /* from or to pinned memory: at the link's bandwidth */
 
 /* Node flags. */
 #define TD_RPF_GPU 0x01      /* a GPU op */
@@ -57,6 +65,9 @@ enum td_rp_role {
 #define TD_RPF_FIRST 0x100   /* the first node of its lane */
 #define TD_RPF_MEASGAP 0x200 /* op: its measured lane gap (it overlaps the op before, or has no
 			      * launch), not the device's queued gap */
+#define TD_RPF_PAGEABLE 0x400 /* op: a copy over the host link from or to pageable memory */
+#define TD_RPF_ENGINE 0x800  /* op: follows another stream's copy on its engine (g->engine) */
+#define TD_RPF_DTOH 0x1000   /* op: a copy over the host link, device to host (PAGEABLE, ENGINE) */
 
 /* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
  * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */
@@ -76,7 +87,13 @@ struct td_rp_dev {
 	int64_t lag[3];  /* launch latency: kernel, memcpy, memset */
 	int64_t queued;  /* mean gap between ops already queued */
 	int64_t cross;   /* median lag after an op on another stream */
+	int64_t pinned[2]; /* the host link's bandwidth for pinned copies, bytes per us (MB/s):
+			    * host-to-device, device-to-host; from the trace's own pinned copies of
+			    * 1 MB or more (3 at least), else 0 (the caller may set it from a table:
+			    * 0 keeps a copy's measured time when it is made pinned) */
+	uint8_t pinned_measured; /* bit d: pinned[d] is the trace's own */
 };
+#define TD_RP_PIN_LAT_NS 1500 /* a pinned copy's fixed cost, besides its bytes */
 
 struct td_replay {
 	const struct td_trace *t;
@@ -92,19 +109,20 @@ struct td_replay {
 	size_t ndev;
 	struct td_vec xs;          /* struct td_rp_side: edges, by node */
 	struct td_vec extras;      /* struct td_rp_side: start delays (v), by node */
+	struct td_vec engine;      /* struct td_rp_side: the copy before on the engine (ref), by node */
 	int64_t tail;              /* median from the awaited op's end to a wait call's end */
 	int64_t wait_cost, copy_cost; /* what a sync, a copy call costs when it does not wait */
 	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */
 	int64_t staging_ns;        /* the start delays of ops behind blocking copies (kept) */
-	uint64_t cross_edges, forks, joins, waits, blocking_copies;
+	uint64_t cross_edges, forks, joins, waits, blocking_copies, engine_edges, pageable_copies;
 	struct td_rp_delay *delays; /* the largest unexplained delays, largest first */
 	size_t ndelays;
 	int keep_unexplained;      /* replay the unexplained delays as measured (sizing a fix:
 				    * whatever caused them stays); 0 to test the model alone */
 };
 
-/* Builds the graph of a finalized trace; role[name id] names each runtime call's role (NULL:
- * all plain). Returns 0, or -1 when out of memory. */
+/* Builds the graph of a finalized trace; role[name id] names each runtime call's role and each
+ * copy op's TD_RP_OP_* bits (NULL: all plain). Returns 0, or -1 when out of memory. */
 int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role);
 void td_replay_free(struct td_replay *g);
 
@@ -135,7 +153,8 @@ enum td_rp_edit_kind {
 			  * GPU time and the host's own work kept (fusion, a CUDA graph) */
 	TD_RP_COST,      /* calls starting in [from, to) on a thread cost residual ns and wait for
 			  * nothing, their ops start with no staging (a copy from pinned memory,
-			  * made non-blocking; its GPU time kept) */
+			  * made non-blocking): a pageable copy then runs at the link's pinned
+			  * bandwidth (its measured time when that is unknown, or shorter) */
 };
 struct td_rp_edit {
 	uint8_t kind;
@@ -157,6 +176,13 @@ struct td_rp_times {
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out);
 void td_rp_times_free(struct td_rp_times *r);
+/* What op k (a pageable copy) takes from pinned memory: its bytes at the pinned bandwidth plus
+ * TD_RP_PIN_LAT_NS, no longer than measured; its measured time when the bandwidth is unknown. */
+int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k);
+/* The same for a copy of bytes over device index dev's link (dtoh: back to the host) that took
+ * measured ns from pageable memory. */
+int64_t td_rp_pinned_time(const struct td_replay *g, size_t dev, int dtoh, uint64_t bytes,
+			  int64_t measured);
 /* Node k's replayed end in r (r NULL: as measured). */
 int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32_t k);
 int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint32_t k);

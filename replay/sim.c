@@ -15,7 +15,7 @@
 #define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
 
 /* what the edits did to a node (td_rp_times.flag) */
-enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16 };
+enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32 };
 /* the DFS's state per node, in the flag's top two bits */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
 #define ST(s, k) ((s)->r->flag[k] >> 6)
@@ -67,8 +67,8 @@ int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32
 	st = r->start[k];
 	if (st == NONE_T || (r->flag[k] & F_REMOVED))
 		return st;
-	if (g->fl[k] & TD_RPF_GPU)
-		return st + td_ev_dur(e);
+	if (g->fl[k] & TD_RPF_GPU) /* its own time, or the one an edit gave it */
+		return st + ((r->flag[k] & F_COST) ? over(r, k)->v : td_ev_dur(e));
 	v = st + own_cost(g, r, k);
 	if ((g->fl[k] & TD_RPF_WAITS) && !(r->flag[k] & (F_UNWAIT | F_COST))) {
 		int64_t oe = td_rp_end(g, r, g->src[k]);
@@ -113,6 +113,8 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 	}
 	if ((g->fl[k] & TD_RPF_GPU) && g->src[k] != TD_NONE)
 		pre[n++] = g->src[k];
+	if (g->fl[k] & TD_RPF_ENGINE)
+		pre[n++] = td_rp_side_of(&g->engine, k)->ref;
 	return n;
 }
 
@@ -125,6 +127,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	uint32_t p = td_rp_prev(g, k), h = g->src[k];
 	int gpu = g->fl[k] & TD_RPF_GPU, removed = r->flag[k] & F_REMOVED;
 	const struct td_rp_side *x = (g->fl[k] & TD_RPF_X) ? td_rp_side_of(&g->xs, k) : NULL;
+	const struct td_rp_side *en = (g->fl[k] & TD_RPF_ENGINE) ? td_rp_side_of(&g->engine, k)
+								 : NULL;
 	int64_t v = NONE_T, gap;
 
 #define END(n) (ST(s, n) == S_DONE ? td_rp_end(g, r, n) : td_ev_end(td_rp_event(g, n)))
@@ -135,6 +139,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 			later(&v, END(p), 0);
 		if (x)
 			later(&v, END(x->ref), removed ? 0 : x->v);
+		if (en)
+			later(&v, END(en->ref), 0);
 		if (v == NONE_T && !removed)
 			v = e->ts;
 		return v;
@@ -148,6 +154,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	}
 	if (x)
 		later(&v, END(x->ref), x->v);
+	if (en) /* its engine free */
+		later(&v, END(en->ref), 0);
 	if (gpu && h != TD_NONE && !(r->flag[h] & F_REMOVED)) {
 		int64_t lag = g->dev[g->track_dev[e->track]].lag[kind_slot(e->kind)];
 		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
@@ -173,7 +181,7 @@ static void push(struct sim *s, uint32_t k)
 
 static void settle(struct sim *s, uint32_t root)
 {
-	uint32_t pre[5];
+	uint32_t pre[6];
 
 	if (ST(s, root) == S_DONE)
 		return;
@@ -284,8 +292,10 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		}
 		return;
 	case TD_RP_COST:
-		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++) {
 			set_cost(g, r, k, ed->residual);
+			r->flag[k] |= F_PINNED;
+		}
 		return;
 	case TD_RP_UNWAIT:
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
@@ -341,11 +351,18 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	td_vec_init(&out->over, sizeof(struct td_rp_side));
 	for (k = 0; k < nedits; k++)
 		apply(g, &edits[k], out);
-	sort_over(out->over.data, out->over.len);
-	/* a removed call's GPU ops go with it */
-	for (k = g->nhost; k < g->n; k++)
-		if (g->src[k] != TD_NONE && (out->flag[g->src[k]] & F_REMOVED))
+	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
+	 * pinned bandwidth */
+	for (k = g->nhost; k < g->n; k++) {
+		uint32_t h = g->src[k];
+		if (h == TD_NONE)
+			continue;
+		if (out->flag[h] & F_REMOVED)
 			out->flag[k] |= F_REMOVED;
+		else if ((out->flag[h] & F_PINNED) && (g->fl[k] & TD_RPF_PAGEABLE))
+			set_cost(g, out, (uint32_t)k, td_rp_pinned_dur(g, (uint32_t)k));
+	}
+	sort_over(out->over.data, out->over.len);
 	memset(&s, 0, sizeof(s));
 	s.g = g;
 	s.r = out;

@@ -21,6 +21,7 @@
 struct kind_stat {
 	uint64_t n, bytes;
 	int64_t time;
+	int64_t pinned;  /* pageable uploads: their time from pinned memory, as the replay has it */
 };
 
 static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
@@ -33,6 +34,9 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 	uint32_t i;
 	int di, si, ti;
 	char b1[32], b2[32];
+
+	const struct td_whatif *w = td_an_whatif(a);
+	size_t gd = td_whatif_dev_index(a, d);
 
 	memset(ks, 0, sizeof(ks));
 	memset(pageable, 0, sizeof(*pageable));
@@ -53,6 +57,9 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 		ks[dir][src][dst].n++;
 		ks[dir][src][dst].bytes += bytes;
 		ks[dir][src][dst].time += td_ev_dur(e);
+		ks[dir][src][dst].pinned += w ? td_rp_pinned_time(&w->g, gd, dir == CD_DTOH, bytes,
+								    td_ev_dur(e))
+					      : td_ev_dur(e);
 	}
 	*pageable = ks[CD_HTOD][MK_PAGEABLE][MK_DEVICE];
 	for (si = 0; si < 6; si++) /* pageable uploads of any destination */
@@ -60,6 +67,7 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 			pageable->n += ks[CD_HTOD][MK_PAGEABLE][si].n;
 			pageable->bytes += ks[CD_HTOD][MK_PAGEABLE][si].bytes;
 			pageable->time += ks[CD_HTOD][MK_PAGEABLE][si].time;
+			pageable->pinned += ks[CD_HTOD][MK_PAGEABLE][si].pinned;
 		}
 	if (!f)
 		return;
@@ -148,12 +156,23 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 		else
 			snprintf(sz, sizeof(sz), "sizes not recorded");
 		td_finding_title(f, "%zu host-to-device cop%s from pageable memory (%s, %s on the GPU) "
-				 "block%s the host %s; pinned, non-blocking copies win back up to %s of "
-				 "GPU idle", n, n == 1 ? "y" : "ies", sz, td_fmt_dur(b1, sizeof(b1), pg.time),
+				 "block%s the host %s and run at the pageable rate; %s of GPU idle around "
+				 "them", n, n == 1 ? "y" : "ies", sz, td_fmt_dur(b1, sizeof(b1), pg.time),
 				 n == 1 ? "s" : "", td_fmt_dur(b2, sizeof(b2), blocked),
 				 td_fmt_dur(b3, sizeof(b3), f->idle_ns));
 	}
 	copy_stats(a, d, f, &pg);
+	{
+		const struct td_whatif *w = td_an_whatif(a);
+		const struct td_rp_dev *rd = w ? &w->g.dev[td_whatif_dev_index(a, d)] : NULL;
+		if (rd && rd->pinned[0] > 0 && pg.pinned < pg.time - pg.time / 20) /* 5% or more */
+			td_finding_where(f, "from pinned memory: %s of those copies in %s, at %.1f GB/s "
+					 "(%s)", td_fmt_dur(b1, sizeof(b1), pg.time),
+					 td_fmt_dur(b2, sizeof(b2), pg.pinned),
+					 (double)rd->pinned[0] / 1000.0,
+					 (rd->pinned_measured & 1) ? "the trace's pinned copies"
+					 : "the device's host link, from a table");
+	}
 	if (longest != SIZE_MAX && u[longest].copy != TD_NONE) {
 		const struct td_event *e = td_trace_ev(t, u[longest].copy);
 		uint64_t bytes = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);

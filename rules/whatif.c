@@ -30,6 +30,14 @@ static int64_t window(struct td_analysis *a, size_t d, const struct td_rp_times 
 	return td_replay_window(&a->whatif->g, r, step_track(a, d), dv->host_start, dv->host_end);
 }
 
+size_t td_whatif_dev_index(const struct td_analysis *a, size_t d)
+{
+	const struct td_trace *t = a->t;
+	const struct td_device *dv = d < a->ndev ? td_trace_find_device(t, a->dev[d].device) : NULL;
+
+	return dv ? (size_t)(dv - (const struct td_device *)t->devices.data) : 0;
+}
+
 size_t td_whatif_main_device(const struct td_analysis *a)
 {
 	size_t d, best = 0;
@@ -85,6 +93,16 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 			role[i] = TD_RP_WAIT; /* cudaFree / hipFree synchronize the device */
 		else if (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL))
 			role[i] = TD_RP_COPY;
+		else { /* a copy op: its direction over the host link and its host memory */
+			enum td_copy_dir dir;
+			enum td_mem_kind src, dst, host;
+			td_memcpy_kind(td_trace_name(t, (uint32_t)i), &dir, &src, &dst);
+			host = dir == CD_HTOD ? src : dst;
+			if (dir == CD_HTOD || dir == CD_DTOH)
+				role[i] = (uint8_t)((dir == CD_HTOD ? TD_RP_OP_HTOD : TD_RP_OP_DTOH) |
+						    (host == MK_PAGEABLE ? TD_RP_OP_PAGEABLE
+						     : host == MK_PINNED ? TD_RP_OP_PINNED : 0));
+		}
 	}
 	{
 		struct td_vec v;
@@ -98,6 +116,15 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 		td_vec_free(&v);
 	}
 	if (td_replay_build(&w->g, t, role) == 0 && w->g.nhost && w->g.n > w->g.nhost) {
+		/* the link's pinned bandwidth the trace has no pinned copies to show: the table's */
+		for (i = 0; i < w->g.ndev && i < t->devices.len; i++) {
+			const struct td_device *dv = &TD_VEC_AT(&t->devices, struct td_device, i);
+			int64_t bw = td_host_link_mbps(dv->name ? td_trace_name(t, dv->name) : NULL);
+			if (!w->g.dev[i].pinned[0])
+				w->g.dev[i].pinned[0] = bw;
+			if (!w->g.dev[i].pinned[1])
+				w->g.dev[i].pinned[1] = bw;
+		}
 		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
 		w->ok = 1;

@@ -23,6 +23,8 @@ struct td_whatif {
 				     * replaces host work with one launch costs */
 };
 
+/* The graph's index (g.dev) of device index d in a->dev. */
+size_t td_whatif_dev_index(const struct td_analysis *a, size_t d);
 /* The graph and its baseline replay (NULL when the trace has nothing to replay). */
 const struct td_whatif *td_an_whatif(struct td_analysis *a);
 /* The steady-state window of device index d (its host thread, from host_start to host_end, and

@@ -295,6 +295,22 @@ static void test_optimizer(void **state)
 		}
 }
 
+/* The host link a pinned copy is replayed at, by the device's name. */
+static void test_host_link(void **state)
+{
+	(void)state;
+	assert_int_equal(td_host_link_mbps("NVIDIA GH200 480GB"), 350000); /* not an H200 */
+	assert_int_equal(td_host_link_mbps("NVIDIA H100 80GB HBM3"), 50000);
+	assert_int_equal(td_host_link_mbps("NVIDIA B200"), 50000);
+	assert_int_equal(td_host_link_mbps("AMD Instinct MI300X"), 50000);
+	assert_int_equal(td_host_link_mbps("NVIDIA A100-SXM4-80GB"), 25000);
+	assert_int_equal(td_host_link_mbps("AMD Instinct MI210"), 25000);
+	assert_int_equal(td_host_link_mbps("NVIDIA L4"), 25000);
+	assert_int_equal(td_host_link_mbps("Tesla V100-SXM2-32GB"), 12000);
+	assert_int_equal(td_host_link_mbps("NVIDIA GeForce RTX 2080 Ti"), 12000);
+	assert_int_equal(td_host_link_mbps(NULL), 12000);
+}
+
 static void test_picks(void **state)
 {
 	struct td_context c;
@@ -344,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_contexts),
 		cmocka_unit_test(test_optimizer),
 		cmocka_unit_test(test_picks),
+		cmocka_unit_test(test_host_link),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,52 @@ static void test_copies(void **state)
 	done(&x);
 }
 
+/* Two pageable uploads on side streams 20 and 24, each blocking the host, then three pinned
+ * ones on stream 7 (2 MB in 50 us: the link's pinned bandwidth, 40 000 bytes per us) and a
+ * kernel. Each copy follows the one before it on the host-to-device engine when it started
+ * after it ended. Made pinned and non-blocking, the pageable ones take 1 MB / 40 000 + 1.5 us
+ * = 26.5 us, and the second waits for the engine, not for its launch. */
+static void test_engine(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t c1, p1, p2, q1, k1;
+	(void)state;
+
+	load(th_fixture("replay/engine.json"), &x);
+	c1 = node(&x, "cudaMemcpyAsync", 0);
+	p1 = node(&x, "Memcpy HtoD (Pageable -> Device)", 6);
+	p2 = node(&x, "Memcpy HtoD (Pageable -> Device)", 126);
+	q1 = node(&x, "Memcpy HtoD (Pinned -> Device)", 246);
+	k1 = node(&x, "k1", 406);
+	assert_int_equal(x.w->g.dev[0].pinned[0], 40000);
+	assert_int_equal(x.w->g.engine_edges, 2);
+	assert_int_equal(td_rp_side_of(&x.w->g.engine, p2)->ref, p1);
+	assert_int_equal(td_rp_side_of(&x.w->g.engine, q1)->ref, p2);
+	assert_int_equal(x.w->g.blocking_copies, 2);
+	assert_int_equal(td_rp_pinned_dur(&x.w->g, p1), 26500);
+	assert_int_equal(td_rp_pinned_dur(&x.w->g, q1), 50 * US); /* pinned already */
+	/* as recorded */
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[p2], 126 * US);
+	assert_int_equal(r.start[q1], 246 * US);
+	assert_int_equal(r.start[k1], 406 * US);
+	td_rp_times_free(&r);
+	/* pinned, non-blocking: the calls cost 5 us, the copies queue on the engine */
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 230 * US, 5 * US};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
+	assert_int_equal(r.start[p1], 6 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, p1), 32500);
+	assert_int_equal(r.start[p2], 32500); /* its launch allows 23 us */
+	assert_int_equal(td_rp_end(&x.w->g, &r, p2), 59 * US);
+	assert_int_equal(r.start[q1], 59 * US);
+	assert_int_equal(r.start[k1], 209 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* Every real trace replays to within 1% per step (median) and 10% over its window, the model
  * alone; or, above that, the delays the replay cannot explain account for the difference. */
 static void test_fidelity(void **state)
@@ -261,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_copies),
+		cmocka_unit_test(test_engine),
 		cmocka_unit_test(test_fidelity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,9 @@ PAIRS = [
     ("sync-stall", ["--items", "30", "--no-loss-item"],
      ["--items", "30", "--items-fixed", "--no-loss-item"],
      "30 per-element .item() per step against one launch each (the value kept on the GPU)"),
+    ("transfer", ["--side-copies", "16"], ["--side-copies", "16", "--side-pinned"],
+     "16 pageable, blocking 4 MB uploads per step on side streams against pinned, non-blocking "
+     "ones at 10 GB/s, which queue on the copy engine"),
     ("allocator", ["--allocs", "3"], [],
      "3 cudaMalloc + cudaFree per step (cudaFree waits for the GPU) against none"),
 ]
