@@ -14,7 +14,9 @@
  *
  * Bottlenecks for what-if pairs: --items N per-element .item() calls per step (--items-fixed:
  * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
- * --no-loss-item without the step's loss.item(), --side-copies N uploads of 4 MB per step onto
+ * --no-loss-item without the step's loss.item(), --launch-loop N a Python loop launching N
+ * small kernels per step (--loop-fused: one launch of their fused kernel, the loop's own
+ * Python work kept), --side-copies N uploads of 4 MB per step onto
  * two side streams from pageable memory, blocking the host (--side-pinned: from pinned memory,
  * non-blocking, sharing the copy engine). --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
@@ -22,7 +24,8 @@
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
- *                  [--side-copies N [--side-pinned]] [--profile-mix] [--seed S] [-o FILE]
+ *                  [--launch-loop N [--loop-fused]] [--side-copies N [--side-pinned]]
+ *                  [--profile-mix] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -50,6 +53,9 @@ struct gen {
 	int no_loss_item;         /* no loss.item() at the step's end */
 	int profile_mix;          /* with_stack + profile_memory: Python frames around each op,
 				   * [memory] samples per op (b200-eager-decode, ddp-v100-rank1) */
+	int launch_loop;          /* a Python loop launching this many 2 us kernels per step */
+	int loop_fused;           /* ... one launch of their fused kernel instead, the loop's own
+				   * Python work kept */
 	int side_copies;          /* 4 MB uploads per step onto two side streams, among the ops */
 	int side_pinned;          /* ... from pinned memory, non-blocking (else pageable, blocking) */
 	int64_t side_free[2];     /* when each side stream is free */
@@ -359,6 +365,7 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 	}
 	for (i = 0; i < g->allocs; i++)
 		alloc_pair(g);
+
 	python_frame(g, "train.py(57): train_step", fwd_ts - 1000, g->now_ns - fwd_ts + 2000);
 	if (g->extra_host_ns) { /* host-only work, the GPU idle meanwhile */
 		python_frame(g, "train.py(88): log_metrics", g->now_ns, g->extra_host_ns);
@@ -372,8 +379,20 @@ static void step_finish(struct gen *g, int n)
 	char name[64], args[128];
 	int64_t step_ts = g->step_ts;
 
+	int i;
+
 	if (!g->no_loss_item)
 		copy(g, "DtoH", "Device -> Pageable", 4, 1); /* loss.item() */
+	/* after it, the GPU drained: a loop over small tensors (metrics, an unfused update) */
+	if (g->launch_loop && g->loop_fused) /* the fused kernel, then the loop's own work */
+		launch_only(g, 5000, 2000 * (int64_t)g->launch_loop);
+	for (i = 0; i < g->launch_loop; i++) { /* 3 us of Python, then a 5 us launch */
+		g->now_ns += 3000;
+		if (!g->loop_fused)
+			launch_only(g, 5000, 2000);
+		else
+			g->now_ns += 500; /* the Python around the launch, which stays */
+	}
 	g->now_ns += 5000;
 	snprintf(name, sizeof(name), "ProfilerStep#%d", n);
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
@@ -561,6 +580,10 @@ int main(int argc, char **argv)
 			g.allocs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-loss-item"))
 			g.no_loss_item = 1;
+		else if (!strcmp(argv[i], "--launch-loop") && i + 1 < argc)
+			g.launch_loop = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--loop-fused"))
+			g.loop_fused = 1;
 		else if (!strcmp(argv[i], "--side-copies") && i + 1 < argc)
 			g.side_copies = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--side-pinned"))
@@ -582,7 +605,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
-					"[--no-loss-item] [--side-copies N [--side-pinned]] "
+					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
+					"[--side-copies N [--side-pinned]] "
 					"[--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
