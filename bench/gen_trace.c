@@ -16,7 +16,9 @@
  * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
  * --no-loss-item without the step's loss.item(), --launch-loop N a Python loop launching N
  * small kernels per step (--loop-fused: one launch of their fused kernel, the loop's own
- * Python work kept), --side-copies N uploads of 4 MB per step onto
+ * Python work kept), --allreduce-mb M a gradient all-reduce of M MB per step after the ops
+ * (their second half then the backward), exposed (--buckets: in 25 MB buckets during the
+ * backward, each once its op ran, as DDP overlaps them), --side-copies N uploads of 4 MB per step onto
  * two side streams from pageable memory, blocking the host (--side-pinned: from pinned memory,
  * non-blocking, sharing the copy engine). --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
@@ -24,8 +26,8 @@
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
- *                  [--launch-loop N [--loop-fused]] [--side-copies N [--side-pinned]]
- *                  [--profile-mix] [--seed S] [-o FILE]
+ *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
+ *                  [--side-copies N [--side-pinned]] [--profile-mix] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -56,6 +58,10 @@ struct gen {
 	int launch_loop;          /* a Python loop launching this many 2 us kernels per step */
 	int loop_fused;           /* ... one launch of their fused kernel instead, the loop's own
 				   * Python work kept */
+	int64_t allreduce_bytes;  /* a gradient all-reduce per step, after the ops */
+	int buckets;              /* ... reduced instead in 25 MB buckets among the ops, each once
+				   * the op that produced its gradients ran (DDP's overlap) */
+	int64_t comm_free;        /* when the communication stream is free */
 	int side_copies;          /* 4 MB uploads per step onto two side streams, among the ops */
 	int side_pinned;          /* ... from pinned memory, non-blocking (else pageable, blocking) */
 	int64_t side_free[2];     /* when each side stream is free */
@@ -245,6 +251,41 @@ static void side_copy(struct gen *g, int n)
 	g->now_ns = op_ts + call_dur + (g->side_pinned ? 5000 : 9000) + 1000;
 }
 
+/* An all-reduce of bytes on stream 13, at 20 GB/s plus 10 us, launched now: it starts once its
+ * gradients are ready (the compute stream ran to here) and the stream is free. */
+static void grad_allreduce(struct gen *g, int64_t bytes)
+{
+	char args[640];
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+	int64_t ts = g->now_ns, k_ts, dur = bytes / 20 + 10000;
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
+	span(g, "cpu_op", "record_param_comms", g->pid, g->tid, ts, 30000, args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %"
+		 PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, ts + 10000, 8000, args);
+	flow(g, 's', corr, g->pid, g->tid, ts + 10000);
+	k_ts = ts + 14000;
+	if (g->gpu_ns > k_ts)
+		k_ts = g->gpu_ns;
+	if (g->comm_free > k_ts)
+		k_ts = g->comm_free;
+	snprintf(args, sizeof(args),
+		 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+		 "\"stream\": 13, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
+		 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
+		 "\"Collective name\": \"allreduce\", \"In msg nelems\": %" PRId64 ", "
+		 "\"Out msg nelems\": %" PRId64 ", \"Group size\": 8, \"dtype\": \"Float\", "
+		 "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
+		 "\"Process Group Ranks\": \"[all]\"", ext, corr, bytes / 4, bytes / 4);
+	span(g, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, "
+	     "ncclWork*)", 0, 13, k_ts, dur, args);
+	flow(g, 'f', corr, 0, 13, k_ts);
+	g->comm_free = k_ts + dur;
+	g->now_ns = ts + 31000;
+}
+
 /* A bare kernel launch: call_ns on the host, a kernel of kernel_ns. */
 static void launch_only(struct gen *g, int64_t call_ns, int64_t kernel_ns)
 {
@@ -286,6 +327,13 @@ static const char *const layer_ops[][2] = {
 	{"aten::relu", "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"},
 	{"aten::add_", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"},
 	{"aten::native_layer_norm", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)"},
+};
+
+static const char *const backward_ops[] = {
+	"autograd::engine::evaluate_function: AddmmBackward0",
+	"autograd::engine::evaluate_function: ReluBackward0",
+	"autograd::engine::evaluate_function: AddBackward0",
+	"autograd::engine::evaluate_function: NativeLayerNormBackward0",
 };
 
 static void python_frame(struct gen *g, const char *name, int64_t ts, int64_t dur)
@@ -346,7 +394,9 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		dev += dev * g->kernel_pct / 100;
 		if (g->profile_mix) /* the Python stack above the op: 11 frames, as with_stack */
 			python_stack(g, host);
-		op_with_kernel(g, layer_ops[k][0], layer_ops[k][1], host, dev,
+		/* with a gradient all-reduce, the second half of the ops is the backward */
+		op_with_kernel(g, g->allreduce_bytes && i >= ops / 2 ? backward_ops[k] : layer_ops[k][0],
+			       layer_ops[k][1], host, dev,
 			       "[[64, 4096], [64, 4096], [4096]]");
 		if (g->profile_mix) { /* its output allocated, its input freed */
 			memory(g, 1 << 20);
@@ -356,6 +406,21 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 			memory(g, -(2 << 20));
 		if (g->side_copies && (i * g->side_copies) / ops != ((i + 1) * g->side_copies) / ops)
 			side_copy(g, ((i + 1) * g->side_copies) / ops);
+		if (g->buckets && i >= ops / 2 &&
+		    ((i - ops / 2) * g->buckets) / (ops - ops / 2) !=
+		    ((i + 1 - ops / 2) * g->buckets) / (ops - ops / 2))
+			grad_allreduce(g, g->allreduce_bytes / g->buckets);
+	}
+	if (g->allreduce_bytes && !g->buckets) /* after the last gradient, exposed */
+		grad_allreduce(g, g->allreduce_bytes);
+	if (g->allreduce_bytes) { /* the optimizer, which waits for it */
+		if (g->comm_free > g->gpu_ns)
+			g->gpu_ns = g->comm_free;
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+			 "\"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
+		span(g, "user_annotation", "Optimizer.step#SGD.step", g->pid, g->tid, g->now_ns, 20000,
+		     args);
+		g->now_ns += 21000;
 	}
 	for (i = 0; i < g->items; i++) { /* acc += x[i].item(), or its fix */
 		if (g->items_fixed)
@@ -584,6 +649,10 @@ int main(int argc, char **argv)
 			g.launch_loop = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--loop-fused"))
 			g.loop_fused = 1;
+		else if (!strcmp(argv[i], "--allreduce-mb") && i + 1 < argc)
+			g.allreduce_bytes = (int64_t)atoi(argv[++i]) << 20;
+		else if (!strcmp(argv[i], "--buckets"))
+			g.buckets = -1;
 		else if (!strcmp(argv[i], "--side-copies") && i + 1 < argc)
 			g.side_copies = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--side-pinned"))
@@ -606,6 +675,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
+					"[--allreduce-mb M [--buckets]] "
 					"[--side-copies N [--side-pinned]] "
 					"[--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
@@ -629,6 +699,9 @@ int main(int argc, char **argv)
 		perror(out);
 		return 1;
 	}
+	if (g.buckets) /* 25 MB each, as DDP's bucket_cap_mb */
+		g.buckets = g.allreduce_bytes ? (int)((g.allreduce_bytes + (25 << 20) - 1) >> 20) / 25
+					      : 0;
 	g.pid = 4242;
 	g.tid = 4242;
 	g.first = 1;

@@ -117,7 +117,7 @@ static const char *savings_parts(const struct td_finding *fd, char *buf, size_t 
 	size_t n = 0;
 
 	buf[0] = '\0';
-	if (fd->busy_ns)
+	if (fd->busy_ns && !fd->replayed) /* the idle-based sizing's parts; a replay has none */
 		n += (size_t)snprintf(buf, cap, ": GPU idle won back %s, %s %s",
 				      td_fmt_dur(b1, sizeof(b1), fd->idle_ns),
 				      !strcmp(fd->rule, "gpu-bound") ? "GPU compute time removed"

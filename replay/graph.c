@@ -241,6 +241,11 @@ static void fit_model(struct td_replay *g)
 		    ((g->fl[k] & TD_RPF_ENGINE) &&
 		     end_of(g, td_rp_side_of(&g->engine, (uint32_t)k)->ref) > lts))
 			continue; /* queued (on its stream or its copy engine), or staged by a copy */
+		if (e->ts - lts > TOL_MIN_NS) { /* late: after another stream's op, it waited for it */
+			uint32_t o = td_rp_prior_other(g, (uint32_t)k);
+			if (o != TD_NONE && end_of(g, o) > lts && e->ts - end_of(g, o) <= CROSS_MAX_NS)
+				continue;
+		}
 		x = td_vec_push(&v);
 		x->lag = e->ts - lts;
 		x->key = (uint32_t)dev_of(g, (uint32_t)k) * 3 + (uint32_t)kind_slot(e->kind);
@@ -521,6 +526,28 @@ static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *
 	td_vec_free(&plain_wait);
 }
 
+uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k)
+{
+	const struct td_event *e = td_rp_event(g, k);
+	const uint32_t *trs;
+	size_t ntr, i;
+	uint32_t best = TD_NONE;
+	int64_t best_end = INT64_MIN;
+
+	trs = td_trace_device_tracks(g->t, td_trace_track(g->t, e->track)->device, &ntr);
+	for (i = 0; i < ntr; i++) {
+		uint32_t o;
+		if (trs[i] == e->track)
+			continue;
+		o = last_end_le(g, trs[i], e->ts);
+		if (o != TD_NONE && end_of(g, o) > best_end) {
+			best = o;
+			best_end = end_of(g, o);
+		}
+	}
+	return best;
+}
+
 /* Ops that started later than their launch and stream allow: after an op on another stream,
  * or behind a blocking copy's staging, or unexplained. */
 static void link_streams(struct td_replay *g)
@@ -534,7 +561,6 @@ static void link_streams(struct td_replay *g)
 		const struct td_event *e = td_rp_event(g, node);
 		int32_t dv = dev_of(g, node);
 		int64_t lag, gate, delay, tol;
-		const struct td_track *tr = td_trace_track(g->t, e->track);
 		int found = 0;
 
 		if (h == TD_NONE)
@@ -554,30 +580,10 @@ static void link_streams(struct td_replay *g)
 		tol = lag > TOL_MIN_NS ? lag : TOL_MIN_NS;
 		if (delay <= tol)
 			continue;
-		if (g->fl[h] & TD_RPF_COPY) {
-			/* the host stages a pageable copy before it starts (a pinned one has none) */
-			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
-			g->fl[k] |= TD_RPF_EXTRA | TD_RPF_STAGING;
-			g->fl[k] &= (uint16_t)~TD_RPF_STREAM;
-			g->staging_ns += delay;
-			continue;
-		}
-		{ /* the op on another stream of the device that ended last before it started */
-			const uint32_t *trs;
-			size_t ntr, i;
-			uint32_t best = TD_NONE;
-			int64_t best_end = INT64_MIN;
-			trs = td_trace_device_tracks(g->t, tr->device, &ntr);
-			for (i = 0; i < ntr; i++) {
-				uint32_t o;
-				if (trs[i] == e->track)
-					continue;
-				o = last_end_le(g, trs[i], e->ts);
-				if (o != TD_NONE && end_of(g, o) > best_end) {
-					best = o;
-					best_end = end_of(g, o);
-				}
-			}
+		{ /* the op on another stream of the device that ended last before it started (a
+		   * copy too: the item of a loss waits for the all-reduce on its stream) */
+			uint32_t best = td_rp_prior_other(g, node);
+			int64_t best_end = best != TD_NONE ? end_of(g, best) : INT64_MIN;
 			if (best != TD_NONE && best_end > gate && e->ts - best_end <= CROSS_MAX_NS) {
 				add_side(&g->xs, node, best, e->ts - best_end, TD_RP_NOGAP);
 				g->fl[k] |= TD_RPF_X;
@@ -586,7 +592,13 @@ static void link_streams(struct td_replay *g)
 				found = 1;
 			}
 		}
-		if (!found) {
+		if (!found && (g->fl[h] & TD_RPF_COPY)) {
+			/* the host stages a pageable copy before it starts (a pinned one has none) */
+			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
+			g->fl[k] |= TD_RPF_EXTRA | TD_RPF_STAGING;
+			g->fl[k] &= (uint16_t)~TD_RPF_STREAM;
+			g->staging_ns += delay;
+		} else if (!found) {
 			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
 			g->fl[k] |= TD_RPF_EXTRA;
 			g->unexplained_ns += delay;

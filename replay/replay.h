@@ -155,20 +155,38 @@ enum td_rp_edit_kind {
 			  * nothing, their ops start with no staging (a copy from pinned memory,
 			  * made non-blocking): a pageable copy then runs at the link's pinned
 			  * bandwidth (its measured time when that is unknown, or shorter) */
+	TD_RP_OVERLAP,   /* the ops starting in [from, to) on a GPU stream (collectives) wait no
+			  * more for their launch or another stream: each may start once the
+			  * compute before it has run so far that only residual ns of it runs after
+			  * that compute ends (its inputs ready as they are produced: gradients
+			  * reduced in buckets during backward), and not before the region that
+			  * produces them - from the first op on that compute's stream starting at or
+			  * after `since` - has run the same share (residual of its duration: the
+			  * first bucket ready); the compute is the op of another stream of its
+			  * device that ended last before it started */
 };
 struct td_rp_edit {
 	uint8_t kind;
 	uint32_t track;
 	int64_t from, to;
 	int64_t residual;
+	int64_t since;             /* TD_RP_OVERLAP only */
+};
+
+/* An op made to overlap the compute before it: it starts no earlier than the compute's end
+ * plus lag (<= 0), nor than the region's first op's start plus lo_lag. */
+struct td_rp_anchor {
+	uint32_t node, compute, lo; /* lo: TD_NONE for none */
+	int64_t lag, lo_lag;
 };
 
 /* A replay: every node's replayed start, and what the edits changed (ends follow). */
 struct td_rp_times {
 	int64_t *start;
-	uint8_t *flag;             /* per node: what the edits did to it */
+	uint16_t *flag;            /* per node: what the edits did to it */
 	struct td_vec over;        /* struct td_rp_side: lane gaps (w) and own costs (v) the
 				    * edits set, by node */
+	struct td_vec anchors;     /* struct td_rp_anchor, by node */
 	size_t n;
 };
 
@@ -176,6 +194,9 @@ struct td_rp_times {
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out);
 void td_rp_times_free(struct td_rp_times *r);
+/* The op on another stream of op k's device that ended last, at or before k started (TD_NONE:
+ * none). */
+uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k);
 /* What op k (a pageable copy) takes from pinned memory: its bytes at the pinned bandwidth plus
  * TD_RP_PIN_LAT_NS, no longer than measured; its measured time when the bandwidth is unknown. */
 int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k);

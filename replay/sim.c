@@ -5,6 +5,7 @@
  * starts are pulled depth-first with an explicit stack, so a chain of millions of calls needs
  * no deep recursion; a cycle (the measured order contradicting an edge, which the slack allows)
  * is cut at the node met again, which then counts with its measured time. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +16,12 @@
 #define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
 
 /* what the edits did to a node (td_rp_times.flag) */
-enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32 };
+enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32,
+       F_ANCHOR = 64 };
 /* the DFS's state per node, in the flag's top two bits */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
-#define ST(s, k) ((s)->r->flag[k] >> 6)
-#define SET_ST(s, k, v) ((s)->r->flag[k] = (uint8_t)(((s)->r->flag[k] & 0x3f) | ((v) << 6)))
+#define ST(s, k) ((s)->r->flag[k] >> 14)
+#define SET_ST(s, k, v) ((s)->r->flag[k] = (uint16_t)(((s)->r->flag[k] & 0x3fff) | ((v) << 14)))
 
 struct sim {
 	const struct td_replay *g;
@@ -36,6 +38,15 @@ static int kind_slot(int k)
 static const struct td_rp_side *over(const struct td_rp_times *r, uint32_t k)
 {
 	return (r->flag[k] & (F_COST | F_GAP)) ? td_rp_side_of(&r->over, k) : NULL;
+}
+
+static const struct td_rp_anchor *anchor_of(const struct td_rp_times *r, uint32_t k)
+{
+	const struct td_rp_anchor *a = r->anchors.data;
+	size_t lo;
+
+	TD_LOWER_BOUND(lo, r->anchors.len, a[mid].node < k);
+	return &a[lo]; /* F_ANCHOR: there is one */
 }
 
 static int64_t own_cost(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
@@ -115,6 +126,12 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 		pre[n++] = g->src[k];
 	if (g->fl[k] & TD_RPF_ENGINE)
 		pre[n++] = td_rp_side_of(&g->engine, k)->ref;
+	if (s->r->flag[k] & F_ANCHOR) {
+		const struct td_rp_anchor *an = anchor_of(s->r, k);
+		pre[n++] = an->compute;
+		if (an->lo != TD_NONE)
+			pre[n++] = an->lo;
+	}
 	return n;
 }
 
@@ -146,6 +163,17 @@ static int64_t compute(const struct sim *s, uint32_t k)
 		return v;
 	}
 	gap = (r->flag[k] & F_GAP) ? over(r, k)->w : td_rp_gap(g, k);
+	if (r->flag[k] & F_ANCHOR) { /* overlapped: its stream, then the compute it follows */
+		const struct td_rp_anchor *an = anchor_of(r, k);
+		if (p != TD_NONE)
+			later(&v, END(p), gap);
+		later(&v, END(an->compute), an->lag);
+		if (an->lo != TD_NONE)
+			later(&v, START(an->lo), an->lo_lag);
+		if (v == NONE_T)
+			v = e->ts;
+		return v;
+	}
 	if (p != TD_NONE) {
 		int64_t extra = 0;
 		if (gpu && (g->fl[k] & TD_RPF_STREAM) && (g->fl[k] & TD_RPF_EXTRA) && g->keep_unexplained)
@@ -181,7 +209,7 @@ static void push(struct sim *s, uint32_t k)
 
 static void settle(struct sim *s, uint32_t root)
 {
-	uint32_t pre[6];
+	uint32_t pre[8];
 
 	if (ST(s, root) == S_DONE)
 		return;
@@ -269,6 +297,33 @@ static void set_cost(const struct td_replay *g, struct td_rp_times *r, uint32_t 
 	r->flag[k] |= F_COST;
 }
 
+/* An op made to overlap the compute before it (TD_RP_OVERLAP). */
+static void overlap_op(const struct td_replay *g, struct td_rp_times *r, uint32_t k,
+		       const struct td_rp_edit *ed)
+{
+	uint32_t a = td_rp_prior_other(g, k), tr, f;
+	int64_t d = td_ev_dur(td_rp_event(g, k)), res = ed->residual < d ? ed->residual : d;
+	struct td_rp_anchor *an;
+
+	if (!(g->fl[k] & TD_RPF_GPU) || a == TD_NONE || (r->flag[k] & F_ANCHOR))
+		return;
+	an = td_vec_push(&r->anchors);
+	an->node = k;
+	an->compute = a;
+	an->lag = res - d;
+	an->lo = TD_NONE;
+	an->lo_lag = 0;
+	tr = td_rp_event(g, a)->track;
+	f = first_after(g, tr, ed->since - 1);
+	if (f < g->track_first[tr] + g->track_count[tr] && f <= a && d > 0) {
+		/* the region's share that makes the first bucket, as measured */
+		an->lo = f;
+		an->lo_lag = (int64_t)((double)(td_ev_end(td_rp_event(g, a)) - td_rp_event(g, f)->ts) *
+				       (double)res / (double)d);
+	}
+	r->flag[k] |= F_ANCHOR;
+}
+
 static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct td_rp_times *r)
 {
 	uint32_t f, end, k, lo;
@@ -305,6 +360,10 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			r->flag[k] |= F_REMOVED;
 		break;
+	case TD_RP_OVERLAP:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			overlap_op(g, r, k, ed);
+		return;
 	default:
 		break;
 	}
@@ -337,6 +396,7 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 
 #define OVER_LESS(x, y) ((x)->node < (y)->node)
 TD_DEFINE_SORT(sort_over, struct td_rp_side, OVER_LESS)
+TD_DEFINE_SORT(sort_anchors, struct td_rp_anchor, OVER_LESS)
 
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out)
@@ -347,8 +407,9 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	memset(out, 0, sizeof(*out));
 	out->n = g->n;
 	out->start = td_malloc((g->n + 1) * sizeof(int64_t));
-	out->flag = td_calloc(g->n + 1, 1);
+	out->flag = td_calloc(g->n + 1, sizeof(uint16_t));
 	td_vec_init(&out->over, sizeof(struct td_rp_side));
+	td_vec_init(&out->anchors, sizeof(struct td_rp_anchor));
 	for (k = 0; k < nedits; k++)
 		apply(g, &edits[k], out);
 	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
@@ -363,6 +424,7 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 			set_cost(g, out, (uint32_t)k, td_rp_pinned_dur(g, (uint32_t)k));
 	}
 	sort_over(out->over.data, out->over.len);
+	sort_anchors(out->anchors.data, out->anchors.len);
 	memset(&s, 0, sizeof(s));
 	s.g = g;
 	s.r = out;
@@ -370,6 +432,18 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	for (k = 0; k < g->n; k++)
 		settle(&s, (uint32_t)k);
 	td_vec_free(&s.stack);
+	if (getenv("RPDUMP") && !nedits) {
+		int shown = 0; int64_t prevd = 0;
+		for (k = 0; k < g->n && shown < 40; k++) {
+			const struct td_event *e = td_rp_event(g, (uint32_t)k);
+			int64_t d = out->start[k] - e->ts;
+			if ((d > prevd + 5000 || d < prevd - 5000)) {
+				fprintf(stderr, "node %zu %s ts %lld track %u d %lld fl %x src %u\n", k, td_trace_name(g->t, e->name), (long long)e->ts, e->track, (long long)d, g->fl[k], g->src[k]);
+				shown++;
+			}
+			prevd = d;
+		}
+	}
 	return 0;
 }
 
@@ -378,6 +452,7 @@ void td_rp_times_free(struct td_rp_times *r)
 	free(r->start);
 	free(r->flag);
 	td_vec_free(&r->over);
+	td_vec_free(&r->anchors);
 	memset(r, 0, sizeof(*r));
 }
 

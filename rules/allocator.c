@@ -55,7 +55,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				continue;
 			s = td_an_site(a, i);
 			{ /* the fix replayed: the call goes, its wait with it */
-				struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0};
+				struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0, 0};
 				td_vec_push(&edits);
 				TD_VEC_AT(&edits, struct td_rp_edit, edits.len - 1) = ed;
 			}

@@ -14,6 +14,9 @@
 #include "rules/intervals.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
+
+#define BUCKET_BYTES (25ll << 20) /* DDP's bucket_cap_mb default: the tail left exposed */
 
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
@@ -34,6 +37,98 @@ static int64_t exposed_part(const struct td_interval *ex, size_t n, int64_t s, i
 	for (; lo < n && ex[lo].start < e; lo++)
 		sum += (ex[lo].end < e ? ex[lo].end : e) - (ex[lo].start > s ? ex[lo].start : s);
 	return sum;
+}
+
+/* The bytes a collective moves (its args' element count and dtype), 0 when not recorded. */
+static int64_t coll_bytes(const struct td_trace *t, uint32_t ev)
+{
+	const struct td_coll *co = td_trace_coll(t, ev);
+	int sz;
+	int64_t n;
+
+	if (!co || !co->dtype)
+		return 0;
+	sz = td_dtype_bytes(td_trace_name(t, co->dtype));
+	n = co->in_nelems > co->out_nelems ? co->in_nelems : co->out_nelems;
+	return sz > 0 && n > 0 ? n * sz : 0;
+}
+
+/* The first GPU op on a stream of device index d in [from, to) launched under a backward op
+ * (an autograd node, "...Backward0"), or from when there is none: where gradients begin. */
+static int64_t backward_start(struct td_analysis *a, size_t d, int64_t from, int64_t to)
+{
+	const struct td_trace *t = a->t;
+	struct td_dev_events it;
+	uint32_t k;
+
+	for (td_dev_events_begin(&it, t, a->dev[d].device); td_dev_events_next(&it, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		uint32_t l, p;
+		int depth;
+		if (e->ts < from || e->ts >= to || !td_kind_is_gpu_op(e->kind) ||
+		    (l = td_trace_launch(t, k)) == TD_NONE)
+			continue;
+		for (p = td_trace_parent(t, l), depth = 0; p != TD_NONE && depth < 64;
+		     p = td_trace_parent(t, p), depth++) {
+			const char *n = td_trace_name(t, td_trace_ev(t, p)->name);
+			if (strstr(n, "Backward") || strstr(n, "autograd::engine"))
+				return e->ts;
+		}
+	}
+	return from;
+}
+
+/* The fix replayed: each exposed all-reduce of a training step, larger than one bucket, is
+ * reduced in buckets as backward produces its gradients - it starts once the compute before it
+ * has run so far that only its last bucket's share runs after that compute, and not before the
+ * backward (from its first op in the step, else the step's first op) has run the first
+ * bucket's share. Replayed only when every exposed collective is such an
+ * all-reduce (an all-gather, an all-to-all, a bucket already, or one without sizes: their
+ * inputs' readiness is not in the trace), else the finding keeps its idle-based bound. */
+static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
+			  const struct td_interval *exposed, size_t ne)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct td_dev_events it;
+	struct td_vec edits;
+	uint32_t coll;
+	size_t i;
+	int ok = 1;
+
+	if (!a->training || !td_an_whatif(a))
+		return;
+	td_vec_init(&edits, sizeof(struct td_rp_edit));
+	for (td_dev_events_begin(&it, t, dv->device); ok && td_dev_events_next(&it, &coll);) {
+		const struct td_event *e = td_trace_ev(t, coll);
+		unsigned c = td_an_class(a, e->name);
+		struct td_rp_edit *ed;
+		int64_t bytes, since = dv->win_start;
+		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
+		    e->ts < dv->win_start || e->ts >= dv->win_end ||
+		    !exposed_part(exposed, ne, e->ts, td_ev_end(e)))
+			continue;
+		bytes = coll_bytes(t, coll);
+		if (td_coll_kind_of(td_trace_name(t, e->name)) != TD_COLL_ALL_REDUCE ||
+		    bytes <= BUCKET_BYTES) {
+			ok = 0;
+			break;
+		}
+		for (i = 0; dv->gsteps && i < a->nsteps; i++) /* the step it ends */
+			if (dv->gsteps[i].start <= e->ts && e->ts < dv->gsteps[i].end)
+				since = dv->gsteps[i].start;
+		since = backward_start(a, d, since, e->ts);
+		ed = td_vec_push(&edits);
+		ed->kind = TD_RP_OVERLAP;
+		ed->track = e->track;
+		ed->from = e->ts;
+		ed->to = e->ts + 1;
+		ed->residual = (int64_t)((double)td_ev_dur(e) * (double)BUCKET_BYTES / (double)bytes);
+		ed->since = since;
+	}
+	for (i = 0; ok && i < edits.len; i++)
+		td_finding_edit(f, &TD_VEC_AT(&edits, struct td_rp_edit, i));
+	td_vec_free(&edits);
 }
 
 static const char *const kind_keys[TD_COLL_NKINDS] = {
@@ -115,7 +210,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		struct td_interval *comm, *comp, *exposed;
 		size_t nc = 0, np = 0, ne, cap = 0, nsized = 0;
 		int64_t comm_ns, overlap_ns, exposed_ns, comm_sum = 0, idle, w;
-		int64_t *bw = NULL, bytes_total = 0, sized_time = 0, best_bw = 0, excess = 0;
+		int64_t *bw = NULL, bytes_total = 0, sized_time = 0, best_bw = 0, excess = 0, b;
 		uint64_t ncoll = 0;
 		uint32_t top_name = 0;
 		struct td_finding *f;
@@ -135,24 +230,17 @@ static void run(struct td_analysis *a, struct td_report *r)
 			unsigned c = td_an_class(a, e->name);
 			int64_t s = e->ts > dv->win_start ? e->ts : dv->win_start;
 			int64_t en = td_ev_end(e) < dv->win_end ? td_ev_end(e) : dv->win_end;
-			const struct td_coll *co;
 			if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) || en <= s)
 				continue;
 			comm_sum += en - s;
 			ncoll++;
 			if (!top_name)
 				top_name = e->name;
-			co = td_trace_coll(t, coll);
-			if (co && td_ev_dur(e) > 0) {
-				int sz = co->dtype ? td_dtype_bytes(td_trace_name(t, co->dtype)) : 0;
-				int64_t n = co->in_nelems > co->out_nelems ? co->in_nelems : co->out_nelems;
-				if (sz > 0 && n > 0) {
-					int64_t b = n * sz;
-					/* achieved algorithm bandwidth in bytes per microsecond */
-					bw[nsized++] = b * 1000 / td_ev_dur(e);
-					bytes_total += b;
-					sized_time += td_ev_dur(e);
-				}
+			if (td_ev_dur(e) > 0 && (b = coll_bytes(t, coll)) > 0) {
+				/* achieved algorithm bandwidth in bytes per microsecond */
+				bw[nsized++] = b * 1000 / td_ev_dur(e);
+				bytes_total += b;
+				sized_time += td_ev_dur(e);
 			}
 		}
 		exposed = td_malloc((nc + np + 1) * sizeof(*exposed));
@@ -237,6 +325,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			}
 			free(ev);
 		}
+		overlap_edits(a, f, d, exposed, ne);
 		td_finding_value(f, "collectives", (int64_t)ncoll);
 		td_finding_value(f, "comm_ns", comm_ns);
 		td_finding_value(f, "overlap_ns", overlap_ns);

@@ -104,13 +104,13 @@ static void test_edges(void **state)
 	assert_int_equal(td_rp_end(&x.w->g, b, sync), 150 * US);
 	td_rp_times_free(&base);
 	/* the sync stops waiting: it costs a sync that does not wait (5 us, the default) */
-	e[0] = (struct td_rp_edit){TD_RP_UNWAIT, track(&x, 1), 110 * US, 150 * US, 0};
+	e[0] = (struct td_rp_edit){TD_RP_UNWAIT, track(&x, 1), 110 * US, 150 * US, 0, 0};
 	assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 115 * US);
 	td_rp_times_free(&r);
 	/* 60 us of the host's work before the last launch goes: it launches at 40, k3 waits for
 	 * k2 (78 + Q), and the sync for k3 */
-	e[1] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 35 * US, 95 * US, 0};
+	e[1] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 35 * US, 95 * US, 0, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e[1], 1, &r), 0);
 	assert_int_equal(r.start[l3], 40 * US);
 	assert_int_equal(r.start[k3], 80 * US);
@@ -121,7 +121,7 @@ static void test_edges(void **state)
 	{
 		const struct td_event *ek = td_rp_event(&x.w->g, k1);
 		uint32_t l2 = node(&x, "cudaLaunchKernel", 10), l4 = node(&x, "cudaLaunchKernel", 30);
-		e[0] = (struct td_rp_edit){TD_RP_FUSE, ek->track, 6 * US, 78 * US, 0};
+		e[0] = (struct td_rp_edit){TD_RP_FUSE, ek->track, 6 * US, 78 * US, 0, 0};
 		assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
 		assert_int_equal(r.start[k2], 56 * US);
 		assert_int_equal(td_rp_end(&x.w->g, &r, l2), 10 * US);
@@ -155,12 +155,12 @@ static void test_threads(void **state)
 	assert_int_equal(r.start[m2], 100 * US);
 	td_rp_times_free(&r);
 	/* the main thread's own work goes: the burst still holds it */
-	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 4 * US, 100 * US, 0};
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 4 * US, 100 * US, 0, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(r.start[m2], 100 * US);
 	td_rp_times_free(&r);
 	/* the burst's own gap goes: the main thread follows it 16 us sooner */
-	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 2), 24 * US, 40 * US, 0};
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 2), 24 * US, 40 * US, 0, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(r.start[a2], 24 * US);
 	assert_int_equal(r.start[m2], 84 * US);
@@ -210,7 +210,7 @@ static void test_copies(void **state)
 	td_rp_times_free(&r);
 	x.a.whatif->g.keep_unexplained = 1;
 	/* pinned and non-blocking: the call costs 5 us, the copy starts after the latency */
-	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 100 * US, 5 * US};
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 100 * US, 5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
 	assert_int_equal(r.start[cp], 6 * US);
@@ -253,7 +253,7 @@ static void test_engine(void **state)
 	assert_int_equal(r.start[k1], 406 * US);
 	td_rp_times_free(&r);
 	/* pinned, non-blocking: the calls cost 5 us, the copies queue on the engine */
-	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 230 * US, 5 * US};
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 230 * US, 5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
 	assert_int_equal(r.start[p1], 6 * US);
@@ -262,6 +262,54 @@ static void test_engine(void **state)
 	assert_int_equal(td_rp_end(&x.w->g, &r, p2), 59 * US);
 	assert_int_equal(r.start[q1], 59 * US);
 	assert_int_equal(r.start[k1], 209 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
+/* Four kernels on stream 7 (k1 at 106 us to k4 ending at 186), then an all-reduce of 60 us on
+ * stream 13 that waits for k4, and k5 on stream 7 that waits for the all-reduce. Overlapped with
+ * 15 us of it left exposed, the all-reduce may start 45 us before k4 ends (141 us), once the
+ * region from k1 ran a quarter of its 80 us (126), and k5 follows it at 201; with the region
+ * from 160 us (k4 at 166 its first op), no earlier than a quarter of k4's 20 us (171). */
+static void test_overlap(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t k1, k4, c, k5;
+	const char *ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+	(void)state;
+
+	load(th_fixture("replay/overlap.json"), &x);
+	k1 = node(&x, "k1", 106);
+	k4 = node(&x, "k4", 166);
+	c = node(&x, ar, 186);
+	k5 = node(&x, "k5", 246);
+	assert_int_equal(x.w->g.dev[0].lag[0], 6 * US);
+	assert_int_equal(x.w->g.cross_edges, 2);
+	assert_int_equal(td_rp_prior_other(&x.w->g, c), k4);
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[c], 186 * US);
+	assert_int_equal(r.start[k5], 246 * US);
+	td_rp_times_free(&r);
+	e = (struct td_rp_edit){TD_RP_OVERLAP, td_rp_event(&x.w->g, c)->track, 186 * US, 187 * US,
+				15 * US, 100 * US};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[k1], 106 * US);
+	assert_int_equal(r.start[c], 141 * US);
+	assert_int_equal(r.start[k5], 201 * US);
+	td_rp_times_free(&r);
+	e.since = 160 * US;
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[c], 171 * US);
+	assert_int_equal(r.start[k5], 231 * US);
+	td_rp_times_free(&r);
+	/* nothing left exposed, the region from the first kernel: 60 us before k4 ends */
+	e.residual = 0;
+	e.since = 0;
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[c], 126 * US);
+	assert_int_equal(r.start[k5], 186 * US); /* after k4 on its stream */
 	td_rp_times_free(&r);
 	done(&x);
 }
@@ -308,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),
+		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_fidelity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
