@@ -183,7 +183,7 @@ struct td_rp_anchor {
 /* A replay: every node's replayed start, and what the edits changed (ends follow). */
 struct td_rp_times {
 	int64_t *start;
-	uint16_t *flag;            /* per node: what the edits did to it */
+	uint8_t *flag;             /* per node: what the edits did to it */
 	struct td_vec over;        /* struct td_rp_side: lane gaps (w) and own costs (v) the
 				    * edits set, by node */
 	struct td_vec anchors;     /* struct td_rp_anchor, by node */

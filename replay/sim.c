@@ -5,7 +5,6 @@
  * starts are pulled depth-first with an explicit stack, so a chain of millions of calls needs
  * no deep recursion; a cycle (the measured order contradicting an edge, which the slack allows)
  * is cut at the node met again, which then counts with its measured time. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,15 +17,18 @@
 /* what the edits did to a node (td_rp_times.flag) */
 enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32,
        F_ANCHOR = 64 };
-/* the DFS's state per node, in the flag's top two bits */
+/* the DFS's state per node, two bits of sim.state */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
-#define ST(s, k) ((s)->r->flag[k] >> 14)
-#define SET_ST(s, k, v) ((s)->r->flag[k] = (uint16_t)(((s)->r->flag[k] & 0x3fff) | ((v) << 14)))
+#define ST(s, k) (((s)->state[(k) >> 2] >> (((k) & 3) * 2)) & 3)
+#define SET_ST(s, k, v)                                                                      \
+	((s)->state[(k) >> 2] = (uint8_t)(((s)->state[(k) >> 2] & ~(3u << (((k) & 3) * 2))) |   \
+					  ((unsigned)(v) << (((k) & 3) * 2))))
 
 struct sim {
 	const struct td_replay *g;
 	struct td_rp_times *r;
 	struct td_vec stack;   /* uint32_t */
+	uint8_t *state;        /* 2 bits a node: S_* */
 };
 
 static int kind_slot(int k)
@@ -407,7 +409,7 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	memset(out, 0, sizeof(*out));
 	out->n = g->n;
 	out->start = td_malloc((g->n + 1) * sizeof(int64_t));
-	out->flag = td_calloc(g->n + 1, sizeof(uint16_t));
+	out->flag = td_calloc(g->n + 1, 1);
 	td_vec_init(&out->over, sizeof(struct td_rp_side));
 	td_vec_init(&out->anchors, sizeof(struct td_rp_anchor));
 	for (k = 0; k < nedits; k++)
@@ -428,22 +430,12 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	memset(&s, 0, sizeof(s));
 	s.g = g;
 	s.r = out;
+	s.state = td_calloc(g->n / 4 + 1, 1);
 	td_vec_init(&s.stack, sizeof(uint32_t));
 	for (k = 0; k < g->n; k++)
 		settle(&s, (uint32_t)k);
 	td_vec_free(&s.stack);
-	if (getenv("RPDUMP") && !nedits) {
-		int shown = 0; int64_t prevd = 0;
-		for (k = 0; k < g->n && shown < 40; k++) {
-			const struct td_event *e = td_rp_event(g, (uint32_t)k);
-			int64_t d = out->start[k] - e->ts;
-			if ((d > prevd + 5000 || d < prevd - 5000)) {
-				fprintf(stderr, "node %zu %s ts %lld track %u d %lld fl %x src %u\n", k, td_trace_name(g->t, e->name), (long long)e->ts, e->track, (long long)d, g->fl[k], g->src[k]);
-				shown++;
-			}
-			prevd = d;
-		}
-	}
+	free(s.state);
 	return 0;
 }
 
