@@ -139,9 +139,12 @@ static void find_primaries(struct td_replay *g, const uint32_t *steps_on)
 		for (j = i; j < nk && keys[j].pid == keys[i].pid && keys[j].is_str == keys[i].is_str;
 		     j++) {
 			uint32_t k = keys[j].track;
-			/* the thread of the steps, else the one with the most calls */
+			/* the thread of the steps, else the one that made the process's first call
+			 * (it creates the context; the autograd thread, which may make more calls,
+			 * starts with the first backward), then the one with the most calls */
+			int64_t tk = ts_of(g, g->track_first[k]), tb = ts_of(g, g->track_first[best]);
 			if (steps_on[k] != steps_on[best] ? steps_on[k] > steps_on[best]
-			    : g->track_count[k] > g->track_count[best])
+			    : tk != tb ? tk < tb : g->track_count[k] > g->track_count[best])
 				best = k;
 		}
 		for (m = i; m < j; m++)

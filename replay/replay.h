@@ -103,7 +103,8 @@ struct td_replay {
 	size_t n, nhost;           /* host nodes first, by track then time; GPU ops after */
 	uint32_t *track_first;     /* per track: its first node (TD_NONE: none); nodes contiguous */
 	uint32_t *track_count;
-	uint32_t *primary;         /* per track: the main thread of its process (TD_NONE: none) */
+	uint32_t *primary;         /* per track: the main thread of its process (the steps' thread,
+				    * else the first to make a call), TD_NONE: none */
 	int32_t *track_dev;        /* per GPU track: its device's index, else -1 */
 	struct td_rp_dev *dev;
 	size_t ndev;
@@ -155,6 +156,9 @@ enum td_rp_edit_kind {
 			  * nothing, their ops start with no staging (a copy from pinned memory,
 			  * made non-blocking): a pageable copy then runs at the link's pinned
 			  * bandwidth (its measured time when that is unknown, or shorter) */
+	TD_RP_WARM,      /* calls starting in [from, to) on a thread cost residual ns and their ops
+			  * start with no unexplained delay (a first launch, its module loaded
+			  * before: the cold start gone) */
 	TD_RP_OVERLAP,   /* the ops starting in [from, to) on a GPU stream (collectives) wait no
 			  * more for their launch or another stream: each may start once the
 			  * compute before it has run so far that only residual ns of it runs after

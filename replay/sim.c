@@ -16,7 +16,7 @@
 
 /* what the edits did to a node (td_rp_times.flag) */
 enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32,
-       F_ANCHOR = 64 };
+       F_ANCHOR = 64, F_WARM = 128 };
 /* the DFS's state per node, two bits of sim.state */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
 #define ST(s, k) (((s)->state[(k) >> 2] >> (((k) & 3) * 2)) & 3)
@@ -178,7 +178,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	}
 	if (p != TD_NONE) {
 		int64_t extra = 0;
-		if (gpu && (g->fl[k] & TD_RPF_STREAM) && (g->fl[k] & TD_RPF_EXTRA) && g->keep_unexplained)
+		if (gpu && (g->fl[k] & TD_RPF_STREAM) && (g->fl[k] & TD_RPF_EXTRA) && g->keep_unexplained &&
+		    !(h != TD_NONE && (r->flag[h] & F_WARM)))
 			extra = td_rp_side_of(&g->extras, k)->v;
 		later(&v, END(p), gap + extra);
 	}
@@ -191,7 +192,8 @@ static int64_t compute(const struct sim *s, uint32_t k)
 		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
 			int staging = g->fl[k] & TD_RPF_STAGING;
 			/* pinned, its copy has no staging; an unexplained delay only when kept */
-			if (staging ? !(r->flag[h] & F_COST) : g->keep_unexplained)
+			if (staging ? !(r->flag[h] & F_COST)
+				    : g->keep_unexplained && !(r->flag[h] & F_WARM))
 				lag += td_rp_side_of(&g->extras, k)->v;
 		}
 		later(&v, START(h), lag);
@@ -352,6 +354,12 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++) {
 			set_cost(g, r, k, ed->residual);
 			r->flag[k] |= F_PINNED;
+		}
+		return;
+	case TD_RP_WARM:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++) {
+			set_cost(g, r, k, ed->residual);
+			r->flag[k] |= F_WARM;
 		}
 		return;
 	case TD_RP_UNWAIT:

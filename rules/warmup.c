@@ -3,7 +3,8 @@
  * lazy module loading, torch.compile / Triton compilation and autotuning - and the leading
  * warm-up steps left out of the steady state. The fix is to profile the steady state (and,
  * where start-up itself matters, to move or cache it); the other rules then see no start-up.
- * Sized by the GPU idle the start-up work holds (the warmup cause). */
+ * Sized by replaying the window without the start-up work (the steady state), else by the GPU
+ * idle it holds (the warmup cause). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "rules/internal.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 #define K_CALL 1    /* context / stream / handle / first allocation */
 #define K_LAZY 2    /* lazy module loading */
@@ -84,6 +86,32 @@ static int64_t inside(const struct td_dev_analysis *dv, int64_t ts, int64_t dur)
 	return e > s ? e - s : 0;
 }
 
+/* The fix replayed: in the steady state the start-up work is not there. A first-use call,
+ * compilation or a configured span goes with what it launched (autotuning's trial kernels); a
+ * launch that loaded its module costs one launch, its kernel kept. Not replayed (the idle
+ * bound kept) when a span is on a thread the replay has no calls of. */
+static void warm_edits(struct td_analysis *a, struct td_finding *f, const struct wev *w,
+		       size_t nw)
+{
+	const struct td_whatif *wi = td_an_whatif(a);
+	size_t i;
+
+	if (!wi || !nw)
+		return;
+	for (i = 0; i < nw; i++)
+		if (wi->g.track_first[td_trace_ev(a->t, w[i].ev)->track] == TD_NONE)
+			return;
+	for (i = 0; i < nw; i++) {
+		const struct td_event *e = td_trace_ev(a->t, w[i].ev);
+		struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0, 0};
+		if (kind_of(a, w[i].ev) == K_LAZY) {
+			ed.kind = TD_RP_WARM;
+			ed.residual = wi->launch_cost;
+		}
+		td_finding_edit(f, &ed);
+	}
+}
+
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	const struct td_trace *t = a->t;
@@ -152,6 +180,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 					    in < w[i].dur ? " of it inside the window" : "",
 					    td_fmt_dur(b2, sizeof(b2), w[i].dur - busy));
 		}
+		warm_edits(a, f, w, nw);
 		td_finding_value(f, "warmup_idle_ns", f->idle_ns);
 		td_finding_value(f, "warmup_spans", (int64_t)nw);
 		{

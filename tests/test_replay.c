@@ -209,6 +209,13 @@ static void test_copies(void **state)
 	assert_int_equal(r.start[k2], 136 * US);
 	td_rp_times_free(&r);
 	x.a.whatif->g.keep_unexplained = 1;
+	/* k2's launch warmed up (its module loaded before): the delay goes with its cost */
+	e = (struct td_rp_edit){TD_RP_WARM, td_rp_event(&x.w->g, c1)->track, 130 * US, 131 * US,
+				3 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[k2], 136 * US);
+	assert_int_equal(r.start[k1], 116 * US);
+	td_rp_times_free(&r);
 	/* pinned and non-blocking: the call costs 5 us, the copy starts after the latency */
 	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 100 * US, 5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
