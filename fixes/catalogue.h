@@ -40,6 +40,9 @@ struct td_fix_entry {
 	unsigned need;             /* TD_ON_* all of which must be on */
 	unsigned none;             /* TD_ON_* none of which may be on */
 	int coll;                  /* TD_FIX_COMM: the dominant collective kind, -1 any */
+	int graph;                 /* 1: the fix replays the step's launches as a graph (CUDA / HIP
+				    * graphs, torch.compile's reduce-overhead, a serving engine's
+				    * graph mode): what it wins can be replayed */
 	const char *text;
 };
 

@@ -11,6 +11,7 @@
 #include "common/sort.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
@@ -187,8 +188,89 @@ static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
 	td_finding_evidence(f, gp->start, gp->end - gp->start, "%s", text);
 }
 
-static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause top,
-		    const struct resid *rs, uint32_t top_what, int64_t top_ns)
+/* The fix replayed when it is a graph (fixes/catalogue.h): each run of launches on the
+ * device's launching thread in the window, up to a call that waits, copies or allocates (no
+ * graph holds those), is captured - its host time goes but one launch, the graph's, and on
+ * each stream the kernels it launched run back to back. */
+static void graph_region(const struct td_replay *g, struct td_finding *f, uint32_t *region,
+			 uint32_t r0, uint32_t last, uint32_t id, int64_t launch)
+{
+	struct td_rp_edit ed = {TD_RP_DROP_HOST, td_rp_event(g, r0)->track, td_rp_event(g, r0)->ts,
+				td_ev_end(td_rp_event(g, last)), launch, 0};
+	uint32_t k;
+
+	for (k = r0; k <= last; k++)
+		region[k - g->track_first[ed.track]] = id;
+	td_finding_edit(f, &ed);
+}
+
+static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
+{
+	const struct td_whatif *w = td_an_whatif(a);
+	const struct td_dev_analysis *dv = &a->dev[d];
+	const struct td_trace *t = a->t;
+	const struct td_replay *g;
+	uint32_t tr, k, first, n, r0 = TD_NONE, last = 0, nl = 0, id = 0, *region;
+	size_t i;
+
+	if (!w || dv->host_track == TD_NONE || w->g.track_first[dv->host_track] == TD_NONE)
+		return;
+	g = &w->g;
+	tr = dv->host_track;
+	first = g->track_first[tr];
+	n = g->track_count[tr];
+	region = td_malloc((n + 1) * sizeof(*region));
+	for (k = 0; k < n; k++)
+		region[k] = TD_NONE;
+	for (k = first; k <= first + n; k++) {
+		const struct td_event *e = k < first + n ? td_rp_event(g, k) : NULL;
+		unsigned c = e ? td_an_class(a, e->name) : 0;
+		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
+		int breaks = !in || (g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) || (c & NC_ALLOC) ||
+			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL));
+		if (!breaks && (c & NC_LAUNCH)) {
+			if (r0 == TD_NONE) {
+				r0 = k;
+				nl = 0;
+			}
+			nl++;
+			last = k;
+			continue;
+		}
+		if (breaks && r0 != TD_NONE) {
+			if (nl >= 2)
+				graph_region(g, f, region, r0, last, id++, w->launch_cost);
+			r0 = TD_NONE;
+		}
+	}
+	/* on each stream of the device, the ops of one region fused */
+	for (i = 0; id && i < t->tracks.len; i++) {
+		uint32_t f0 = g->track_first[i], cur = TD_NONE, m;
+		int64_t lo = 0, hi = 0;
+		if (f0 == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu ||
+		    td_trace_track(t, (uint32_t)i)->device != dv->device)
+			continue;
+		for (m = f0; m <= f0 + g->track_count[i]; m++) {
+			uint32_t h = m < f0 + g->track_count[i] ? g->src[m] : TD_NONE;
+			uint32_t rid = h != TD_NONE && h >= first && h < first + n ? region[h - first]
+										  : TD_NONE;
+			if (rid != cur && cur != TD_NONE && hi > lo) {
+				struct td_rp_edit ed = {TD_RP_FUSE, (uint32_t)i, lo, hi, 0, 0};
+				td_finding_edit(f, &ed);
+			}
+			if (rid != cur && rid != TD_NONE)
+				lo = td_rp_event(g, m)->ts;
+			if (rid != TD_NONE)
+				hi = td_rp_event(g, m)->ts + 1;
+			cur = rid;
+		}
+	}
+	free(region);
+}
+
+/* Writes f's fix; returns the catalogue's mechanism it took the fix from, or -1. */
+static int fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause top,
+		   const struct resid *rs, uint32_t top_what, int64_t top_ns)
 {
 	uint32_t queued = td_strtab_find(&a->labels, TD_LABEL_QUEUED_GAP,
 					 sizeof(TD_LABEL_QUEUED_GAP) - 1);
@@ -220,7 +302,7 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 		td_finding_fix(f, "The GPU waits for the serving loop's Python and launch calls between "
 			       "kernels (%s). %s", share, td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1,
 								       NULL, fix, sizeof(fix)));
-		return;
+		return TD_FIX_SERVING_HOST;
 	}
 	switch (top) {
 	case CAUSE_NOTHING:
@@ -247,17 +329,18 @@ static void fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause t
 			td_finding_fix(f, "The GPU waits for the host's launch calls: each kernel costs "
 				       "a few microseconds to launch and the kernels are shorter than "
 				       "that. %s", fix);
-		break;
+		return TD_FIX_FEWER_LAUNCHES;
 	case CAUSE_HOST:
 		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (%s): the "
 			       "step is CPU-bound there. %s", share,
 			       td_fix_text(&a->ctx, TD_FIX_HOST_BOUND, -1, NULL, fix, sizeof(fix)));
-		break;
+		return TD_FIX_HOST_BOUND;
 	default:
 		td_finding_fix(f, "The remaining idle is %s below the thresholds of its own rule; see "
 			       "the breakdown above.", td_cause_title(top));
 		break;
 	}
+	return -1;
 }
 
 static void run(struct td_analysis *a, struct td_report *r)
@@ -328,7 +411,13 @@ static void run(struct td_analysis *a, struct td_report *r)
 				};
 				td_finding_value(f, keys[c], rs.by_cause[c]);
 			}
-		fix_for(a, f, top, &rs, top_what, top_ns);
+		{
+			int m = fix_for(a, f, top, &rs, top_what, top_ns);
+			const struct td_fix_entry *fe = m >= 0 ? td_fix_pick(&a->ctx, (enum td_mech)m, -1)
+							       : NULL;
+			if (fe && fe->graph)
+				graph_edits(a, f, d);
+		}
 		td_vec_free(&rs.items);
 		free(rs.top);
 	}
