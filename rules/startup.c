@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What is start-up work: runtime calls that create the context, a stream, a library handle or
  * the allocator's first pool (a call of the startup list far slower than its steady-state
- * peers), lazy module loading (the first launch of a kernel taking 1 ms or more, or 50x the
+ * peers), the first call of any other runtime API that does no GPU work nor waits for it when
+ * it takes 1 ms or more (and 10x its later calls), lazy module loading (the first launch of a kernel taking 1 ms or more, or 50x the
  * trace's median launch, and 10x its own kind's median), torch.compile / Triton compilation
  * and autotuning frames, and spans the config names (patterns.warmup). */
 #include <stdio.h>
@@ -32,26 +33,43 @@ TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
 #define ND_DUR(x) ((x)->dur)
 TD_DEFINE_MEDIAN(median_of_run, struct name_dur, select_nd, ND_DUR)
 
-/* e's name class when the warm-up rule looks at it (a start-up call or a launch, not one to
- * ignore), else 0 */
+/* A runtime call that does no GPU work nor waits for it: its first call is start-up when
+ * slow (cudaGetDeviceProperties, cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+ * cuModuleLoadData, cudaFuncSetAttribute...: the runtime initializing what it serves). */
+#define NC_GPU_BOUND (NC_SYNC_CALL | NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_ALLOC | NC_LAUNCH | \
+		      NC_STREAM_WAIT | NC_USER_SYNC | NC_CAPTURE)
+static int other_call(uint32_t c)
+{
+	return !(c & (NC_GPU_BOUND | NC_WARMUP_CALL));
+}
+
+/* e's name class when the warm-up rule looks at it (a start-up call, a launch or another call
+ * that does no GPU work, not one to ignore: with bit 31 set, never 0), else 0 */
 static uint32_t looked_at(const struct td_analysis *a, const struct td_event *e)
 {
 	uint32_t c = e->kind == TD_K_RUNTIME ? a->name_class[e->name] : 0;
 
-	return (c & (NC_WARMUP_CALL | NC_LAUNCH)) && !(c & NC_IGNORE) ? c : 0;
+	if (e->kind != TD_K_RUNTIME || (c & NC_IGNORE))
+		return 0;
+	if (c & (NC_WARMUP_CALL | NC_LAUNCH))
+		return c;
+	return other_call(c) ? (c | 0x80000000u) : 0;
 }
 
 void td_an_detect_warmup(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
 	struct name_dur *v;
-	int64_t *launch_dur, *first_ts, launch_med;
+	int64_t *launch_dur, *first_ts, *first_call, launch_med;
 	uint32_t *cand, *at;
 	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
 
 	/* the calls to look at, counted per name, then grouped by name (a counting sort: names
 	 * are small ids) */
 	at = td_calloc(t->names.count + 2, sizeof(*at));
+	first_call = td_malloc((t->names.count + 1) * sizeof(*first_call));
+	for (i = 0; i <= t->names.count; i++)
+		first_call[i] = INT64_MAX;
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t c = looked_at(a, e);
@@ -60,6 +78,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 		n++;
 		nl += (c & NC_LAUNCH) != 0;
 		at[e->name + 1]++;
+		if (e->ts < first_call[e->name])
+			first_call[e->name] = e->ts;
 	}
 	for (i = 1; i <= t->names.count + 1; i++)
 		at[i] += at[i - 1];
@@ -99,6 +119,9 @@ void td_an_detect_warmup(struct td_analysis *a)
 				slow = (d >= MS || (launch_med > 0 && d >= 50 * launch_med)) && d >= 10 * med;
 			else if (a->name_class[v[i].name] & NC_CAPTURE) /* once per graph */
 				slow = 1;
+			else if (other_call(a->name_class[v[i].name])) /* its first call only */
+				slow = d >= MS && (j - i <= 2 || d >= 10 * med) &&
+				       td_trace_ev(t, v[k].ev)->ts == first_call[v[i].name];
 			else
 				slow = d >= MS && (j - i <= 2 || d >= 10 * med);
 			if (slow)
@@ -106,6 +129,7 @@ void td_an_detect_warmup(struct td_analysis *a)
 		}
 	}
 	free(v);
+	free(first_call);
 	sort_u32(cand, ncand);
 
 	/* a slow launch is lazy loading only when it launched the first op of its kernel */

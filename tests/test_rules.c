@@ -364,6 +364,22 @@ static void test_warmup(void **state)
 	assert_int_equal(idle_of(&x, CAUSE_LAUNCH), 25000); /* 3 x (5 + 5) - 5: calls and latency */
 	done(&x);
 
+	/* the first call of any API that does no GPU work is start-up when slow: a 3 ms
+	 * cudaGetDeviceProperties_v2 and a 2 ms occupancy query in step 1 (5 us later); the slow
+	 * first cudaEventSynchronize waits for the GPU and is not. Without them the second launch
+	 * moves up 5 ms: its kernel follows the first one's at 516 instead of 5046 us */
+	diagnose_path(th_fixture("rules/warmup-first-call.json"), &x);
+	check_invariants(&x, "warmup-first-call.json");
+	f = finding(&x, "warmup", NULL);
+	assert_non_null(f);
+	assert_int_equal(f->count, 2);
+	assert_non_null(strstr(plain(f->title), "cudaGetDeviceProperties_v2 3.0 ms"));
+	assert_non_null(strstr(plain(f->title), "cudaOccupancyMaxActiveBlocksPerMultiprocessor 2.0 ms"));
+	assert_true(f->replayed);
+	assert_int_equal(f->savings_ns, (5046 - 516) * 1000);
+	assert_non_null(finding(&x, "sync-stall", NULL));
+	done(&x);
+
 	/* 500 us and 200 us: slow, but not start-up (under 1 ms, under 50x the median launch) */
 	diagnose_path(th_fixture("rules/warmup-nearmiss.json"), &x);
 	check_invariants(&x, "warmup-nearmiss.json");
