@@ -242,6 +242,8 @@ const char *td_fix_token(const struct td_context *c, enum td_fix_token k)
 	switch (k) {
 	case TD_TOK_ALLOC_CONF:
 		return amd ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+	case TD_TOK_NO_CACHING:
+		return amd ? "PYTORCH_NO_HIP_MEMORY_CACHING" : "PYTORCH_NO_CUDA_MEMORY_CACHING";
 	case TD_TOK_SMI:
 		return amd ? "rocm-smi" : c->vendor == TD_VENDOR_NVIDIA ? "nvidia-smi"
 			: "nvidia-smi or rocm-smi";

@@ -27,6 +27,7 @@ enum td_mech {
 /* a token that differs by vendor */
 enum td_fix_token {
 	TD_TOK_ALLOC_CONF,      /* PYTORCH_CUDA_ALLOC_CONF / PYTORCH_HIP_ALLOC_CONF */
+	TD_TOK_NO_CACHING,      /* PYTORCH_NO_CUDA_MEMORY_CACHING / PYTORCH_NO_HIP_MEMORY_CACHING */
 	TD_TOK_SMI,             /* nvidia-smi / rocm-smi */
 	TD_TOK_GRAPHS,          /* CUDA graphs / HIP graphs */
 	TD_TOK_DEVICE,          /* "cuda": torch's device string, the same on ROCm */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* allocator: cudaMalloc / cudaFree / hipMalloc / hipFree (and host-pinned allocations) in the
  * steady state, where PyTorch's caching allocator should serve every request from its pool:
- * calls, host time, call sites and the GPU idle while the host is in them. Start-up
- * allocations are the warmup rule's. Sized by that idle (the allocator cause). */
+ * calls, host time, call sites and the GPU idle while the host is in them. Every step
+ * allocating and freeing 32 or more tensors through the driver, each freed between launches,
+ * is the cache switched off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), not a pool emptied now and
+ * then. Start-up allocations are the warmup rule's. Sized by replaying the trace without the
+ * calls (and their waits), else by the idle (the allocator cause). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,29 @@ struct site {
 	uint64_t calls;
 	int64_t time;
 };
+
+#define NO_CACHE_MIN 32 /* device allocations and frees in every step: no pool serves them */
+
+/* The step (index in a->steps) host instant ts is in, or SIZE_MAX. */
+static size_t step_of(const struct td_analysis *a, int64_t ts)
+{
+	size_t lo = 0, hi = a->nsteps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->steps[mid].end <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->nsteps && a->steps[lo].start <= ts ? lo : SIZE_MAX;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
@@ -32,9 +58,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 		uint64_t calls = 0, frees = 0;
 		int64_t time = 0;
 		struct td_vec edits;
+		uint64_t *per_alloc, *per_free, dev_frees = 0, interleaved = 0;
+		uint32_t cur_track = UINT32_MAX;
+		int launched = 0;
 
 		if (!dv->idle_by_cause[CAUSE_ALLOC])
 			continue;
+		per_alloc = td_calloc(2 * a->nsteps + 2, sizeof(uint64_t));
+		per_free = per_alloc + a->nsteps + 1;
 		/* sites are labels: intern them all first, then count */
 		for (i = 0; i < t->events.len; i++) {
 			const struct td_event *e = td_trace_ev(t, i);
@@ -49,6 +80,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 		for (i = 0; i < t->events.len; i++) {
 			const struct td_event *e = td_trace_ev(t, i);
 			uint32_t s;
+			if (e->track != cur_track) { /* events come track by track, in time */
+				cur_track = e->track;
+				launched = 0;
+			}
+			if (e->kind == TD_K_RUNTIME && (td_an_class(a, e->name) & NC_LAUNCH))
+				launched = 1;
 			if (e->kind != TD_K_RUNTIME || !(td_an_class(a, e->name) & NC_ALLOC) ||
 			    !td_an_in_host_window(a, d, e->ts) || td_an_is_warm(a, i) ||
 			    td_an_dev_of_host(a, i, TD_NONE) != d)
@@ -63,6 +100,19 @@ static void run(struct td_analysis *a, struct td_report *r)
 			sites[s].time += td_ev_dur(e);
 			calls++;
 			frees += strstr(td_trace_name(t, e->name), "Free") != NULL;
+			{ /* device allocations and frees per step (not the host's pinned ones) */
+				const char *n = td_trace_name(t, e->name);
+				size_t st = strstr(n, "Host") ? SIZE_MAX : step_of(a, e->ts);
+				if (st != SIZE_MAX)
+					(strstr(n, "Free") ? per_free : per_alloc)[st]++;
+				if (strstr(n, "Free") && !strstr(n, "Host")) {
+					/* a tensor's memory freed as it dies, between the launches, not
+					 * a pool emptied in one burst */
+					dev_frees++;
+					interleaved += launched;
+					launched = 0;
+				}
+			}
 			time += td_ev_dur(e);
 			if (nev < 8) {
 				ev[nev++] = i;
@@ -122,13 +172,50 @@ static void run(struct td_analysis *a, struct td_report *r)
 		}
 		td_finding_value(f, "calls", (int64_t)calls);
 		td_finding_value(f, "host_ns", time);
-		td_finding_fix(f, "PyTorch's caching allocator is being bypassed or emptied, so each "
-			       "step asks the driver for memory again%s. Remove torch.cuda.empty_cache() "
-			       "(and explicit gc.collect()) from the loop, set %s=expandable_segments:True, "
-			       "keep tensor shapes static (pad variable lengths to a few bucket sizes), and "
-			       "preallocate buffers that are reused every step.",
-			       frees ? " (cudaFree also synchronizes the device)" : "",
-			       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+		{
+			uint64_t amin = UINT64_MAX, fmin = UINT64_MAX, amed = 0, amax = 0;
+			for (k = 0; k < a->nsteps; k++) {
+				amin = per_alloc[k] < amin ? per_alloc[k] : amin;
+				fmin = per_free[k] < fmin ? per_free[k] : fmin;
+				amax = per_alloc[k] > amax ? per_alloc[k] : amax;
+			}
+			if (a->nsteps) {
+				qsort(per_alloc, a->nsteps, sizeof(uint64_t), cmp_u64);
+				amed = per_alloc[a->nsteps / 2];
+			}
+			if (a->nsteps >= 2 && amin >= NO_CACHE_MIN && fmin >= NO_CACHE_MIN &&
+			    2 * interleaved >= dev_frees) {
+				/* every step allocates and frees its tensors through the driver, each
+				 * freed between launches as it dies: nothing is cached at all, which is
+				 * what the switch that turns the cache off does */
+				td_finding_where(f, "every step allocates and frees through the driver: "
+						 "%llu-%llu device allocations a step (median %llu), at "
+						 "least %llu frees", (unsigned long long)amin,
+						 (unsigned long long)amax, (unsigned long long)amed,
+						 (unsigned long long)fmin);
+				td_finding_value(f, "caching_off", 1);
+				td_finding_fix(f, "The caching allocator is off: every step allocates "
+					       "and frees each tensor through the driver (%llu or more "
+					       "cudaMalloc and cudaFree a step, each tensor freed as it "
+					       "dies%s), which is what %s=1 does - a debugging switch (for "
+					       "compute-sanitizer or a memory checker). Unset it for "
+					       "training and benchmarks; the pool then serves the steady "
+					       "state with no driver calls.",
+					       (unsigned long long)(amin < fmin ? amin : fmin),
+					       frees ? "; cudaFree also synchronizes the device" : "",
+					       td_fix_token(&a->ctx, TD_TOK_NO_CACHING));
+			} else {
+				td_finding_fix(f, "PyTorch's caching allocator is being bypassed or "
+					       "emptied, so each step asks the driver for memory again%s. "
+					       "Remove torch.cuda.empty_cache() (and explicit gc.collect()) "
+					       "from the loop, set %s=expandable_segments:True, keep tensor "
+					       "shapes static (pad variable lengths to a few bucket sizes), "
+					       "and preallocate buffers that are reused every step.",
+					       frees ? " (cudaFree also synchronizes the device)" : "",
+					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+			}
+		}
+		free(per_alloc);
 		free(sites);
 	}
 }

@@ -469,6 +469,31 @@ static void test_allocator(void **state)
 	assert_non_null(strstr(f->fix, "empty_cache"));
 	done(&x);
 
+	/* 40 cudaMalloc + cudaFree in every one of 3 steps, each free between two launches: the
+	 * cache is off (a pool emptied now and then frees in a burst) */
+	diagnose_path(th_fixture("rules/allocator-no-caching.json"), &x);
+	check_invariants(&x, "allocator-no-caching.json");
+	f = finding(&x, "allocator", NULL);
+	assert_non_null(f);
+	assert_int_equal(f->count, 240);
+	assert_int_equal(td_finding_get(f, "caching_off"), 1);
+	assert_true(where_has(f, "40-40 device allocations a step"));
+	assert_non_null(strstr(f->fix, "PYTORCH_NO_CUDA_MEMORY_CACHING=1"));
+	assert_null(strstr(f->fix, "empty_cache"));
+	done(&x);
+	/* the same 40 a step, the frees in one burst at the step's end: a pool emptied */
+	diagnose_path(th_fixture("rules/allocator-burst.json"), &x);
+	check_invariants(&x, "allocator-burst.json");
+	f = finding(&x, "allocator", NULL);
+	assert_non_null(f);
+	assert_int_equal(td_finding_get(f, "caching_off"), 0);
+	assert_non_null(strstr(f->fix, "empty_cache"));
+	done(&x);
+	/* the 296 us allocations above are 1 a step: a pool emptied, not the cache off */
+	diagnose_path(th_fixture("rules/allocator.json"), &x);
+	assert_int_equal(td_finding_get(finding(&x, "allocator", NULL), "caching_off"), 0);
+	done(&x);
+
 	diagnose_path(th_fixture("rules/allocator-nearmiss.json"), &x); /* served by the cache */
 	check_invariants(&x, "allocator-nearmiss.json");
 	assert_null(finding(&x, "allocator", NULL));
