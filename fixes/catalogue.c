@@ -132,6 +132,61 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "torch.cuda.CUDAGraph. Batching many small tensors into one (torch._foreach_* ops, "
 	 "torch.cat) also helps."},
 
+	/* exposed communication of a group whose parallelism its description names */
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_TP, 0,
+	 "The tensor-parallel group's collectives wait with nothing to overlap them: add "
+	 "--sequence-parallel (the all-reduce becomes a reduce-scatter and an all-gather around "
+	 "the norms) and, with Transformer Engine, --tp-comm-overlap; keep the group inside one "
+	 "NVLink domain (--tensor-model-parallel-size no larger than the GPUs of a node)."},
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, 0, 0, TD_PAR_TP, 0,
+	 "The tensor-parallel group's collectives wait with nothing to overlap them: overlap them "
+	 "with the matmuls around them (async tensor parallelism: torch._inductor.config."
+	 "_micro_pipeline_tp = True under torch.compile, or Transformer Engine's comm overlap), "
+	 "use sequence parallelism so each all-reduce becomes a reduce-scatter and an all-gather, "
+	 "and keep the group inside one node (NVLink)."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, ANY_E, 0, 0, TD_PAR_TP, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: keep "
+	 "the engine's custom all-reduce on (vLLM: no --disable-custom-all-reduce), overlap it "
+	 "with the next layer's compute (async tensor parallelism), or serve with fewer "
+	 "tensor-parallel ranks and a larger batch per rank."},
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_PP, 0,
+	 "The pipeline's send/recv waits: that is the pipeline bubble and stage imbalance. Run "
+	 "more micro-batches per step (a larger --global-batch-size over --micro-batch-size), "
+	 "interleave the schedule (--num-layers-per-virtual-pipeline-stage), and balance the "
+	 "layers across stages so no stage is the slow one."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_PP, 0,
+	 "The pipeline's send/recv waits: that is the pipeline bubble and stage imbalance. Keep "
+	 "more micro-batches in flight (torch.distributed.pipelining: n_microbatches several "
+	 "times the stages), use an interleaved schedule (ScheduleInterleaved1F1B), and balance "
+	 "the stages so none is the slow one; for inference prefer tensor parallelism inside a "
+	 "node."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap it with the shared experts' compute (--moe-shared-expert-overlap) "
+	 "or dispatch with DeepEP (--moe-token-dispatcher-type flex), balance the routing "
+	 "(--moe-aux-loss-coeff, a capacity factor) so no rank's experts are the slow ones, and "
+	 "keep the expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap dispatch and combine with the experts' compute (DeepEP's kernels, or "
+	 "the shared experts run while the tokens travel), balance the routing (the auxiliary "
+	 "load-balancing loss, a capacity factor) so no rank's experts are the slow ones, and keep "
+	 "the expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_CP, 0,
+	 "The context-parallel exchange of keys and values waits with nothing to overlap it: "
+	 "overlap it with the attention compute (--cp-comm-type p2p with Transformer Engine: ring "
+	 "attention's pipelined send/recv), or use fewer context-parallel ranks "
+	 "(--context-parallel-size) for these sequence lengths."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_CP, 0,
+	 "The context-parallel exchange of keys and values waits with nothing to overlap it: "
+	 "overlap it with the attention compute (ring attention's pipelined send/recv, as torch's "
+	 "context_parallel does), or use fewer context-parallel ranks for these sequence "
+	 "lengths."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Overlap the group's collectives with compute: issue them on a side stream (async_op=True) "
+	 "and wait only where the result is used; send fewer, larger messages. If one rank is "
+	 "slow, the rest wait here: run tracedoc diagnose on every rank's trace to find it."},
+
 	/* exposed communication, by framework and collective */
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC, 0, TD_COLL_ALL_TO_ALL, 0,
 	 "The embedding all-to-all (torchrec's sparse data distribution) waits with nothing to "

@@ -21,6 +21,8 @@ enum td_mech {
 	TD_FIX_SERVING_HOST,    /* a serving engine's loop between kernels */
 	TD_FIX_SMALL_KERNELS,   /* many tiny kernels, not the optimizer's */
 	TD_FIX_COMM,            /* exposed communication (the dominant kind picks) */
+	TD_FIX_COMM_GROUP,      /* ... of a process group whose parallelism is known (coll: the
+				 * td_par of the group that waits most) */
 	TD_FIX_NMECHS
 };
 
@@ -40,7 +42,8 @@ struct td_fix_entry {
 	enum td_engine engine;     /* TD_ENGINE_NONE: any */
 	unsigned need;             /* TD_ON_* all of which must be on */
 	unsigned none;             /* TD_ON_* none of which may be on */
-	int coll;                  /* TD_FIX_COMM: the dominant collective kind, -1 any */
+	int coll;                  /* TD_FIX_COMM: the dominant collective kind; TD_FIX_COMM_GROUP:
+				    * the group's td_par; -1 any */
 	int graph;                 /* 1: the fix replays the step's launches as a graph (CUDA / HIP
 				    * graphs, torch.compile's reduce-overhead, a serving engine's
 				    * graph mode): what it wins can be replayed */

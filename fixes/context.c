@@ -45,6 +45,52 @@ int td_coll_kind_of(const char *n)
 	return -1;
 }
 
+/* s starts with the token tok, which ends there or at a non-letter ("tp", "tp:0", "tp_1") */
+static int token_at(const char *s, const char *tok)
+{
+	size_t n = strlen(tok);
+	return !strncmp(s, tok, n) && !((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z'));
+}
+
+enum td_par td_pg_parallelism(const char *d)
+{
+	static const struct {
+		const char *tok;
+		enum td_par par;
+	} shorts[] = {{"tp", TD_PAR_TP}, {"pp", TD_PAR_PP}, {"ep", TD_PAR_EP}, {"cp", TD_PAR_CP},
+		      {"dp", TD_PAR_DP}, {"fsdp", TD_PAR_DP}, {"ddp", TD_PAR_DP}};
+	const char *m;
+	size_t i;
+
+	if (!d || !*d)
+		return TD_PAR_UNKNOWN;
+	/* Megatron-LM: EXPERT_MODEL_PARALLEL_GROUP, CONTEXT_PARALLEL_GROUP, ... (the expert and
+	 * context groups first: EXPERT_TENSOR_PARALLEL, DATA_PARALLEL_GROUP_WITH_CP) */
+	if (has(d, "EXPERT"))
+		return TD_PAR_EP;
+	if (has(d, "CONTEXT_PARALLEL"))
+		return TD_PAR_CP;
+	if (has(d, "PIPELINE"))
+		return TD_PAR_PP;
+	if (has(d, "TENSOR_MODEL_PARALLEL") || has(d, "TENSOR_PARALLEL"))
+		return TD_PAR_TP;
+	if (has(d, "DATA_PARALLEL"))
+		return TD_PAR_DP;
+	/* DeviceMesh: mesh_tp, mesh_dp_shard, mesh_pp; or the short name itself */
+	m = starts(d, "mesh_") ? d + 5 : d;
+	for (i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++)
+		if (token_at(m, shorts[i].tok))
+			return shorts[i].par;
+	return TD_PAR_UNKNOWN;
+}
+
+const char *td_par_name(enum td_par p)
+{
+	static const char *const n[] = {"", "data parallel", "tensor parallel", "pipeline parallel",
+					"expert parallel", "context parallel"};
+	return p < TD_PAR_NKINDS ? n[p] : "";
+}
+
 const char *td_coll_kind_name(enum td_coll_kind k)
 {
 	static const char *const n[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
@@ -343,6 +389,13 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		if ((k = td_coll_kind_of(n)) >= 0)
 			c->coll[k]++;
 	}
+	for (i = 0; i < t->colls.len; i++) { /* the groups' parallelisms */
+		const struct td_coll *co = &TD_VEC_AT(&t->colls, struct td_coll, i);
+		enum td_par p = co->pg_desc ? td_pg_parallelism(td_trace_name(t, co->pg_desc))
+					    : TD_PAR_UNKNOWN;
+		if (p != TD_PAR_UNKNOWN)
+			c->par |= 1u << p;
+	}
 	c->vendor = amd ? TD_VENDOR_AMD : nvidia ? TD_VENDOR_NVIDIA : TD_VENDOR_UNKNOWN;
 	/* training by its backward pass; inference by a serving engine or inference_mode; a
 	 * forward pass alone could be either (a partial window of a training step) */
@@ -392,6 +445,9 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 	for (k = 0; k < TD_COLL_NKINDS; k++)
 		if (c->coll[k])
 			ADD(", %s", td_coll_kind_name((enum td_coll_kind)k));
+	for (k = TD_PAR_TP; k < TD_PAR_NKINDS; k++) /* data parallel says little: not named */
+		if (c->par & (1u << k))
+			ADD(", %s groups", td_par_name((enum td_par)k));
 	if (c->on & TD_ON_COMPILED)
 		ADD(", torch.compile");
 	if (c->on & TD_ON_GRAPHS)

@@ -46,6 +46,11 @@ enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATT
 		    TD_COLL_ALL_TO_ALL, TD_COLL_SEND_RECV, TD_COLL_BROADCAST, TD_COLL_CUSTOM,
 		    TD_COLL_NKINDS };
 
+/* The parallelism a process group serves, by its description (Megatron-LM's group names,
+ * DeviceMesh's mesh_<dim>, short names like "tp"). */
+enum td_par { TD_PAR_UNKNOWN, TD_PAR_DP, TD_PAR_TP, TD_PAR_PP, TD_PAR_EP, TD_PAR_CP,
+	      TD_PAR_NKINDS };
+
 struct td_context {
 	enum td_vendor vendor;
 	uint32_t device;           /* the first device's name (trace names id, 0: unknown) */
@@ -55,6 +60,7 @@ struct td_context {
 	char optimizer[32];        /* "Adam", "SGD" (from Optimizer.step#Adam.step), "" none */
 	enum td_opt_impl opt_impl;
 	uint64_t coll[TD_COLL_NKINDS]; /* collective kernel names seen, by kind */
+	unsigned par;              /* bit TD_PAR_*: the parallelisms the collectives' groups name */
 	int64_t batch;             /* the most frequent leading input dim of linear / addmm /
 				    * conv2d / bmm calls (record_shapes), 0: unknown */
 	int32_t bpsm;              /* the median kernel's blocks per SM x 1000, -1: unknown */
@@ -64,6 +70,9 @@ void td_context_derive(const struct td_trace *t, struct td_context *c);
 /* The collective kind a kernel or op name is, or -1 (not a collective). */
 int td_coll_kind_of(const char *name);
 const char *td_coll_kind_name(enum td_coll_kind k);
+/* The parallelism of a process group by its description (NULL or unknown: TD_PAR_UNKNOWN). */
+enum td_par td_pg_parallelism(const char *desc);
+const char *td_par_name(enum td_par p);         /* "tensor parallel", ... "" for unknown */
 const char *td_vendor_name(enum td_vendor v);   /* "CUDA", "ROCm", "unknown" */
 const char *td_run_name(enum td_run r);         /* "training", "inference", "unknown" */
 const char *td_engine_name(enum td_engine e);   /* "vLLM", ... , "" for none */

@@ -252,6 +252,8 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		c->name = e->coll_name.set ? td_builder_intern(b, strs + e->coll_name.off,
 							      e->coll_name.len) : 0;
 		c->pg = e->pg_name.set ? td_builder_intern(b, strs + e->pg_name.off, e->pg_name.len) : 0;
+		c->pg_desc = e->pg_desc.set ? td_builder_intern(b, strs + e->pg_desc.off,
+							       e->pg_desc.len) : 0;
 		c->dtype = e->dtype.set ? td_builder_intern(b, strs + e->dtype.off, e->dtype.len) : 0;
 		c->group_size = e->group_size > 0 && e->group_size < INT32_MAX ? (int32_t)e->group_size
 									      : -1;

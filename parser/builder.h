@@ -49,7 +49,7 @@ struct td_raw {
 	int64_t in_nelems, out_nelems, group_size, wait_stream;
 	/* [memory] instants: reserved, the allocation's size (+) or free (-), device type */
 	int64_t mem_reserved, mem_bytes, mem_devtype;
-	struct td_slice coll_name, pg_name, dtype;
+	struct td_slice coll_name, pg_name, pg_desc, dtype;
 	/* a kernel's launch (Kineto's kernel args): "grid", "block" as text, registers per
 	 * thread, shared memory bytes, est. achieved occupancy % x 100, blocks per SM x 1000 */
 	struct td_slice grid, block;

@@ -337,9 +337,11 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 		case AK_COLL_NAME:
 		case AK_DTYPE:
 		case AK_PG_NAME:
+		case AK_PG_DESC:
 			if (is_string) {
 				slice(p, p->key == AK_COLL_NAME ? &e->coll_name
-					 : p->key == AK_DTYPE ? &e->dtype : &e->pg_name, s, n);
+					 : p->key == AK_DTYPE ? &e->dtype
+					 : p->key == AK_PG_DESC ? &e->pg_desc : &e->pg_name, s, n);
 				e->has_coll = 1;
 			}
 			break;
@@ -548,7 +550,8 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 			k = KEQ(s, n, "registers per thread") ? AK_REGS : 0;
 			break;
 		case 25:
-			k = KEQ(s, n, "est. achieved occupancy %") ? AK_OCC : 0;
+			k = KEQ(s, n, "est. achieved occupancy %") ? AK_OCC
+				: KEQ(s, n, "Process Group Description") ? AK_PG_DESC : 0;
 			break;
 		case 14:
 			k = KEQ(s, n, "Out msg nelems") ? AK_OUT_NELEMS

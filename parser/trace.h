@@ -114,6 +114,7 @@ struct td_coll {
 	int32_t device;
 	uint32_t name;             /* "Collective name": allreduce, _allgather_base, ... */
 	uint32_t pg;               /* "Process Group Name" */
+	uint32_t pg_desc;          /* "Process Group Description": mesh_tp, TENSOR_MODEL_PARALLEL_GROUP */
 	uint32_t dtype;            /* "dtype": Float, BFloat16, ... */
 	int32_t group_size;        /* ranks in the group, -1 when absent */
 	int64_t in_nelems, out_nelems;

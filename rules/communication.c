@@ -146,11 +146,13 @@ struct pg_acc {
 	int32_t size;              /* ranks, -1 unknown */
 	int64_t ns;
 	uint64_t n;
+	enum td_par par;           /* by its description */
 };
 #define PG_MORE(x, y) ((x)->ns > (y)->ns)
 TD_DEFINE_STABLE_SORT(sort_groups, struct pg_acc, PG_MORE)
 
-static void group_add(struct pg_acc *g, size_t *ng, const struct td_coll *co, int64_t exposed)
+static void group_add(const struct td_trace *t, struct pg_acc *g, size_t *ng,
+		      const struct td_coll *co, int64_t exposed)
 {
 	uint32_t pg = co ? co->pg : 0;
 	size_t i;
@@ -158,10 +160,15 @@ static void group_add(struct pg_acc *g, size_t *ng, const struct td_coll *co, in
 	for (i = 0; i < *ng && g[i].pg != pg; i++)
 		;
 	if (i == *ng) {
-		if (*ng == PG_MAX) /* the rest together, as "other groups" */
+		if (*ng == PG_MAX) { /* the rest together, as "other groups" */
 			i = *ng - 1, g[i].pg = UINT32_MAX, g[i].size = -1;
-		else
-			g[(*ng)++] = (struct pg_acc){pg, co ? co->group_size : -1, 0, 0};
+			g[i].par = TD_PAR_UNKNOWN;
+		} else {
+			g[(*ng)++] = (struct pg_acc){pg, co ? co->group_size : -1, 0, 0,
+						     co && co->pg_desc
+						     ? td_pg_parallelism(td_trace_name(t, co->pg_desc))
+						     : TD_PAR_UNKNOWN};
+		}
 	}
 	g[i].ns += exposed;
 	g[i].n++;
@@ -184,9 +191,11 @@ static void where_by_group(struct td_analysis *a, struct td_finding *f, struct p
 	td_finding_value(f, "process_groups", (int64_t)named);
 	td_finding_value(f, "exposed_top_group_ns", g[0].ns);
 	for (i = 0; i < shown; i++) {
-		char size[32] = "";
-		if (g[i].size > 0)
-			snprintf(size, sizeof(size), " (%d ranks)", g[i].size);
+		char size[64] = "";
+		if (g[i].size > 0 || g[i].par != TD_PAR_UNKNOWN)
+			snprintf(size, sizeof(size), " (%s%s%.0d%s)", td_par_name(g[i].par),
+				 g[i].par != TD_PAR_UNKNOWN && g[i].size > 0 ? ", " : "",
+				 g[i].size > 0 ? g[i].size : 0, g[i].size > 0 ? " ranks" : "");
 		td_finding_where(f, "%s%s%s: %s exposed%s in %llu collective%s",
 				 g[i].pg == UINT32_MAX ? "other process groups"
 				 : g[i].pg ? "process group " : "collectives without a process group",
@@ -338,6 +347,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			struct pg_acc groups[PG_MAX];
 			size_t ngroups = 0;
 			int dom = -1, k;
+			enum td_par top_par;
 			char fix[1400];
 			for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
 				const struct td_event *e = td_trace_ev(t, coll);
@@ -348,7 +358,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				x = exposed_part(exposed, ne, e->ts, td_ev_end(e));
 				if ((k = td_coll_kind_of(td_trace_name(t, e->name))) >= 0)
 					by_kind[k] += x;
-				group_add(groups, &ngroups, td_trace_coll(t, coll), x);
+				group_add(t, groups, &ngroups, td_trace_coll(t, coll), x);
 			}
 			for (k = 0; k < TD_COLL_NKINDS; k++) {
 				if (!by_kind[k])
@@ -365,12 +375,18 @@ static void run(struct td_analysis *a, struct td_report *r)
 								    by_kind[k] / per)),
 							 a->nsteps ? " per step" : "");
 			where_by_group(a, f, groups, ngroups, per);
+			/* the group that waits most, sorted first: its parallelism picks the fix */
+			top_par = ngroups && groups[0].ns > 0 ? groups[0].par : TD_PAR_UNKNOWN;
 			if (((a->ctx.on & TD_ON_TORCHREC) || a->ctx.coll[TD_COLL_ALL_TO_ALL]) &&
 			    dom == TD_COLL_SEND_RECV)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
-			if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) && a->training &&
-			    dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32 &&
-			    (a->ctx.on & TD_ON_COMPILED))
+			if (top_par > TD_PAR_DP)
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM_GROUP,
+								    (int)top_par, NULL, fix,
+								    sizeof(fix)));
+			else if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) &&
+				 a->training && dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32 &&
+				 (a->ctx.on & TD_ON_COMPILED))
 				td_finding_fix(f, "The all-reduces run one at a time from the compiled "
 					       "step (%.0f per step, %s each on average) with nothing to "
 					       "overlap them, and no DistributedDataParallel op is in the "

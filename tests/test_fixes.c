@@ -295,6 +295,25 @@ static void test_optimizer(void **state)
 		}
 }
 
+/* A process group's parallelism by its description. */
+static void test_parallelism(void **state)
+{
+	(void)state;
+	assert_int_equal(td_pg_parallelism("TENSOR_MODEL_PARALLEL_GROUP"), TD_PAR_TP);
+	assert_int_equal(td_pg_parallelism("PIPELINE_MODEL_PARALLEL_GROUP"), TD_PAR_PP);
+	assert_int_equal(td_pg_parallelism("EXPERT_TENSOR_PARALLEL_GROUP"), TD_PAR_EP);
+	assert_int_equal(td_pg_parallelism("DATA_PARALLEL_GROUP_WITH_CP"), TD_PAR_DP);
+	assert_int_equal(td_pg_parallelism("CONTEXT_PARALLEL_GROUP"), TD_PAR_CP);
+	assert_int_equal(td_pg_parallelism("mesh_tp"), TD_PAR_TP);
+	assert_int_equal(td_pg_parallelism("mesh_dp_shard"), TD_PAR_DP);
+	assert_int_equal(td_pg_parallelism("mesh_pp"), TD_PAR_PP);
+	assert_int_equal(td_pg_parallelism("ep:0"), TD_PAR_EP);
+	assert_int_equal(td_pg_parallelism("tpu_group"), TD_PAR_UNKNOWN); /* not the token tp */
+	assert_int_equal(td_pg_parallelism("default_pg"), TD_PAR_UNKNOWN);
+	assert_int_equal(td_pg_parallelism("undefined"), TD_PAR_UNKNOWN);
+	assert_int_equal(td_pg_parallelism(NULL), TD_PAR_UNKNOWN);
+}
+
 /* The host link a pinned copy is replayed at, by the device's name. */
 static void test_host_link(void **state)
 {
@@ -361,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_optimizer),
 		cmocka_unit_test(test_picks),
 		cmocka_unit_test(test_host_link),
+		cmocka_unit_test(test_parallelism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

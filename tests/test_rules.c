@@ -419,6 +419,21 @@ static void test_communication(void **state)
 	const struct td_finding *f;
 	(void)state;
 
+	/* a training step whose groups say what they are (DeviceMesh: mesh_tp, mesh_dp): two
+	 * exposed tensor-parallel all-reduces of 800 us a step, one data-parallel of 300 us; the
+	 * tensor-parallel group waits most, so its fix is picked, not DDP's buckets */
+	diagnose_path(th_fixture("rules/communication-tp.json"), &x);
+	check_invariants(&x, "communication-tp.json");
+	assert_int_equal(x.a.ctx.par, (1u << TD_PAR_TP) | (1u << TD_PAR_DP));
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_true(where_has(f, "process group 1 (tensor parallel, 4 ranks): 1.6 ms exposed per step"));
+	assert_true(where_has(f, "process group 2 (data parallel, 2 ranks)"));
+	assert_non_null(strstr(f->fix, "tensor-parallel group"));
+	assert_non_null(strstr(f->fix, "_micro_pipeline_tp"));
+	assert_null(strstr(f->fix, "bucket_cap_mb"));
+	done(&x);
+
 	/* per step: the all-reduce [T+1600, T+2600) under compute [T+100, T+2100): 500 us hidden,
 	 * 500 exposed; the next kernel waits for it 100 us with the device idle */
 	diagnose_path(th_fixture("rules/communication.json"), &x);
