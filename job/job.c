@@ -341,6 +341,49 @@ static int64_t compute_per_step(const struct td_summary *s)
 	return s->compute_ns / (int64_t)(s->steps ? s->steps : 1);
 }
 
+/* The job's context: the vendor and the run (training, inference) most of its ranks have. */
+static void job_context(struct td_job *j)
+{
+	size_t nv[TD_VENDOR_AMD + 1] = {0}, nr[TD_RUN_INFERENCE + 1] = {0}, r;
+	int k;
+
+	memset(&j->ctx, 0, sizeof(j->ctx));
+	for (r = 0; r < j->n; r++) {
+		const struct td_summary *s = j->rows[r].s;
+		if (s->vendor > TD_VENDOR_UNKNOWN && s->vendor <= TD_VENDOR_AMD)
+			nv[s->vendor]++;
+		if (s->run > TD_RUN_UNKNOWN && s->run <= TD_RUN_INFERENCE)
+			nr[s->run]++;
+	}
+	for (k = TD_VENDOR_NVIDIA; k <= TD_VENDOR_AMD; k++)
+		if (nv[k] > nv[j->ctx.vendor])
+			j->ctx.vendor = (enum td_vendor)k;
+	for (k = TD_RUN_TRAINING; k <= TD_RUN_INFERENCE; k++)
+		if (nr[k] > nr[j->ctx.run])
+			j->ctx.run = (enum td_run)k;
+}
+
+/* How to check a slow GPU, for the job's vendor: "nvidia-smi -q (clocks, throttling, ECC)". */
+static const char *gpu_check(const struct td_job *j)
+{
+	return j->ctx.vendor == TD_VENDOR_AMD ? "rocm-smi --showclocks --showtemp (clocks, "
+						  "throttling) and rocm-smi --showrasinfo (ECC)"
+	       : j->ctx.vendor == TD_VENDOR_NVIDIA ? "nvidia-smi -q (clocks, throttling, ECC)"
+						   : "nvidia-smi -q or rocm-smi (clocks, throttling, "
+						     "ECC)";
+}
+
+/* How to give every rank the same work: a sampler's shards in training, the requests in
+ * inference. */
+static const char *even_work(const struct td_job *j)
+{
+	return j->ctx.run == TD_RUN_INFERENCE
+	       ? "balance the requests across ranks (the same batch size and sequence lengths "
+		 "on each: the router's load balancing, padding or bucketing prompts by length)"
+	       : "shard evenly (DistributedSampler(..., drop_last=True)), pack or bucket "
+		 "sequences by length";
+}
+
 /* Why the straggler arrives late, from where its late collectives sit in its step against
  * the others': its GPU starts them later into the step, because its host launches them later
  * (host work before them: name what differs) or its GPU is still busy (more compute: the
@@ -370,10 +413,10 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 					 rank);
 		td_finding_fix(f, "Look at what rank %lld does between steps: work only it runs "
 			       "(logging, checkpointing, evaluation on rank %lld), its next batch "
-			       "arriving late, or a slower host or GPU (nvidia-smi -q: clocks, "
-			       "throttling). Record several steps on every rank (torch.profiler."
-			       "schedule(wait=1, warmup=1, active=5)) and diagnose the job again to "
-			       "see the step before.", rank, rank);
+			       "arriving late, or a slower host or GPU (%s). Record several steps on "
+			       "every rank (torch.profiler.schedule(wait=1, warmup=1, active=5)) and "
+			       "diagnose the job again to see the step before.", rank, rank,
+			       gpu_check(j));
 		return;
 	}
 	if (known && w->late_in_step_ns * 2 < w->late_gpu_in_step_ns) {
@@ -398,10 +441,9 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 						 td_fmt_dur(b2, sizeof(b2), top[k].median));
 		td_finding_fix(f, "Give rank %lld the same work as the others: uneven batches or "
 			       "sequence lengths make one rank compute longer while the rest wait in "
-			       "the next collective - shard evenly (DistributedSampler(..., "
-			       "drop_last=True)), pack or bucket sequences by length. If the work is "
-			       "the same, its GPU is slower: check it with nvidia-smi -q (clocks, "
-			       "throttling, ECC) and run the job without that node.", rank);
+			       "the next collective - %s. If the work is the same, its GPU is slower: "
+			       "check it with %s and run the job without that node.", rank,
+			       even_work(j), gpu_check(j));
 		return;
 	}
 	if (known)
@@ -434,8 +476,8 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 				 s->top_what && *s->top_what ? ")" : "");
 	td_finding_fix(f, "Find what rank %lld does before its collectives that the others do "
 		       "not: diagnose its own trace (%s) beside another rank's; a slower GPU "
-		       "(nvidia-smi -q: clocks, throttling, ECC) or a larger share of the data "
-		       "are the usual causes.", rank, s->path);
+		       "(%s) or a larger share of the %s are the usual causes.", rank, s->path,
+		       gpu_check(j), j->ctx.run == TD_RUN_INFERENCE ? "requests" : "data");
 }
 
 static void straggler(struct td_job *j, struct td_strtab *keys)
@@ -532,11 +574,11 @@ static void imbalance(struct td_job *j)
 		td_finding_where(f, "%s: %s%s on rank %lld, the median rank %s", top[k].name,
 				 td_fmt_dur(b1, sizeof(b1), top[k].max), per_step(j),
 				 (long long)top[k].rank, td_fmt_dur(b3, sizeof(b3), top[k].median));
-	td_finding_fix(f, "%s", "Give every rank the same work: uneven batches or sequence lengths "
+	td_finding_fix(f, "Give every rank the same work: uneven batches or sequence lengths "
 		       "make one rank compute longer while the rest wait in the next collective. "
-		       "Shard evenly (DistributedSampler(..., drop_last=True)), pack or bucket "
-		       "sequences by length so each rank gets the same tokens per step, and check "
-		       "that no rank runs extra work (logging, evaluation, a larger shard).");
+		       "%c%s so each rank gets the same tokens per step, and check that no rank "
+		       "runs extra work (logging, evaluation, a larger share).",
+		       toupper((unsigned char)even_work(j)[0]), even_work(j) + 1);
 }
 
 struct entry {
@@ -801,6 +843,7 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 	j->steps = k ? (uint64_t)td_median_i64(v, k) : 0;
 	free(v);
 
+	job_context(j);
 	td_strtab_init(&keys);
 	match(j, &keys, NULL, 0, NULL, 0, 0);
 	straggler(j, &keys);

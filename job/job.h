@@ -56,6 +56,7 @@ struct td_job {
 	int64_t window_ns;        /* the median rank's window */
 	uint64_t steps;           /* the median rank's steps */
 	struct td_params params;
+	struct td_context ctx;    /* the vendor and the run most ranks have (the fixes' context) */
 	struct td_report report;  /* the job's findings, ordered */
 	struct td_metrics metrics; /* the worst rank's, plus the straggler's wait */
 };

@@ -232,6 +232,8 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		if (!s->dataloader_ns && m && m->present)
 			s->dataloader_ns = (int64_t)(m->value * (double)(a->nsteps ? a->nsteps : 1));
 	}
+	s->vendor = (int)a->ctx.vendor;
+	s->run = (int)a->ctx.run;
 	if (!a->ndev)
 		return;
 	for (i = 1; i < a->ndev; i++) /* the busiest device speaks for the rank */
@@ -328,6 +330,13 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 	kint(g, "id", s->device);
 	key(g, "name");
 	str(g, s->device_name);
+	yajl_gen_map_close(g);
+	key(g, "context");
+	yajl_gen_map_open(g);
+	key(g, "vendor");
+	str(g, td_vendor_name((enum td_vendor)s->vendor));
+	key(g, "run");
+	str(g, td_run_name((enum td_run)s->run));
 	yajl_gen_map_close(g);
 	kint(g, "steps", (int64_t)s->steps);
 	kint(g, "step_median_ns", s->step_median_ns);
@@ -593,6 +602,19 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 	if ((v = opt(root, "device", yajl_t_object, "", &r)) != NULL) {
 		s->device = (int32_t)need_int(v, "device", "id", INT32_MIN, &r);
 		s->device_name = need_str(v, "device", "name", &r);
+	}
+	if ((v = opt(root, "context", yajl_t_object, "", &r)) != NULL) { /* absent before: unknown */
+		yajl_val x = get(v, "vendor", yajl_t_string);
+		const char *str_v = x ? YAJL_GET_STRING(x) : NULL;
+		int k;
+		for (k = TD_VENDOR_UNKNOWN; str_v && k <= TD_VENDOR_AMD; k++)
+			if (!strcmp(str_v, td_vendor_name((enum td_vendor)k)))
+				s->vendor = k;
+		x = get(v, "run", yajl_t_string);
+		str_v = x ? YAJL_GET_STRING(x) : NULL;
+		for (k = TD_RUN_UNKNOWN; str_v && k <= TD_RUN_INFERENCE; k++)
+			if (!strcmp(str_v, td_run_name((enum td_run)k)))
+				s->run = k;
 	}
 	s->steps = (uint64_t)need_int(root, "", "steps", 0, &r);
 	s->step_median_ns = need_int(root, "", "step_median_ns", 0, &r);

@@ -55,6 +55,7 @@ struct td_summary {
 	int partial;
 	int32_t device;            /* the device it summarizes (the busiest), -1 with none */
 	char *device_name;
+	int vendor, run;           /* enum td_vendor, enum td_run: the rank's context */
 	uint64_t steps;
 	int64_t step_median_ns, window_ns, busy_ns, idle_ns, compute_ns, comm_ns, exposed_ns;
 	int64_t dataloader_ns;

@@ -72,7 +72,8 @@ if cmp -s a.text c.text && cmp -s a.text d.text; then ok; else bad "glob or mixe
 json_check sums/rank-5.summary.json '
 assert d["schema"] == "tracedoc.summary/1"
 assert d["trace"]["rank"] == 5 and d["trace"]["world_size"] == 8
-assert len(d["collectives"]) == 6 and all(len(c) == 6 for c in d["collectives"])'
+assert len(d["collectives"]) == 6 and all(len(c) == 6 for c in d["collectives"])
+assert d["context"] == {"vendor": "CUDA", "run": "unknown"}, d["context"]'
 
 # 3. compute imbalance: rank 2 computes 40% more; the host launches on time
 mkdir slow && "$gen" --ranks 8 --straggler 2 --imbalance 40 --steps 6 --ops 40 -o slow || exit 2
@@ -85,7 +86,24 @@ assert abs(f["values"]["wait_ns"] - want) <= want / 100, (f["values"]["wait_ns"]
 w = " ".join(f["where"])
 assert "launches these collectives on time" in w and "computes" in w, w
 assert "sgemm" in w, w
-assert "DistributedSampler" in f["fix"], f["fix"]' slow/truth.txt
+assert "DistributedSampler" in f["fix"], f["fix"]
+assert "nvidia-smi -q" in f["fix"] and "rocm-smi" not in f["fix"], f["fix"]' slow/truth.txt
+# the job's context is its ranks': the same job said to be ROCm inference (in the summaries
+# the ranks give) is told rocm-smi and to balance its requests, not DistributedSampler
+mkdir slowsums
+for f in slow/rank-*.json; do
+	"$bin" summarize "$f" -o "slowsums/$(basename "$f" .json).summary.json" || bad "summarize $f"
+done
+python3 -c 'import json, sys
+for p in sys.argv[1:]:
+    d = json.load(open(p))
+    d["context"] = {"vendor": "ROCm", "run": "inference"}
+    json.dump(d, open(p, "w"))' slowsums/*.summary.json
+"$bin" diagnose slowsums --format json >slowsums.json
+json_check slowsums.json '
+f = [f for f in d["findings"] if f["rule"] == "straggler"][0]
+assert "rocm-smi" in f["fix"] and "nvidia-smi" not in f["fix"], f["fix"]
+assert "requests" in f["fix"] and "DistributedSampler" not in f["fix"], f["fix"]'
 
 # 4. a healthy job: the same work everywhere, no straggler, no imbalance
 mkdir even && "$gen" --ranks 4 --steps 4 --ops 40 -o even || exit 2
