@@ -58,6 +58,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "Graphs are replayed already: the launches left run outside them. Capture those too "
 	 "(torch.cuda.make_graphed_callables, torch.cuda.CUDAGraph) or fuse them with "
 	 "torch.compile(model)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, TD_ON_GRAPHS, -1, 1,
+	 "Megatron-LM launches its layers kernel by kernel: capture them as CUDA graphs "
+	 "(--enable-cuda-graph), use Transformer Engine's fused layers (--transformer-impl "
+	 "transformer_engine), and keep Megatron's fusions on (no --no-bias-gelu-fusion, "
+	 "--no-bias-dropout-fusion or --no-masked-softmax-fusion)."},
 	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
 	 "Many kernels shorter than their launch, and no nn.Module to compile: the work is "
 	 "probably a Python loop over tensors or tensor elements. Vectorise it - one tensor op "
@@ -78,6 +83,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "time is - the Python frame named above, or py-spy record --native --pid PID where the "
 	 "trace leaves it untraced - and move it off the step: precompute it, or do it on the "
 	 "GPU."},
+	{TD_FIX_HOST_BOUND, ANY_V, TRAIN, ANY_E, TD_ON_DEEPSPEED, TD_ON_COMPILED, -1, 0,
+	 "Move that work off the step (precompute it, or do it on the GPU) and cut per-item Python "
+	 "loops over tensors; the DeepSpeed engine can compile the model itself - "
+	 "model_engine.compile() after deepspeed.initialize() - so the host launches less per "
+	 "step, and a larger train_micro_batch_size_per_gpu gives each launch more work."},
 	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
 	 "Move that work off the step (precompute it, or do it on the GPU) and cut per-item Python "
 	 "loops over tensors; the model is compiled already, so look for graph breaks "
@@ -123,6 +133,12 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "The model is compiled already: replay it as a graph (torch.compile(model, "
 	 "mode=\"reduce-overhead\")) so the small kernels cost one launch, and batch small tensors "
 	 "into one (torch._foreach_* ops, torch.cat)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, TD_ON_GRAPHS, -1, 0,
+	 "Megatron-LM runs these as separate small kernels: use Transformer Engine's fused layers "
+	 "(--transformer-impl transformer_engine), keep Megatron's fusions on (no "
+	 "--no-bias-gelu-fusion, --no-bias-dropout-fusion, --no-masked-softmax-fusion or "
+	 "--no-gradient-accumulation-fusion), and capture the layers as CUDA graphs "
+	 "(--enable-cuda-graph)."},
 	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
 	 "No nn.Module in sight: the small kernels come from a Python loop over tensors. "
 	 "Vectorise it (one op over a whole tensor, torch._foreach_* for lists of tensors)."},

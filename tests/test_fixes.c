@@ -295,6 +295,34 @@ static void test_optimizer(void **state)
 		}
 }
 
+/* Megatron-LM and DeepSpeed training get their own levers beyond communication; graphs on
+ * already, or inference, do not get them. */
+static void test_frameworks(void **state)
+{
+	struct td_context c;
+	char b[1600];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.vendor = TD_VENDOR_NVIDIA;
+	c.run = TD_RUN_TRAINING;
+	c.on = TD_ON_MEGATRON;
+	td_fix_text(&c, TD_FIX_SMALL_KERNELS, -1, NULL, b, sizeof(b));
+	assert_non_null(strstr(b, "--transformer-impl transformer_engine"));
+	assert_true(td_fix_pick(&c, TD_FIX_FEWER_LAUNCHES, -1)->graph);
+	td_fix_text(&c, TD_FIX_FEWER_LAUNCHES, -1, NULL, b, sizeof(b));
+	assert_non_null(strstr(b, "--enable-cuda-graph"));
+	c.on |= TD_ON_GRAPHS;
+	td_fix_text(&c, TD_FIX_FEWER_LAUNCHES, -1, NULL, b, sizeof(b));
+	assert_null(strstr(b, "--enable-cuda-graph"));
+	c.on = TD_ON_DEEPSPEED;
+	td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
+	assert_non_null(strstr(b, "model_engine.compile()"));
+	c.run = TD_RUN_INFERENCE;
+	td_fix_text(&c, TD_FIX_HOST_BOUND, -1, NULL, b, sizeof(b));
+	assert_null(strstr(b, "model_engine"));
+}
+
 /* A process group's parallelism by its description. */
 static void test_parallelism(void **state)
 {
@@ -381,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_picks),
 		cmocka_unit_test(test_host_link),
 		cmocka_unit_test(test_parallelism),
+		cmocka_unit_test(test_frameworks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
