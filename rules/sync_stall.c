@@ -161,12 +161,14 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		size_t len = strlen(title);
 		snprintf(title + len, sizeof(title) - len, " and %zu more sites", ntop - 3);
 	}
-	td_finding_title(f, "%s block%s the host %s; removing %s wins back up to %s of GPU idle",
+	/* what the GPU idles under the waits is observed; what removing them wins is the replay's
+	 * (the host runs ahead into the next step's work) or, without one, that idle */
+	td_finding_title(f, "%s block%s the host %s; the GPU idles %s under %s and after",
 			 title, mine == 1 ? "s" : "", td_fmt_dur(b1, sizeof(b1), blocked),
-			 mine == 1 ? "it" : "them", td_fmt_dur(b2, sizeof(b2), f->idle_ns));
+			 td_fmt_dur(b2, sizeof(b2), f->idle_ns), mine == 1 ? "it" : "them");
 	for (i = 0; i < ntop; i++) {
 		struct site *s = &sites[top[i]];
-		td_finding_where(f, "%s: %llu call%s, host blocked %s, GPU idle won back %s",
+		td_finding_where(f, "%s: %llu call%s, host blocked %s, GPU idle under them %s",
 				 td_an_label(a, top[i]), (unsigned long long)s->calls,
 				 s->calls == 1 ? "" : "s", td_fmt_dur(b1, sizeof(b1), s->blocked),
 				 td_fmt_dur(b2, sizeof(b2), s->won));
