@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* What job/job.c and job/stragglers.c share. */
+#ifndef TD_JOB_INTERNAL_H
+#define TD_JOB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strtab.h"
+#include "job/job.h"
+
+/* A rank's finding as the job compares it: the GPU idle and busy time it claims. Its own
+ * replayed saving (rules/whatif.h) does not know the other ranks, which the job view does. */
+#define SIZED(x) ((x)->idle_ns + (x)->busy_ns)
+#define SIZED_FRACTION(x)                                                                    \
+	((x)->savings_ns > 0 ? (x)->fraction * (double)SIZED(x) / (double)(x)->savings_ns      \
+			     : (x)->fraction)
+
+/* " per step" when the job has steps (the figures are then per step), else "" */
+static inline const char *per_step(const struct td_job *j)
+{
+	return j->steps ? " per step" : "";
+}
+
+static inline int64_t by_step(const struct td_job *j, int64_t ns)
+{
+	return j->steps ? ns / (int64_t)j->steps : ns;
+}
+
+/* A collective the median rank waits long in, the straggler's: the worst first. */
+struct worst {
+	int64_t delay;       /* median rank's wait */
+	int64_t start, dur, median;
+	uint32_t key, seq;
+};
+
+/* Matches the ranks' collectives (by process group, collective, size and order) and sets each
+ * row's wait and lateness; with straggler_row and pass 1, the ntop collectives the others wait
+ * longest for it in go to top (*nworst of them). */
+void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, size_t ntop,
+		  size_t *nworst, uint32_t straggler_row, int pass);
+/* The vendor and run most ranks have, in j->ctx. */
+void td_job_context(struct td_job *j);
+/* The straggler finding and its explanation; the imbalance finding. */
+void td_job_straggler(struct td_job *j, struct td_strtab *keys);
+void td_job_imbalance(struct td_job *j);
+
+#endif
