@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sort.h"
 #include "fixes/catalogue.h"
 #include "replay/replay.h"
 #include "rules/rule.h"
@@ -37,11 +38,8 @@ static size_t step_of(const struct td_analysis *a, int64_t ts)
 	return lo < a->nsteps && a->steps[lo].start <= ts ? lo : SIZE_MAX;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
+#define U64_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_u64, uint64_t, U64_LESS)
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
@@ -180,7 +178,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				amax = per_alloc[k] > amax ? per_alloc[k] : amax;
 			}
 			if (a->nsteps) {
-				qsort(per_alloc, a->nsteps, sizeof(uint64_t), cmp_u64);
+				sort_u64(per_alloc, a->nsteps);
 				amed = per_alloc[a->nsteps / 2];
 			}
 			if (a->nsteps >= 2 && amin >= NO_CACHE_MIN && fmin >= NO_CACHE_MIN &&

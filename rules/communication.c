@@ -53,29 +53,57 @@ static int64_t coll_bytes(const struct td_trace *t, uint32_t ev)
 	return sz > 0 && n > 0 ? n * sz : 0;
 }
 
-/* The first GPU op on a stream of device index d in [from, to) launched under a backward op
- * (an autograd node, "...Backward0"), or from when there is none: where gradients begin. */
-static int64_t backward_start(struct td_analysis *a, size_t d, int64_t from, int64_t to)
+/* The last step (index in dv->gsteps, by start) whose GPU span holds ts, or nsteps for none. */
+static size_t gstep_of(const struct td_analysis *a, const struct td_dev_analysis *dv, int64_t ts)
+{
+	size_t lo, stop;
+
+	if (!dv->gsteps)
+		return a->nsteps;
+
+	TD_LOWER_BOUND(lo, a->nsteps, dv->gsteps[mid].start <= ts);
+	/* spans may overlap their neighbours: the latest one starting by ts that holds it */
+	for (stop = lo > 4 ? lo - 4 : 0; lo-- > stop;)
+		if (ts < dv->gsteps[lo].end)
+			return lo;
+	return a->nsteps;
+}
+
+/* Where gradients begin, per step of device index d (slot nsteps: the whole window): the first
+ * GPU op launched under a backward op (an autograd node, "...Backward0"), INT64_MAX for none.
+ * One pass over the device's events. */
+static int64_t *backward_starts(struct td_analysis *a, size_t d)
 {
 	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	int64_t *bwd = td_malloc((a->nsteps + 1) * sizeof(*bwd));
 	struct td_dev_events it;
 	uint32_t k;
+	size_t i;
 
-	for (td_dev_events_begin(&it, t, a->dev[d].device); td_dev_events_next(&it, &k);) {
+	for (i = 0; i <= a->nsteps; i++)
+		bwd[i] = INT64_MAX;
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &k);) {
 		const struct td_event *e = td_trace_ev(t, k);
 		uint32_t l, p;
 		int depth;
-		if (e->ts < from || e->ts >= to || !td_kind_is_gpu_op(e->kind) ||
+		if (e->ts < dv->win_start || e->ts >= dv->win_end || !td_kind_is_gpu_op(e->kind) ||
 		    (l = td_trace_launch(t, k)) == TD_NONE)
 			continue;
 		for (p = td_trace_parent(t, l), depth = 0; p != TD_NONE && depth < 64;
 		     p = td_trace_parent(t, p), depth++) {
 			const char *n = td_trace_name(t, td_trace_ev(t, p)->name);
-			if (strstr(n, "Backward") || strstr(n, "autograd::engine"))
-				return e->ts;
+			if (strstr(n, "Backward") || strstr(n, "autograd::engine")) {
+				size_t st = gstep_of(a, dv, e->ts);
+				if (e->ts < bwd[st])
+					bwd[st] = e->ts;
+				if (e->ts < bwd[a->nsteps])
+					bwd[a->nsteps] = e->ts;
+				break;
+			}
 		}
 	}
-	return from;
+	return bwd;
 }
 
 /* The fix replayed: each exposed all-reduce of a training step, larger than one bucket, is
@@ -103,7 +131,7 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 		const struct td_event *e = td_trace_ev(t, coll);
 		unsigned c = td_an_class(a, e->name);
 		struct td_rp_edit *ed;
-		int64_t bytes, since = dv->win_start;
+		int64_t bytes;
 		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
 		    e->ts < dv->win_start || e->ts >= dv->win_end ||
 		    !exposed_part(exposed, ne, e->ts, td_ev_end(e)))
@@ -114,20 +142,25 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			ok = 0;
 			break;
 		}
-		for (i = 0; dv->gsteps && i < a->nsteps; i++) /* the step it ends */
-			if (dv->gsteps[i].start <= e->ts && e->ts < dv->gsteps[i].end)
-				since = dv->gsteps[i].start;
-		since = backward_start(a, d, since, e->ts);
 		ed = td_vec_push(&edits);
 		ed->kind = TD_RP_OVERLAP;
 		ed->track = e->track;
 		ed->from = e->ts;
 		ed->to = e->ts + 1;
 		ed->residual = (int64_t)((double)td_ev_dur(e) * (double)BUCKET_BYTES / (double)bytes);
-		ed->since = since;
 	}
-	for (i = 0; ok && i < edits.len; i++)
-		td_finding_edit(f, &TD_VEC_AT(&edits, struct td_rp_edit, i));
+	if (ok && edits.len) {
+		/* since: the backward's start in the step it ends (the step's start without one) */
+		int64_t *bwd = backward_starts(a, d);
+		for (i = 0; i < edits.len; i++) {
+			struct td_rp_edit *ed = &TD_VEC_AT(&edits, struct td_rp_edit, i);
+			size_t st = gstep_of(a, dv, ed->from);
+			ed->since = bwd[st] < ed->from ? bwd[st]
+				    : st < a->nsteps ? dv->gsteps[st].start : dv->win_start;
+			td_finding_edit(f, ed);
+		}
+		free(bwd);
+	}
 	td_vec_free(&edits);
 }
 
