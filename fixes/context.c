@@ -194,8 +194,12 @@ static int64_t input_dims(const char *d, int k, int64_t *lead)
 	return n ? numel : 0;
 }
 
-#define I32_LESS(x, y) (*(x) < *(y))
-TD_DEFINE_SORT(sort_i32, int32_t, I32_LESS)
+struct bpsm_n {
+	int32_t v;
+	uint32_t n;
+};
+#define BPSM_LESS(x, y) ((x)->v < (y)->v)
+TD_DEFINE_SORT(sort_bpsm, struct bpsm_n, BPSM_LESS)
 
 /* A per-element loop: one op reading a single element (.item(), indexing one element, .cpu()
  * or .tolist() of a scalar, or any op on scalar inputs by record_shapes) 16 times a step or
@@ -233,7 +237,6 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 	int64_t vals[16], numels[16], best = 0, best_numel = 0;
 	uint64_t cnt[16], bestn = 0;
 	size_t nv = 0, i, k, n = 0;
-	int32_t *b;
 
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
@@ -273,17 +276,24 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 		}
 	c->batch = best;
 	c->bpsm = -1;
-	b = td_malloc((t->launches.len ? t->launches.len : 1) * sizeof(*b));
-	for (i = 0; i < t->launches.len; i++) {
-		int32_t v = TD_VEC_AT(&t->launches, struct td_launch, i).bpsm;
-		if (v >= 0)
-			b[n++] = v;
+	{ /* the median kernel's blocks per SM: configurations by bpsm, weighted by their kernels */
+		struct bpsm_n *b = td_malloc((t->launches.len ? t->launches.len : 1) * sizeof(*b));
+		uint64_t total = 0, acc = 0;
+		for (i = 0; i < t->launches.len; i++) {
+			const struct td_launch *l = &TD_VEC_AT(&t->launches, struct td_launch, i);
+			if (l->bpsm >= 0) {
+				b[n].v = l->bpsm, b[n++].n = l->n;
+				total += l->n;
+			}
+		}
+		sort_bpsm(b, n);
+		for (i = 0; i < n && total; i++)
+			if ((acc += b[i].n) > total / 2) {
+				c->bpsm = b[i].v;
+				break;
+			}
+		free(b);
 	}
-	if (n) {
-		sort_i32(b, n);
-		c->bpsm = b[n / 2];
-	}
-	free(b);
 	/* small: a batch of 64 or less whose layers' largest input is 64K elements or less (an
 	 * MLP at batch 16, not a ResNet at batch 32 with its 224x224 images) */
 	if (c->batch > 0 && c->batch <= 64 && best_numel <= 65536)

@@ -3,6 +3,7 @@
  * Interns names, finds tracks and devices, stores the compact events and counts odd data. */
 #include "parser/builder.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,52 +31,63 @@ void td_builder_init(struct td_builder *b, struct td_trace *t)
 	td_vec_init(&b->thread_names, sizeof(struct meta_name));
 	b->args_slots = NULL;
 	b->args_nslots = 0;
+	b->launch_slots = NULL;
+	b->launch_nslots = 0;
 }
 
 void td_builder_free(struct td_builder *b)
 {
 	td_vec_free(&b->thread_names);
 	free(b->args_slots);
+	free(b->launch_slots);
 }
 
-static size_t args_hash(const struct td_op_args *a)
+/* A hash of the first `words` 32-bit words of x. */
+static size_t words_hash(const uint32_t *x, size_t words)
 {
-	uint64_t h = ((uint64_t)a->dims * 0x9e3779b97f4a7c15ull) ^ a->types;
-	h = (h * 0xff51afd7ed558ccdull) ^ a->stack;
-	h = (h * 0xff51afd7ed558ccdull) ^ a->concrete;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	for (i = 0; i < words; i++)
+		h = (h ^ x[i]) * 0xff51afd7ed558ccdull;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	return (size_t)(h >> 17);
 }
 
-/* 1 + the index of `a` in t->op_args, added when new: ops repeat a few argument lists, so one
- * copy each (a table per op would be 32 bytes on every CPU op of a record_shapes trace) */
-static uint32_t args_id(struct td_builder *b, const struct td_op_args *a)
+/* 1 + the index in v of the element whose first `words` 32-bit words are x's, added when new,
+ * over an open-addressing table (*slots, *nslots: 1 + index, 0 empty, at most half full).
+ * Ops repeat a few argument lists and kernels a few launch configurations: one copy each (a
+ * table per op would be 32 bytes on every CPU op of a record_shapes trace). */
+static uint32_t uniq_id(struct td_vec *v, uint32_t **slots, size_t *nslots, const void *x,
+			size_t words)
 {
-	struct td_vec *v = &b->t->op_args;
 	size_t i, mask;
 
-	if ((v->len + 1) * 2 > b->args_nslots) { /* at most half full */
-		size_t n = b->args_nslots ? b->args_nslots * 2 : 1024, k;
-		free(b->args_slots);
-		b->args_slots = td_calloc(n, sizeof(uint32_t));
-		b->args_nslots = n;
+	if ((v->len + 1) * 2 > *nslots) {
+		size_t n = *nslots ? *nslots * 2 : 1024, k;
+		free(*slots);
+		*slots = td_calloc(n, sizeof(uint32_t));
+		*nslots = n;
 		for (k = 0; k < v->len; k++) {
-			for (i = args_hash(&TD_VEC_AT(v, struct td_op_args, k)) & (n - 1);
-			     b->args_slots[i]; i = (i + 1) & (n - 1))
+			for (i = words_hash((const uint32_t *)((const char *)v->data + k * v->elem),
+					    words) & (n - 1);
+			     (*slots)[i]; i = (i + 1) & (n - 1))
 				;
-			b->args_slots[i] = (uint32_t)k + 1;
+			(*slots)[i] = (uint32_t)k + 1;
 		}
 	}
-	mask = b->args_nslots - 1;
-	for (i = args_hash(a) & mask; b->args_slots[i]; i = (i + 1) & mask) {
-		const struct td_op_args *o = &TD_VEC_AT(v, struct td_op_args, b->args_slots[i] - 1);
-		if (o->dims == a->dims && o->types == a->types && o->stack == a->stack &&
-		    o->concrete == a->concrete)
-			return b->args_slots[i];
-	}
-	*(struct td_op_args *)td_vec_push(v) = *a;
-	b->args_slots[i] = (uint32_t)v->len;
-	return b->args_slots[i];
+	mask = *nslots - 1;
+	for (i = words_hash(x, words) & mask; (*slots)[i]; i = (i + 1) & mask)
+		if (!memcmp((const char *)v->data + ((*slots)[i] - 1) * v->elem, x, words * 4))
+			return (*slots)[i];
+	memcpy(td_vec_push(v), x, v->elem);
+	(*slots)[i] = (uint32_t)v->len;
+	return (*slots)[i];
+}
+
+static uint32_t args_id(struct td_builder *b, const struct td_op_args *a)
+{
+	return uniq_id(&b->t->op_args, &b->args_slots, &b->args_nslots, a, sizeof(*a) / 4);
 }
 
 uint32_t td_builder_intern(struct td_builder *b, const char *s, uint32_t len)
@@ -261,19 +273,22 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		c->out_nelems = e->out_nelems > 0 ? e->out_nelems : -1;
 		ev->flags |= TD_EF_COLL;
 	}
-	if (k == TD_K_KERNEL && e->has_launch && e->has_corr) {
-		struct td_launch *l = td_vec_push(&t->launches);
+	if (k == TD_K_KERNEL && e->has_launch) {
+		struct td_launch l;
+		uint32_t lid;
 #define CLAMP32(v) ((v) >= 0 && (v) < INT32_MAX ? (int32_t)(v) : -1)
-		l->ts = ev->ts;
-		l->corr = (uint32_t)e->corr;
-		l->device = td_trace_track(t, track)->device;
-		l->grid = e->grid.set ? td_builder_intern(b, strs + e->grid.off, e->grid.len) : 0;
-		l->block = e->block.set ? td_builder_intern(b, strs + e->block.off, e->block.len) : 0;
-		l->regs = e->launch_has & 1 ? CLAMP32(e->regs) : -1;
-		l->smem = e->launch_has & 2 ? CLAMP32(e->smem) : -1;
-		l->occ = e->launch_has & 4 ? CLAMP32(e->occ) : -1;
-		l->bpsm = e->launch_has & 8 ? CLAMP32(e->bpsm) : -1;
+		l.grid = e->grid.set ? td_builder_intern(b, strs + e->grid.off, e->grid.len) : 0;
+		l.block = e->block.set ? td_builder_intern(b, strs + e->block.off, e->block.len) : 0;
+		l.regs = e->launch_has & 1 ? CLAMP32(e->regs) : -1;
+		l.smem = e->launch_has & 2 ? CLAMP32(e->smem) : -1;
+		l.occ = e->launch_has & 4 ? CLAMP32(e->occ) : -1;
+		l.bpsm = e->launch_has & 8 ? CLAMP32(e->bpsm) : -1;
+		l.n = 0;
 #undef CLAMP32
+		lid = uniq_id(&t->launches, &b->launch_slots, &b->launch_nslots, &l,
+			     offsetof(struct td_launch, n) / 4);
+		TD_VEC_AT(&t->launches, struct td_launch, lid - 1).n++;
+		ev->aux = lid;
 		ev->flags |= TD_EF_LAUNCH;
 	}
 	if (k == TD_K_RUNTIME && !t->rocm) {

@@ -79,6 +79,8 @@ struct td_builder {
 	struct td_vec thread_names;
 	uint32_t *args_slots;  /* open addressing over t->op_args: 1 + index, 0 empty */
 	size_t args_nslots;
+	uint32_t *launch_slots; /* the same over t->launches */
+	size_t launch_nslots;
 };
 
 void td_builder_init(struct td_builder *b, struct td_trace *t);

@@ -290,10 +290,6 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 #define COLL_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
 	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && (a)->name < (b)->name))))
 TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
-#define LAUNCH_LESS(a, b) ((a)->device < (b)->device || ((a)->device == (b)->device && \
-	((a)->corr < (b)->corr || ((a)->corr == (b)->corr && ((a)->ts < (b)->ts || \
-	((a)->ts == (b)->ts && (a)->grid < (b)->grid))))))
-TD_DEFINE_SORT(sort_launches, struct td_launch, LAUNCH_LESS)
 
 /* by time; samples at one instant keep the order they were read in */
 #define MEM_LESS(a, b) ((a)->s.ts < (b)->s.ts || ((a)->s.ts == (b)->s.ts && (a)->order < (b)->order))
@@ -495,7 +491,6 @@ void td_trace_finalize(struct td_trace *t)
 	t->dev_nslots = 0;
 	t->last_device = TD_NONE;
 	sort_colls(t->colls.data, t->colls.len);
-	sort_launches(t->launches.data, t->launches.len);
 	for (i = 0; i < t->mem.len; i++) {
 		struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
 		m->track = track_find(t, m->pid, m->tid, (m->pid_is_str ? 1 : 0) |
@@ -676,8 +671,11 @@ size_t td_trace_busy_skip(const struct td_trace *t, int32_t device, int64_t from
 		iv[n].end = en;
 		n++;
 	}
-	*out = iv;
-	return td_iv_merge(iv, n);
+	n = td_iv_merge(iv, n);
+	/* merged, the intervals are often far fewer than the ops: give the rest back (callers
+	 * hold them through the analysis) */
+	*out = n < cap / 2 ? td_realloc(iv, (n ? n : 1) * sizeof(*iv)) : iv;
+	return n;
 }
 
 int64_t td_intervals_total(const struct td_interval *iv, size_t n)
@@ -738,17 +736,9 @@ const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 const struct td_launch *td_trace_launch_of(const struct td_trace *t, uint32_t ev)
 {
 	const struct td_event *e = td_trace_ev(t, ev);
-	const struct td_launch *v = t->launches.data, *c;
-	int32_t dev;
-	size_t lo;
 
-	if (!(e->flags & TD_EF_LAUNCH))
-		return NULL;
-	dev = td_trace_track(t, e->track)->device;
-	TD_LOWER_BOUND(lo, t->launches.len, v[mid].device < dev || (v[mid].device == dev &&
-		       (v[mid].corr < e->corr || (v[mid].corr == e->corr && v[mid].ts < e->ts))));
-	c = lo < t->launches.len ? &v[lo] : NULL;
-	return c && c->device == dev && c->corr == e->corr && c->ts == e->ts ? c : NULL;
+	return (e->flags & TD_EF_LAUNCH) && e->aux && e->aux <= t->launches.len
+	       ? &TD_VEC_AT(&t->launches, struct td_launch, e->aux - 1) : NULL;
 }
 
 const struct td_device *td_trace_find_device(const struct td_trace *t, int32_t id)

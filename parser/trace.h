@@ -53,10 +53,14 @@ static inline int td_kind_on_gpu_track(int k)
 #define TD_EF_NO_CORR 0x04  /* no correlation id */
 #define TD_EF_NO_EXT 0x08   /* no External id */
 #define TD_EF_COLL 0x10     /* a collective kernel with arguments in td_trace.colls */
-#define TD_EF_LAUNCH 0x20   /* a kernel with its launch in td_trace.launches */
+#define TD_EF_LAUNCH 0x20   /* a kernel whose aux is its launch configuration in
+			     * td_trace.launches */
 
-/* A stored event: 32 bytes. `aux` is the External id for CPU ops, runtime calls and kernels,
- * an index into td_trace.xfer_bytes for memcpy / memset, and for a sync record the stream it
+/* A stored event: 32 bytes. `aux` is the External id for CPU ops, runtime calls and kernels
+ * (for a kernel with TD_EF_LAUNCH, 1 + the index of its launch configuration in
+ * td_trace.launches instead: nothing reads a kernel's External id, and a table of launches
+ * beside the events took 40 bytes a kernel), an index into td_trace.xfer_bytes for memcpy /
+ * memset, and for a sync record the stream it
  * waits on plus one (0: none). */
 struct td_event {
 	int64_t ts;
@@ -120,18 +124,16 @@ struct td_coll {
 	int64_t in_nelems, out_nelems;
 };
 
-/* A kernel's launch, as Kineto writes it in the kernel's args: kept aside, looked up by
- * (device, correlation id, start): the kernels of one CUDA graph launch share an id. Absent
- * values -1. */
+/* A kernel's launch configuration, as Kineto writes it in the kernel's args, each distinct one
+ * once (kernels repeat a few; the kernel's aux names its own); n: the kernels launched with it.
+ * Absent values -1. */
 struct td_launch {
-	int64_t ts;
-	uint32_t corr;
-	int32_t device;
 	uint32_t grid, block;      /* "[24, 1, 1]", ids in td_trace.names (0: absent) */
 	int32_t regs;              /* registers per thread */
 	int32_t smem;              /* shared memory, bytes */
 	int32_t occ;               /* est. achieved occupancy %, x 100 */
 	int32_t bpsm;              /* blocks per SM, x 1000 */
+	uint32_t n;                /* kernels with this configuration (not part of its key) */
 };
 
 /* What record_shapes / with_stack add to a CPU op or annotation: each distinct triple once,
@@ -182,7 +184,7 @@ struct td_trace {
 	struct td_vec xfer_bytes;  /* uint64_t */
 	struct td_vec steps;       /* struct td_step, by ts */
 	struct td_vec colls;       /* struct td_coll, by (device, corr) after finalize */
-	struct td_vec launches;    /* struct td_launch, by (device, corr) after finalize */
+	struct td_vec launches;    /* struct td_launch, distinct, in order first seen */
 	struct td_vec op_args;     /* struct td_op_args, distinct */
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
