@@ -33,6 +33,8 @@ void td_builder_init(struct td_builder *b, struct td_trace *t)
 	b->args_nslots = 0;
 	b->launch_slots = NULL;
 	b->launch_nslots = 0;
+	b->mthread_slots = NULL;
+	b->mthread_nslots = 0;
 }
 
 void td_builder_free(struct td_builder *b)
@@ -40,6 +42,7 @@ void td_builder_free(struct td_builder *b)
 	td_vec_free(&b->thread_names);
 	free(b->args_slots);
 	free(b->launch_slots);
+	free(b->mthread_slots);
 }
 
 /* A hash of the first `words` 32-bit words of x. */
@@ -352,11 +355,14 @@ void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *st
 				/* Device Type 0 is the host; CUDA's is 1 (older traces: no type, a device) */
 				m->device = (e->has_mem_devtype && e->mem_devtype == 0) || !e->has_device ||
 					    e->device < 0 || e->device > INT32_MAX ? -1 : (int32_t)e->device;
-				m->track = TD_NONE; /* resolved at finalize: the thread's spans may come later */
-				m->pid = id.pid;
-				m->tid = id.tid;
-				m->pid_is_str = e->pid_str;
-				m->tid_is_str = e->tid_str;
+				struct td_mem_thread th;
+				memset(&th, 0, sizeof(th));
+				th.pid = id.pid;
+				th.tid = id.tid;
+				th.flags = (e->pid_str ? 1u : 0u) | (e->tid_str ? 2u : 0u);
+				/* resolved at finalize: the thread's spans may come later */
+				m->track = uniq_id(&t->mem_threads, &b->mthread_slots, &b->mthread_nslots,
+						   &th, offsetof(struct td_mem_thread, pad) / 4);
 			}
 		} else {
 			k = TD_K_INSTANT;

@@ -81,6 +81,8 @@ struct td_builder {
 	size_t args_nslots;
 	uint32_t *launch_slots; /* the same over t->launches */
 	size_t launch_nslots;
+	uint32_t *mthread_slots; /* and over t->mem_threads */
+	size_t mthread_nslots;
 };
 
 void td_builder_init(struct td_builder *b, struct td_trace *t);

@@ -56,6 +56,7 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->op_args, sizeof(struct td_op_args));
 	t->events_close = -1;
 	td_vec_init(&t->mem, sizeof(struct td_mem_sample));
+	td_vec_init(&t->mem_threads, sizeof(struct td_mem_thread));
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;
 	t->base_time_ns = -1;
@@ -89,6 +90,7 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->op_args);
 	free(t->gpu_tracks);
 	td_vec_free(&t->mem);
+	td_vec_free(&t->mem_threads);
 	free(t->link);
 	free(t->track_slots);
 	free(t->dev_slots);
@@ -292,12 +294,8 @@ TD_DEFINE_SORT(sort_steps, struct td_step, STEP_LESS)
 TD_DEFINE_SORT(sort_colls, struct td_coll, COLL_LESS)
 
 /* by time; samples at one instant keep the order they were read in */
-#define MEM_LESS(a, b) ((a)->s.ts < (b)->s.ts || ((a)->s.ts == (b)->s.ts && (a)->order < (b)->order))
-struct mem_ord {
-	struct td_mem_sample s;
-	uint64_t order;
-};
-TD_DEFINE_SORT(sort_mem, struct mem_ord, MEM_LESS)
+#define MEM_LESS(a, b) ((a)->ts < (b)->ts)
+TD_DEFINE_STABLE_SORT(sort_mem, struct td_mem_sample, MEM_LESS)
 
 /* track ids by (device, id): an insertion-free merge sort, stable */
 static void gpu_track_sort(const struct td_trace *t, uint32_t *v, size_t n)
@@ -491,22 +489,26 @@ void td_trace_finalize(struct td_trace *t)
 	t->dev_nslots = 0;
 	t->last_device = TD_NONE;
 	sort_colls(t->colls.data, t->colls.len);
-	for (i = 0; i < t->mem.len; i++) {
-		struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
-		m->track = track_find(t, m->pid, m->tid, (m->pid_is_str ? 1 : 0) |
-				      (m->tid_is_str ? 2 : 0));
-	}
-	{ /* memory samples in time order, stable */
-		struct mem_ord *m = td_malloc((t->mem.len ? t->mem.len : 1) * sizeof(*m));
-		size_t k;
-		for (k = 0; k < t->mem.len; k++) {
-			m[k].s = TD_VEC_AT(&t->mem, struct td_mem_sample, k);
-			m[k].order = k;
+	{ /* each sample's thread, found once per thread; then the samples in time order */
+		size_t nth = t->mem_threads.len, k;
+		uint32_t *tr = td_malloc((nth ? nth : 1) * sizeof(*tr));
+		struct td_mem_sample *m = t->mem.data;
+		for (k = 0; k < nth; k++) {
+			const struct td_mem_thread *th = &TD_VEC_AT(&t->mem_threads,
+								    struct td_mem_thread, k);
+			tr[k] = track_find(t, th->pid, th->tid, (int)th->flags);
 		}
-		sort_mem(m, t->mem.len);
 		for (k = 0; k < t->mem.len; k++)
-			TD_VEC_AT(&t->mem, struct td_mem_sample, k) = m[k].s;
-		free(m);
+			m[k].track = m[k].track && m[k].track <= nth ? tr[m[k].track - 1] : TD_NONE;
+		free(tr);
+		td_vec_free(&t->mem_threads);
+		for (k = 1; k < t->mem.len && m[k - 1].ts <= m[k].ts; k++)
+			;
+		if (k < t->mem.len) { /* stable: samples at one instant keep the order read */
+			struct td_mem_sample *tmp = td_malloc(t->mem.len * sizeof(*tmp));
+			sort_mem(m, t->mem.len, tmp);
+			free(tmp);
+		}
 	}
 	t->last_device = TD_NONE;
 	t->link = td_malloc((n ? n : 1) * sizeof(uint32_t));

@@ -151,9 +151,16 @@ struct td_mem_sample {
 	int64_t ts;
 	int64_t allocated, reserved, bytes;
 	int32_t device;            /* -1: host memory (Device Type 0) */
-	uint32_t track;            /* the CPU thread it happened on; TD_NONE: one with no spans */
-	int64_t pid, tid;          /* while parsing: the thread, resolved to track at finalize */
-	uint8_t pid_is_str, tid_is_str;
+	uint32_t track;            /* the CPU thread it happened on; TD_NONE: one with no spans.
+				    * While parsing: 1 + its index in td_trace.mem_threads,
+				    * resolved to a track at finalize */
+};
+
+/* A memory sample's thread while parsing (samples may come before the thread's spans). */
+struct td_mem_thread {
+	int64_t pid, tid;          /* numeric ids, or strtab ids when the flag says so */
+	uint32_t flags;            /* 1: pid is a string, 2: tid is */
+	uint32_t pad;
 };
 
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
@@ -187,6 +194,7 @@ struct td_trace {
 	struct td_vec launches;    /* struct td_launch, distinct, in order first seen */
 	struct td_vec op_args;     /* struct td_op_args, distinct */
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
+	struct td_vec mem_threads; /* struct td_mem_thread, distinct, while parsing */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
