@@ -203,6 +203,159 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "and wait only where the result is used; send fewer, larger messages. If one rank is "
 	 "slow, the rest wait here: run tracedoc diagnose on every rank's trace to find it."},
 
+	/* gradients all-reduced one tensor at a time, outside a data-parallel wrapper */
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, TD_ON_DDP, 0, -1, 0,
+	 "DistributedDataParallel is in use, yet the all-reduces run one at a time (%s) with "
+	 "nothing to overlap them: something all-reduces outside its buckets (metrics, a manual "
+	 "loop over tensors, find_unused_parameters re-reducing) or the buckets are too small. "
+	 "Find the op that issues them (the evidence below), raise bucket_cap_mb (try 25-100), and "
+	 "flatten what is reduced by hand into one buffer."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "The all-reduces run one at a time (%s) with nothing to overlap them: in the forward pass "
+	 "that is tensor parallelism. Overlap each with the next layer's compute (async tensor "
+	 "parallelism), fuse the small ones into one buffer, or serve with fewer tensor-parallel "
+	 "ranks and a larger batch per rank."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 "The all-reduces run one at a time from the compiled step (%s) with nothing to overlap "
+	 "them, and no DistributedDataParallel op is in the trace. Check first how the gradients "
+	 "are reduced: under DDP with torch.compile keep torch._dynamo.config.optimize_ddp=True "
+	 "(DDP's buckets, overlapped with backward) and raise bucket_cap_mb for fewer, larger "
+	 "all-reduces; without DDP, wrap the model in DistributedDataParallel(model, "
+	 "gradient_as_bucket_view=True) before compiling it."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The tensors are all-reduced one at a time (%s), with nothing to overlap them: wrap the "
+	 "model in DistributedDataParallel(model, bucket_cap_mb=25, gradient_as_bucket_view=True), "
+	 "which buckets gradients and all-reduces them during backward, or flatten them into one "
+	 "buffer (torch._utils._flatten_dense_tensors) and issue one all-reduce (async_op=True) "
+	 "that the next compute can overlap. If one rank is slow, the rest wait here: run tracedoc "
+	 "diagnose on every rank's trace."},
+
+	/* the caching allocator */
+	{TD_FIX_ALLOC_NO_CACHE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The caching allocator is off: every step allocates and frees each tensor through the "
+	 "driver (%s), which is what @NO_CACHING@=1 does - a debugging switch (for "
+	 "compute-sanitizer or a memory checker). Unset it outside debugging runs and benchmarks; "
+	 "the pool then serves the steady state with no driver calls."},
+	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "The caching allocator is being bypassed or emptied, so each iteration asks the driver for "
+	 "memory again%s. vLLM reserves its memory at start-up: look for torch.cuda.empty_cache() "
+	 "or gc.collect() in code run per request (custom logits processors, hooks), keep the "
+	 "batch shapes inside the captured sizes, and set @ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "PyTorch's caching allocator is being bypassed or emptied, so each step asks the driver "
+	 "for memory again%s. Remove torch.cuda.empty_cache() (and explicit gc.collect()) from "
+	 "the loop, set @ALLOC_CONF@=expandable_segments:True, keep tensor shapes static (pad "
+	 "variable lengths to a few bucket sizes), and preallocate buffers that are reused every "
+	 "step."},
+
+	/* GPU idle with nothing recorded on the host, or waiting outside its stream */
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_STACKS, 0, -1, 0,
+	 "The launching thread recorded nothing while the GPU waited, though the trace records "
+	 "Python frames: the time goes to what the profiler cannot see - another thread holding "
+	 "the GIL, I/O, logging, a C extension. Sample the running process (py-spy record "
+	 "--native --idle --pid PID) to find it, and move that work out of the step."},
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_HOST_OPS, TD_ON_STACKS, -1, 0,
+	 "The launching thread recorded nothing while the GPU waited: the time goes to code the "
+	 "profiler does not see (another thread, the GIL, I/O, logging). Profile with "
+	 "torch.profiler.profile(with_stack=True) to see the Python frames, and move that work "
+	 "out of the step."},
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The trace records no CPU ops or Python on the host (at most its runtime calls): what "
+	 "the host did while the GPU waited is not in it. Profile again with the host side on - "
+	 "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
+	 "with_stack=True) (the CUDA activity covers ROCm too) - and move what it shows out of "
+	 "the step."},
+	{TD_FIX_IDLE_DEPENDENCY, ANY_V, ANY_R, ANY_E, TD_ON_DIST, 0, -1, 0,
+	 "Queued ops waited with the device idle for something outside this stream: an event from "
+	 "another stream, another rank, a host callback or another process sharing the GPU. "
+	 "Diagnose every rank's trace together to find a straggler, check @SMI@ for other "
+	 "processes, and avoid cross-stream waits inside the step."},
+	{TD_FIX_IDLE_DEPENDENCY, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Queued ops waited with the device idle for something outside this stream: an event from "
+	 "another stream, a host callback, or another process sharing the GPU. Check @SMI@ for "
+	 "other processes on the device, and avoid cross-stream waits inside the step (record the "
+	 "event right after the work it guards, wait on it only where its result is used)."},
+
+	/* device memory */
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "vLLM reserves its KV cache up front (gpu_memory_utilization, 0.9 by default): a "
+	 "reservation near the capacity is by design. Lower it only if another process needs the "
+	 "GPU or start-up fails; a smaller max_model_len or max_num_seqs needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	 "SGLang reserves its KV cache up front (--mem-fraction-static): a reservation near the "
+	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
+	 "fails; a smaller --context-length or --max-running-requests needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TGI, 0, 0, -1, 0,
+	 "TGI reserves its KV cache up front (--cuda-memory-fraction): a reservation near the "
+	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
+	 "fails; a smaller --max-batch-total-tokens or --max-total-tokens needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TRTLLM, 0, 0, -1, 0,
+	 "TensorRT-LLM reserves its KV cache up front (KvCacheConfig free_gpu_memory_fraction, "
+	 "0.9 by default): a reservation near the capacity is by design. Lower it only if another "
+	 "process needs the GPU or start-up fails; a smaller max_seq_len or max_batch_size needs "
+	 "less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "Cut the memory the forward pass holds at its peak: run it under torch.inference_mode() "
+	 "(no autograd state), in bf16 (model.to(torch.bfloat16)), or with a smaller batch; and let "
+	 "the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory the forward pass holds at its peak: run it under torch.inference_mode() "
+	 "(no autograd state) and with a smaller batch - it runs in reduced precision already; "
+	 "and let the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "Cut the memory the step holds at its peak: activation checkpointing on the largest "
+	 "blocks (torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)), mixed "
+	 "precision (torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), or a smaller "
+	 "batch with gradient accumulation; and let the caching allocator grow segments instead "
+	 "of fragmenting them: @ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory the step holds at its peak - it runs in reduced precision already: "
+	 "activation checkpointing on the largest blocks (torch.utils.checkpoint.checkpoint(block, "
+	 "x, use_reentrant=False)), or a smaller batch with gradient accumulation; and let the "
+	 "caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory held at the peak: in training, activation checkpointing on the largest "
+	 "blocks (torch.utils.checkpoint.checkpoint) or a smaller batch; in inference, "
+	 "torch.inference_mode() and a smaller batch; bf16 where the model is still in fp32. Let "
+	 "the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_LEAK, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Something keeps tensors alive from one batch or request to the next: outputs kept on "
+	 "the GPU (keep outputs.cpu(), or only the values needed), a cache keyed by request that "
+	 "is never cleared, hooks that store activations, or a forward pass outside "
+	 "torch.inference_mode() that keeps autograd state. What each step leaves behind is the "
+	 "growth; `tracedoc memory` shows where the peak is, and "
+	 "torch.cuda.memory._record_memory_history() the allocations that stay."},
+	{TD_FIX_MEM_LEAK, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Something keeps tensors alive from one step to the next: a list of losses or outputs "
+	 "(losses.append(loss) keeps each step's autograd graph: append loss.item() or "
+	 "loss.detach()), metrics accumulated as tensors, a cache keyed by step, or hooks that "
+	 "store activations. What each step leaves behind is the growth; `tracedoc memory` shows "
+	 "where the peak is, and torch.cuda.memory._record_memory_history() the allocations that "
+	 "stay."},
+	{TD_FIX_MEM_FRAG, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The caching allocator holds blocks it cannot reuse for the sizes asked next. Let "
+	 "segments grow in place: @ALLOC_CONF@=expandable_segments:True; allocate the largest, "
+	 "long-lived tensors first and keep their shapes fixed (pad variable-length batches to a "
+	 "few bucket sizes)."},
+
+	/* small kernels of the training loop's own */
+	{TD_FIX_ZERO_GRAD, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "zero_grad() launches a fill kernel per parameter: call "
+	 "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) so each .grad is "
+	 "dropped instead of filled with zeros."},
+	{TD_FIX_BUCKET_COPY, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, -1, 0,
+	 "DDP's reducer copies each gradient into its bucket with a small kernel: "
+	 "DistributedDataParallel(model, gradient_as_bucket_view=True) makes the gradients views "
+	 "of the buckets, and a larger bucket_cap_mb means fewer, larger all-reduces."},
+	{TD_FIX_BUCKET_COPY, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The data-parallel wrapper copies each tensor into its communication bucket with a small "
+	 "kernel: let the tensors be views of the buckets (the wrapper's bucket-view option) and "
+	 "use larger buckets, for fewer, larger all-reduces."},
+
 	/* exposed communication, by framework and collective */
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC, 0, TD_COLL_ALL_TO_ALL, 0,
 	 "The embedding all-to-all (torchrec's sparse data distribution) waits with nothing to "
@@ -286,23 +439,52 @@ const struct td_fix_entry *td_fix_pick(const struct td_context *c, enum td_mech 
 	return NULL;
 }
 
+/* t with its @TOKEN@s expanded for c, in buf */
+static void expand(const struct td_context *c, const char *t, char *buf, size_t cap)
+{
+	static const struct {
+		const char *name;
+		enum td_fix_token k;
+	} toks[] = {{"ALLOC_CONF", TD_TOK_ALLOC_CONF}, {"NO_CACHING", TD_TOK_NO_CACHING},
+		    {"SMI", TD_TOK_SMI}, {"GRAPHS", TD_TOK_GRAPHS}, {"MALLOC", TD_TOK_MALLOC},
+		    {"FREE", TD_TOK_FREE}};
+	size_t o = 0, i;
+
+	while (*t && o + 1 < cap) {
+		const char *end = *t == '@' ? strchr(t + 1, '@') : NULL;
+		for (i = 0; end && i < sizeof(toks) / sizeof(toks[0]); i++)
+			if (strlen(toks[i].name) == (size_t)(end - t - 1) &&
+			    !strncmp(t + 1, toks[i].name, (size_t)(end - t - 1)))
+				break;
+		if (end && i < sizeof(toks) / sizeof(toks[0])) {
+			int w = snprintf(buf + o, cap - o, "%s", td_fix_token(c, toks[i].k));
+			o = w < 0 ? o : o + (size_t)w < cap ? o + (size_t)w : cap - 1;
+			t = end + 1;
+		} else {
+			buf[o++] = *t++;
+		}
+	}
+	buf[o] = '\0';
+}
+
 const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
 			char *buf, size_t cap)
 {
 	const struct td_fix_entry *e = td_fix_pick(c, m, coll);
-	const char *p, *s;
+	char text[1600];
+	const char *p;
 
 	if (!cap)
 		return buf;
 	buf[0] = '\0';
 	if (!e)
 		return buf;
-	s = e->text;
-	p = strstr(s, "%s");
+	expand(c, e->text, text, sizeof(text));
+	p = strstr(text, "%s");
 	if (p)
-		snprintf(buf, cap, "%.*s%s%s", (int)(p - s), s, arg ? arg : "", p + 2);
+		snprintf(buf, cap, "%.*s%s%s", (int)(p - text), text, arg ? arg : "", p + 2);
 	else
-		snprintf(buf, cap, "%s", s);
+		snprintf(buf, cap, "%s", text);
 	return buf;
 }
 
@@ -322,6 +504,12 @@ const char *td_fix_token(const struct td_context *c, enum td_fix_token k)
 		return amd ? "HIP graphs" : "CUDA graphs";
 	case TD_TOK_DEVICE:
 		return "cuda"; /* torch names ROCm devices "cuda" too */
+	case TD_TOK_MALLOC:
+		return amd ? "hipMalloc" : "cudaMalloc";
+	case TD_TOK_FREE:
+		return amd ? "hipFree" : "cudaFree";
+	case TD_TOK_NTOKENS:
+		break;
 	}
 	return "";
 }

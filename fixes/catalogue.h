@@ -23,6 +23,18 @@ enum td_mech {
 	TD_FIX_COMM,            /* exposed communication (the dominant kind picks) */
 	TD_FIX_COMM_GROUP,      /* ... of a process group whose parallelism is known (coll: the
 				 * td_par of the group that waits most) */
+	TD_FIX_COMM_UNBUCKETED, /* gradients all-reduced one at a time, no data-parallel wrapper
+				 * (%s: "40 per step, 1.2 ms each on average") */
+	TD_FIX_ALLOC_NO_CACHE,  /* the caching allocator switched off (%s: the evidence) */
+	TD_FIX_ALLOC_CHURN,     /* the cache bypassed or emptied every step (%s: a clause on the
+				 * frees, or "") */
+	TD_FIX_IDLE_UNTRACED,   /* the launching thread recorded nothing while the GPU waited */
+	TD_FIX_IDLE_DEPENDENCY, /* queued ops waited for something outside their stream */
+	TD_FIX_MEM_PEAK,        /* the reservation near the device's capacity */
+	TD_FIX_MEM_LEAK,        /* allocated memory that grows every step */
+	TD_FIX_MEM_FRAG,        /* reserved far above allocated at the peak */
+	TD_FIX_ZERO_GRAD,       /* a fill kernel per parameter from zero_grad() */
+	TD_FIX_BUCKET_COPY,     /* the data-parallel reducer's copy into its buckets */
 	TD_FIX_NMECHS
 };
 
@@ -33,6 +45,9 @@ enum td_fix_token {
 	TD_TOK_SMI,             /* nvidia-smi / rocm-smi */
 	TD_TOK_GRAPHS,          /* CUDA graphs / HIP graphs */
 	TD_TOK_DEVICE,          /* "cuda": torch's device string, the same on ROCm */
+	TD_TOK_MALLOC,          /* cudaMalloc / hipMalloc */
+	TD_TOK_FREE,            /* cudaFree / hipFree */
+	TD_TOK_NTOKENS
 };
 
 struct td_fix_entry {
@@ -54,7 +69,9 @@ extern const struct td_fix_entry td_fix_entries[];
 extern const size_t td_fix_nentries;
 
 /* The fix for mechanism m in context c (coll: the dominant collective kind or -1), with one
- * %s of the text replaced by arg (or ""), in buf. */
+ * %s of the text replaced by arg (or ""), in buf. A text names what differs by vendor as a
+ * token between @s, expanded for c: @ALLOC_CONF@, @NO_CACHING@, @SMI@, @GRAPHS@, @MALLOC@
+ * (cudaMalloc / hipMalloc), @FREE@ (cudaFree / hipFree). */
 const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
 			char *buf, size_t cap);
 /* The entry td_fix_text() would use, or NULL. */

@@ -415,6 +415,15 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->run = TD_RUN_INFERENCE;
 	if (c->run == TD_RUN_TRAINING)
 		c->engine = TD_ENGINE_NONE; /* a training step that imports vllm is training */
+	if (t->by_kind[TD_K_PYTHON])
+		c->on |= TD_ON_STACKS;
+	if (t->by_kind[TD_K_CPU_OP])
+		c->on |= TD_ON_HOST_OPS;
+	for (i = 0; i < TD_COLL_NKINDS; i++)
+		if (c->coll[i])
+			c->on |= TD_ON_DIST;
+	if (t->world_size > 1)
+		c->on |= TD_ON_DIST;
 	if (t->by_kind[TD_K_PYTHON] && !(c->on & TD_ON_MODULES) && c->run != TD_RUN_TRAINING)
 		c->on |= TD_ON_NO_MODULE;
 	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)

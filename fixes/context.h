@@ -40,6 +40,10 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 				    * their largest input 64K elements or less */
 #define TD_ON_ELEM_LOOP 0x20000    /* a per-element loop: an op that reads one element
 				    * (.item(), indexing, .cpu() of a scalar) 16 times a step or more */
+#define TD_ON_STACKS 0x40000       /* Python frames recorded (with_stack=True) */
+#define TD_ON_DIST 0x80000         /* collectives, or a world larger than one: many ranks */
+#define TD_ON_HOST_OPS 0x100000    /* CPU ops recorded (ProfilerActivity.CPU), not only the
+				    * runtime calls */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

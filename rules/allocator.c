@@ -183,6 +183,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			}
 			if (a->nsteps >= 2 && amin >= NO_CACHE_MIN && fmin >= NO_CACHE_MIN &&
 			    2 * interleaved >= dev_frees) {
+				char why[200], fix[1600];
 				/* every step allocates and frees its tensors through the driver, each
 				 * freed between launches as it dies: nothing is cached at all, which is
 				 * what the switch that turns the cache off does */
@@ -192,25 +193,22 @@ static void run(struct td_analysis *a, struct td_report *r)
 						 (unsigned long long)amax, (unsigned long long)amed,
 						 (unsigned long long)fmin);
 				td_finding_value(f, "caching_off", 1);
-				td_finding_fix(f, "The caching allocator is off: every step allocates "
-					       "and frees each tensor through the driver (%llu or more "
-					       "cudaMalloc and cudaFree a step, each tensor freed as it "
-					       "dies%s), which is what %s=1 does - a debugging switch (for "
-					       "compute-sanitizer or a memory checker). Unset it for "
-					       "training and benchmarks; the pool then serves the steady "
-					       "state with no driver calls.",
-					       (unsigned long long)(amin < fmin ? amin : fmin),
-					       frees ? "; cudaFree also synchronizes the device" : "",
-					       td_fix_token(&a->ctx, TD_TOK_NO_CACHING));
+				snprintf(why, sizeof(why), "%llu or more %s and %s a step, each tensor "
+					 "freed as it dies%s%s%s", (unsigned long long)(amin < fmin ? amin
+											: fmin),
+					 td_fix_token(&a->ctx, TD_TOK_MALLOC),
+					 td_fix_token(&a->ctx, TD_TOK_FREE), frees ? "; " : "",
+					 frees ? td_fix_token(&a->ctx, TD_TOK_FREE) : "",
+					 frees ? " also synchronizes the device" : "");
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_ALLOC_NO_CACHE, -1,
+								    why, fix, sizeof(fix)));
 			} else {
-				td_finding_fix(f, "PyTorch's caching allocator is being bypassed or "
-					       "emptied, so each step asks the driver for memory again%s. "
-					       "Remove torch.cuda.empty_cache() (and explicit gc.collect()) "
-					       "from the loop, set %s=expandable_segments:True, keep tensor "
-					       "shapes static (pad variable lengths to a few bucket sizes), "
-					       "and preallocate buffers that are reused every step.",
-					       frees ? " (cudaFree also synchronizes the device)" : "",
-					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+				char why[80], fix[1600];
+				snprintf(why, sizeof(why), "%s%s%s", frees ? " (" : "",
+					 frees ? td_fix_token(&a->ctx, TD_TOK_FREE) : "",
+					 frees ? " also synchronizes the device)" : "");
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_ALLOC_CHURN, -1, why,
+								    fix, sizeof(fix)));
 			}
 		}
 		free(per_alloc);

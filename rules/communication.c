@@ -418,33 +418,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 								    (int)top_par, NULL, fix,
 								    sizeof(fix)));
 			else if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) &&
-				 a->training && dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32 &&
-				 (a->ctx.on & TD_ON_COMPILED))
-				td_finding_fix(f, "The all-reduces run one at a time from the compiled "
-					       "step (%.0f per step, %s each on average) with nothing to "
-					       "overlap them, and no DistributedDataParallel op is in the "
-					       "trace. Check first how the gradients are reduced: under "
-					       "DDP with torch.compile keep torch._dynamo.config."
-					       "optimize_ddp=True (DDP's buckets, overlapped with backward) "
-					       "and raise bucket_cap_mb for fewer, larger all-reduces; "
-					       "without DDP, wrap the model in DistributedDataParallel("
-					       "model, gradient_as_bucket_view=True) before compiling it.",
-					       (double)ncoll / per,
-					       td_fmt_dur(b1, sizeof(b1), comm_sum / (int64_t)ncoll));
-			else if (!(a->ctx.on & (TD_ON_DDP | TD_ON_FSDP | TD_ON_TORCHREC)) &&
-				 a->training && dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32)
-				td_finding_fix(f, "The tensors are all-reduced one at a time (%.0f "
-					       "collectives per step, %s each on average), with nothing "
-					       "to overlap them: wrap the model in DistributedDataParallel("
-					       "model, bucket_cap_mb=25, gradient_as_bucket_view=True), "
-					       "which buckets gradients and all-reduces them during "
-					       "backward, or flatten them into one buffer (torch._utils."
-					       "_flatten_dense_tensors) and issue one all-reduce "
-					       "(async_op=True) that the next compute can overlap. If one "
-					       "rank is slow, the rest wait here: run tracedoc diagnose on "
-					       "every rank's trace.", (double)ncoll / per,
-					       td_fmt_dur(b1, sizeof(b1), comm_sum / (int64_t)ncoll));
-			else
+				 a->training && dom == TD_COLL_ALL_REDUCE && (double)ncoll / per >= 32) {
+				char ev[96];
+				snprintf(ev, sizeof(ev), "%.0f collectives per step, %s each on average",
+					 (double)ncoll / per,
+					 td_fmt_dur(b1, sizeof(b1), comm_sum / (int64_t)ncoll));
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM_UNBUCKETED, -1,
+								    ev, fix, sizeof(fix)));
+			} else
 				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM, dom, NULL,
 								    fix, sizeof(fix)));
 		}

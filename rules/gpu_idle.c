@@ -306,17 +306,12 @@ static int fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause to
 	}
 	switch (top) {
 	case CAUSE_NOTHING:
-		td_finding_fix(f, "%s", "The launching thread recorded nothing while the GPU waited: "
-			       "the time goes to code the profiler does not see (another thread, the "
-			       "GIL, I/O, logging). Profile with torch.profiler.profile(with_stack=True) "
-			       "to see the Python frames, and move that work out of the step.");
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_IDLE_UNTRACED, -1, NULL, fix,
+						    sizeof(fix)));
 		break;
 	case CAUSE_DEPENDENCY:
-		td_finding_fix(f, "Queued ops waited with the device idle for something outside this "
-			       "stream: an event from another stream, another rank, a host callback or "
-			       "another process sharing the GPU. Diagnose every rank's trace together "
-			       "to find a straggler, check %s for other processes, and avoid "
-			       "cross-stream waits inside the step.", td_fix_token(&a->ctx, TD_TOK_SMI));
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_IDLE_DEPENDENCY, -1, NULL, fix,
+						    sizeof(fix)));
 		break;
 	case CAUSE_LAUNCH:
 		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1,

@@ -44,7 +44,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 {
 	struct td_mem_dev *d;
 	size_t n = td_mem_devs(a, &d), k, i;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], fix[1200];
 
 	for (k = 0; k < n; k++) {
 		const struct td_mem_dev *x = &d[k];
@@ -65,29 +65,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 					 td_fmt_bytes(b1, sizeof(b1), (double)x->peak_res),
 					 td_fmt_bytes(b2, sizeof(b2), (double)x->capacity), 100 * frac);
 			where_peak(a, f, x);
-			if (a->ctx.engine != TD_ENGINE_NONE)
-				td_finding_fix(f, "%s", "The serving engine reserves its KV cache up "
-					       "front (vLLM gpu_memory_utilization, SGLang "
-					       "--mem-fraction-static): a reservation near the capacity is "
-					       "by design. Lower it only if another process needs the GPU "
-					       "or start-up fails; a smaller max_model_len or max_num_seqs "
-					       "needs less cache.");
-			else if (a->ctx.run != TD_RUN_INFERENCE) /* training, or not known */
-				td_finding_fix(f, "Cut the memory the step holds at its peak: activation "
-					       "checkpointing on the largest blocks (torch.utils.checkpoint."
-					       "checkpoint(block, x, use_reentrant=False)), mixed precision "
-					       "(torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), "
-					       "or a smaller batch with gradient accumulation; and let the "
-					       "caching allocator grow segments instead of fragmenting them: "
-					       "%s=expandable_segments:True.",
-					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
-			else
-				td_finding_fix(f, "Cut the memory the forward pass holds at its peak: run "
-					       "it under torch.inference_mode() (no autograd state), in bf16 "
-					       "(model.to(torch.bfloat16)), or with a smaller batch; and let "
-					       "the caching allocator grow segments instead of fragmenting "
-					       "them: %s=expandable_segments:True.",
-					       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+			td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_MEM_PEAK, -1, NULL, fix,
+							    sizeof(fix)));
 		}
 		/* a leak: allocated at every step boundary above the one before */
 		if (x->nstep >= 3) {
@@ -119,14 +98,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 				if (left > 0)
 					td_finding_where(f, "at this rate the device is full in about %.0f more "
 							 "steps", left);
-				td_finding_fix(f, "%s", "Something keeps tensors alive from one step to the "
-					       "next: a list of losses or outputs (losses.append(loss) keeps "
-					       "each step's autograd graph: append loss.item() or "
-					       "loss.detach()), metrics accumulated as tensors, a cache keyed by "
-					       "step, or hooks that store activations. What each step leaves "
-					       "behind is the growth; `tracedoc memory` shows where the peak "
-					       "is, and torch.cuda.memory._record_memory_history() the "
-					       "allocations that stay.");
+				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_MEM_LEAK, -1, NULL,
+								    fix, sizeof(fix)));
 			}
 		}
 		/* fragmentation: at the peak of allocated memory, on a device more than half full,
@@ -150,12 +123,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 			td_finding_evidence(f, x->peak_alloc_ts, 0, "allocated %s, reserved %s",
 					    td_fmt_bytes(b1, sizeof(b1), (double)x->peak_alloc),
 					    td_fmt_bytes(b2, sizeof(b2), (double)x->res_at_peak_alloc));
-			td_finding_fix(f, "The caching allocator holds blocks it cannot reuse for "
-				       "the sizes asked next. Let segments grow in place: "
-				       "%s=expandable_segments:True; allocate the largest, long-lived "
-				       "tensors first and keep their shapes fixed (pad variable-length "
-				       "batches to a few bucket sizes).",
-				       td_fix_token(&a->ctx, TD_TOK_ALLOC_CONF));
+			td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_MEM_FRAG, -1, NULL, fix,
+							    sizeof(fix)));
 		}
 	}
 	td_mem_devs_free(d, n);

@@ -131,14 +131,11 @@ static void fix_for(const struct td_analysis *a, struct td_finding *f, const str
 	if (top->flags & G_OPTIMIZER) { /* foreach / fused as they exist for it (fixes/) */
 		td_finding_fix(f, "%s", td_fix_optimizer(&a->ctx, top->opt, buf, sizeof(buf)));
 	} else if (top->flags & G_ZERO_GRAD) {
-		td_finding_fix(f, "%s", "zero_grad() launches a fill kernel per parameter: call "
-			       "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) "
-			       "so gradients are dropped instead of zeroed.");
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_ZERO_GRAD, -1, NULL, buf,
+						    sizeof(buf)));
 	} else if (top->flags & G_DDP) {
-		td_finding_fix(f, "%s", "DDP's reducer copies each gradient into its bucket with a "
-			       "small kernel: DistributedDataParallel(model, gradient_as_bucket_view=True) "
-			       "makes the gradients views of the buckets, and a larger bucket_cap_mb "
-			       "means fewer, larger all-reduces.");
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_BUCKET_COPY, -1, NULL, buf,
+						    sizeof(buf)));
 	} else if (serving) {
 		td_finding_fix(f, "Decode launches many tiny kernels one by one. %s",
 			       td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL, buf, sizeof(buf)));

@@ -177,7 +177,7 @@ static int any_of(const char *s, const char *const *words)
 
 static const char *const nvidia_only[] = {"ncu ", "nsys", "Nsight Compute:", "nvidia-smi",
 					  "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF",
-					  "cudaMemcpy", NULL};
+					  "cudaMemcpy", "cudaMalloc", "cudaFree", NULL};
 static const char *const ddp_words[] = {"DistributedDataParallel", "bucket_cap_mb", NULL};
 static const char *const training_words[] = {"backward", "gradient", "no_sync", NULL};
 
@@ -194,8 +194,10 @@ static void test_entries(void **state)
 		if (e->vendor == TD_VENDOR_UNKNOWN) /* may name both, never one vendor's setting */
 			assert_false(any_of(e->text, (const char *const[]){"CUDA_MODULE_LOADING",
 				"PYTORCH_CUDA_ALLOC_CONF", "ncu ", NULL}));
-		if (!(e->need & TD_ON_DDP))
+		/* gradients reduced one by one with no wrapper: adopting DDP is the fix */
+		if (!(e->need & TD_ON_DDP) && e->mech != TD_FIX_COMM_UNBUCKETED)
 			assert_false(any_of(e->text, ddp_words));
+		assert_true(strlen(e->text) < 1100); /* the rules' buffers hold it, with its %s */
 		if (!(e->need & TD_ON_FSDP))
 			assert_null(strstr(e->text, "FSDP("));
 		if (!(e->need & TD_ON_TORCHREC))
@@ -236,7 +238,8 @@ static void test_contexts(void **state)
 					 TD_ON_DDP, TD_ON_FSDP, TD_ON_TORCHREC, TD_ON_NO_MODULE,
 					 TD_ON_NO_MODULE | TD_ON_ELEM_LOOP,
 					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED,
-					 TD_ON_DEEPSPEED, TD_ON_MEGATRON};
+					 TD_ON_DEEPSPEED, TD_ON_MEGATRON, TD_ON_STACKS, TD_ON_DIST,
+					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -256,12 +259,22 @@ static void test_contexts(void **state)
 	c.on = flags[fi];
 	td_fix_text(&c, (enum td_mech)m, k, "kernel", b, sizeof(b));
 	assert_true(b[0] != '\0'); /* something to do, or to check first, always */
+	assert_null(strchr(b, '@')); /* every vendor token expanded */
 	if (v == TD_VENDOR_AMD)
 		assert_false(any_of(b, nvidia_only));
-	if (!(c.on & TD_ON_DDP))
+	if (v == TD_VENDOR_NVIDIA)
+		assert_false(any_of(b, (const char *const[]){"rocm-smi", "_HIP_", "hipMalloc",
+			"hipFree", NULL}));
+	if (!(c.on & TD_ON_DDP) && m != TD_FIX_COMM_UNBUCKETED)
 		assert_false(any_of(b, ddp_words));
-	if (r == TD_RUN_INFERENCE)
-		assert_false(any_of(b, training_words));
+	if (!(c.on & TD_ON_DIST)) /* one process: no other rank to look at */
+		assert_false(any_of(b, (const char *const[]){"every rank", "another rank",
+			NULL}) && m != TD_FIX_COMM && m != TD_FIX_COMM_GROUP &&
+			     m != TD_FIX_COMM_UNBUCKETED);
+	if (c.on & (TD_ON_AMP | TD_ON_BF16)) /* mixed precision on already */
+		assert_null(strstr(b, "torch.autocast"));
+	if (r == TD_RUN_INFERENCE && any_of(b, training_words))
+		fail_msg("mechanism %d, flags %#x, inference: %s", m, c.on, b);
 	if (c.on & TD_ON_COMPILED)
 		assert_null(strstr(b, "torch.compile(model)"));
 						}
@@ -389,9 +402,47 @@ static void test_picks(void **state)
 	assert_string_equal(td_fix_token(&c, TD_TOK_SMI), "rocm-smi");
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_KERNEL_PROFILE, -1, "gemm", b, sizeof(b)),
 			       "rocprofv3 --kernel-trace --kernel-include-regex 'gemm'"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_ALLOC_NO_CACHE, -1, "9 hipMalloc", b,
+					   sizeof(b)), "(9 hipMalloc), which is what "
+			       "PYTORCH_NO_HIP_MEMORY_CACHING=1 does"));
 	c.vendor = TD_VENDOR_NVIDIA;
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_LAZY_LOADING, -1, NULL, b, sizeof(b)),
 			       "CUDA_MODULE_LOADING=EAGER"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_MEM_FRAG, -1, NULL, b, sizeof(b)),
+			       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+	/* the serving engine's own knob for the memory it reserves */
+	c.engine = TD_ENGINE_VLLM;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_MEM_PEAK, -1, NULL, b, sizeof(b)),
+			       "gpu_memory_utilization"));
+	c.engine = TD_ENGINE_SGLANG;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_MEM_PEAK, -1, NULL, b, sizeof(b)),
+			       "--mem-fraction-static"));
+	c.engine = TD_ENGINE_NONE;
+	/* mixed precision advised only where the step does not run in it */
+	c.run = TD_RUN_TRAINING;
+	c.on = 0;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_MEM_PEAK, -1, NULL, b, sizeof(b)),
+			       "torch.autocast"));
+	c.on = TD_ON_BF16;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_MEM_PEAK, -1, NULL, b, sizeof(b)),
+			       "reduced precision already"));
+	/* a stack-recorded trace is not told to record stacks */
+	c.on = TD_ON_STACKS;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_IDLE_UNTRACED, -1, NULL, b, sizeof(b)),
+			       "py-spy record"));
+	c.on = TD_ON_HOST_OPS;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_IDLE_UNTRACED, -1, NULL, b, sizeof(b)),
+			       "with_stack=True"));
+	assert_null(strstr(b, "ProfilerActivity.CPU"));
+	c.on = 0; /* runtime calls only: the host side was not recorded */
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_IDLE_UNTRACED, -1, NULL, b, sizeof(b)),
+			       "ProfilerActivity.CPU"));
+	/* one process waits on no other rank */
+	assert_null(strstr(td_fix_text(&c, TD_FIX_IDLE_DEPENDENCY, -1, NULL, b, sizeof(b)),
+			   "rank"));
+	c.on = TD_ON_DIST;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_IDLE_DEPENDENCY, -1, NULL, b, sizeof(b)),
+			       "every rank's trace"));
 }
 
 int main(void)
