@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: MIT */
+/* The fix catalogue's entries (fixes/catalogue.h): by mechanism, the most specific context
+ * first, each mechanism's last entry for a context nothing is known of. What picks among them
+ * and expands their tokens is fixes/catalogue.c. */
+#include "fixes/catalogue.h"
+
+#define NV TD_VENDOR_NVIDIA
+#define AMD TD_VENDOR_AMD
+#define ANY_V TD_VENDOR_UNKNOWN
+#define TRAIN TD_RUN_TRAINING
+#define INFER TD_RUN_INFERENCE
+#define ANY_R TD_RUN_UNKNOWN
+#define ANY_E TD_ENGINE_NONE
+
+const struct td_fix_entry td_fix_entries[] = {
+	/* the top kernel, measured by the vendor's kernel profiler */
+	{TD_FIX_KERNEL_PROFILE, NV, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Then measure the top kernel itself with Nsight Compute: ncu --kernel-name regex:'%s' "
+	 "--launch-count 5 --set full -o top_kernel python train.py."},
+	{TD_FIX_KERNEL_PROFILE, AMD, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Then measure the top kernel itself on the AMD GPU: rocprofv3 --kernel-trace "
+	 "--kernel-include-regex '%s' -- python train.py, and its hardware counters with "
+	 "rocprof-compute profile -n top -- python train.py."},
+	{TD_FIX_KERNEL_PROFILE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Then measure the top kernel ('%s') with the GPU vendor's kernel profiler (Nsight "
+	 "Compute on NVIDIA, rocprof-compute on AMD): the trace does not say which GPU this is."},
+
+	/* lazy module loading */
+	{TD_FIX_LAZY_LOADING, NV, ANY_R, ANY_E, 0, 0, -1, 0,
+	 " Lazy module loading costs the first launch of each kernel: in a latency-critical "
+	 "service set CUDA_MODULE_LOADING=EAGER to load every module at start-up instead."},
+	{TD_FIX_LAZY_LOADING, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 " The first launch of each kernel loads its code: run every shape once (a warm-up "
+	 "iteration) before timing or serving."},
+
+	/* launch-bound: a small batch first, then what is already on decides */
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, TRAIN, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1, 0,
+	 "The kernels are too small to fill the GPU (%s): raise the batch size first - every launch "
+	 "then does more work, which is what fills the device (DataLoader(batch_size=...)); if the "
+	 "effective batch must stay, gradient accumulation keeps it while each step does more. "
+	 "Then fuse what is left: torch.compile(model)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1, 0,
+	 "The kernels are too small to fill the GPU (%s): run larger batches first (more inputs or "
+	 "requests per forward pass) - every launch then does more work, which is what fills the "
+	 "device. Then fuse what is left: torch.compile(model)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED | TD_ON_GRAPHS, 0, -1, 0,
+	 "The step is compiled and replays graphs already: the launches left run outside the "
+	 "graph. Find them between the graph launches in the trace and bring them inside the "
+	 "compiled region (no .item(), .cpu() or Python branching on tensor values there), or give "
+	 "each launch more work (a larger batch)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 1,
+	 "The model is compiled already but launched kernel by kernel: replay it as a graph - "
+	 "torch.compile(model, mode=\"reduce-overhead\") - with static input shapes, so a step is "
+	 "one launch."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_GRAPHS, 0, -1, 0,
+	 "Graphs are replayed already: the launches left run outside them. Capture those too "
+	 "(torch.cuda.make_graphed_callables, torch.cuda.CUDAGraph) or fuse them with "
+	 "torch.compile(model)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, TD_ON_GRAPHS, -1, 1,
+	 "Megatron-LM launches its layers kernel by kernel: capture them as CUDA graphs "
+	 "(--enable-cuda-graph), use Transformer Engine's fused layers (--transformer-impl "
+	 "transformer_engine), and keep Megatron's fusions on (no --no-bias-gelu-fusion, "
+	 "--no-bias-dropout-fusion or --no-masked-softmax-fusion)."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
+	 "Many kernels shorter than their launch, and no nn.Module to compile: the work is "
+	 "probably a Python loop over tensors or tensor elements. Vectorise it - one tensor op "
+	 "over the whole tensor (x.sum(), torch.where, indexing with a tensor of indices) instead "
+	 "of a loop, and one .cpu() or .item() after it, not one per element."},
+	{TD_FIX_FEWER_LAUNCHES, ANY_V, ANY_R, ANY_E, 0, 0, -1, 1,
+	 "Launch fewer kernels: torch.compile(model) fuses the small ops, and "
+	 "mode=\"reduce-overhead\" also replays the step as a graph (torch.cuda.CUDAGraph by hand), "
+	 "so a step costs one launch. A larger batch gives each launch more work."},
+
+	/* the host's Python between launches */
+	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE | TD_ON_ELEM_LOOP, 0, -1, 0,
+	 "There is no nn.Module in sight, and an op reads one element at a time: vectorise the "
+	 "Python loop over tensors (one tensor op over the whole tensor instead of a loop, one "
+	 ".cpu() before the loop instead of one per element)."},
+	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
+	 "No nn.Module is in sight, and no op reads one element at a time: find what that host "
+	 "time is - the Python frame named above, or py-spy record --native --pid PID where the "
+	 "trace leaves it untraced - and move it off the step: precompute it, or do it on the "
+	 "GPU."},
+	{TD_FIX_HOST_BOUND, ANY_V, TRAIN, ANY_E, TD_ON_DEEPSPEED, TD_ON_COMPILED, -1, 0,
+	 "Move that work off the step (precompute it, or do it on the GPU) and cut per-item Python "
+	 "loops over tensors; the DeepSpeed engine can compile the model itself - "
+	 "model_engine.compile() after deepspeed.initialize() - so the host launches less per "
+	 "step, and a larger train_micro_batch_size_per_gpu gives each launch more work."},
+	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 "Move that work off the step (precompute it, or do it on the GPU) and cut per-item Python "
+	 "loops over tensors; the model is compiled already, so look for graph breaks "
+	 "(TORCH_LOGS=graph_breaks) that send the step back to Python."},
+	{TD_FIX_HOST_BOUND, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Move that work off the step (precompute it, or do it on the GPU), cut per-item Python "
+	 "loops over tensors, and compile the model (torch.compile(model, "
+	 "mode=\"reduce-overhead\")) so the host launches less per step."},
+
+	/* a serving engine's loop */
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, TD_ON_GRAPHS, 0, -1, 0,
+	 "Graphs are replayed already: what is left is the scheduler, sampling and the launches "
+	 "between graph replays. Batch more requests per iteration (vLLM max_num_seqs, SGLang "
+	 "--max-running-requests) and keep batch sizes inside the captured ones (vLLM "
+	 "cudagraph_capture_sizes, SGLang --cuda-graph-max-bs)."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 1,
+	 "Decode runs eagerly: replay it with graphs (drop enforce_eager=True / --enforce-eager), "
+	 "keep compilation on (compilation_config), and batch more requests per iteration "
+	 "(max_num_seqs) so each launch does more work."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 1,
+	 "Decode runs eagerly: keep graphs on (no --disable-cuda-graph) and raise "
+	 "--cuda-graph-max-bs to cover the batch sizes served, and batch more requests per "
+	 "iteration (--max-running-requests)."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, 0, 0, -1, 1,
+	 "Decode runs eagerly: replay it with graphs (the engine's graph mode) or compile it, and "
+	 "batch more requests per iteration so each launch does more work."},
+
+	/* many tiny kernels */
+	{TD_FIX_SMALL_KERNELS, ANY_V, TRAIN, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1, 0,
+	 "The kernels are small because the work per step is (%s): raise the batch size first "
+	 "(DataLoader(batch_size=...); gradient accumulation keeps the effective batch if it must "
+	 "stay), then fuse the small ops with torch.compile(model)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,
+	 -1, 0,
+	 "The kernels are small because the work per pass is (%s): run larger batches first, then "
+	 "fuse the small ops with torch.compile(model)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED | TD_ON_GRAPHS, 0, -1, 0,
+	 "The step is compiled and replayed as graphs already: these small kernels run outside "
+	 "the graph. Bring them inside the compiled region or batch them (torch._foreach_* ops, "
+	 "torch.cat)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 "The model is compiled already: replay it as a graph (torch.compile(model, "
+	 "mode=\"reduce-overhead\")) so the small kernels cost one launch, and batch small tensors "
+	 "into one (torch._foreach_* ops, torch.cat)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, TD_ON_GRAPHS, -1, 0,
+	 "Megatron-LM runs these as separate small kernels: use Transformer Engine's fused layers "
+	 "(--transformer-impl transformer_engine), keep Megatron's fusions on (no "
+	 "--no-bias-gelu-fusion, --no-bias-dropout-fusion, --no-masked-softmax-fusion or "
+	 "--no-gradient-accumulation-fusion), and capture the layers as CUDA graphs "
+	 "(--enable-cuda-graph)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
+	 "No nn.Module in sight: the small kernels come from a Python loop over tensors. "
+	 "Vectorise it (one op over a whole tensor, torch._foreach_* for lists of tensors)."},
+	{TD_FIX_SMALL_KERNELS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Fuse the small ops: torch.compile(model) (mode=\"reduce-overhead\" also replays the step "
+	 "as a graph, which removes per-kernel launch cost), or capture the static part with "
+	 "torch.cuda.CUDAGraph. Batching many small tensors into one (torch._foreach_* ops, "
+	 "torch.cat) also helps."},
+
+	/* exposed communication of a group whose parallelism its description names */
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_TP, 0,
+	 "The tensor-parallel group's collectives wait with nothing to overlap them: add "
+	 "--sequence-parallel (the all-reduce becomes a reduce-scatter and an all-gather around "
+	 "the norms) and, with Transformer Engine, --tp-comm-overlap; keep the group inside one "
+	 "NVLink domain (--tensor-model-parallel-size no larger than the GPUs of a node)."},
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, 0, 0, TD_PAR_TP, 0,
+	 "The tensor-parallel group's collectives wait with nothing to overlap them: overlap them "
+	 "with the matmuls around them (async tensor parallelism: torch._inductor.config."
+	 "_micro_pipeline_tp = True under torch.compile, or Transformer Engine's comm overlap), "
+	 "use sequence parallelism so each all-reduce becomes a reduce-scatter and an all-gather, "
+	 "and keep the group inside one node (NVLink)."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, ANY_E, 0, 0, TD_PAR_TP, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: keep "
+	 "the engine's custom all-reduce on (vLLM: no --disable-custom-all-reduce), overlap it "
+	 "with the next layer's compute (async tensor parallelism), or serve with fewer "
+	 "tensor-parallel ranks and a larger batch per rank."},
+	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_PP, 0,
+	 "The pipeline's send/recv waits: that is the pipeline bubble and stage imbalance. Run "
+	 "more micro-batches per step (a larger --global-batch-size over --micro-batch-size), "
+	 "interleave the schedule (--num-layers-per-virtual-pipeline-stage), and balance the "
+	 "layers across stages so no stage is the slow one."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_PP, 0,
+	 "The pipeline's send/recv waits: that is the pipeline bubble and stage imbalance. Keep "
+	 "more micro-batches in flight (torch.distributed.pipelining: n_microbatches several "
+	 "times the stages), use an interleaved schedule (ScheduleInterleaved1F1B), and balance "
+	 "the stages so none is the slow one; for inference prefer tensor parallelism inside a "
+	 "node."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap it with the shared experts' compute (--moe-shared-expert-overlap) "
+	 "or dispatch with DeepEP (--moe-token-dispatcher-type flex), balance the routing "
+	 "(--moe-aux-loss-coeff, a capacity factor) so no rank's experts are the slow ones, and "
+	 "keep the expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap dispatch and combine with the experts' compute (DeepEP's kernels, or "
+	 "the shared experts run while the tokens travel), balance the routing (the auxiliary "
+	 "load-balancing loss, a capacity factor) so no rank's experts are the slow ones, and keep "
+	 "the expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_CP, 0,
+	 "The context-parallel exchange of keys and values waits with nothing to overlap it: "
+	 "overlap it with the attention compute (--cp-comm-type p2p with Transformer Engine: ring "
+	 "attention's pipelined send/recv), or use fewer context-parallel ranks "
+	 "(--context-parallel-size) for these sequence lengths."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_CP, 0,
+	 "The context-parallel exchange of keys and values waits with nothing to overlap it: "
+	 "overlap it with the attention compute (ring attention's pipelined send/recv, as torch's "
+	 "context_parallel does), or use fewer context-parallel ranks for these sequence "
+	 "lengths."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Overlap the group's collectives with compute: issue them on a side stream (async_op=True) "
+	 "and wait only where the result is used; send fewer, larger messages. If one rank is "
+	 "slow, the rest wait here: run tracedoc diagnose on every rank's trace to find it."},
+
+	/* gradients all-reduced one tensor at a time, outside a data-parallel wrapper */
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, TD_ON_DDP, 0, -1, 0,
+	 "DistributedDataParallel is in use, yet the all-reduces run one at a time (%s) with "
+	 "nothing to overlap them: something all-reduces outside its buckets (metrics, a manual "
+	 "loop over tensors, find_unused_parameters re-reducing) or the buckets are too small. "
+	 "Find the op that issues them (the evidence below), raise bucket_cap_mb (try 25-100), and "
+	 "flatten what is reduced by hand into one buffer."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "The all-reduces run one at a time (%s) with nothing to overlap them: in the forward pass "
+	 "that is tensor parallelism. Overlap each with the next layer's compute (async tensor "
+	 "parallelism), fuse the small ones into one buffer, or serve with fewer tensor-parallel "
+	 "ranks and a larger batch per rank."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 "The all-reduces run one at a time from the compiled step (%s) with nothing to overlap "
+	 "them, and no DistributedDataParallel op is in the trace. Check first how the gradients "
+	 "are reduced: under DDP with torch.compile keep torch._dynamo.config.optimize_ddp=True "
+	 "(DDP's buckets, overlapped with backward) and raise bucket_cap_mb for fewer, larger "
+	 "all-reduces; without DDP, wrap the model in DistributedDataParallel(model, "
+	 "gradient_as_bucket_view=True) before compiling it."},
+	{TD_FIX_COMM_UNBUCKETED, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The tensors are all-reduced one at a time (%s), with nothing to overlap them: wrap the "
+	 "model in DistributedDataParallel(model, bucket_cap_mb=25, gradient_as_bucket_view=True), "
+	 "which buckets gradients and all-reduces them during backward, or flatten them into one "
+	 "buffer (torch._utils._flatten_dense_tensors) and issue one all-reduce (async_op=True) "
+	 "that the next compute can overlap. If one rank is slow, the rest wait here: run tracedoc "
+	 "diagnose on every rank's trace."},
+
+	/* the caching allocator */
+	{TD_FIX_ALLOC_NO_CACHE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The caching allocator is off: every step allocates and frees each tensor through the "
+	 "driver (%s), which is what @NO_CACHING@=1 does - a debugging switch (for "
+	 "compute-sanitizer or a memory checker). Unset it outside debugging runs and benchmarks; "
+	 "the pool then serves the steady state with no driver calls."},
+	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "The caching allocator is being bypassed or emptied, so each iteration asks the driver for "
+	 "memory again%s. vLLM reserves its memory at start-up: look for torch.cuda.empty_cache() "
+	 "or gc.collect() in code run per request (custom logits processors, hooks), keep the "
+	 "batch shapes inside the captured sizes, and set @ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "PyTorch's caching allocator is being bypassed or emptied, so each step asks the driver "
+	 "for memory again%s. Remove torch.cuda.empty_cache() (and explicit gc.collect()) from "
+	 "the loop, set @ALLOC_CONF@=expandable_segments:True, keep tensor shapes static (pad "
+	 "variable lengths to a few bucket sizes), and preallocate buffers that are reused every "
+	 "step."},
+
+	/* GPU idle with nothing recorded on the host, or waiting outside its stream */
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_STACKS, 0, -1, 0,
+	 "The launching thread recorded nothing while the GPU waited, though the trace records "
+	 "Python frames: the time goes to what the profiler cannot see - another thread holding "
+	 "the GIL, I/O, logging, a C extension. Sample the running process (py-spy record "
+	 "--native --idle --pid PID) to find it, and move that work out of the step."},
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_HOST_OPS, TD_ON_STACKS, -1, 0,
+	 "The launching thread recorded nothing while the GPU waited: the time goes to code the "
+	 "profiler does not see (another thread, the GIL, I/O, logging). Profile with "
+	 "torch.profiler.profile(with_stack=True) to see the Python frames, and move that work "
+	 "out of the step."},
+	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The trace records no CPU ops or Python on the host (at most its runtime calls): what "
+	 "the host did while the GPU waited is not in it. Profile again with the host side on - "
+	 "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
+	 "with_stack=True) (the CUDA activity covers ROCm too) - and move what it shows out of "
+	 "the step."},
+	{TD_FIX_IDLE_DEPENDENCY, ANY_V, ANY_R, ANY_E, TD_ON_DIST, 0, -1, 0,
+	 "Queued ops waited with the device idle for something outside this stream: an event from "
+	 "another stream, another rank, a host callback or another process sharing the GPU. "
+	 "Diagnose every rank's trace together to find a straggler, check @SMI@ for other "
+	 "processes, and avoid cross-stream waits inside the step."},
+	{TD_FIX_IDLE_DEPENDENCY, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Queued ops waited with the device idle for something outside this stream: an event from "
+	 "another stream, a host callback, or another process sharing the GPU. Check @SMI@ for "
+	 "other processes on the device, and avoid cross-stream waits inside the step (record the "
+	 "event right after the work it guards, wait on it only where its result is used)."},
+
+	/* device memory */
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "vLLM reserves its KV cache up front (gpu_memory_utilization, 0.9 by default): a "
+	 "reservation near the capacity is by design. Lower it only if another process needs the "
+	 "GPU or start-up fails; a smaller max_model_len or max_num_seqs needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	 "SGLang reserves its KV cache up front (--mem-fraction-static): a reservation near the "
+	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
+	 "fails; a smaller --context-length or --max-running-requests needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TGI, 0, 0, -1, 0,
+	 "TGI reserves its KV cache up front (--cuda-memory-fraction): a reservation near the "
+	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
+	 "fails; a smaller --max-batch-total-tokens or --max-total-tokens needs less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TRTLLM, 0, 0, -1, 0,
+	 "TensorRT-LLM reserves its KV cache up front (KvCacheConfig free_gpu_memory_fraction, "
+	 "0.9 by default): a reservation near the capacity is by design. Lower it only if another "
+	 "process needs the GPU or start-up fails; a smaller max_seq_len or max_batch_size needs "
+	 "less cache."},
+	{TD_FIX_MEM_PEAK, ANY_V, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "Cut the memory the forward pass holds at its peak: run it under torch.inference_mode() "
+	 "(no autograd state), in bf16 (model.to(torch.bfloat16)), or with a smaller batch; and let "
+	 "the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory the forward pass holds at its peak: run it under torch.inference_mode() "
+	 "(no autograd state) and with a smaller batch - it runs in reduced precision already; "
+	 "and let the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "Cut the memory the step holds at its peak: activation checkpointing on the largest "
+	 "blocks (torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)), mixed "
+	 "precision (torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), or a smaller "
+	 "batch with gradient accumulation; and let the caching allocator grow segments instead "
+	 "of fragmenting them: @ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory the step holds at its peak - it runs in reduced precision already: "
+	 "activation checkpointing on the largest blocks (torch.utils.checkpoint.checkpoint(block, "
+	 "x, use_reentrant=False)), or a smaller batch with gradient accumulation; and let the "
+	 "caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Cut the memory held at the peak: in training, activation checkpointing on the largest "
+	 "blocks (torch.utils.checkpoint.checkpoint) or a smaller batch; in inference, "
+	 "torch.inference_mode() and a smaller batch; bf16 where the model is still in fp32. Let "
+	 "the caching allocator grow segments instead of fragmenting them: "
+	 "@ALLOC_CONF@=expandable_segments:True."},
+	{TD_FIX_MEM_LEAK, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Something keeps tensors alive from one batch or request to the next: outputs kept on "
+	 "the GPU (keep outputs.cpu(), or only the values needed), a cache keyed by request that "
+	 "is never cleared, hooks that store activations, or a forward pass outside "
+	 "torch.inference_mode() that keeps autograd state. What each step leaves behind is the "
+	 "growth; `tracedoc memory` shows where the peak is, and "
+	 "torch.cuda.memory._record_memory_history() the allocations that stay."},
+	{TD_FIX_MEM_LEAK, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Something keeps tensors alive from one step to the next: a list of losses or outputs "
+	 "(losses.append(loss) keeps each step's autograd graph: append loss.item() or "
+	 "loss.detach()), metrics accumulated as tensors, a cache keyed by step, or hooks that "
+	 "store activations. What each step leaves behind is the growth; `tracedoc memory` shows "
+	 "where the peak is, and torch.cuda.memory._record_memory_history() the allocations that "
+	 "stay."},
+	{TD_FIX_MEM_FRAG, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The caching allocator holds blocks it cannot reuse for the sizes asked next. Let "
+	 "segments grow in place: @ALLOC_CONF@=expandable_segments:True; allocate the largest, "
+	 "long-lived tensors first and keep their shapes fixed (pad variable-length batches to a "
+	 "few bucket sizes)."},
+
+	/* small kernels of the training loop's own */
+	{TD_FIX_ZERO_GRAD, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "zero_grad() launches a fill kernel per parameter: call "
+	 "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) so each .grad is "
+	 "dropped instead of filled with zeros."},
+	{TD_FIX_BUCKET_COPY, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, -1, 0,
+	 "DDP's reducer copies each gradient into its bucket with a small kernel: "
+	 "DistributedDataParallel(model, gradient_as_bucket_view=True) makes the gradients views "
+	 "of the buckets, and a larger bucket_cap_mb means fewer, larger all-reduces."},
+	{TD_FIX_BUCKET_COPY, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The data-parallel wrapper copies each tensor into its communication bucket with a small "
+	 "kernel: let the tensors be views of the buckets (the wrapper's bucket-view option) and "
+	 "use larger buckets, for fewer, larger all-reduces."},
+
+	/* exposed communication, by framework and collective */
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC, 0, TD_COLL_ALL_TO_ALL, 0,
+	 "The embedding all-to-all (torchrec's sparse data distribution) waits with nothing to "
+	 "overlap it: pipeline it with torchrec.distributed.train_pipeline.TrainPipelineSparseDist "
+	 "(the next batch's input distribution runs while this batch computes), and balance the "
+	 "embedding tables across ranks (EmbeddingShardingPlanner) so no rank's shard is the slow "
+	 "one."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, 0, TD_ON_FSDP, TD_COLL_ALL_TO_ALL, 0,
+	 "The all-to-all (model-parallel embeddings, or experts) waits with nothing to overlap "
+	 "it: start it for the next batch while this batch computes (pipeline the sparse input "
+	 "distribution one batch ahead, with the all-to-all on a side stream) and balance what "
+	 "each rank holds so no rank's shard is the slow one."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DEEPSPEED, 0, -1, 0,
+	 "DeepSpeed's collectives wait with nothing to overlap them: in the DeepSpeed config set "
+	 "\"zero_optimization\": {\"overlap_comm\": true, \"contiguous_gradients\": true} and "
+	 "raise \"reduce_bucket_size\" and \"allgather_bucket_size\" (fewer, larger "
+	 "collectives); under ZeRO-3 raise \"stage3_prefetch_bucket_size\" so parameters are "
+	 "gathered ahead of the layer that needs them. If one rank is slow, the rest wait here: "
+	 "run tracedoc diagnose on every rank's trace."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, -1, 0,
+	 "Megatron-LM's collectives wait with nothing to overlap them: with the distributed "
+	 "optimizer (--use-distributed-optimizer) add --overlap-grad-reduce and "
+	 "--overlap-param-gather; for tensor parallelism add --sequence-parallel and, with "
+	 "Transformer Engine, --tp-comm-overlap. If one rank is slow, the rest wait here: run "
+	 "tracedoc diagnose on every rank's trace."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_FSDP, 0, -1, 0,
+	 "FSDP waits for its all-gathers and reduce-scatters: prefetch the next shard while this "
+	 "one computes - FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch."
+	 "BACKWARD_PRE, limit_all_gathers=True) (FSDP2: fully_shard(..., "
+	 "reshard_after_forward=False) for the last layers). Under gradient accumulation skip the "
+	 "reduce-scatter of the non-final micro-steps (model.set_requires_gradient_sync(False), or "
+	 "no_sync()). If one rank is slow, the rest wait here: run tracedoc diagnose on every "
+	 "rank's trace to find it."},
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, TD_COLL_ALL_REDUCE, 0,
+	 "DDP's all-reduce runs after backward instead of during it: let buckets start earlier "
+	 "and overlap - DistributedDataParallel(model, bucket_cap_mb=50, "
+	 "gradient_as_bucket_view=True) (try 10-100), and under gradient accumulation wrap the "
+	 "non-final micro-steps in `with model.no_sync():`. A comm hook halves the bytes: "
+	 "model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks."
+	 "default_hooks.bf16_compress_hook). If one rank is slow, the rest wait here: run tracedoc "
+	 "diagnose on every rank's trace to find it."},
+	{TD_FIX_COMM, ANY_V, INFER, ANY_E, 0, 0, TD_COLL_ALL_REDUCE, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: keep "
+	 "the engine's custom all-reduce on (vLLM: no --disable-custom-all-reduce), overlap it "
+	 "with the next layer's compute (async tensor parallelism, torch.distributed."
+	 "_symmetric_memory), or serve with fewer tensor-parallel ranks and a larger batch per "
+	 "rank."},
+	{TD_FIX_COMM, ANY_V, INFER, ANY_E, 0, 0, TD_COLL_CUSTOM, 0,
+	 "The custom all-reduce of tensor parallelism waits with nothing to overlap it: overlap it "
+	 "with the next layer's compute (async tensor parallelism), or serve with fewer "
+	 "tensor-parallel ranks and a larger batch per rank."},
+	{TD_FIX_COMM, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Communication in the forward pass waits with nothing to overlap it: check which "
+	 "collective it is (the kernels above) and its group - expert-parallel all-to-all "
+	 "(overlap dispatch and combine with the experts' compute), pipeline send/recv (more "
+	 "micro-batches in flight) or tensor-parallel all-reduce (async tensor parallelism)."},
+	{TD_FIX_COMM, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Overlap collectives with compute: issue them on a side stream (async_op=True) and wait "
+	 "only where the result is used; send fewer, larger messages (flatten small tensors into "
+	 "one buffer); compress what you send (bf16). If one rank is slow, the rest wait here: run "
+	 "tracedoc diagnose on every rank's trace to find it."},
+};
+const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);
