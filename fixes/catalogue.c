@@ -33,7 +33,8 @@ static void expand(const struct td_context *c, const char *t, char *buf, size_t 
 		enum td_fix_token k;
 	} toks[] = {{"ALLOC_CONF", TD_TOK_ALLOC_CONF}, {"NO_CACHING", TD_TOK_NO_CACHING},
 		    {"SMI", TD_TOK_SMI}, {"GRAPHS", TD_TOK_GRAPHS}, {"MALLOC", TD_TOK_MALLOC},
-		    {"FREE", TD_TOK_FREE}};
+		    {"FREE", TD_TOK_FREE}, {"MEMCPY", TD_TOK_MEMCPY},
+		    {"PIN_MEMORY", TD_TOK_PIN_MEMORY}};
 	size_t o = 0, i;
 
 	while (*t && o + 1 < cap) {
@@ -94,6 +95,10 @@ const char *td_fix_token(const struct td_context *c, enum td_fix_token k)
 		return amd ? "hipMalloc" : "cudaMalloc";
 	case TD_TOK_FREE:
 		return amd ? "hipFree" : "cudaFree";
+	case TD_TOK_MEMCPY:
+		return amd ? "hipMemcpy" : "cudaMemcpy";
+	case TD_TOK_PIN_MEMORY:
+		return (c->on & TD_ON_PIN_MEMORY) ? "" : "pin_memory=True, ";
 	case TD_TOK_NTOKENS:
 		break;
 	}

@@ -35,6 +35,20 @@ enum td_mech {
 	TD_FIX_MEM_FRAG,        /* reserved far above allocated at the peak */
 	TD_FIX_ZERO_GRAD,       /* a fill kernel per parameter from zero_grad() */
 	TD_FIX_BUCKET_COPY,     /* the data-parallel reducer's copy into its buckets */
+	TD_FIX_LOADER_MAIN,     /* the DataLoader runs in the main process (num_workers=0) */
+	TD_FIX_LOADER_WORKERS,  /* the DataLoader's worker processes cannot keep up */
+	TD_FIX_PAGEABLE_UPLOAD, /* host-to-device copies from pageable memory */
+	TD_FIX_CREATE_MOVE,     /* a tensor created on the CPU, then moved to the GPU */
+	TD_FIX_SYNC_ITEM,       /* .item() / .cpu() / .tolist() of a value the GPU computes */
+	TD_FIX_SYNC_NONZERO,    /* nonzero() and boolean-mask indexing */
+	TD_FIX_SYNC_DTOH,       /* a copy into pageable host memory */
+	TD_FIX_SYNC_MEMCPY,     /* a synchronous runtime memcpy */
+	TD_FIX_SYNC_MEMCPY_IDLE, /* ... that waited with the GPU idle (%s: how long it blocked) */
+	TD_FIX_SYNC_USER,       /* an op the configuration names as synchronizing */
+	TD_FIX_SYNC_EXPLICIT,   /* torch.cuda.synchronize(), a stream or event synchronize */
+	TD_FIX_WARMUP,          /* start-up caught in the window: profile the steady state */
+	TD_FIX_WARMUP_COMPILE,  /* ... compilation (Inductor, Triton, the engine's compile) */
+	TD_FIX_WARMUP_CALLS,    /* ... context and handle creation, first calls */
 	TD_FIX_NMECHS
 };
 
@@ -47,6 +61,8 @@ enum td_fix_token {
 	TD_TOK_DEVICE,          /* "cuda": torch's device string, the same on ROCm */
 	TD_TOK_MALLOC,          /* cudaMalloc / hipMalloc */
 	TD_TOK_FREE,            /* cudaFree / hipFree */
+	TD_TOK_MEMCPY,          /* cudaMemcpy / hipMemcpy */
+	TD_TOK_PIN_MEMORY,      /* "pin_memory=True, ", or "" where the loader pins already */
 	TD_TOK_NTOKENS
 };
 
@@ -71,7 +87,8 @@ extern const size_t td_fix_nentries;
 /* The fix for mechanism m in context c (coll: the dominant collective kind or -1), with one
  * %s of the text replaced by arg (or ""), in buf. A text names what differs by vendor as a
  * token between @s, expanded for c: @ALLOC_CONF@, @NO_CACHING@, @SMI@, @GRAPHS@, @MALLOC@
- * (cudaMalloc / hipMalloc), @FREE@ (cudaFree / hipFree). */
+ * (cudaMalloc / hipMalloc), @FREE@ (cudaFree / hipFree), @MEMCPY@ (cudaMemcpy / hipMemcpy),
+ * @PIN_MEMORY@ (a DataLoader argument, empty where the trace shows it on). */
 const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
 			char *buf, size_t cap);
 /* The entry td_fix_text() would use, or NULL. */

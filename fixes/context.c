@@ -393,6 +393,9 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_LOADER_MAIN;
 		if (has(n, "_MultiProcessingDataLoaderIter"))
 			c->on |= TD_ON_LOADER_WORKERS;
+		if (!strcmp(n, "aten::pin_memory") || !strcmp(n, "aten::_pin_memory") ||
+		    has(n, "torch/utils/data/_utils/pin_memory.py"))
+			c->on |= TD_ON_PIN_MEMORY;
 		if (starts(n, "nn.Module:") || has(n, "torch/nn/modules/module.py"))
 			c->on |= TD_ON_MODULES;
 		optimizer_of(c, n);
@@ -415,6 +418,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->run = TD_RUN_INFERENCE;
 	if (c->run == TD_RUN_TRAINING)
 		c->engine = TD_ENGINE_NONE; /* a training step that imports vllm is training */
+	if (c->on & (TD_ON_LOADER_MAIN | TD_ON_LOADER_WORKERS))
+		c->on |= TD_ON_LOADER;
 	if (t->by_kind[TD_K_PYTHON])
 		c->on |= TD_ON_STACKS;
 	if (t->by_kind[TD_K_CPU_OP])

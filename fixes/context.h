@@ -44,6 +44,9 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_DIST 0x80000         /* collectives, or a world larger than one: many ranks */
 #define TD_ON_HOST_OPS 0x100000    /* CPU ops recorded (ProfilerActivity.CPU), not only the
 				    * runtime calls */
+#define TD_ON_PIN_MEMORY 0x200000  /* the DataLoader pins its batches (pin_memory=True: its
+				    * pin-memory thread's aten::pin_memory) */
+#define TD_ON_LOADER 0x400000      /* a DataLoader, in the main process or with workers */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

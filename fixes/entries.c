@@ -417,5 +417,138 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "only where the result is used; send fewer, larger messages (flatten small tensors into "
 	 "one buffer); compress what you send (bf16). If one rank is slow, the rest wait here: run "
 	 "tracedoc diagnose on every rank's trace to find it."},
+
+	/* the data pipeline */
+	{TD_FIX_LOADER_MAIN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The loader runs in the main process (_SingleProcessDataLoaderIter, num_workers=0), "
+	 "between the steps. Load in parallel: DataLoader(dataset, batch_size=..., num_workers=8, "
+	 "@PIN_MEMORY@persistent_workers=True, prefetch_factor=4) - start with num_workers near "
+	 "the CPU cores per GPU."},
+	{TD_FIX_LOADER_WORKERS, NV, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The worker processes cannot keep up. Raise num_workers and prefetch_factor, set "
+	 "@PIN_MEMORY@persistent_workers=True, and profile Dataset.__getitem__ (decoding and "
+	 "augmentation are the usual cost: move them to the GPU, e.g. torchvision.transforms.v2 "
+	 "on CUDA tensors or NVIDIA DALI)."},
+	{TD_FIX_LOADER_WORKERS, AMD, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The worker processes cannot keep up. Raise num_workers and prefetch_factor, set "
+	 "@PIN_MEMORY@persistent_workers=True, and profile Dataset.__getitem__ (decoding and "
+	 "augmentation are the usual cost: move them to the GPU, e.g. torchvision.transforms.v2 "
+	 "on GPU tensors, or ROCm's rocAL)."},
+	{TD_FIX_LOADER_WORKERS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The worker processes cannot keep up. Raise num_workers and prefetch_factor, set "
+	 "@PIN_MEMORY@persistent_workers=True, and profile Dataset.__getitem__ (decoding and "
+	 "augmentation are the usual cost: move them to the GPU, e.g. torchvision.transforms.v2 "
+	 "on GPU tensors)."},
+
+	/* host <-> device copies */
+	{TD_FIX_PAGEABLE_UPLOAD, ANY_V, ANY_R, ANY_E, TD_ON_LOADER | TD_ON_PIN_MEMORY, 0, -1, 0,
+	 "The loader pins its batches already (pin_memory=True), yet these copies come from "
+	 "pageable memory: they are tensors it did not pin - built in the step itself, or a batch "
+	 "type without a pin_memory() method. Pin those (tensor.pin_memory(), or give the batch "
+	 "class a pin_memory() method) and copy with .to(\"cuda\", non_blocking=True): the copy "
+	 "then overlaps compute, runs at the host link's full bandwidth, and needs no stream "
+	 "sync."},
+	{TD_FIX_PAGEABLE_UPLOAD, ANY_V, ANY_R, ANY_E, TD_ON_LOADER, 0, -1, 0,
+	 "Copy from pinned memory without blocking the host: DataLoader(..., pin_memory=True) and "
+	 "batch.to(\"cuda\", non_blocking=True) (or tensor.pin_memory() for tensors you build "
+	 "yourself). The copy then overlaps compute, runs at the host link's full bandwidth, and "
+	 "needs no stream sync."},
+	{TD_FIX_PAGEABLE_UPLOAD, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Copy from pinned memory without blocking the host: allocate the host buffers pinned "
+	 "once (torch.empty(..., pin_memory=True), or tensor.pin_memory()) and reuse them, and "
+	 "copy with .to(\"cuda\", non_blocking=True). The copy then overlaps compute, runs at the "
+	 "host link's full bandwidth, and needs no stream sync."},
+	{TD_FIX_CREATE_MOVE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Create the tensor where it is used: torch.randn(shape, device=\"cuda\") (likewise "
+	 "zeros, ones, empty, full, arange) instead of torch.randn(shape).to(\"cuda\"): the GPU "
+	 "fills it in microseconds and nothing crosses the host link."},
+
+	/* the host waits on the GPU */
+	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, ANY_E, TD_ON_ELEM_LOOP, 0, -1, 0,
+	 "An op reads one element at a time, and each read waits for the GPU: a Python loop over "
+	 "a tensor's elements. Do the loop as one tensor op over the whole tensor (x.sum(), "
+	 "torch.where, a comparison) and read the result once (one .tolist() or .cpu() after it, "
+	 "not one .item() per element)."},
+	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "vLLM reads the sampled tokens back every step by design: turn on async scheduling "
+	 "(--async-scheduling) so the next step is scheduled while the GPU runs this one. A "
+	 ".item() or .tolist() in code of your own that runs per step (a logits processor, a "
+	 "custom sampler) is a wait per step: keep that state on the GPU."},
+	{TD_FIX_SYNC_ITEM, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 ".item()/.cpu()/.tolist() copy a value to the host and wait for the GPU. Keep the loop's "
+	 "state on the GPU (stopping criteria and counts as tensors), read the results once per "
+	 "batch (one .cpu() of the whole output), and branch with torch.where instead of Python "
+	 "if on tensor values."},
+	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 ".item()/.cpu()/.tolist() copy a value to the host and wait for the GPU, and inside the "
+	 "compiled model each one also breaks the graph (TORCH_LOGS=graph_breaks shows where). "
+	 "Keep metrics on the GPU (accumulate loss.detach() and read it every N steps), and branch "
+	 "with torch.where instead of Python if on tensor values."},
+	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 ".item()/.cpu()/.tolist() copy a value to the host and wait for the GPU. Keep metrics on "
+	 "the GPU (accumulate loss.detach() and read it every N steps), and branch with "
+	 "torch.where instead of Python if on tensor values."},
+	{TD_FIX_SYNC_NONZERO, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "nonzero() and boolean-mask indexing must copy the result size to the host. Use "
+	 "fixed-size ops (torch.where, masked_fill, multiplying by the mask) or pass "
+	 "torch.nonzero_static(..., size=N)."},
+	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "A copy to pageable host memory blocks until the GPU catches up. Copy into pinned memory "
+	 "with .to(\"cpu\", non_blocking=True) and synchronize once, where the value is really "
+	 "needed."},
+	{TD_FIX_SYNC_MEMCPY, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "A synchronous @MEMCPY@ waits for all queued work: use @MEMCPY@Async on a stream into "
+	 "pinned memory and wait on an event only where the data is used."},
+	{TD_FIX_SYNC_MEMCPY_IDLE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "A synchronous @MEMCPY@ blocked the host %s while the GPU was busy under a tenth of it: "
+	 "the trace does not show what it waited for (the host staging a pageable copy, another "
+	 "stream, device or process, or work outside the trace). Check the copy's size and memory "
+	 "kind in the evidence, then copy with @MEMCPY@Async from pinned memory on a stream."},
+	{TD_FIX_SYNC_USER, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The op named in the config synchronizes: move it out of the step or make it "
+	 "asynchronous."},
+	{TD_FIX_SYNC_EXPLICIT, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "An explicit synchronize drains the GPU queue. Remove torch.cuda.synchronize() from the "
+	 "step (time with torch.cuda.Event), or wait on one event/stream instead of the device."},
+
+	/* start-up caught in the window */
+	{TD_FIX_WARMUP, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "
+	 "requests first, then profile (VLLM_TORCH_PROFILER_DIR, or --profiler-config in newer "
+	 "releases; POST /start_profile and /stop_profile around the requests to measure), so the "
+	 "recorded steps start warm."},
+	{TD_FIX_WARMUP, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "
+	 "requests first, then profile (SGLANG_TORCH_PROFILER_DIR set, POST /start_profile and "
+	 "/stop_profile around the requests to measure), so the recorded steps start warm."},
+	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "This is one-off start-up work caught in the trace, not a steady-state cost: profile the "
+	 "steady state with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, "
+	 "warmup=2, active=3), ...) and call prof.step() every iteration, so the recorded steps "
+	 "start warm."},
+	{TD_FIX_WARMUP_COMPILE, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 " vLLM compiles at start-up and caches the result under VLLM_CACHE_ROOT (~/.cache/vllm "
+	 "by default): keep it on persistent storage between runs, so a restart loads the "
+	 "compiled graphs instead of compiling them again."},
+	{TD_FIX_WARMUP_COMPILE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 " Compilation runs again in every new process: keep the Inductor and Triton caches "
+	 "between runs (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR on persistent storage; "
+	 "TORCHINDUCTOR_FX_GRAPH_CACHE=1) and mark dynamic dimensions "
+	 "(torch._dynamo.mark_dynamic) to avoid recompiles."},
+	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	 " The engine creates its contexts and handles once, at start-up: time and profile "
+	 "requests sent after the server reports ready."},
+	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	 " The engine creates its contexts and handles once, at start-up: time and profile "
+	 "requests sent after the server reports ready."},
+	{TD_FIX_WARMUP_CALLS, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
+	 " Context and handle creation happen once per process: run one warm-up step (a forward "
+	 "and backward) before timing."},
+	{TD_FIX_WARMUP_CALLS, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 " Context and handle creation happen once per process: run one warm-up forward pass at "
+	 "each shape served before timing or serving."},
+	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 " Context and handle creation happen once per process: run one warm-up iteration before "
+	 "timing or serving."},
 };
 const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);

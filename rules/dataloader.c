@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixes/catalogue.h"
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/rule.h"
@@ -207,18 +208,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 	}
 	td_finding_value(f, "dataloader_ns", total);
 	td_finding_value(f, "calls", (int64_t)calls);
-	if (single)
-		td_finding_fix(f, "%s", "The loader runs in the training process "
-			       "(_SingleProcessDataLoaderIter, num_workers=0). Load in parallel: "
-			       "DataLoader(dataset, batch_size=..., num_workers=8, pin_memory=True, "
-			       "persistent_workers=True, prefetch_factor=4) - start with num_workers "
-			       "near the CPU cores per GPU.");
-	else
-		td_finding_fix(f, "%s", "The worker processes cannot keep up. Raise num_workers and "
-			       "prefetch_factor, set persistent_workers=True and pin_memory=True, and "
-			       "profile Dataset.__getitem__ (decoding and augmentation are the usual "
-			       "cost: move them to the GPU, e.g. torchvision.transforms.v2 on CUDA "
-			       "tensors or NVIDIA DALI).");
+	{
+		char fix[1200];
+		td_fix_text(&a->ctx, single ? TD_FIX_LOADER_MAIN : TD_FIX_LOADER_WORKERS, -1, NULL, fix,
+			    sizeof(fix));
+		td_finding_fix(f, "%s", fix);
+	}
 }
 
 const struct td_rule rule_dataloader = {

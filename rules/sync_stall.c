@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixes/catalogue.h"
 #include "common/alloc.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
@@ -23,32 +24,12 @@ struct site {
 	unsigned kinds;
 };
 
-static const char *fix_for(unsigned k, int amd)
+/* the catalogue's mechanism for a kind of wait */
+static enum td_mech mech_of(unsigned k)
 {
-	if (k & BK_ITEM)
-		return ".item()/.cpu()/.tolist() copy a value to the host and wait for the GPU. Keep "
-		       "metrics on the GPU (accumulate loss.detach() and read it every N steps), and "
-		       "branch with torch.where instead of Python if on tensor values.";
-	if (k & BK_NONZERO)
-		return "nonzero() and boolean-mask indexing must copy the result size to the host. Use "
-		       "fixed-size ops (torch.where, masked_fill, multiplying by the mask) or pass "
-		       "torch.nonzero_static(..., size=N).";
-	if (k & BK_DTOH)
-		return "A copy to pageable host memory blocks until the GPU catches up. Copy into "
-		       "pinned memory with .to(\"cpu\", non_blocking=True) and synchronize once, where "
-		       "the value is really needed.";
-	if (k & BK_MEMCPY)
-		return amd ? "A synchronous hipMemcpy waits for all queued work: use hipMemcpyAsync on "
-			     "a stream into pinned memory and wait on an event only where the data is "
-			     "used."
-			   : "A synchronous cudaMemcpy waits for all queued work: use cudaMemcpyAsync on a "
-			     "stream into pinned memory and wait on an event only where the data is used.";
-	if (k & BK_USER)
-		return "The op named in the config synchronizes: move it out of the step or make it "
-		       "asynchronous.";
-	return "An explicit synchronize drains the GPU queue. Remove torch.cuda.synchronize() from "
-	       "the step (time with torch.cuda.Event), or wait on one event/stream instead of the "
-	       "device.";
+	return (k & BK_ITEM) ? TD_FIX_SYNC_ITEM : (k & BK_NONZERO) ? TD_FIX_SYNC_NONZERO
+	       : (k & BK_DTOH) ? TD_FIX_SYNC_DTOH : (k & BK_MEMCPY) ? TD_FIX_SYNC_MEMCPY
+	       : (k & BK_USER) ? TD_FIX_SYNC_USER : TD_FIX_SYNC_EXPLICIT;
 }
 
 /* "cudaStreamSynchronize" or "cudaMemcpyAsync + cudaStreamSynchronize" */
@@ -197,31 +178,28 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	td_finding_value(f, "user_calls", (int64_t)mine);
 	td_finding_value(f, "blocked_ns", blocked);
 	{
-		char fix[2048] = "", idle[600];
+		char fix[2400] = "", one[1200];
 		static const unsigned order[] = {BK_ITEM, BK_NONZERO, BK_DTOH, BK_MEMCPY, BK_USER,
 						 BK_EXPLICIT};
-		int amd = a->ctx.vendor == TD_VENDOR_AMD;
 		size_t k, n = 0;
 		/* a synchronous copy that waited with the GPU idle waited for nothing the trace
 		 * shows: say so, and what to check, instead of "all queued work" */
-		snprintf(idle, sizeof(idle), "A synchronous %s blocked the host %s while the GPU was "
-			 "busy under a tenth of it: the trace does not show what it waited for (the host staging a "
-			 "pageable copy, another stream, device or process, or work outside the trace). "
-			 "Check the copy's size and memory kind in the evidence, then copy with "
-			 "%sAsync from pinned memory on a stream.", amd ? "hipMemcpy" : "cudaMemcpy",
-			 td_fmt_dur(b1, sizeof(b1), cp_blocked), amd ? "hipMemcpy" : "cudaMemcpy");
 		int waited_idle = (kinds & BK_MEMCPY) && cp_busy * 10 < cp_blocked;
 		for (k = 0; k < sizeof(order) / sizeof(order[0]) && n < 2; k++) {
 			if (!(kinds & order[k]) || (waited_idle && order[k] == BK_DTOH) ||
 			    (order[k] == BK_EXPLICIT && (kinds & BK_MEMCPY)))
 				continue; /* not what it waited for; a direct copy is no synchronize */
+			if (order[k] == BK_MEMCPY && waited_idle)
+				td_fix_text(&a->ctx, TD_FIX_SYNC_MEMCPY_IDLE, -1,
+					    td_fmt_dur(b1, sizeof(b1), cp_blocked), one, sizeof(one));
+			else
+				td_fix_text(&a->ctx, mech_of(order[k]), -1, NULL, one, sizeof(one));
 			if (n++)
 				strncat(fix, " ", sizeof(fix) - strlen(fix) - 1);
-			strncat(fix, order[k] == BK_MEMCPY && waited_idle ? idle
-				: fix_for(order[k], amd), sizeof(fix) - strlen(fix) - 1);
+			strncat(fix, one, sizeof(fix) - strlen(fix) - 1);
 		}
 		if (!n)
-			snprintf(fix, sizeof(fix), "%s", fix_for(BK_EXPLICIT, amd));
+			td_fix_text(&a->ctx, TD_FIX_SYNC_EXPLICIT, -1, NULL, fix, sizeof(fix));
 		td_finding_fix(f, "%s", fix);
 	}
 	free(sites);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixes/catalogue.h"
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "rules/blocking.h"
@@ -188,18 +189,11 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	}
 	td_finding_value(f, "pageable_copies", (int64_t)n);
 	td_finding_value(f, "blocked_ns", blocked);
-	if (a->ctx.on & (TD_ON_LOADER_MAIN | TD_ON_LOADER_WORKERS))
-		td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
-			       "DataLoader(..., pin_memory=True) and batch.to(\"cuda\", "
-			       "non_blocking=True) (or tensor.pin_memory() for tensors you build "
-			       "yourself). The copy then overlaps compute, runs at full PCIe bandwidth, "
-			       "and needs no stream sync.");
-	else /* no DataLoader in the trace (a server, a script): the buffers themselves */
-		td_finding_fix(f, "%s", "Copy from pinned memory without blocking the host: "
-			       "allocate the host buffers pinned once (torch.empty(..., "
-			       "pin_memory=True), or tensor.pin_memory()) and reuse them, and copy with "
-			       ".to(\"cuda\", non_blocking=True). The copy then overlaps compute, runs "
-			       "at full PCIe bandwidth, and needs no stream sync.");
+	{
+		char fix[1200];
+		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_PAGEABLE_UPLOAD, -1, NULL, fix,
+						   sizeof(fix)));
+	}
 }
 
 /* Tensors created on the CPU then moved: a creation op whose next sibling is aten::to. Their
@@ -264,10 +258,11 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 		td_finding_value(f, "moves", (int64_t)moves);
 		td_finding_value(f, "create_ns", create_time);
 		td_finding_value(f, "move_ns", move_time);
-		td_finding_fix(f, "%s", "Create the tensor where it is used: torch.randn(shape, "
-			       "device=\"cuda\") (likewise zeros, ones, empty, full, arange) instead "
-			       "of torch.randn(shape).to(\"cuda\"): the GPU fills it in microseconds "
-			       "and nothing crosses PCIe.");
+		{
+			char fix[600];
+			td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_CREATE_MOVE, -1, NULL, fix,
+							   sizeof(fix)));
+		}
 	}
 	td_claims_free(&cl);
 }

@@ -184,21 +184,22 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_finding_value(f, "warmup_idle_ns", f->idle_ns);
 		td_finding_value(f, "warmup_spans", (int64_t)nw);
 		{
-			char fix[2048], lazy[400];
-			td_fix_text(&a->ctx, TD_FIX_LAZY_LOADING, -1, NULL, lazy, sizeof(lazy));
-			snprintf(fix, sizeof(fix),
-				 "This is one-off start-up work caught in the trace, not a steady-state "
-				 "cost: profile the steady state with torch.profiler.profile(schedule="
-				 "torch.profiler.schedule(wait=1, warmup=2, active=3), ...) and call "
-				 "prof.step() every iteration, so the recorded steps start warm.%s%s%s",
-				 (kinds & K_LAZY) ? lazy : "",
-				 (kinds & K_COMPILE) ? " Compilation runs again in every new process: keep "
-				 "the Inductor and Triton caches between runs (TORCHINDUCTOR_CACHE_DIR, "
-				 "TRITON_CACHE_DIR on persistent storage; TORCHINDUCTOR_FX_GRAPH_CACHE=1) "
-				 "and mark dynamic dimensions (torch._dynamo.mark_dynamic) to avoid "
-				 "recompiles." : "",
-				 (kinds & K_CALL) ? " Context and handle creation happen once per process: "
-				 "warm up (a dummy forward and backward) before timing or serving." : "");
+			char fix[2800], part[700];
+			size_t o;
+			td_fix_text(&a->ctx, TD_FIX_WARMUP, -1, NULL, fix, sizeof(fix));
+			o = strlen(fix);
+			if (kinds & K_LAZY)
+				o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s",
+						      td_fix_text(&a->ctx, TD_FIX_LAZY_LOADING, -1, NULL,
+								  part, sizeof(part)));
+			if ((kinds & K_COMPILE) && o < sizeof(fix))
+				o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s",
+						      td_fix_text(&a->ctx, TD_FIX_WARMUP_COMPILE, -1, NULL,
+								  part, sizeof(part)));
+			if ((kinds & K_CALL) && o < sizeof(fix))
+				snprintf(fix + o, sizeof(fix) - o, "%s",
+					 td_fix_text(&a->ctx, TD_FIX_WARMUP_CALLS, -1, NULL, part,
+						     sizeof(part)));
 			td_finding_fix(f, "%s", fix);
 		}
 		free(w);

@@ -54,6 +54,27 @@ static void test_rocm_training(void **state)
 	td_trace_free(&t_);
 }
 
+static void test_pinned_loader(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+		OP("aten::pin_memory") "{}]}", c);
+	(void)state;
+	assert_true(c.on & TD_ON_LOADER_WORKERS);
+	assert_true(c.on & TD_ON_LOADER);
+	assert_true(c.on & TD_ON_PIN_MEMORY);
+	td_trace_free(&t_);
+}
+
+static void test_unpinned_loader(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__")
+		OP("aten::pin_memory_stub") "{}]}", c);
+	(void)state;
+	assert_true(c.on & TD_ON_LOADER);
+	assert_false(c.on & TD_ON_PIN_MEMORY);
+	td_trace_free(&t_);
+}
+
 static void test_vllm_tp_graphs(void **state)
 {
 	CONTEXT("{\"traceEvents\":[" PY("vllm/v1/worker/gpu_model_runner.py(2907): execute_model")
@@ -177,7 +198,7 @@ static int any_of(const char *s, const char *const *words)
 
 static const char *const nvidia_only[] = {"ncu ", "nsys", "Nsight Compute:", "nvidia-smi",
 					  "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF",
-					  "cudaMemcpy", "cudaMalloc", "cudaFree", NULL};
+					  "cudaMemcpy", "cudaMalloc", "cudaFree", "DALI", NULL};
 static const char *const ddp_words[] = {"DistributedDataParallel", "bucket_cap_mb", NULL};
 static const char *const training_words[] = {"backward", "gradient", "no_sync", NULL};
 
@@ -239,7 +260,8 @@ static void test_contexts(void **state)
 					 TD_ON_NO_MODULE | TD_ON_ELEM_LOOP,
 					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED,
 					 TD_ON_DEEPSPEED, TD_ON_MEGATRON, TD_ON_STACKS, TD_ON_DIST,
-					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST};
+					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST, TD_ON_LOADER,
+					 TD_ON_LOADER | TD_ON_PIN_MEMORY, TD_ON_ELEM_LOOP};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -277,6 +299,10 @@ static void test_contexts(void **state)
 		fail_msg("mechanism %d, flags %#x, inference: %s", m, c.on, b);
 	if (c.on & TD_ON_COMPILED)
 		assert_null(strstr(b, "torch.compile(model)"));
+	if (c.on & TD_ON_PIN_MEMORY) /* the loader pins already */
+		assert_null(strstr(b, "pin_memory=True, "));
+	if (strstr(b, "PCIe")) /* Grace's host link is NVLink-C2C: name no bus */
+		fail_msg("mechanism %d names PCIe: %s", m, b);
 						}
 }
 
@@ -437,6 +463,62 @@ static void test_picks(void **state)
 	c.on = 0; /* runtime calls only: the host side was not recorded */
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_IDLE_UNTRACED, -1, NULL, b, sizeof(b)),
 			       "ProfilerActivity.CPU"));
+	/* the data pipeline: the vendor's GPU decoder, nothing the loader does already */
+	c.on = TD_ON_LOADER | TD_ON_LOADER_WORKERS;
+	c.vendor = TD_VENDOR_AMD;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_LOADER_WORKERS, -1, NULL, b, sizeof(b)),
+			       "rocAL"));
+	c.vendor = TD_VENDOR_NVIDIA;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_LOADER_WORKERS, -1, NULL, b, sizeof(b)),
+			       "pin_memory=True, persistent_workers=True"));
+	assert_non_null(strstr(b, "NVIDIA DALI"));
+	c.on |= TD_ON_PIN_MEMORY;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_LOADER_WORKERS, -1, NULL, b, sizeof(b)),
+			       "set persistent_workers=True"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_PAGEABLE_UPLOAD, -1, NULL, b, sizeof(b)),
+			       "pins its batches already"));
+	c.on = 0;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_PAGEABLE_UPLOAD, -1, NULL, b, sizeof(b)),
+			       "allocate the host buffers pinned"));
+	/* waits: the vendor's runtime call, the loop it comes from, the engine's own lever */
+	c.vendor = TD_VENDOR_AMD;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_MEMCPY, -1, NULL, b, sizeof(b)),
+			       "hipMemcpyAsync"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_MEMCPY_IDLE, -1, "493.0 ms", b,
+					   sizeof(b)), "A synchronous hipMemcpy blocked the host "
+			       "493.0 ms"));
+	c.vendor = TD_VENDOR_NVIDIA;
+	c.on = TD_ON_NO_MODULE | TD_ON_ELEM_LOOP;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_ITEM, -1, NULL, b, sizeof(b)),
+			       "one tensor op over the whole tensor"));
+	c.on = 0;
+	c.run = TD_RUN_INFERENCE;
+	c.engine = TD_ENGINE_VLLM;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_ITEM, -1, NULL, b, sizeof(b)),
+			       "--async-scheduling"));
+	c.engine = TD_ENGINE_NONE;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_ITEM, -1, NULL, b, sizeof(b)),
+			       "once per batch"));
+	assert_null(strstr(b, "loss"));
+	c.run = TD_RUN_TRAINING;
+	c.on = TD_ON_COMPILED;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_SYNC_ITEM, -1, NULL, b, sizeof(b)),
+			       "breaks the graph"));
+	/* start-up: a warm-up step for training, a forward pass for inference, the engine's
+	 * profiler endpoints for a server */
+	c.on = 0;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_WARMUP_CALLS, -1, NULL, b, sizeof(b)),
+			       "a forward and backward"));
+	c.run = TD_RUN_INFERENCE;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_WARMUP_CALLS, -1, NULL, b, sizeof(b)),
+			       "warm-up forward pass"));
+	c.engine = TD_ENGINE_VLLM;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_WARMUP, -1, NULL, b, sizeof(b)),
+			       "/start_profile"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_WARMUP_COMPILE, -1, NULL, b, sizeof(b)),
+			       "VLLM_CACHE_ROOT"));
+	c.engine = TD_ENGINE_NONE;
+	c.run = TD_RUN_TRAINING;
 	/* one process waits on no other rank */
 	assert_null(strstr(td_fix_text(&c, TD_FIX_IDLE_DEPENDENCY, -1, NULL, b, sizeof(b)),
 			   "rank"));
@@ -450,6 +532,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rocm_training),
 		cmocka_unit_test(test_vllm_tp_graphs),
+		cmocka_unit_test(test_pinned_loader),
+		cmocka_unit_test(test_unpinned_loader),
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_torchrec_fsdp_compiled),
 		cmocka_unit_test(test_loop_without_module),
