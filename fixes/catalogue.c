@@ -34,7 +34,7 @@ static void expand(const struct td_context *c, const char *t, char *buf, size_t 
 	} toks[] = {{"ALLOC_CONF", TD_TOK_ALLOC_CONF}, {"NO_CACHING", TD_TOK_NO_CACHING},
 		    {"SMI", TD_TOK_SMI}, {"GRAPHS", TD_TOK_GRAPHS}, {"MALLOC", TD_TOK_MALLOC},
 		    {"FREE", TD_TOK_FREE}, {"MEMCPY", TD_TOK_MEMCPY},
-		    {"PIN_MEMORY", TD_TOK_PIN_MEMORY}};
+		    {"PIN_MEMORY", TD_TOK_PIN_MEMORY}, {"CMD", TD_TOK_CMD}};
 	size_t o = 0, i;
 
 	while (*t && o + 1 < cap) {
@@ -99,6 +99,11 @@ const char *td_fix_token(const struct td_context *c, enum td_fix_token k)
 		return amd ? "hipMemcpy" : "cudaMemcpy";
 	case TD_TOK_PIN_MEMORY:
 		return (c->on & TD_ON_PIN_MEMORY) ? "" : "pin_memory=True, ";
+	case TD_TOK_CMD:
+		return c->engine == TD_ENGINE_VLLM ? "vllm serve MODEL"
+			: c->engine == TD_ENGINE_SGLANG ? "python -m sglang.launch_server --model-path MODEL"
+			: c->run == TD_RUN_TRAINING ? "python train.py"
+			: c->run == TD_RUN_INFERENCE ? "python serve.py" : "python your_script.py";
 	case TD_TOK_NTOKENS:
 		break;
 	}

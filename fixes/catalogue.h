@@ -49,6 +49,11 @@ enum td_mech {
 	TD_FIX_WARMUP,          /* start-up caught in the window: profile the steady state */
 	TD_FIX_WARMUP_COMPILE,  /* ... compilation (Inductor, Triton, the engine's compile) */
 	TD_FIX_WARMUP_CALLS,    /* ... context and handle creation, first calls */
+	TD_FIX_FP32_MM_BF16,    /* FP32 GEMMs on tensor cores that run bf16 and TF32 (%s: time) */
+	TD_FIX_FP32_MM_FP16,    /* ... on tensor cores that run fp16 only (Volta, Turing) */
+	TD_FIX_LAYOUT,          /* NCHW <-> NHWC transposes (%s: their time) */
+	TD_FIX_ELEMENTWISE,     /* small elementwise kernels (%s: "158 ... take 809.6 us") */
+	TD_FIX_SOFTMAX,         /* an eager softmax in attention (%s: its time) */
 	TD_FIX_NMECHS
 };
 
@@ -63,6 +68,7 @@ enum td_fix_token {
 	TD_TOK_FREE,            /* cudaFree / hipFree */
 	TD_TOK_MEMCPY,          /* cudaMemcpy / hipMemcpy */
 	TD_TOK_PIN_MEMORY,      /* "pin_memory=True, ", or "" where the loader pins already */
+	TD_TOK_CMD,             /* the command a profiler wraps: "python train.py" in training */
 	TD_TOK_NTOKENS
 };
 
@@ -88,7 +94,8 @@ extern const size_t td_fix_nentries;
  * %s of the text replaced by arg (or ""), in buf. A text names what differs by vendor as a
  * token between @s, expanded for c: @ALLOC_CONF@, @NO_CACHING@, @SMI@, @GRAPHS@, @MALLOC@
  * (cudaMalloc / hipMalloc), @FREE@ (cudaFree / hipFree), @MEMCPY@ (cudaMemcpy / hipMemcpy),
- * @PIN_MEMORY@ (a DataLoader argument, empty where the trace shows it on). */
+ * @PIN_MEMORY@ (a DataLoader argument, empty where the trace shows it on), @CMD@ (the
+ * program a profiler wraps, by the run: train.py, serve.py). */
 const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
 			char *buf, size_t cap);
 /* The entry td_fix_text() would use, or NULL. */

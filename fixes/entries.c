@@ -16,11 +16,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	/* the top kernel, measured by the vendor's kernel profiler */
 	{TD_FIX_KERNEL_PROFILE, NV, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "Then measure the top kernel itself with Nsight Compute: ncu --kernel-name regex:'%s' "
-	 "--launch-count 5 --set full -o top_kernel python train.py."},
+	 "--launch-count 5 --set full -o top_kernel @CMD@."},
 	{TD_FIX_KERNEL_PROFILE, AMD, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "Then measure the top kernel itself on the AMD GPU: rocprofv3 --kernel-trace "
-	 "--kernel-include-regex '%s' -- python train.py, and its hardware counters with "
-	 "rocprof-compute profile -n top -- python train.py."},
+	 "--kernel-include-regex '%s' -- @CMD@, and its hardware counters with "
+	 "rocprof-compute profile -n top -- @CMD@."},
 	{TD_FIX_KERNEL_PROFILE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "Then measure the top kernel ('%s') with the GPU vendor's kernel profiler (Nsight "
 	 "Compute on NVIDIA, rocprof-compute on AMD): the trace does not say which GPU this is."},
@@ -550,5 +550,65 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 " Context and handle creation happen once per process: run one warm-up iteration before "
 	 "timing or serving."},
+	/* the kernels of a GPU-bound step (each %s: what the trace shows, "2.1 ms") */
+	{TD_FIX_FP32_MM_BF16, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: run the "
+	 "forward pass in bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):, "
+	 "no loss scaling needed), or at least let them use TF32 "
+	 "(torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True)."},
+	{TD_FIX_FP32_MM_BF16, ANY_V, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: serve the "
+	 "model in bf16 (model.to(torch.bfloat16), or the forward pass under "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)), or at least let them use "
+	 "TF32 (torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = "
+	 "True)."},
+	{TD_FIX_FP32_MM_BF16, ANY_V, ANY_R, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: run them in "
+	 "bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):) or at least in "
+	 "TF32 (torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = "
+	 "True)."},
+	/* reached only where reduced precision is on already (the entries above exclude it) */
+	{TD_FIX_FP32_MM_BF16, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores, though part "
+	 "of the step runs in reduced precision already: these run outside the autocast region "
+	 "(or are ops it keeps in FP32, or on tensors made FP32 by hand). Bring them into it, and "
+	 "let what must stay FP32 use TF32 (torch.backends.cuda.matmul.allow_tf32 = True; "
+	 "torch.backends.cudnn.allow_tf32 = True)."},
+	{TD_FIX_FP32_MM_FP16, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose tensor cores run fp16 "
+	 "(not bf16 or TF32): train with automatic mixed precision - with "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.float16): around the forward pass and "
+	 "the loss, and torch.amp.GradScaler(\"cuda\") scaling the loss."},
+	{TD_FIX_FP32_MM_FP16, ANY_V, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose tensor cores run fp16 "
+	 "(not bf16 or TF32): serve the model in fp16 (model.half(), or the forward pass under "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.float16)); inference needs no loss "
+	 "scaling."},
+	{TD_FIX_FP32_MM_FP16, ANY_V, ANY_R, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose tensor cores run fp16 "
+	 "(not bf16 or TF32): run them in fp16 with automatic mixed precision (with "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.float16):, and in training "
+	 "torch.amp.GradScaler(\"cuda\") to scale the loss)."},
+	/* reached only where reduced precision is on already */
+	{TD_FIX_FP32_MM_FP16, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose tensor cores run fp16, "
+	 "though part of the step runs in fp16 already: these run outside the autocast region (or "
+	 "are ops it keeps in FP32, or on tensors made FP32 by hand). Bring them into it where "
+	 "fp16's range allows."},
+	{TD_FIX_LAYOUT, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Layout transposes take %s: keep the model and its inputs in channels_last "
+	 "(model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last))."},
+	{TD_FIX_ELEMENTWISE, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
+	 "%s, though the model is compiled: they run outside the compiled region. Find the graph "
+	 "breaks (TORCH_LOGS=graph_breaks) or compile the code around the model too."},
+	{TD_FIX_ELEMENTWISE, ANY_V, ANY_R, ANY_E, TD_ON_NO_MODULE, 0, -1, 0,
+	 "%s, and no nn.Module is in sight: a Python loop over tensors runs them. Do its work in "
+	 "fewer ops: one op over a whole tensor instead of a loop, torch._foreach_* over lists of "
+	 "tensors, in-place ops."},
+	{TD_FIX_ELEMENTWISE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "%s: fuse them with torch.compile(model)."},
+	{TD_FIX_SOFTMAX, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "An eager softmax takes %s: use torch.nn.functional.scaled_dot_product_attention(q, k, v), "
+	 "which fuses attention into one kernel."},
 };
 const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);

@@ -160,33 +160,27 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 		size_t o = 0;
 		const char *top = m ? td_trace_name(t, k[0].name) : "";
 		size_t j;
-		if (cat_ns[K_FP32_MM])
-			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "FP32 matrix multiplies and "
-					      "convolutions take %s on a GPU with tensor cores: %s. ",
-					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_FP32_MM]), ampere
-					      ? "run them in bf16 (with torch.autocast(device_type=\"cuda\", "
-						"dtype=torch.bfloat16):) or at least in TF32 "
-						"(torch.backends.cuda.matmul.allow_tf32 = True; "
-						"torch.backends.cudnn.allow_tf32 = True)"
-					      : "run them in fp16 with automatic mixed precision (with "
-						"torch.autocast(device_type=\"cuda\", dtype=torch.float16): and "
-						"torch.cuda.amp.GradScaler for training)");
-		if (cat_ns[K_LAYOUT] && o < sizeof(fix))
-			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "Layout transposes take %s: keep "
-					      "the model and its inputs in channels_last "
-					      "(model.to(memory_format=torch.channels_last), "
-					      "x.to(memory_format=torch.channels_last)). ",
-					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_LAYOUT]));
-		if (cat_ns[K_ELEMENTWISE] && o < sizeof(fix))
-			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%llu small elementwise kernels "
-					      "take %s: fuse them with torch.compile(model). ",
-					      (unsigned long long)cat_calls[K_ELEMENTWISE],
-					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_ELEMENTWISE]));
-		if (cat_ns[K_SOFTMAX] && o < sizeof(fix))
-			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "An eager softmax takes %s: "
-					      "use torch.nn.functional.scaled_dot_product_attention(q, k, "
-					      "v), which fuses attention into one kernel. ",
-					      td_fmt_dur(b1, sizeof(b1), cat_ns[K_SOFTMAX]));
+		static const struct {
+			int cat;
+			enum td_mech mech;
+		} part[] = {{K_FP32_MM, TD_FIX_FP32_MM_BF16}, {K_LAYOUT, TD_FIX_LAYOUT},
+			    {K_ELEMENTWISE, TD_FIX_ELEMENTWISE}, {K_SOFTMAX, TD_FIX_SOFTMAX}};
+		char one[1200], arg[96];
+		for (j = 0; j < sizeof(part) / sizeof(part[0]) && o < sizeof(fix); j++) {
+			int c = part[j].cat;
+			if (!cat_ns[c])
+				continue;
+			td_fmt_dur(b1, sizeof(b1), cat_ns[c]);
+			if (c == K_ELEMENTWISE)
+				snprintf(arg, sizeof(arg), "%llu small elementwise kernels take %s",
+					 (unsigned long long)cat_calls[c], b1);
+			else
+				snprintf(arg, sizeof(arg), "%s", b1);
+			/* bf16 and TF32 from Ampere on; Volta and Turing run fp16 */
+			td_fix_text(&a->ctx, c == K_FP32_MM && !ampere ? TD_FIX_FP32_MM_FP16
+				    : part[j].mech, -1, arg, one, sizeof(one));
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s ", one);
+		}
 		/* the top kernel's name as a regex: its identifier, up to the first template or
 		 * argument list, without regex metacharacters */
 		for (j = 0; top[j] && j + 1 < sizeof(re) && !strchr("<( ", top[j]); j++)

@@ -200,7 +200,8 @@ static const char *const nvidia_only[] = {"ncu ", "nsys", "Nsight Compute:", "nv
 					  "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF",
 					  "cudaMemcpy", "cudaMalloc", "cudaFree", "DALI", NULL};
 static const char *const ddp_words[] = {"DistributedDataParallel", "bucket_cap_mb", NULL};
-static const char *const training_words[] = {"backward", "gradient", "no_sync", NULL};
+static const char *const training_words[] = {"backward", "gradient", "no_sync", "GradScaler",
+					      NULL};
 
 static void test_entries(void **state)
 {
@@ -428,6 +429,7 @@ static void test_picks(void **state)
 	assert_string_equal(td_fix_token(&c, TD_TOK_SMI), "rocm-smi");
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_KERNEL_PROFILE, -1, "gemm", b, sizeof(b)),
 			       "rocprofv3 --kernel-trace --kernel-include-regex 'gemm'"));
+	assert_non_null(strstr(b, "-- python serve.py")); /* the run is inference here */
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_ALLOC_NO_CACHE, -1, "9 hipMalloc", b,
 					   sizeof(b)), "(9 hipMalloc), which is what "
 			       "PYTORCH_NO_HIP_MEMORY_CACHING=1 does"));
@@ -518,7 +520,25 @@ static void test_picks(void **state)
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_WARMUP_COMPILE, -1, NULL, b, sizeof(b)),
 			       "VLLM_CACHE_ROOT"));
 	c.engine = TD_ENGINE_NONE;
+	/* FP32 matmuls: the precision the tensor cores run, loss scaling only for training,
+	 * nothing advised that is on already */
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_FP32_MM_FP16, -1, "2.0 ms", b, sizeof(b)),
+			       "take 2.0 ms"));
+	assert_non_null(strstr(b, "model.half()"));
 	c.run = TD_RUN_TRAINING;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_FP32_MM_FP16, -1, "2.0 ms", b, sizeof(b)),
+			       "torch.amp.GradScaler(\"cuda\")"));
+	assert_null(strstr(b, "bfloat16"));
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_FP32_MM_BF16, -1, "2.0 ms", b, sizeof(b)),
+			       "dtype=torch.bfloat16"));
+	assert_non_null(strstr(b, "allow_tf32"));
+	c.on = TD_ON_AMP;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_FP32_MM_BF16, -1, "2.0 ms", b, sizeof(b)),
+			       "outside the autocast region"));
+	c.on = TD_ON_COMPILED;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_ELEMENTWISE, -1, "9 small elementwise "
+					   "kernels take 1 ms", b, sizeof(b)), "graph_breaks"));
+	c.on = 0;
 	/* one process waits on no other rank */
 	assert_null(strstr(td_fix_text(&c, TD_FIX_IDLE_DEPENDENCY, -1, NULL, b, sizeof(b)),
 			   "rank"));
