@@ -190,8 +190,10 @@ static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
 
 /* The fix replayed when it is a graph (fixes/catalogue.h): each run of launches on the
  * device's launching thread in the window, up to a call that waits, copies or allocates (no
- * graph holds those), is captured - its host time goes but one launch, the graph's, and on
- * each stream the kernels it launched run back to back. */
+ * graph holds those) or the end of its step (a graph replays one step: what the host does
+ * between steps - a server's scheduling and sampling - stays), is captured - its host time
+ * goes but one launch, the graph's, and on each stream the kernels it launched run back to
+ * back. */
 static void graph_region(const struct td_replay *g, struct td_finding *f, uint32_t *region,
 			 uint32_t r0, uint32_t last, uint32_t id, int64_t launch)
 {
@@ -204,6 +206,21 @@ static void graph_region(const struct td_replay *g, struct td_finding *f, uint32
 	td_finding_edit(f, &ed);
 }
 
+/* the index of the step ts is in, or a->nsteps (none) */
+static size_t step_of(const struct td_analysis *a, int64_t ts)
+{
+	size_t lo = 0, hi = a->nsteps;
+
+	while (lo < hi) { /* the first step starting after ts */
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->steps[mid].start <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ts < a->steps[lo - 1].end ? lo - 1 : a->nsteps;
+}
+
 static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 {
 	const struct td_whatif *w = td_an_whatif(a);
@@ -211,7 +228,7 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 	const struct td_trace *t = a->t;
 	const struct td_replay *g;
 	uint32_t tr, k, first, n, r0 = TD_NONE, last = 0, nl = 0, id = 0, *region;
-	size_t i;
+	size_t i, step0 = 0;
 
 	if (!w || dv->host_track == TD_NONE || w->g.track_first[dv->host_track] == TD_NONE)
 		return;
@@ -226,12 +243,23 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		const struct td_event *e = k < first + n ? td_rp_event(g, k) : NULL;
 		unsigned c = e ? td_an_class(a, e->name) : 0;
 		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
+		size_t step = e && a->nsteps ? step_of(a, e->ts) : 0;
 		int breaks = !in || (g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) || (c & NC_ALLOC) ||
-			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL));
+			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL)) ||
+			     (r0 != TD_NONE && step != step0);
+		if (breaks && r0 != TD_NONE && (c & NC_LAUNCH) && in && step != step0 &&
+		    !(g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY))) {
+			/* a new step begins with a launch: it opens the next region */
+			if (nl >= 2)
+				graph_region(g, f, region, r0, last, id++, w->launch_cost);
+			r0 = TD_NONE;
+			breaks = 0;
+		}
 		if (!breaks && (c & NC_LAUNCH)) {
 			if (r0 == TD_NONE) {
 				r0 = k;
 				nl = 0;
+				step0 = step;
 			}
 			nl++;
 			last = k;
