@@ -84,6 +84,33 @@ enum td_par td_pg_parallelism(const char *d)
 	return TD_PAR_UNKNOWN;
 }
 
+enum td_par td_par_of_group(const struct td_context *c, enum td_par described, int kind,
+			    int *inferred)
+{
+	enum td_par p = TD_PAR_UNKNOWN;
+
+	*inferred = 0;
+	if (described != TD_PAR_UNKNOWN)
+		return described;
+	if (kind == TD_COLL_ALL_REDUCE || kind == TD_COLL_CUSTOM)
+		p = TD_PAR_TP;
+	else if (kind == TD_COLL_ALL_TO_ALL)
+		p = TD_PAR_EP;
+	else if (kind == TD_COLL_SEND_RECV)
+		p = TD_PAR_PP;
+	if (p == TD_PAR_UNKNOWN || !(c->par_inferred & (1u << p)))
+		return TD_PAR_UNKNOWN;
+	*inferred = 1;
+	return p;
+}
+
+const char *td_par_evidence(enum td_par p)
+{
+	return p == TD_PAR_TP ? "all-reduce in a run with no backward"
+		: p == TD_PAR_EP ? "all-to-all beside mixture-of-experts kernels"
+		: p == TD_PAR_PP ? "send/recv, and no all-to-all" : "";
+}
+
 const char *td_par_name(enum td_par p)
 {
 	static const char *const n[] = {"", "data parallel", "tensor parallel", "pipeline parallel",
@@ -317,7 +344,7 @@ const char *td_context_batch(const struct td_context *c, char *buf, size_t cap)
 void td_context_derive(const struct td_trace *t, struct td_context *c)
 {
 	size_t i;
-	int backward = 0, bwd_kernels = 0, inference = 0, nvidia = 0, amd = t->rocm;
+	int backward = 0, bwd_kernels = 0, inference = 0, nvidia = 0, amd = t->rocm, moe = 0;
 
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < t->devices.len; i++) {
@@ -398,6 +425,9 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_PIN_MEMORY;
 		if (starts(n, "nn.Module:") || has(n, "torch/nn/modules/module.py"))
 			c->on |= TD_ON_MODULES;
+		/* mixture of experts: vLLM's fused_moe, Megatron's MoELayer, DeepEP, experts */
+		if (has(n, "moe") || has(n, "MoE") || has(n, "deep_ep") || has(n, "expert"))
+			moe = 1;
 		optimizer_of(c, n);
 		if ((k = td_coll_kind_of(n)) >= 0)
 			c->coll[k]++;
@@ -433,6 +463,15 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->on |= TD_ON_NO_MODULE;
 	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)
 		c->opt_impl = TD_OPT_SINGLE;
+	/* parallelism from the collectives' pattern, where no group's description names it */
+	if (!(c->par & (1u << TD_PAR_TP)) && c->run == TD_RUN_INFERENCE &&
+	    (c->coll[TD_COLL_ALL_REDUCE] || c->coll[TD_COLL_CUSTOM]))
+		c->par_inferred |= 1u << TD_PAR_TP; /* serving has no gradients to all-reduce */
+	if (!(c->par & (1u << TD_PAR_EP)) && moe && c->coll[TD_COLL_ALL_TO_ALL])
+		c->par_inferred |= 1u << TD_PAR_EP;
+	if (!(c->par & (1u << TD_PAR_PP)) && c->coll[TD_COLL_SEND_RECV] &&
+	    !c->coll[TD_COLL_ALL_TO_ALL] && !moe && !(c->on & TD_ON_TORCHREC))
+		c->par_inferred |= 1u << TD_PAR_PP; /* NCCL runs all-to-all as send/recv too */
 	batch_of(t, c);
 	elem_loop_of(t, c);
 }
@@ -472,6 +511,8 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 	for (k = TD_PAR_TP; k < TD_PAR_NKINDS; k++) /* data parallel says little: not named */
 		if (c->par & (1u << k))
 			ADD(", %s groups", td_par_name((enum td_par)k));
+		else if (c->par_inferred & (1u << k))
+			ADD(", %s (inferred)", td_par_name((enum td_par)k));
 	if (c->on & TD_ON_COMPILED)
 		ADD(", torch.compile");
 	if (c->on & TD_ON_GRAPHS)

@@ -381,6 +381,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			size_t ngroups = 0;
 			int dom = -1, k;
 			enum td_par top_par;
+			int inferred;
 			char fix[1400];
 			for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
 				const struct td_event *e = td_trace_ev(t, coll);
@@ -413,6 +414,13 @@ static void run(struct td_analysis *a, struct td_report *r)
 			if (((a->ctx.on & TD_ON_TORCHREC) || a->ctx.coll[TD_COLL_ALL_TO_ALL]) &&
 			    dom == TD_COLL_SEND_RECV)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
+			/* no group names its parallelism: what the collectives' pattern implies,
+			 * said as inferred */
+			top_par = td_par_of_group(&a->ctx, top_par, dom, &inferred);
+			if (inferred)
+				td_finding_where(f, "%s, inferred from %s (no process group's "
+						 "description names it)", td_par_name(top_par),
+						 td_par_evidence(top_par));
 			if (top_par > TD_PAR_DP)
 				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM_GROUP,
 								    (int)top_par, NULL, fix,

@@ -87,6 +87,45 @@ static void test_vllm_tp_graphs(void **state)
 	assert_int_equal(c.engine, TD_ENGINE_VLLM);
 	assert_true(c.on & TD_ON_GRAPHS);
 	assert_true(c.coll[TD_COLL_ALL_REDUCE] && c.coll[TD_COLL_CUSTOM]);
+	/* no group named: all-reduce in a server is tensor parallel, said as inferred */
+	assert_int_equal(c.par, 0);
+	assert_int_equal(c.par_inferred, 1u << TD_PAR_TP);
+	{
+		int inferred;
+		char line[256];
+		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_ALL_REDUCE, &inferred),
+				 TD_PAR_TP);
+		assert_true(inferred);
+		assert_int_equal(td_par_of_group(&c, TD_PAR_DP, TD_COLL_ALL_REDUCE, &inferred),
+				 TD_PAR_DP); /* what the group says wins */
+		assert_false(inferred);
+		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_SEND_RECV, &inferred),
+				 TD_PAR_UNKNOWN);
+		td_context_line(&t_, &c, line, sizeof(line));
+		assert_non_null(strstr(line, "tensor parallel (inferred)"));
+	}
+	td_trace_free(&t_);
+}
+
+/* all-to-all beside MoE kernels is expert parallel; send/recv alone, pipeline parallel; a
+ * training step's all-reduce implies nothing */
+static void test_inferred_parallelism(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("autograd::engine::evaluate_function: MmBackward0")
+		KERNEL("fused_moe_kernel") KERNEL("ncclDevKernel_AllToAll_RING_LL")
+		KERNEL("ncclDevKernel_AllReduce_Sum_bf16_RING_LL") "{}]}", c);
+	(void)state;
+	assert_int_equal(c.run, TD_RUN_TRAINING);
+	assert_int_equal(c.par_inferred, 1u << TD_PAR_EP);
+	td_trace_free(&t_);
+}
+
+static void test_inferred_pipeline(void **state)
+{
+	CONTEXT("{\"traceEvents\":[" OP("autograd::engine::evaluate_function: MmBackward0")
+		KERNEL("ncclDevKernel_SendRecv") "{}]}", c);
+	(void)state;
+	assert_int_equal(c.par_inferred, 1u << TD_PAR_PP);
 	td_trace_free(&t_);
 }
 
@@ -553,6 +592,8 @@ int main(void)
 		cmocka_unit_test(test_rocm_training),
 		cmocka_unit_test(test_vllm_tp_graphs),
 		cmocka_unit_test(test_pinned_loader),
+		cmocka_unit_test(test_inferred_parallelism),
+		cmocka_unit_test(test_inferred_pipeline),
 		cmocka_unit_test(test_unpinned_loader),
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_torchrec_fsdp_compiled),

@@ -434,6 +434,22 @@ static void test_communication(void **state)
 	assert_null(strstr(f->fix, "bucket_cap_mb"));
 	done(&x);
 
+	/* the same collectives served (vLLM, no backward) with no group description: tensor
+	 * parallelism is inferred from all-reduce in a forward-only run, said as inferred, and
+	 * picks the serving fix - no gradients, no buckets */
+	diagnose_path(th_fixture("rules/communication-tp-inferred.json"), &x);
+	check_invariants(&x, "communication-tp-inferred.json");
+	assert_int_equal(x.a.ctx.run, TD_RUN_INFERENCE);
+	assert_int_equal(x.a.ctx.par, 0);
+	assert_int_equal(x.a.ctx.par_inferred, 1u << TD_PAR_TP);
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_true(where_has(f, "tensor parallel, inferred from all-reduce in a run with no "
+			      "backward"));
+	assert_non_null(strstr(f->fix, "Tensor-parallel all-reduce in the forward pass"));
+	assert_null(strstr(f->fix, "gradient"));
+	done(&x);
+
 	/* per step: the all-reduce [T+1600, T+2600) under compute [T+100, T+2100): 500 us hidden,
 	 * 500 exposed; the next kernel waits for it 100 us with the device idle */
 	diagnose_path(th_fixture("rules/communication.json"), &x);
@@ -582,7 +598,10 @@ static void test_gpu_bound(void **state)
 	assert_int_equal(f->busy_ns, 3 * (300000 + 50000 + 50000));
 	assert_int_equal(f->idle_ns, 0);
 	assert_int_equal(f->severity, SEV_MEDIUM); /* 40% of the window, graded at most medium */
-	assert_non_null(strstr(f->fix, "torch.bfloat16"));
+	/* a bf16 GEMM runs beside the FP32 ones: reduced precision is on, not to be advised */
+	assert_true(x.a.ctx.on & TD_ON_BF16);
+	assert_non_null(strstr(f->fix, "outside the autocast region"));
+	assert_null(strstr(f->fix, "torch.autocast"));
 	assert_non_null(strstr(f->fix, "allow_tf32"));
 	assert_non_null(strstr(f->fix, "channels_last"));
 	assert_non_null(strstr(f->fix, "scaled_dot_product_attention"));
