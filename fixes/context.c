@@ -457,6 +457,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	for (i = 0; i < TD_COLL_NKINDS; i++)
 		if (c->coll[i])
 			c->on |= TD_ON_DIST;
+	if (c->coll[TD_COLL_CUSTOM])
+		c->on |= TD_ON_CUSTOM_AR;
 	if (t->world_size > 1)
 		c->on |= TD_ON_DIST;
 	if (t->by_kind[TD_K_PYTHON] && !(c->on & TD_ON_MODULES) && c->run != TD_RUN_TRAINING)

@@ -160,11 +160,23 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "_micro_pipeline_tp = True under torch.compile, or Transformer Engine's comm overlap), "
 	 "use sequence parallelism so each all-reduce becomes a reduce-scatter and an all-gather, "
 	 "and keep the group inside one node (NVLink)."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, TD_ENGINE_VLLM, 0, TD_ON_CUSTOM_AR, TD_PAR_TP, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, and "
+	 "vLLM runs it through NCCL: its custom all-reduce is off (--disable-custom-all-reduce) or "
+	 "does not apply (more than 8 GPUs, or no NVLink or P2P between them). Where the GPUs are "
+	 "NVLink-connected leave it on; else overlap the all-reduce with the next layer's compute "
+	 "(async tensor parallelism), or serve with fewer tensor-parallel ranks and a larger batch "
+	 "per rank."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, ANY_E, TD_ON_CUSTOM_AR, 0, TD_PAR_TP, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, though "
+	 "a custom all-reduce runs already: overlap it with the next layer's compute (async "
+	 "tensor parallelism), fuse it with the norm that follows where the engine can, or serve "
+	 "with fewer tensor-parallel ranks and a larger batch per rank."},
 	{TD_FIX_COMM_GROUP, ANY_V, INFER, ANY_E, 0, 0, TD_PAR_TP, 0,
-	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: keep "
-	 "the engine's custom all-reduce on (vLLM: no --disable-custom-all-reduce), overlap it "
-	 "with the next layer's compute (async tensor parallelism), or serve with fewer "
-	 "tensor-parallel ranks and a larger batch per rank."},
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: use the "
+	 "engine's custom all-reduce where the GPUs are NVLink-connected (vLLM: no "
+	 "--disable-custom-all-reduce), overlap it with the next layer's compute (async tensor "
+	 "parallelism), or serve with fewer tensor-parallel ranks and a larger batch per rank."},
 	{TD_FIX_COMM_GROUP, ANY_V, TRAIN, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_PP, 0,
 	 "The pipeline's send/recv waits: that is the pipeline bubble and stage imbalance. Run "
 	 "more micro-batches per step (a larger --global-batch-size over --micro-batch-size), "
@@ -397,12 +409,23 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks."
 	 "default_hooks.bf16_compress_hook). If one rank is slow, the rest wait here: run tracedoc "
 	 "diagnose on every rank's trace to find it."},
+	{TD_FIX_COMM, ANY_V, INFER, TD_ENGINE_VLLM, 0, TD_ON_CUSTOM_AR, TD_COLL_ALL_REDUCE, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, and "
+	 "vLLM runs it through NCCL: its custom all-reduce is off (--disable-custom-all-reduce) or "
+	 "does not apply (more than 8 GPUs, or no NVLink or P2P between them). Where the GPUs are "
+	 "NVLink-connected leave it on; else overlap the all-reduce with the next layer's compute "
+	 "(async tensor parallelism), or serve with fewer tensor-parallel ranks and a larger batch "
+	 "per rank."},
+	{TD_FIX_COMM, ANY_V, INFER, ANY_E, TD_ON_CUSTOM_AR, 0, TD_COLL_ALL_REDUCE, 0,
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, though "
+	 "a custom all-reduce runs already: overlap it with the next layer's compute (async "
+	 "tensor parallelism), fuse it with the norm that follows where the engine can, or serve "
+	 "with fewer tensor-parallel ranks and a larger batch per rank."},
 	{TD_FIX_COMM, ANY_V, INFER, ANY_E, 0, 0, TD_COLL_ALL_REDUCE, 0,
-	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: keep "
-	 "the engine's custom all-reduce on (vLLM: no --disable-custom-all-reduce), overlap it "
-	 "with the next layer's compute (async tensor parallelism, torch.distributed."
-	 "_symmetric_memory), or serve with fewer tensor-parallel ranks and a larger batch per "
-	 "rank."},
+	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it: use the "
+	 "engine's custom all-reduce where the GPUs are NVLink-connected (vLLM: no "
+	 "--disable-custom-all-reduce), overlap it with the next layer's compute (async tensor "
+	 "parallelism), or serve with fewer tensor-parallel ranks and a larger batch per rank."},
 	{TD_FIX_COMM, ANY_V, INFER, ANY_E, 0, 0, TD_COLL_CUSTOM, 0,
 	 "The custom all-reduce of tensor parallelism waits with nothing to overlap it: overlap it "
 	 "with the next layer's compute (async tensor parallelism), or serve with fewer "

@@ -87,6 +87,7 @@ static void test_vllm_tp_graphs(void **state)
 	assert_int_equal(c.engine, TD_ENGINE_VLLM);
 	assert_true(c.on & TD_ON_GRAPHS);
 	assert_true(c.coll[TD_COLL_ALL_REDUCE] && c.coll[TD_COLL_CUSTOM]);
+	assert_true(c.on & TD_ON_CUSTOM_AR);
 	/* no group named: all-reduce in a server is tensor parallel, said as inferred */
 	assert_int_equal(c.par, 0);
 	assert_int_equal(c.par_inferred, 1u << TD_PAR_TP);
@@ -301,7 +302,8 @@ static void test_contexts(void **state)
 					 TD_ON_SMALL_BATCH, TD_ON_SMALL_BATCH | TD_ON_COMPILED,
 					 TD_ON_DEEPSPEED, TD_ON_MEGATRON, TD_ON_STACKS, TD_ON_DIST,
 					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST, TD_ON_LOADER,
-					 TD_ON_LOADER | TD_ON_PIN_MEMORY, TD_ON_ELEM_LOOP};
+					 TD_ON_LOADER | TD_ON_PIN_MEMORY, TD_ON_ELEM_LOOP,
+					 TD_ON_CUSTOM_AR | TD_ON_DIST};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -339,6 +341,8 @@ static void test_contexts(void **state)
 		fail_msg("mechanism %d, flags %#x, inference: %s", m, c.on, b);
 	if (c.on & TD_ON_COMPILED)
 		assert_null(strstr(b, "torch.compile(model)"));
+	if (c.on & TD_ON_CUSTOM_AR) /* on already */
+		assert_null(strstr(b, "--disable-custom-all-reduce"));
 	if (c.on & TD_ON_PIN_MEMORY) /* the loader pins already */
 		assert_null(strstr(b, "pin_memory=True, "));
 	if (strstr(b, "PCIe")) /* Grace's host link is NVLink-C2C: name no bus */
@@ -463,6 +467,16 @@ static void test_picks(void **state)
 	c.on = 0;
 	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM, TD_COLL_ALL_REDUCE, NULL, b, sizeof(b)),
 			       "Tensor-parallel"));
+	/* the custom all-reduce: on already is not advised; vLLM on NCCL is told why not */
+	c.engine = TD_ENGINE_VLLM;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM_GROUP, TD_PAR_TP, NULL, b, sizeof(b)),
+			       "runs it through NCCL"));
+	c.on = TD_ON_CUSTOM_AR;
+	assert_non_null(strstr(td_fix_text(&c, TD_FIX_COMM_GROUP, TD_PAR_TP, NULL, b, sizeof(b)),
+			       "a custom all-reduce runs already"));
+	assert_null(strstr(b, "--disable-custom-all-reduce"));
+	c.engine = TD_ENGINE_NONE;
+	c.on = 0;
 	c.vendor = TD_VENDOR_AMD;
 	assert_string_equal(td_fix_token(&c, TD_TOK_ALLOC_CONF), "PYTORCH_HIP_ALLOC_CONF");
 	assert_string_equal(td_fix_token(&c, TD_TOK_SMI), "rocm-smi");
