@@ -23,21 +23,6 @@ struct site {
 
 #define NO_CACHE_MIN 32 /* device allocations and frees in every step: no pool serves them */
 
-/* The step (index in a->steps) host instant ts is in, or SIZE_MAX. */
-static size_t step_of(const struct td_analysis *a, int64_t ts)
-{
-	size_t lo = 0, hi = a->nsteps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->steps[mid].end <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < a->nsteps && a->steps[lo].start <= ts ? lo : SIZE_MAX;
-}
-
 #define U64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_u64, uint64_t, U64_LESS)
 
@@ -100,7 +85,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			frees += strstr(td_trace_name(t, e->name), "Free") != NULL;
 			{ /* device allocations and frees per step (not the host's pinned ones) */
 				const char *n = td_trace_name(t, e->name);
-				size_t st = strstr(n, "Host") ? SIZE_MAX : step_of(a, e->ts);
+				size_t st = strstr(n, "Host") ? SIZE_MAX : td_an_step_of(a, e->ts);
 				if (st != SIZE_MAX)
 					(strstr(n, "Free") ? per_free : per_alloc)[st]++;
 				if (strstr(n, "Free") && !strstr(n, "Host")) {

@@ -302,6 +302,16 @@ int64_t td_an_busy_between(const struct td_analysis *a, size_t d, int64_t from, 
 	return sum;
 }
 
+size_t td_an_step_of(const struct td_analysis *a, int64_t ts)
+{
+	size_t lo;
+
+	TD_LOWER_BOUND(lo, a->nsteps, a->steps[mid].start <= ts);
+	if (lo == 0 || ts >= a->steps[lo - 1].end)
+		return SIZE_MAX;
+	return lo - 1;
+}
+
 int td_an_dev_index(const struct td_analysis *a, int32_t dev)
 {
 	size_t lo = 0, hi = a->ndev;

@@ -183,10 +183,18 @@ int td_an_dev_index(const struct td_analysis *a, int32_t dev);
 /* Index in a->dev of the device a host event belongs to: the device of the GPU op it launched
  * (op, when known), else the one its thread feeds most; 0 when unknown. */
 size_t td_an_dev_of_host(const struct td_analysis *a, uint32_t ev, uint32_t op);
+/* The steady step (index in a->steps) whose host span holds ts, or SIZE_MAX. */
+size_t td_an_step_of(const struct td_analysis *a, int64_t ts);
 /* 1 when host event ev lies in the steady state of device index d (its host side). */
 static inline int td_an_in_host_window(const struct td_analysis *a, size_t d, int64_t ts)
 {
 	return ts >= a->dev[d].host_start && ts < a->dev[d].host_end;
+}
+/* 1 when host span [ts, end) overlaps it: a call begun before the window that runs into it */
+static inline int td_an_meets_host_window(const struct td_analysis *a, size_t d, int64_t ts,
+					  int64_t end)
+{
+	return ts < a->dev[d].host_end && end > a->dev[d].host_start;
 }
 static inline const char *td_an_label(const struct td_analysis *a, uint32_t id)
 {

@@ -442,17 +442,6 @@ TD_DEFINE_SORT(sort_ops, struct op_at, OP_LESS)
 						       ((x)->cause == (y)->cause && (x)->what < (y)->what))))
 TD_DEFINE_SORT(sort_items, struct td_idle_item, ITEM_LESS)
 
-/* The steady step whose host span holds ts, or SIZE_MAX. */
-static size_t step_of(const struct td_analysis *a, int64_t ts)
-{
-	size_t lo;
-
-	TD_LOWER_BOUND(lo, a->nsteps, a->steps[mid].start <= ts);
-	if (lo == 0 || ts >= a->steps[lo - 1].end)
-		return SIZE_MAX;
-	return lo - 1;
-}
-
 /* The device's window: the steady steps, run on to the end of the GPU work they launched. */
 #define U32_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
@@ -484,7 +473,7 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 		uint32_t l = td_trace_launch(t, ops[i].ev);
 		int64_t end = td_ev_end(td_trace_ev(t, ops[i].ev));
 		size_t k;
-		if (l == TD_NONE || (k = step_of(a, td_trace_ev(t, l)->ts)) == SIZE_MAX)
+		if (l == TD_NONE || (k = td_an_step_of(a, td_trace_ev(t, l)->ts)) == SIZE_MAX)
 			continue;
 		if (end > d->gsteps[k].end)
 			d->gsteps[k].end = end;

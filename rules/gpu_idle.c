@@ -206,21 +206,6 @@ static void graph_region(const struct td_replay *g, struct td_finding *f, uint32
 	td_finding_edit(f, &ed);
 }
 
-/* the index of the step ts is in, or a->nsteps (none) */
-static size_t step_of(const struct td_analysis *a, int64_t ts)
-{
-	size_t lo = 0, hi = a->nsteps;
-
-	while (lo < hi) { /* the first step starting after ts */
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->steps[mid].start <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ts < a->steps[lo - 1].end ? lo - 1 : a->nsteps;
-}
-
 static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 {
 	const struct td_whatif *w = td_an_whatif(a);
@@ -243,7 +228,7 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		const struct td_event *e = k < first + n ? td_rp_event(g, k) : NULL;
 		unsigned c = e ? td_an_class(a, e->name) : 0;
 		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
-		size_t step = e && a->nsteps ? step_of(a, e->ts) : 0;
+		size_t step = e ? td_an_step_of(a, e->ts) : SIZE_MAX;
 		int breaks = !in || (g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) || (c & NC_ALLOC) ||
 			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL)) ||
 			     (r0 != TD_NONE && step != step0);
