@@ -50,7 +50,7 @@ static size_t collect(const struct td_analysis *a, size_t d, struct wev **out)
 	for (i = 0; i < a->nwarm_ev; i++) {
 		const struct td_event *e = td_trace_ev(t, a->warm_ev[i]);
 		struct wev *w;
-		if (!td_an_in_host_window(a, d, e->ts) ||
+		if (!td_an_meets_host_window(a, d, e->ts, td_ev_end(e)) ||
 		    td_an_dev_of_host(a, a->warm_ev[i], TD_NONE) != d)
 			continue;
 		w = td_vec_push(&v);
@@ -168,17 +168,19 @@ static void run(struct td_analysis *a, struct td_report *r)
 					 a->params.warmup_step_ratio);
 		for (i = 0; i < nw && (int)i < a->params.evidence_max; i++) {
 			const struct td_event *e = td_trace_ev(t, w[i].ev);
-			int64_t busy = td_an_busy_between(a, d, e->ts, td_ev_end(e));
+			int64_t lo = e->ts > dv->win_start ? e->ts : dv->win_start;
 			int64_t in = inside(dv, e->ts, w[i].dur);
+			int64_t busy = in ? td_an_busy_between(a, d, lo, lo + in) : 0;
 			/* clipped to the window it is told in: a call that began before it is
-			 * said so */
+			 * said so, and the GPU idle is the window's */
 			td_finding_evidence(f, e->ts, w[i].dur, "%s took %s%s%s%s (GPU idle %s "
-					    "meanwhile)", td_an_label(a, td_an_warm_label(a, w[i].ev)),
+					    "meanwhile%s)", td_an_label(a, td_an_warm_label(a, w[i].ev)),
 					    td_fmt_dur(b1, sizeof(b1), w[i].dur),
 					    in < w[i].dur ? ", " : "",
 					    in < w[i].dur ? td_fmt_dur(b3, sizeof(b3), in) : "",
 					    in < w[i].dur ? " of it inside the window" : "",
-					    td_fmt_dur(b2, sizeof(b2), w[i].dur - busy));
+					    td_fmt_dur(b2, sizeof(b2), in - busy),
+					    in < w[i].dur ? ", in the window" : "");
 		}
 		warm_edits(a, f, w, nw);
 		td_finding_value(f, "warmup_idle_ns", f->idle_ns);

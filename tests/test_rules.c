@@ -380,6 +380,24 @@ static void test_warmup(void **state)
 	assert_non_null(finding(&x, "sync-stall", NULL));
 	done(&x);
 
+	/* a first launch on the model's own thread begun 4 ms before the window and returning
+	 * 2005 us into it: start-up is the part inside (the GPU idles 2005 us under it, the 5 us
+	 * after it is launch latency), told as such, and the call is said to have begun before */
+	diagnose_path(th_fixture("rules/warmup-clipped.json"), &x);
+	check_invariants(&x, "warmup-clipped.json");
+	assert_int_equal(idle_of(&x, CAUSE_WARMUP), 2005000);
+	f = finding(&x, "warmup", NULL);
+	assert_non_null(f);
+	assert_int_equal(f->idle_ns, 2005000);
+	assert_non_null(strstr(plain(f->title), "a first cudaLaunchKernel 2.0 ms (of 6.0 ms)"));
+	assert_int_equal(f->evidence.len, 1);
+	assert_non_null(strstr(TD_VEC_AT(&f->evidence, struct td_evidence, 0).text, "took 6.0 ms, "
+			       "2.0 ms of it inside the window (GPU idle 2.0 ms meanwhile, in the "
+			       "window)"));
+	assert_true(f->replayed);
+	assert_int_equal(f->savings_ns, 2005000);
+	done(&x);
+
 	/* 500 us and 200 us: slow, but not start-up (under 1 ms, under 50x the median launch) */
 	diagnose_path(th_fixture("rules/warmup-nearmiss.json"), &x);
 	check_invariants(&x, "warmup-nearmiss.json");
