@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixes/catalogue.h"
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "fixes/catalogue.h"
 #include "rules/rule.h"
 #include "rules/whatif.h"
 

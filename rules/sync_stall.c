@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixes/catalogue.h"
 #include "common/alloc.h"
+#include "fixes/catalogue.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
 #include "rules/whatif.h"

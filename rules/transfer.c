@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixes/catalogue.h"
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "fixes/catalogue.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
 #include "rules/whatif.h"
@@ -196,8 +196,28 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	}
 }
 
-/* Tensors created on the CPU then moved: a creation op whose next sibling is aten::to. Their
- * aten::to events go to *moves (sorted). */
+/* 1 when op k (on its thread's track) copies to the device: a memcpy call inside it. A trace
+ * with no runtime calls cannot say: then any aten::to counts. */
+static int copies_to_device(const struct td_analysis *a, uint32_t k)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *x = td_trace_ev(t, k);
+	const struct td_track *tr = td_trace_track(t, x->track);
+	uint32_t j;
+
+	if (!t->by_kind[TD_K_RUNTIME])
+		return 1;
+	for (j = k + 1; j < tr->first + tr->count && td_trace_ev(t, j)->ts < td_ev_end(x); j++) {
+		const struct td_event *c = td_trace_ev(t, j);
+		if (c->kind == TD_K_RUNTIME && (td_an_class(a, c->name) & NC_MEMCPY_CALL))
+			return 1;
+	}
+	return 0;
+}
+
+/* Tensors created on the CPU then moved: a creation op whose next sibling is an aten::to that
+ * copies to the device (not a dtype cast, nor the DataLoader rebuilding a batch it received:
+ * aten::empty then an aten::to of nothing). Their aten::to events go to *moves (sorted). */
 static void create_then_move(struct td_analysis *a, struct td_report *r, size_t d,
 			     const uint32_t *creates, size_t ncreates, struct td_vec *moves_out)
 {
@@ -225,7 +245,8 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 			if (x->ts < td_ev_end(e))
 				continue; /* inside the creation op */
 			if (td_trace_parent(t, k) == p && x->kind == TD_K_CPU_OP &&
-			    strcmp(td_trace_name(t, x->name), "aten::to") == 0) {
+			    strcmp(td_trace_name(t, x->name), "aten::to") == 0 &&
+			    copies_to_device(a, k)) {
 				*(uint32_t *)td_vec_push(moves_out) = k;
 				moves++;
 				create_time += td_ev_dur(e);
