@@ -108,7 +108,7 @@ typedef void (*td_run_fn)(void *ctx, const struct td_small_run *run);
 /* Calls fn for each run of at least params.small_run_min small kernels on device index d. A
  * kernel is small when shorter than params.small_kernel_ns or than its launch call. */
 void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void *ctx);
-int td_an_is_small(const struct td_analysis *a, uint32_t kernel);
+int td_an_is_small(const struct td_analysis *a, uint32_t kernel); /* never a collective */
 
 struct td_config;
 struct td_block_unit;

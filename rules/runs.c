@@ -12,13 +12,15 @@
 #include "rules/config.h"
 #include "rules/internal.h"
 
+/* A collective is not a small kernel, however short: its time is the link's and its peers',
+ * and fewer, larger collectives are communication's fix, not fusing or graphs. */
 int td_an_is_small(const struct td_analysis *a, uint32_t k)
 {
 	const struct td_trace *t = a->t;
 	const struct td_event *e = td_trace_ev(t, k);
 	uint32_t l = td_trace_launch(t, k);
 
-	if (e->kind != TD_K_KERNEL || (a->name_class[e->name] & NC_IGNORE))
+	if (e->kind != TD_K_KERNEL || (a->name_class[e->name] & (NC_IGNORE | NC_COMM)))
 		return 0;
 	return td_ev_dur(e) < a->params.small_kernel_ns ||
 	       (l != TD_NONE && td_ev_dur(e) < td_ev_dur(td_trace_ev(t, l)));

@@ -843,6 +843,18 @@ static void test_real_acceptance(void **state)
 	assert_true(f->severity == SEV_HIGH);
 	assert_non_null(strstr(f->fix, "one at a time"));
 	assert_non_null(strstr(f->fix, "DistributedDataParallel"));
+	/* its short per-parameter all-reduces are communication's (bucket them), not small
+	 * kernels to fuse or graph */
+	f = finding(&x, "small-kernels", NULL);
+	assert_non_null(f);
+	for (size_t w = 0; w < f->where.len; w++)
+		assert_null(strstr(TD_VEC_AT(&f->where, char *, w), "nccl"));
+	done(&x);
+	/* resnet50-nw4: the DataLoader rebuilding each batch it receives (aten::empty, then an
+	 * aten::to of nothing) is not create-then-move */
+	real("resnet50-nw4.pt.trace.json.gz", &x);
+	assert_null(finding(&x, "transfer", "created on the CPU"));
+	assert_non_null(finding(&x, "transfer", "pageable"));
 	done(&x);
 	/* resnet50-nw0: the last step's GPU work, which runs 16.2 ms past the step on the host, is
 	 * in the window and in that step's busy time */
