@@ -550,11 +550,26 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 		      : c->on & TD_ON_AMP ? "autocast" : "");
 	out_json_kstr(g, "data_loader", c->on & TD_ON_LOADER_MAIN ? "main process"
 		      : c->on & TD_ON_LOADER_WORKERS ? "workers" : "");
+	out_json_kbool(g, "pin_memory", !!(c->on & TD_ON_PIN_MEMORY));
 	out_json_key(g, "collectives");
 	yajl_gen_array_open(g);
 	for (k = 0; k < TD_COLL_NKINDS; k++)
 		if (c->coll[k])
 			out_json_str(g, td_coll_kind_name((enum td_coll_kind)k));
+	yajl_gen_array_close(g);
+	/* what the groups' descriptions name, then what the collectives' pattern implies */
+	out_json_key(g, "parallelism");
+	yajl_gen_array_open(g);
+	for (k = TD_PAR_DP; k < TD_PAR_NKINDS; k++) {
+		if (!((c->par | c->par_inferred) & (1u << k)))
+			continue;
+		yajl_gen_map_open(g);
+		out_json_kstr(g, "kind", td_par_name((enum td_par)k));
+		out_json_kbool(g, "inferred", !(c->par & (1u << k)));
+		if (!(c->par & (1u << k)))
+			out_json_kstr(g, "evidence", td_par_evidence((enum td_par)k));
+		yajl_gen_map_close(g);
+	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 }
