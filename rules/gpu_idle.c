@@ -230,15 +230,11 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
 		size_t step = e ? td_an_step_of(a, e->ts) : SIZE_MAX;
 		int breaks = !in || (g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) || (c & NC_ALLOC) ||
-			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL)) ||
-			     (r0 != TD_NONE && step != step0);
-		if (breaks && r0 != TD_NONE && (c & NC_LAUNCH) && in && step != step0 &&
-		    !(g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY))) {
-			/* a new step begins with a launch: it opens the next region */
+			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL));
+		if (r0 != TD_NONE && e && step != step0) { /* a graph holds one step */
 			if (nl >= 2)
 				graph_region(g, f, region, r0, last, id++, w->launch_cost);
 			r0 = TD_NONE;
-			breaks = 0;
 		}
 		if (!breaks && (c & NC_LAUNCH)) {
 			if (r0 == TD_NONE) {
