@@ -541,6 +541,7 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 	out_json_kbool(g, "torchrec", !!(c->on & TD_ON_TORCHREC));
 	out_json_kbool(g, "deepspeed", !!(c->on & TD_ON_DEEPSPEED));
 	out_json_kbool(g, "megatron", !!(c->on & TD_ON_MEGATRON));
+	out_json_kbool(g, "deepep", !!(c->on & TD_ON_DEEPEP));
 	out_json_kbool(g, "compiled", !!(c->on & TD_ON_COMPILED));
 	out_json_kbool(g, "graphs_replayed", !!(c->on & TD_ON_GRAPHS));
 	out_json_kbool(g, "graph_capture", !!(c->on & TD_ON_CAPTURE));

@@ -10,7 +10,7 @@ static int fits(const struct td_fix_entry *e, const struct td_context *c, int co
 {
 	return (e->vendor == TD_VENDOR_UNKNOWN || e->vendor == c->vendor) &&
 	       (e->run == TD_RUN_UNKNOWN || e->run == c->run) &&
-	       (e->engine == TD_ENGINE_NONE || e->engine == c->engine) &&
+	       (!e->engines || (e->engines & (1u << c->engine))) &&
 	       (c->on & e->need) == e->need && !(c->on & e->none) &&
 	       (e->coll < 0 || e->coll == coll);
 }
@@ -34,7 +34,8 @@ static void expand(const struct td_context *c, const char *t, char *buf, size_t 
 	} toks[] = {{"ALLOC_CONF", TD_TOK_ALLOC_CONF}, {"NO_CACHING", TD_TOK_NO_CACHING},
 		    {"SMI", TD_TOK_SMI}, {"GRAPHS", TD_TOK_GRAPHS}, {"MALLOC", TD_TOK_MALLOC},
 		    {"FREE", TD_TOK_FREE}, {"MEMCPY", TD_TOK_MEMCPY},
-		    {"PIN_MEMORY", TD_TOK_PIN_MEMORY}, {"CMD", TD_TOK_CMD}};
+		    {"PIN_MEMORY", TD_TOK_PIN_MEMORY}, {"CMD", TD_TOK_CMD},
+		    {"GPU_CHECK", TD_TOK_GPU_CHECK}};
 	size_t o = 0, i;
 
 	while (*t && o + 1 < cap) {
@@ -104,6 +105,11 @@ const char *td_fix_token(const struct td_context *c, enum td_fix_token k)
 			: c->engine == TD_ENGINE_SGLANG ? "python -m sglang.launch_server --model-path MODEL"
 			: c->run == TD_RUN_TRAINING ? "python train.py"
 			: c->run == TD_RUN_INFERENCE ? "python serve.py" : "python your_script.py";
+	case TD_TOK_GPU_CHECK:
+		return amd ? "rocm-smi --showclocks --showtemp (clocks, throttling) and rocm-smi "
+			     "--showrasinfo (ECC)"
+			: c->vendor == TD_VENDOR_NVIDIA ? "nvidia-smi -q (clocks, throttling, ECC)"
+			: "nvidia-smi -q or rocm-smi (clocks, throttling, ECC)";
 	case TD_TOK_NTOKENS:
 		break;
 	}

@@ -54,6 +54,12 @@ enum td_mech {
 	TD_FIX_LAYOUT,          /* NCHW <-> NHWC transposes (%s: their time) */
 	TD_FIX_ELEMENTWISE,     /* small elementwise kernels (%s: "158 ... take 809.6 us") */
 	TD_FIX_SOFTMAX,         /* an eager softmax in attention (%s: its time) */
+	/* a job's, across its ranks (many ranks always; %s: the rank, "rank 3") */
+	TD_FIX_STRAGGLER_BEFORE, /* the straggler's step begins late: the cause comes before it */
+	TD_FIX_STRAGGLER_COMPUTE, /* ... its GPU computes longer before the collectives */
+	TD_FIX_STRAGGLER_ARRIVE, /* ... a finding of its own trace holds it up (its fix follows) */
+	TD_FIX_STRAGGLER_UNKNOWN, /* ... the trace does not say why (%s: "rank 3 (its trace)") */
+	TD_FIX_IMBALANCE,       /* compute differs across ranks */
 	TD_FIX_NMECHS
 };
 
@@ -69,6 +75,8 @@ enum td_fix_token {
 	TD_TOK_MEMCPY,          /* cudaMemcpy / hipMemcpy */
 	TD_TOK_PIN_MEMORY,      /* "pin_memory=True, ", or "" where the loader pins already */
 	TD_TOK_CMD,             /* the command a profiler wraps: "python train.py" in training */
+	TD_TOK_GPU_CHECK,       /* how to check a slow GPU: nvidia-smi -q / rocm-smi (clocks,
+				 * throttling, ECC) */
 	TD_TOK_NTOKENS
 };
 
@@ -76,7 +84,8 @@ struct td_fix_entry {
 	enum td_mech mech;
 	enum td_vendor vendor;     /* TD_VENDOR_UNKNOWN: any */
 	enum td_run run;           /* TD_RUN_UNKNOWN: any */
-	enum td_engine engine;     /* TD_ENGINE_NONE: any */
+	unsigned engines;          /* bits 1u << TD_ENGINE_*: the serving engines it is for, 0:
+				    * any run */
 	unsigned need;             /* TD_ON_* all of which must be on */
 	unsigned none;             /* TD_ON_* none of which may be on */
 	int coll;                  /* TD_FIX_COMM: the dominant collective kind; TD_FIX_COMM_GROUP:
@@ -95,7 +104,8 @@ extern const size_t td_fix_nentries;
  * token between @s, expanded for c: @ALLOC_CONF@, @NO_CACHING@, @SMI@, @GRAPHS@, @MALLOC@
  * (cudaMalloc / hipMalloc), @FREE@ (cudaFree / hipFree), @MEMCPY@ (cudaMemcpy / hipMemcpy),
  * @PIN_MEMORY@ (a DataLoader argument, empty where the trace shows it on), @CMD@ (the
- * program a profiler wraps, by the run: train.py, serve.py). */
+ * program a profiler wraps, by the run: train.py, serve.py), @GPU_CHECK@ (the vendor's
+ * check of a slow GPU's clocks, throttling and ECC). */
 const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, const char *arg,
 			char *buf, size_t cap);
 /* The entry td_fix_text() would use, or NULL. */

@@ -24,9 +24,11 @@ int td_coll_kind_of(const char *n)
 	 * RING_LL"), c10d ops ("nccl:all_reduce", "c10d::allgather_"), and the custom all-reduce
 	 * kernels that are communication though no NCCL is in their name */
 	if (has(n, "cross_device_reduce") || has(n, "multimem_all_reduce") ||
-	    has(n, "one_shot_all_reduce") || has(n, "two_shot_all_reduce") ||
-	    (has(n, "deep_ep") && (has(n, "dispatch") || has(n, "combine"))))
+	    has(n, "one_shot_all_reduce") || has(n, "two_shot_all_reduce"))
 		return TD_COLL_CUSTOM;
+	/* DeepEP's dispatch and combine are the MoE token exchange: an all-to-all */
+	if (has(n, "deep_ep") && (has(n, "dispatch") || has(n, "combine")))
+		return TD_COLL_ALL_TO_ALL;
 	if (!has(n, "nccl") && !has(n, "rccl") && !has(n, "c10d::") && !has(n, "gloo:"))
 		return -1;
 	if (has(n, "AllReduce") || has(n, "all_reduce") || has(n, "allreduce"))
@@ -428,6 +430,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		/* mixture of experts: vLLM's fused_moe, Megatron's MoELayer, DeepEP, experts */
 		if (has(n, "moe") || has(n, "MoE") || has(n, "deep_ep") || has(n, "expert"))
 			moe = 1;
+		if (has(n, "deep_ep") && (has(n, "dispatch") || has(n, "combine")))
+			c->on |= TD_ON_DEEPEP;
 		optimizer_of(c, n);
 		if ((k = td_coll_kind_of(n)) >= 0)
 			c->coll[k]++;
@@ -507,6 +511,8 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", DeepSpeed");
 	if (c->on & TD_ON_MEGATRON)
 		ADD(", Megatron");
+	if (c->on & TD_ON_DEEPEP)
+		ADD(", DeepEP");
 	for (k = 0; k < TD_COLL_NKINDS; k++)
 		if (c->coll[k])
 			ADD(", %s", td_coll_kind_name((enum td_coll_kind)k));

@@ -49,6 +49,8 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_LOADER 0x400000      /* a DataLoader, in the main process or with workers */
 #define TD_ON_CUSTOM_AR 0x800000   /* a custom all-reduce kernel (vLLM's cross_device_reduce,
 				    * symmetric memory's multimem / one- and two-shot) */
+#define TD_ON_DEEPEP 0x1000000     /* DeepEP's dispatch / combine kernels exchange the MoE
+				    * tokens (an all-to-all) */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

@@ -10,7 +10,11 @@
 #define TRAIN TD_RUN_TRAINING
 #define INFER TD_RUN_INFERENCE
 #define ANY_R TD_RUN_UNKNOWN
-#define ANY_E TD_ENGINE_NONE
+#define ANY_E 0u
+#define VLLM (1u << TD_ENGINE_VLLM)
+#define SGLANG (1u << TD_ENGINE_SGLANG)
+#define TGI (1u << TD_ENGINE_TGI)
+#define TRTLLM (1u << TD_ENGINE_TRTLLM)
 
 const struct td_fix_entry td_fix_entries[] = {
 	/* the top kernel, measured by the vendor's kernel profiler */
@@ -103,11 +107,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "between graph replays. Batch more requests per iteration (vLLM max_num_seqs, SGLang "
 	 "--max-running-requests) and keep batch sizes inside the captured ones (vLLM "
 	 "cudagraph_capture_sizes, SGLang --cuda-graph-max-bs)."},
-	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 1,
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, 0, 0, -1, 1,
 	 "Decode runs eagerly: replay it with graphs (drop enforce_eager=True / --enforce-eager), "
 	 "keep compilation on (compilation_config), and batch more requests per iteration "
 	 "(max_num_seqs) so each launch does more work."},
-	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 1,
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, SGLANG, 0, 0, -1, 1,
 	 "Decode runs eagerly: keep graphs on (no --disable-cuda-graph) and raise "
 	 "--cuda-graph-max-bs to cover the batch sizes served, and batch more requests per "
 	 "iteration (--max-running-requests)."},
@@ -160,7 +164,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "_micro_pipeline_tp = True under torch.compile, or Transformer Engine's comm overlap), "
 	 "use sequence parallelism so each all-reduce becomes a reduce-scatter and an all-gather, "
 	 "and keep the group inside one node (NVLink)."},
-	{TD_FIX_COMM_GROUP, ANY_V, INFER, TD_ENGINE_VLLM, 0, TD_ON_CUSTOM_AR, TD_PAR_TP, 0,
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, VLLM, 0, TD_ON_CUSTOM_AR, TD_PAR_TP, 0,
 	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, and "
 	 "vLLM runs it through NCCL: its custom all-reduce is off (--disable-custom-all-reduce) or "
 	 "does not apply (more than 8 GPUs, or no NVLink or P2P between them). Where the GPUs are "
@@ -188,18 +192,69 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "times the stages), use an interleaved schedule (ScheduleInterleaved1F1B), and balance "
 	 "the stages so none is the slow one; for inference prefer tensor parallelism inside a "
 	 "node."},
-	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_EP, 0,
+	/* the MoE token exchange: DeepEP (NVIDIA's NVSHMEM) is advised only on NVIDIA, and not
+	 * where its kernels run already */
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON | TD_ON_DEEPEP, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all runs through DeepEP already and waits with nothing to "
+	 "overlap it: overlap it with the other micro-batch's compute "
+	 "(--overlap-moe-expert-parallel-comm) and the shared experts' compute "
+	 "(--moe-shared-expert-overlap), balance the routing (--moe-aux-loss-coeff, a capacity "
+	 "factor) so no rank's experts are the slow ones, and keep the expert group inside one "
+	 "node where it fits."},
+	{TD_FIX_COMM_GROUP, NV, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_EP, 0,
 	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
 	 "overlap it: overlap it with the shared experts' compute (--moe-shared-expert-overlap) "
 	 "or dispatch with DeepEP (--moe-token-dispatcher-type flex), balance the routing "
 	 "(--moe-aux-loss-coeff, a capacity factor) so no rank's experts are the slow ones, and "
 	 "keep the expert group inside one node where it fits."},
-	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_EP, 0,
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap it with the other micro-batch's compute "
+	 "(--overlap-moe-expert-parallel-comm) and the shared experts' compute "
+	 "(--moe-shared-expert-overlap), balance the routing (--moe-aux-loss-coeff, a capacity "
+	 "factor) so no rank's experts are the slow ones, and keep the expert group inside one "
+	 "node where it fits."},
+	{TD_FIX_COMM_GROUP, NV, INFER, VLLM, 0, TD_ON_DEEPEP, TD_PAR_EP, 0,
+	 "vLLM's expert-parallel all-to-all waits with nothing to overlap it: pick the backend for "
+	 "the phase (--all2all-backend deepep_low_latency for decode, which graphs can capture; "
+	 "deepep_high_throughput for prefill), rebalance the experts across ranks (--enable-eplb) "
+	 "so no rank's experts are the slow ones, and keep the expert group inside one node where "
+	 "it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, VLLM, 0, 0, TD_PAR_EP, 0,
+	 "vLLM's expert-parallel all-to-all waits with nothing to overlap it: rebalance the experts "
+	 "across ranks (--enable-eplb) so no rank's experts are the slow ones, check that the "
+	 "backend fits the phase (--all2all-backend: deepep_low_latency in decode, "
+	 "deepep_high_throughput in prefill), and keep the expert group inside one node where it "
+	 "fits."},
+	{TD_FIX_COMM_GROUP, NV, INFER, SGLANG, 0, TD_ON_DEEPEP, TD_PAR_EP, 0,
+	 "SGLang's expert-parallel all-to-all waits with nothing to overlap it: dispatch with "
+	 "DeepEP (--moe-a2a-backend deepep), overlap one micro-batch's dispatch and combine with "
+	 "the other's compute (--enable-two-batch-overlap), and rebalance the experts across ranks "
+	 "(--enable-eplb) so no rank's experts are the slow ones."},
+	{TD_FIX_COMM_GROUP, ANY_V, INFER, SGLANG, 0, 0, TD_PAR_EP, 0,
+	 "SGLang's expert-parallel all-to-all waits with nothing to overlap it: overlap one "
+	 "micro-batch's dispatch and combine with the other's compute "
+	 "(--enable-two-batch-overlap), and rebalance the experts across ranks (--enable-eplb) so "
+	 "no rank's experts are the slow ones."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_DEEPEP, 0, TD_PAR_EP, 0,
+	 "DeepEP's dispatch and combine wait with nothing to overlap them: split the batch in two "
+	 "and run one half's dispatch and combine while the other half computes (in decode its "
+	 "low-latency kernels with return_recv_hook=True, so the receive takes no SMs while the "
+	 "other half runs), balance the routing (the auxiliary load-balancing loss, redundant "
+	 "copies of the busiest experts) so no rank's experts are the slow ones, and keep the "
+	 "expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, NV, ANY_R, ANY_E, 0, 0, TD_PAR_EP, 0,
 	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
 	 "overlap it: overlap dispatch and combine with the experts' compute (DeepEP's kernels, or "
 	 "the shared experts run while the tokens travel), balance the routing (the auxiliary "
 	 "load-balancing loss, a capacity factor) so no rank's experts are the slow ones, and keep "
 	 "the expert group inside one node where it fits."},
+	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, 0, 0, TD_PAR_EP, 0,
+	 "The expert-parallel all-to-all (the MoE dispatch and combine) waits with nothing to "
+	 "overlap it: overlap dispatch and combine with the experts' compute (two micro-batches in "
+	 "turn, or the shared experts run while the tokens travel), balance the routing (the "
+	 "auxiliary load-balancing loss, a capacity factor) so no rank's experts are the slow "
+	 "ones, and keep the expert group inside one node where it fits."},
 	{TD_FIX_COMM_GROUP, ANY_V, ANY_R, ANY_E, TD_ON_MEGATRON, 0, TD_PAR_CP, 0,
 	 "The context-parallel exchange of keys and values waits with nothing to overlap it: "
 	 "overlap it with the attention compute (--cp-comm-type p2p with Transformer Engine: ring "
@@ -248,7 +303,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "driver (%s), which is what @NO_CACHING@=1 does - a debugging switch (for "
 	 "compute-sanitizer or a memory checker). Unset it outside debugging runs and benchmarks; "
 	 "the pool then serves the steady state with no driver calls."},
-	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	{TD_FIX_ALLOC_CHURN, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 "The caching allocator is being bypassed or emptied, so each iteration asks the driver for "
 	 "memory again%s. vLLM reserves its memory at start-up: look for torch.cuda.empty_cache() "
 	 "or gc.collect() in code run per request (custom logits processors, hooks), keep the "
@@ -289,19 +344,19 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "event right after the work it guards, wait on it only where its result is used)."},
 
 	/* device memory */
-	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 "vLLM reserves its KV cache up front (gpu_memory_utilization, 0.9 by default): a "
 	 "reservation near the capacity is by design. Lower it only if another process needs the "
 	 "GPU or start-up fails; a smaller max_model_len or max_num_seqs needs less cache."},
-	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, SGLANG, 0, 0, -1, 0,
 	 "SGLang reserves its KV cache up front (--mem-fraction-static): a reservation near the "
 	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
 	 "fails; a smaller --context-length or --max-running-requests needs less cache."},
-	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TGI, 0, 0, -1, 0,
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TGI, 0, 0, -1, 0,
 	 "TGI reserves its KV cache up front (--cuda-memory-fraction): a reservation near the "
 	 "capacity is by design. Lower it only if another process needs the GPU or start-up "
 	 "fails; a smaller --max-batch-total-tokens or --max-total-tokens needs less cache."},
-	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TD_ENGINE_TRTLLM, 0, 0, -1, 0,
+	{TD_FIX_MEM_PEAK, ANY_V, ANY_R, TRTLLM, 0, 0, -1, 0,
 	 "TensorRT-LLM reserves its KV cache up front (KvCacheConfig free_gpu_memory_fraction, "
 	 "0.9 by default): a reservation near the capacity is by design. Lower it only if another "
 	 "process needs the GPU or start-up fails; a smaller max_seq_len or max_batch_size needs "
@@ -409,7 +464,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks."
 	 "default_hooks.bf16_compress_hook). If one rank is slow, the rest wait here: run tracedoc "
 	 "diagnose on every rank's trace to find it."},
-	{TD_FIX_COMM, ANY_V, INFER, TD_ENGINE_VLLM, 0, TD_ON_CUSTOM_AR, TD_COLL_ALL_REDUCE, 0,
+	{TD_FIX_COMM, ANY_V, INFER, VLLM, 0, TD_ON_CUSTOM_AR, TD_COLL_ALL_REDUCE, 0,
 	 "Tensor-parallel all-reduce in the forward pass waits with nothing to overlap it, and "
 	 "vLLM runs it through NCCL: its custom all-reduce is off (--disable-custom-all-reduce) or "
 	 "does not apply (more than 8 GPUs, or no NVLink or P2P between them). Where the GPUs are "
@@ -492,7 +547,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "a tensor's elements. Do the loop as one tensor op over the whole tensor (x.sum(), "
 	 "torch.where, a comparison) and read the result once (one .tolist() or .cpu() after it, "
 	 "not one .item() per element)."},
-	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	{TD_FIX_SYNC_ITEM, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 "vLLM reads the sampled tokens back every step by design: turn on async scheduling "
 	 "(--async-scheduling) so the next step is scheduled while the GPU runs this one. A "
 	 ".item() or .tolist() in code of your own that runs per step (a logits processor, a "
@@ -535,12 +590,12 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "step (time with torch.cuda.Event), or wait on one event/stream instead of the device."},
 
 	/* start-up caught in the window */
-	{TD_FIX_WARMUP, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	{TD_FIX_WARMUP, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "
 	 "requests first, then profile (VLLM_TORCH_PROFILER_DIR, or --profiler-config in newer "
 	 "releases; POST /start_profile and /stop_profile around the requests to measure), so the "
 	 "recorded steps start warm."},
-	{TD_FIX_WARMUP, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	{TD_FIX_WARMUP, ANY_V, ANY_R, SGLANG, 0, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "
 	 "requests first, then profile (SGLANG_TORCH_PROFILER_DIR set, POST /start_profile and "
 	 "/stop_profile around the requests to measure), so the recorded steps start warm."},
@@ -549,7 +604,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "steady state with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, "
 	 "warmup=2, active=3), ...) and call prof.step() every iteration, so the recorded steps "
 	 "start warm."},
-	{TD_FIX_WARMUP_COMPILE, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
+	{TD_FIX_WARMUP_COMPILE, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 " vLLM compiles at start-up and caches the result under VLLM_CACHE_ROOT (~/.cache/vllm "
 	 "by default): keep it on persistent storage between runs, so a restart loads the "
 	 "compiled graphs instead of compiling them again."},
@@ -558,10 +613,7 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "between runs (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR on persistent storage; "
 	 "TORCHINDUCTOR_FX_GRAPH_CACHE=1) and mark dynamic dimensions "
 	 "(torch._dynamo.mark_dynamic) to avoid recompiles."},
-	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, TD_ENGINE_VLLM, 0, 0, -1, 0,
-	 " The engine creates its contexts and handles once, at start-up: time and profile "
-	 "requests sent after the server reports ready."},
-	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, TD_ENGINE_SGLANG, 0, 0, -1, 0,
+	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, VLLM | SGLANG, 0, 0, -1, 0,
 	 " The engine creates its contexts and handles once, at start-up: time and profile "
 	 "requests sent after the server reports ready."},
 	{TD_FIX_WARMUP_CALLS, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
@@ -633,5 +685,61 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_SOFTMAX, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "An eager softmax takes %s: use torch.nn.functional.scaled_dot_product_attention(q, k, v), "
 	 "which fuses attention into one kernel."},
+
+	/* a job's ranks: the one that holds the others up (%s: "rank 3") */
+	{TD_FIX_STRAGGLER_BEFORE, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Look at what %s does between iterations: work only it runs (logging, metrics on that "
+	 "rank), its next requests arriving late, or a slower host or GPU (@GPU_CHECK@). Record "
+	 "several iterations on every rank (torch.profiler.schedule(wait=1, warmup=1, active=5)) "
+	 "and diagnose the job again to see the one before."},
+	{TD_FIX_STRAGGLER_BEFORE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Look at what %s does between steps: work only it runs (logging, checkpointing, "
+	 "evaluation on that rank), its next batch arriving late, or a slower host or GPU "
+	 "(@GPU_CHECK@). Record several steps on every rank (torch.profiler.schedule(wait=1, "
+	 "warmup=1, active=5)) and diagnose the job again to see the step before."},
+	{TD_FIX_STRAGGLER_COMPUTE, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
+	 "Give %s the same work as the others: uneven batches or sequence lengths make one rank "
+	 "compute longer while the rest wait in the next collective - shard evenly "
+	 "(DistributedSampler(..., drop_last=True)), pack or bucket sequences by length. If the "
+	 "work is the same, its GPU is slower: check it with @GPU_CHECK@ and run the job without "
+	 "that node."},
+	{TD_FIX_STRAGGLER_COMPUTE, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Give %s the same work as the others: uneven batches or sequence lengths make one rank "
+	 "compute longer while the rest wait in the next collective - balance the requests across "
+	 "ranks (the same batch size and sequence lengths on each: the router's load balancing, "
+	 "padding or bucketing prompts by length). If the work is the same, its GPU is slower: "
+	 "check it with @GPU_CHECK@ and run the job without that node."},
+	{TD_FIX_STRAGGLER_COMPUTE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Give %s the same work as the others: uneven inputs (batch sizes, sequence lengths) make "
+	 "one rank compute longer while the rest wait in the next collective - split the work "
+	 "evenly across ranks, pack or bucket sequences by length. If the work is the same, its "
+	 "GPU is slower: check it with @GPU_CHECK@ and run the job without that node."},
+	{TD_FIX_STRAGGLER_ARRIVE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Make %s arrive on time: the others wait for it."},
+	{TD_FIX_STRAGGLER_UNKNOWN, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Find what %s does before its collectives that the others do not: diagnose its own trace "
+	 "beside another rank's; a slower GPU (@GPU_CHECK@) or a larger share of the requests are "
+	 "the usual causes."},
+	{TD_FIX_STRAGGLER_UNKNOWN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Find what %s does before its collectives that the others do not: diagnose its own trace "
+	 "beside another rank's; a slower GPU (@GPU_CHECK@) or a larger share of the data are the "
+	 "usual causes."},
+	/* compute that differs across ranks */
+	{TD_FIX_IMBALANCE, ANY_V, TRAIN, ANY_E, 0, 0, -1, 0,
+	 "Give every rank the same work: uneven batches or sequence lengths make one rank compute "
+	 "longer while the rest wait in the next collective. Shard evenly (DistributedSampler(..., "
+	 "drop_last=True)), pack or bucket sequences by length so each rank gets the same tokens "
+	 "per step, and check that no rank runs extra work (logging, evaluation, a larger share)."},
+	{TD_FIX_IMBALANCE, ANY_V, INFER, ANY_E, 0, 0, -1, 0,
+	 "Give every rank the same work: uneven batches or sequence lengths make one rank compute "
+	 "longer while the rest wait in the next collective. Balance the requests across ranks "
+	 "(the same batch size and sequence lengths on each: the router's load balancing, padding "
+	 "or bucketing prompts by length), and check that no rank runs extra work (logging, a "
+	 "larger share)."},
+	{TD_FIX_IMBALANCE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "Give every rank the same work: uneven inputs (batch sizes, sequence lengths) make one "
+	 "rank compute longer while the rest wait in the next collective. Split the work evenly "
+	 "across ranks, pack or bucket sequences by length, and check that no rank runs extra "
+	 "work (logging, evaluation, a larger share)."},
 };
 const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);

@@ -2,7 +2,6 @@
 /* The ranks that hold the job up (job/job.h): the straggler the others wait for in their
  * collectives and why it is late (before its step, its compute, its host work, a finding only
  * it has), compute imbalance across ranks, and the job's context their fixes follow. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
+#include "fixes/catalogue.h"
 #include "job/internal.h"
 
 /* --- findings ---------------------------------------------------------------------------- */
@@ -135,25 +135,17 @@ void td_job_context(struct td_job *j)
 			j->ctx.run = (enum td_run)k;
 }
 
-/* How to check a slow GPU, for the job's vendor: "nvidia-smi -q (clocks, throttling, ECC)". */
-static const char *gpu_check(const struct td_job *j)
+/* The catalogue's fix m for rank's straggler (arg: "rank 3", or more), in f. */
+static void rank_fix(const struct td_job *j, struct td_finding *f, enum td_mech m,
+		     const char *arg, const char *then)
 {
-	return j->ctx.vendor == TD_VENDOR_AMD ? "rocm-smi --showclocks --showtemp (clocks, "
-						  "throttling) and rocm-smi --showrasinfo (ECC)"
-	       : j->ctx.vendor == TD_VENDOR_NVIDIA ? "nvidia-smi -q (clocks, throttling, ECC)"
-						   : "nvidia-smi -q or rocm-smi (clocks, throttling, "
-						     "ECC)";
-}
+	char b[1600];
 
-/* How to give every rank the same work: a sampler's shards in training, the requests in
- * inference. */
-static const char *even_work(const struct td_job *j)
-{
-	return j->ctx.run == TD_RUN_INFERENCE
-	       ? "balance the requests across ranks (the same batch size and sequence lengths "
-		 "on each: the router's load balancing, padding or bucketing prompts by length)"
-	       : "shard evenly (DistributedSampler(..., drop_last=True)), pack or bucket "
-		 "sequences by length";
+	td_fix_text(&j->ctx, m, -1, arg, b, sizeof(b));
+	if (then && *then)
+		td_finding_fix(f, "%s %s", b, then);
+	else
+		td_finding_fix(f, "%s", b);
 }
 
 /* Why the straggler arrives late, from where its late collectives sit in its step against
@@ -166,8 +158,10 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 	const struct td_job_row *w = &j->rows[row];
 	const struct td_summary *s = w->s;
 	long long rank = (long long)w->rank;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], who[32];
 	int known = w->late_known * 2 > w->late_count;
+
+	snprintf(who, sizeof(who), "rank %lld", rank);
 
 	if (known) {
 		td_finding_value(f, "late_launch_in_step_ns", w->late_in_step_ns);
@@ -183,12 +177,7 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 			td_finding_where(f, "the trace holds %llu step, so what ends rank %lld's "
 					 "previous step late is outside it", (unsigned long long)s->steps,
 					 rank);
-		td_finding_fix(f, "Look at what rank %lld does between steps: work only it runs "
-			       "(logging, checkpointing, evaluation on rank %lld), its next batch "
-			       "arriving late, or a slower host or GPU (%s). Record several steps on "
-			       "every rank (torch.profiler.schedule(wait=1, warmup=1, active=5)) and "
-			       "diagnose the job again to see the step before.", rank, rank,
-			       gpu_check(j));
+		rank_fix(j, f, TD_FIX_STRAGGLER_BEFORE, who, NULL);
 		return;
 	}
 	if (known && w->late_in_step_ns * 2 < w->late_gpu_in_step_ns) {
@@ -211,11 +200,7 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 				td_finding_where(f, "%s: %s per step on rank %lld, the median rank %s",
 						 top[k].name, td_fmt_dur(b1, sizeof(b1), top[k].max), rank,
 						 td_fmt_dur(b2, sizeof(b2), top[k].median));
-		td_finding_fix(f, "Give rank %lld the same work as the others: uneven batches or "
-			       "sequence lengths make one rank compute longer while the rest wait in "
-			       "the next collective - %s. If the work is the same, its GPU is slower: "
-			       "check it with %s and run the job without that node.", rank,
-			       even_work(j), gpu_check(j));
+		rank_fix(j, f, TD_FIX_STRAGGLER_COMPUTE, who, NULL);
 		return;
 	}
 	if (known)
@@ -234,8 +219,7 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 			/* the job wins this once: the merged finding leaves it to the straggler */
 			snprintf(j->straggler_rule, sizeof(j->straggler_rule), "%s", why->rule);
 			if (*why->fix) {
-				td_finding_fix(f, "Make rank %lld arrive on time: the others wait for "
-					       "it. %s", rank, why->fix);
+				rank_fix(j, f, TD_FIX_STRAGGLER_ARRIVE, who, why->fix);
 				return;
 			}
 		}
@@ -246,10 +230,12 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 				 td_cause_title((enum td_cause)s->top_cause),
 				 s->top_what && *s->top_what ? " (" : "", s->top_what ? s->top_what : "",
 				 s->top_what && *s->top_what ? ")" : "");
-	td_finding_fix(f, "Find what rank %lld does before its collectives that the others do "
-		       "not: diagnose its own trace (%s) beside another rank's; a slower GPU "
-		       "(%s) or a larger share of the %s are the usual causes.", rank, s->path,
-		       gpu_check(j), j->ctx.run == TD_RUN_INFERENCE ? "requests" : "data");
+	{
+		char *whose = td_malloc(strlen(s->path) + 32);
+		sprintf(whose, "rank %lld (%s)", rank, s->path);
+		rank_fix(j, f, TD_FIX_STRAGGLER_UNKNOWN, whose, NULL);
+		free(whose);
+	}
 }
 
 void td_job_straggler(struct td_job *j, struct td_strtab *keys)
@@ -346,9 +332,5 @@ void td_job_imbalance(struct td_job *j)
 		td_finding_where(f, "%s: %s%s on rank %lld, the median rank %s", top[k].name,
 				 td_fmt_dur(b1, sizeof(b1), top[k].max), per_step(j),
 				 (long long)top[k].rank, td_fmt_dur(b3, sizeof(b3), top[k].median));
-	td_finding_fix(f, "Give every rank the same work: uneven batches or sequence lengths "
-		       "make one rank compute longer while the rest wait in the next collective. "
-		       "%c%s so each rank gets the same tokens per step, and check that no rank "
-		       "runs extra work (logging, evaluation, a larger share).",
-		       toupper((unsigned char)even_work(j)[0]), even_work(j) + 1);
+	rank_fix(j, f, TD_FIX_IMBALANCE, NULL, NULL);
 }

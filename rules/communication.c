@@ -239,6 +239,29 @@ static void where_by_group(struct td_analysis *a, struct td_finding *f, struct p
 	}
 }
 
+/* A kernel name's share of the collectives: the "where" names the largest, not the first. */
+struct name_share {
+	uint32_t name;
+	uint64_t n;
+	int64_t ns;
+};
+
+/* Adds ns of kernel name to its share (names past cap are counted in the total only). */
+static void share_add(struct name_share *sh, size_t *n, size_t cap, uint32_t name, int64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < *n && sh[i].name != name; i++)
+		;
+	if (i == *n) {
+		if (*n == cap)
+			return;
+		sh[(*n)++] = (struct name_share){name, 0, 0};
+	}
+	sh[i].n++;
+	sh[i].ns += ns;
+}
+
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	struct td_dev_events it;
@@ -254,7 +277,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 		int64_t comm_ns, overlap_ns, exposed_ns, comm_sum = 0, idle, w;
 		int64_t *bw = NULL, bytes_total = 0, sized_time = 0, best_bw = 0, excess = 0, b;
 		uint64_t ncoll = 0;
-		uint32_t top_name = 0;
+		struct name_share names[16];
+		size_t nnames = 0, top = 0;
 		struct td_finding *f;
 		double per = a->nsteps ? (double)a->nsteps : 1.0;
 
@@ -276,8 +300,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				continue;
 			comm_sum += en - s;
 			ncoll++;
-			if (!top_name)
-				top_name = e->name;
+			share_add(names, &nnames, sizeof(names) / sizeof(names[0]), e->name, en - s);
 			if (td_ev_dur(e) > 0 && (b = coll_bytes(t, coll)) > 0) {
 				/* achieved algorithm bandwidth in bytes per microsecond */
 				bw[nsized++] = b * 1000 / td_ev_dur(e);
@@ -305,10 +328,22 @@ static void run(struct td_analysis *a, struct td_report *r)
 				 comm_ns ? 100.0 * (double)overlap_ns / (double)comm_ns : 0.0,
 				 idle ? "; compute waits for them idle " : "",
 				 idle ? td_fmt_dur(b3, sizeof(b3), idle) : "");
-		td_finding_where(f, "%s: %llu kernels, %s in total, %.1f%% of the window",
-				 td_an_name(a, top_name), (unsigned long long)ncoll,
-				 td_fmt_dur(b1, sizeof(b1), comm_sum),
-				 w ? 100.0 * (double)comm_ns / (double)w : 0.0);
+		for (i = 1; i < nnames; i++) /* the largest share, the first seen of equals */
+			if (names[i].ns > names[top].ns)
+				top = i;
+		if (nnames == 1 && names[0].n == ncoll)
+			td_finding_where(f, "%s: %llu kernels, %s in total, %.1f%% of the window",
+					 td_an_name(a, names[0].name), (unsigned long long)ncoll,
+					 td_fmt_dur(b1, sizeof(b1), comm_sum),
+					 w ? 100.0 * (double)comm_ns / (double)w : 0.0);
+		else
+			td_finding_where(f, "%llu collective kernels, %s in total, %.1f%% of the window; "
+					 "the largest share %s: %llu kernels, %s",
+					 (unsigned long long)ncoll, td_fmt_dur(b1, sizeof(b1), comm_sum),
+					 w ? 100.0 * (double)comm_ns / (double)w : 0.0,
+					 td_an_name(a, names[top].name),
+					 (unsigned long long)names[top].n,
+					 td_fmt_dur(b2, sizeof(b2), names[top].ns));
 		td_finding_where(f, "overlap with compute %s of %s (%.0f%%), exposed %s (%.1f%% of the "
 				 "window)", td_fmt_dur(b1, sizeof(b1), overlap_ns),
 				 td_fmt_dur(b2, sizeof(b2), comm_ns),

@@ -260,6 +260,15 @@ static void test_entries(void **state)
 		if (!(e->need & TD_ON_DDP) && e->mech != TD_FIX_COMM_UNBUCKETED)
 			assert_false(any_of(e->text, ddp_words));
 		assert_true(strlen(e->text) < 1100); /* the rules' buffers hold it, with its %s */
+		/* DeepEP runs on NVIDIA's NVSHMEM: advised there, or named where it runs */
+		if (strstr(e->text, "DeepEP") && e->vendor != TD_VENDOR_NVIDIA &&
+		    !(e->need & TD_ON_DEEPEP))
+			fail_msg("entry %zu names DeepEP for any GPU: %s", i, e->text);
+		if (e->need & TD_ON_DEEPEP) /* on already: not advised again */
+			assert_false(any_of(e->text, (const char *const[]){"dispatch with DeepEP",
+				"--moe-a2a-backend deepep", "--moe-token-dispatcher-type flex", NULL}));
+		/* an engine mask names engines only: bit 0 (no engine) is no engine */
+		assert_int_equal(e->engines & ~(((1u << (TD_ENGINE_TRTLLM + 1)) - 1) & ~1u), 0);
 		if (!(e->need & TD_ON_FSDP))
 			assert_null(strstr(e->text, "FSDP("));
 		if (!(e->need & TD_ON_TORCHREC))
@@ -270,7 +279,7 @@ static void test_entries(void **state)
 		if (!(e->need & TD_ON_MEGATRON))
 			assert_false(any_of(e->text, (const char *const[]){"Megatron", "--overlap-",
 				NULL}));
-		if (e->run == TD_RUN_INFERENCE || e->engine != TD_ENGINE_NONE ||
+		if (e->run == TD_RUN_INFERENCE || e->engines ||
 		    e->mech == TD_FIX_SERVING_HOST)
 			assert_false(any_of(e->text, training_words));
 		if (e->need & TD_ON_COMPILED) /* on already: not advised again */
@@ -282,7 +291,7 @@ static void test_entries(void **state)
 		if (e->need & TD_ON_NO_MODULE)
 			assert_null(strstr(e->text, "torch.compile"));
 		if (e->vendor == TD_VENDOR_UNKNOWN && e->run == TD_RUN_UNKNOWN &&
-		    e->engine == TD_ENGINE_NONE && !e->need && !e->none && e->coll < 0)
+		    !e->engines && !e->need && !e->none && e->coll < 0)
 			fallback[e->mech] = 1;
 		for (j = i + 1; j < td_fix_nentries; j++) /* a fallback is the last of its kind */
 			if (fallback[e->mech] && td_fix_entries[j].mech == e->mech)
@@ -303,7 +312,8 @@ static void test_contexts(void **state)
 					 TD_ON_DEEPSPEED, TD_ON_MEGATRON, TD_ON_STACKS, TD_ON_DIST,
 					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST, TD_ON_LOADER,
 					 TD_ON_LOADER | TD_ON_PIN_MEMORY, TD_ON_ELEM_LOOP,
-					 TD_ON_CUSTOM_AR | TD_ON_DIST};
+					 TD_ON_CUSTOM_AR | TD_ON_DIST, TD_ON_DEEPEP | TD_ON_DIST,
+					 TD_ON_DEEPEP | TD_ON_MEGATRON | TD_ON_DIST};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -331,7 +341,8 @@ static void test_contexts(void **state)
 			"hipFree", NULL}));
 	if (!(c.on & TD_ON_DDP) && m != TD_FIX_COMM_UNBUCKETED)
 		assert_false(any_of(b, ddp_words));
-	if (!(c.on & TD_ON_DIST)) /* one process: no other rank to look at */
+	if (!(c.on & TD_ON_DIST) && m < TD_FIX_STRAGGLER_BEFORE) /* one process: no other rank
+								    * to look at (a job's have) */
 		assert_false(any_of(b, (const char *const[]){"every rank", "another rank",
 			NULL}) && m != TD_FIX_COMM && m != TD_FIX_COMM_GROUP &&
 			     m != TD_FIX_COMM_UNBUCKETED);
@@ -345,6 +356,11 @@ static void test_contexts(void **state)
 		assert_null(strstr(b, "--disable-custom-all-reduce"));
 	if (c.on & TD_ON_PIN_MEMORY) /* the loader pins already */
 		assert_null(strstr(b, "pin_memory=True, "));
+	if (c.on & TD_ON_DEEPEP) /* on already */
+		assert_false(any_of(b, (const char *const[]){"dispatch with DeepEP",
+			"--moe-a2a-backend deepep", NULL}));
+	else if (v != TD_VENDOR_NVIDIA)
+		assert_null(strstr(b, "DeepEP"));
 	if (strstr(b, "PCIe")) /* Grace's host link is NVLink-C2C: name no bus */
 		fail_msg("mechanism %d names PCIe: %s", m, b);
 						}

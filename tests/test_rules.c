@@ -468,6 +468,32 @@ static void test_communication(void **state)
 	assert_null(strstr(f->fix, "gradient"));
 	done(&x);
 
+	/* the same step as a mixture of experts on DeepEP (its dispatch and combine, no c10d
+	 * args): the MoE token exchange is an all-to-all, expert parallel by inference - not the
+	 * custom all-reduce of tensor parallelism; DeepEP runs, so it is not advised, and the
+	 * where names the largest kernel's share, not the first kernel for all */
+	diagnose_path(th_fixture("rules/communication-ep-deepep.json"), &x);
+	check_invariants(&x, "communication-ep-deepep.json");
+	assert_int_equal(x.a.ctx.engine, TD_ENGINE_VLLM);
+	assert_true(x.a.ctx.on & TD_ON_DEEPEP);
+	assert_false(x.a.ctx.on & TD_ON_CUSTOM_AR);
+	assert_int_equal(x.a.ctx.coll[TD_COLL_CUSTOM], 0);
+	assert_int_equal(x.a.ctx.coll[TD_COLL_ALL_TO_ALL], 2); /* kernel names */
+	assert_int_equal(x.a.ctx.par_inferred, 1u << TD_PAR_EP);
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_true(where_has(f, "expert parallel, inferred from all-to-all beside "
+			      "mixture-of-experts kernels"));
+	assert_true(where_has(f, "all-to-all: 1.8 ms exposed per step"));
+	assert_true(where_has(f, "9 collective kernels, 5.7 ms in total, 62.5% of the window; "
+			      "the largest share void deep_ep::internode_ll::dispatch<false, 8, "
+			      "7168>(void*): 5 kernels, 3.0 ms"));
+	assert_non_null(strstr(f->fix, "vLLM's expert-parallel all-to-all"));
+	assert_non_null(strstr(f->fix, "--enable-eplb"));
+	assert_null(strstr(f->fix, "Tensor-parallel"));
+	assert_null(strstr(f->fix, "dispatch with DeepEP"));
+	done(&x);
+
 	/* per step: the all-reduce [T+1600, T+2600) under compute [T+100, T+2100): 500 us hidden,
 	 * 500 exposed; the next kernel waits for it 100 us with the device idle */
 	diagnose_path(th_fixture("rules/communication.json"), &x);
