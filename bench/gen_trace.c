@@ -20,14 +20,18 @@
  * (their second half then the backward), exposed (--buckets: in 25 MB buckets during the
  * backward, each once its op ran, as DDP overlaps them), --side-copies N uploads of 4 MB per step onto
  * two side streams from pageable memory, blocking the host (--side-pinned: from pinned memory,
- * non-blocking, sharing the copy engine). --profile-mix: the mix of a real profile with
+ * non-blocking, sharing the copy engine). --gather-mb M: FSDP's parameter all-gathers, M MB a
+ * step in 4 (one per layer of the forward, the ops' first half), each issued as its layer
+ * starts and waiting for the compute stream, exposed (--prefetch: the next layer's issued as
+ * this one starts, running beside its compute, as forward_prefetch does). --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
  * samples per op: ~400 per MB).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
- *                  [--side-copies N [--side-pinned]] [--profile-mix] [--seed S] [-o FILE]
+ *                  [--side-copies N [--side-pinned]] [--gather-mb M [--prefetch]]
+ *                  [--profile-mix] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -66,7 +70,11 @@ struct gen {
 	int side_pinned;          /* ... from pinned memory, non-blocking (else pageable, blocking) */
 	int64_t side_free[2];     /* when each side stream is free */
 	int64_t engine_free;      /* when the host-to-device copy engine is free */
+	int64_t gather_bytes;     /* FSDP's parameter all-gathers per step, in GATHERS */
+	int prefetch;             /* ... each issued a layer ahead, beside the compute */
+	int64_t gathered[4];      /* when each layer's parameters are gathered */
 };
+#define GATHERS 4
 
 static uint64_t rnd(struct gen *g)
 {
@@ -286,6 +294,56 @@ static void grad_allreduce(struct gen *g, int64_t bytes)
 	g->now_ns = ts + 31000;
 }
 
+/* FSDP's all-gather of layer l's parameters, bytes on stream 14 at 20 GB/s plus 10 us,
+ * launched now: it starts once the stream is free and, gated, once the compute stream ran to
+ * here (exposed: the unshard waits for the compute); prefetched, the parameters are ready and
+ * it runs beside the compute. */
+static void param_allgather(struct gen *g, int l, int64_t bytes, int gated)
+{
+	char args[640];
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+	int64_t ts = g->now_ns, k_ts = ts + 14000, dur = bytes / 20 + 10000;
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
+	span(g, "cpu_op", "record_param_comms", g->pid, g->tid, ts, 30000, args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %"
+		 PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, ts + 10000, 8000, args);
+	flow(g, 's', corr, g->pid, g->tid, ts + 10000);
+	if (gated && g->gpu_ns > k_ts)
+		k_ts = g->gpu_ns;
+	if (g->comm_free > k_ts)
+		k_ts = g->comm_free;
+	snprintf(args, sizeof(args),
+		 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+		 "\"stream\": 14, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
+		 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
+		 "\"Collective name\": \"_allgather_base\", \"In msg nelems\": %" PRId64 ", "
+		 "\"Out msg nelems\": %" PRId64 ", \"Group size\": 8, \"dtype\": \"Float\", "
+		 "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
+		 "\"Process Group Ranks\": \"[all]\"", ext, corr, bytes / 32, bytes / 4);
+	span(g, "kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+	     0, 14, k_ts, dur, args);
+	flow(g, 'f', corr, 0, 14, k_ts);
+	g->comm_free = g->gathered[l] = k_ts + dur;
+	g->now_ns = ts + 31000;
+}
+
+/* Layer l's parameters gathered before its first op: issued now (and the next layer's, when
+ * prefetching), then the compute stream waits for them. */
+static void gather_layer(struct gen *g, int l)
+{
+	int64_t per = g->gather_bytes / GATHERS;
+
+	if (!g->prefetch || l == 0)
+		param_allgather(g, l, per, 1);
+	if (g->prefetch && l + 1 < GATHERS)
+		param_allgather(g, l + 1, per, 0);
+	if (g->gathered[l] > g->gpu_ns)
+		g->gpu_ns = g->gathered[l];
+}
+
 /* A bare kernel launch: call_ns on the host, a kernel of kernel_ns. */
 static void launch_only(struct gen *g, int64_t call_ns, int64_t kernel_ns)
 {
@@ -394,8 +452,12 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		dev += dev * g->kernel_pct / 100;
 		if (g->profile_mix) /* the Python stack above the op: 11 frames, as with_stack */
 			python_stack(g, host);
-		/* with a gradient all-reduce, the second half of the ops is the backward */
-		op_with_kernel(g, g->allreduce_bytes && i >= ops / 2 ? backward_ops[k] : layer_ops[k][0],
+		if (g->gather_bytes && i < ops / 2 &&
+		    (i == 0 || (i * GATHERS) / (ops / 2) != ((i - 1) * GATHERS) / (ops / 2)))
+			gather_layer(g, (i * GATHERS) / (ops / 2));
+		/* with a gradient all-reduce or FSDP, the second half of the ops is the backward */
+		op_with_kernel(g, (g->allreduce_bytes || g->gather_bytes) && i >= ops / 2
+				  ? backward_ops[k] : layer_ops[k][0],
 			       layer_ops[k][1], host, dev,
 			       "[[64, 4096], [64, 4096], [4096]]");
 		if (g->profile_mix) { /* its output allocated, its input freed */
@@ -410,6 +472,12 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		    ((i - ops / 2) * g->buckets) / (ops - ops / 2) !=
 		    ((i + 1 - ops / 2) * g->buckets) / (ops - ops / 2))
 			grad_allreduce(g, g->allreduce_bytes / g->buckets);
+	}
+	if (g->gather_bytes) { /* the wrapper's forward, which names FSDP */
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+			 "\"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
+		span(g, "user_annotation", "FullyShardedDataParallel.forward", g->pid, g->tid,
+		     fwd_ts, g->now_ns - fwd_ts, args);
 	}
 	if (g->allreduce_bytes && !g->buckets) /* after the last gradient, exposed */
 		grad_allreduce(g, g->allreduce_bytes);
@@ -657,6 +725,10 @@ int main(int argc, char **argv)
 			g.side_copies = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--side-pinned"))
 			g.side_pinned = 1;
+		else if (!strcmp(argv[i], "--gather-mb") && i + 1 < argc)
+			g.gather_bytes = (int64_t)atoi(argv[++i]) << 20;
+		else if (!strcmp(argv[i], "--prefetch"))
+			g.prefetch = 1;
 		else if (!strcmp(argv[i], "--profile-mix"))
 			g.profile_mix = 1;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -677,6 +749,7 @@ int main(int argc, char **argv)
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
 					"[--allreduce-mb M [--buckets]] "
 					"[--side-copies N [--side-pinned]] "
+					"[--gather-mb M [--prefetch]] "
 					"[--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");

@@ -106,13 +106,17 @@ static int64_t *backward_starts(struct td_analysis *a, size_t d)
 	return bwd;
 }
 
-/* The fix replayed: each exposed all-reduce of a training step, larger than one bucket, is
- * reduced in buckets as backward produces its gradients - it starts once the compute before it
- * has run so far that only its last bucket's share runs after that compute, and not before the
- * backward (from its first op in the step, else the step's first op) has run the first
- * bucket's share. Replayed only when every exposed collective is such an
- * all-reduce (an all-gather, an all-to-all, a bucket already, or one without sizes: their
- * inputs' readiness is not in the trace), else the finding keeps its idle-based bound. */
+/* The fix replayed, where the trace says when each exposed collective's inputs are ready:
+ * - an all-reduce of a training step larger than one bucket is reduced in buckets as backward
+ *   produces its gradients: it starts once the compute before it has run so far that only its
+ *   last bucket's share runs after that compute, and not before the backward (from its first
+ *   op in the step, else the step's first op) has run the first bucket's share;
+ * - a parameter all-gather of FSDP or ZeRO-3 (the parameters are ready from the step's start)
+ *   is prefetched: it may run beside the compute before it, whole, and not before the step's
+ *   first op; the step's first all-gather has nothing before it to hide under and stays.
+ * Replayed only when every exposed collective is one of these (a reduce-scatter, an
+ * all-to-all, a bucket already, or one without sizes: their inputs' readiness is not in the
+ * trace), else the finding keeps its idle-based bound. */
 static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			  const struct td_interval *exposed, size_t ne)
 {
@@ -124,21 +128,33 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 	size_t i;
 	int ok = 1;
 
-	if (!a->training || !td_an_whatif(a))
+	int sharded = !!(a->ctx.on & (TD_ON_FSDP | TD_ON_DEEPSPEED));
+	size_t last_step = SIZE_MAX;
+
+	if (!td_an_whatif(a))
 		return;
 	td_vec_init(&edits, sizeof(struct td_rp_edit));
 	for (td_dev_events_begin(&it, t, dv->device); ok && td_dev_events_next(&it, &coll);) {
 		const struct td_event *e = td_trace_ev(t, coll);
 		unsigned c = td_an_class(a, e->name);
+		int kind;
 		struct td_rp_edit *ed;
 		int64_t bytes;
+		size_t st;
 		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
-		    e->ts < dv->win_start || e->ts >= dv->win_end ||
-		    !exposed_part(exposed, ne, e->ts, td_ev_end(e)))
+		    e->ts < dv->win_start || e->ts >= dv->win_end)
+			continue;
+		kind = td_coll_kind_of(td_trace_name(t, e->name));
+		st = gstep_of(a, dv, e->ts);
+		if (kind == TD_COLL_ALL_GATHER && sharded && st != last_step) {
+			last_step = st; /* the step's first gather: nothing before it to hide under */
+			continue;
+		}
+		if (!exposed_part(exposed, ne, e->ts, td_ev_end(e)))
 			continue;
 		bytes = coll_bytes(t, coll);
-		if (td_coll_kind_of(td_trace_name(t, e->name)) != TD_COLL_ALL_REDUCE ||
-		    bytes <= BUCKET_BYTES) {
+		if (!(kind == TD_COLL_ALL_REDUCE && a->training && bytes > BUCKET_BYTES) &&
+		    !(kind == TD_COLL_ALL_GATHER && sharded)) {
 			ok = 0;
 			break;
 		}
@@ -147,7 +163,12 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 		ed->track = e->track;
 		ed->from = e->ts;
 		ed->to = e->ts + 1;
-		ed->residual = (int64_t)((double)td_ev_dur(e) * (double)BUCKET_BYTES / (double)bytes);
+		/* the since of a gather: the step's start (its parameters are ready from it) */
+		ed->since = kind == TD_COLL_ALL_GATHER ? (st < a->nsteps ? dv->gsteps[st].start
+								  : dv->win_start)
+			    : INT64_MIN;
+		ed->residual = kind == TD_COLL_ALL_GATHER ? 0
+			       : (int64_t)((double)td_ev_dur(e) * (double)BUCKET_BYTES / (double)bytes);
 	}
 	if (ok && edits.len) {
 		/* since: the backward's start in the step it ends (the step's start without one) */
@@ -155,8 +176,9 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 		for (i = 0; i < edits.len; i++) {
 			struct td_rp_edit *ed = &TD_VEC_AT(&edits, struct td_rp_edit, i);
 			size_t st = gstep_of(a, dv, ed->from);
-			ed->since = bwd[st] < ed->from ? bwd[st]
-				    : st < a->nsteps ? dv->gsteps[st].start : dv->win_start;
+			if (ed->since == INT64_MIN)
+				ed->since = bwd[st] < ed->from ? bwd[st]
+					    : st < a->nsteps ? dv->gsteps[st].start : dv->win_start;
 			td_finding_edit(f, ed);
 		}
 		free(bwd);

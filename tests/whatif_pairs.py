@@ -27,6 +27,9 @@ PAIRS = [
     ("communication", ["--allreduce-mb", "100"], ["--allreduce-mb", "100", "--buckets"],
      "a 100 MB gradient all-reduce after the backward, exposed, against DDP's 25 MB buckets "
      "during it, each once its gradients are ready"),
+    ("communication", ["--gather-mb", "64"], ["--gather-mb", "64", "--prefetch"],
+     "FSDP's 4 parameter all-gathers of 16 MB per step, each issued as its layer starts and "
+     "waiting for the compute, against each prefetched beside the layer before"),
     ("allocator", ["--allocs", "3"], [],
      "3 cudaMalloc + cudaFree per step (cudaFree waits for the GPU) against none"),
 ]
