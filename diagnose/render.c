@@ -568,7 +568,7 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 		out_json_kstr(g, "kind", td_par_name((enum td_par)k));
 		out_json_kbool(g, "inferred", !(c->par & (1u << k)));
 		if (!(c->par & (1u << k)))
-			out_json_kstr(g, "evidence", td_par_evidence((enum td_par)k));
+			out_json_kstr(g, "evidence", td_par_evidence(c, (enum td_par)k));
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);

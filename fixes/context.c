@@ -87,15 +87,19 @@ enum td_par td_pg_parallelism(const char *d)
 }
 
 enum td_par td_par_of_group(const struct td_context *c, enum td_par described, int kind,
-			    int *inferred)
+			    uint32_t pg, int *inferred)
 {
 	enum td_par p = TD_PAR_UNKNOWN;
 
 	*inferred = 0;
 	if (described != TD_PAR_UNKNOWN)
 		return described;
-	if (kind == TD_COLL_ALL_REDUCE || kind == TD_COLL_CUSTOM)
-		p = TD_PAR_TP;
+	if (kind == TD_COLL_ALL_REDUCE || kind == TD_COLL_CUSTOM) {
+		/* a training step's gradients are all-reduced in the backward: only the forward
+		 * all-reduces' own group is the tensor-parallel one */
+		if (c->run != TD_RUN_TRAINING || !c->bwd_ar || (pg && pg == c->tp_pg))
+			p = TD_PAR_TP;
+	}
 	else if (kind == TD_COLL_ALL_TO_ALL)
 		p = TD_PAR_EP;
 	else if (kind == TD_COLL_SEND_RECV)
@@ -106,8 +110,10 @@ enum td_par td_par_of_group(const struct td_context *c, enum td_par described, i
 	return p;
 }
 
-const char *td_par_evidence(enum td_par p)
+const char *td_par_evidence(const struct td_context *c, enum td_par p)
 {
+	if (p == TD_PAR_TP && c->run == TD_RUN_TRAINING)
+		return "all-reduce in the forward pass of a training step";
 	return p == TD_PAR_TP ? "all-reduce in a run with no backward"
 		: p == TD_PAR_EP ? "all-to-all beside mixture-of-experts kernels"
 		: p == TD_PAR_PP ? "send/recv, and no all-to-all" : "";
@@ -234,6 +240,65 @@ TD_DEFINE_SORT(sort_bpsm, struct bpsm_n, BPSM_LESS)
  * or .tolist() of a scalar, or any op on scalar inputs by record_shapes) 16 times a step or
  * more. */
 #define ELEM_LOOP_PER_STEP 16
+/* Where the all-reduce kernels were launched: in a module's forward (the host ops above the
+ * launch hold a forward and no autograd node, optimizer or zero_grad), or in the backward.
+ * A data-parallel step all-reduces its gradients in the backward (DDP's hooks run on the
+ * autograd thread, under its nodes); an all-reduce in the forward reduces activations:
+ * tensor parallelism (Megatron's row-parallel linear, a vocabulary-parallel embedding). */
+static void allreduce_passes(const struct td_trace *t, struct td_context *c)
+{
+	uint8_t *is_ar, *mark;
+	struct td_dev_events it;
+	uint32_t k, pg = 0;
+	size_t i;
+	int mixed = 0;
+
+	if (!c->coll[TD_COLL_ALL_REDUCE] || !t->by_kind[TD_K_CPU_OP])
+		return;
+	/* per name: 1 an all-reduce, 2 a backward marker, 4 a forward marker */
+	mark = td_calloc(t->names.count + 1, 1);
+	for (i = 1; i <= t->names.count; i++) {
+		const char *n = td_strtab_str(&t->names, (uint32_t)i);
+		if (n[0] == '[' || n[0] == '"')
+			continue;
+		if (td_coll_kind_of(n) == TD_COLL_ALL_REDUCE)
+			mark[i] |= 1;
+		/* a loop's "forward_backward_step" is neither: under it run both passes */
+		if (has(n, "autograd::engine") || starts(n, "Optimizer.") || has(n, "zero_grad") ||
+		    ((has(n, "Backward") || has(n, "backward")) && !has(n, "orward")))
+			mark[i] |= 2;
+		else if (starts(n, "nn.Module:") ||
+			 ((has(n, "forward") || has(n, "Forward")) && !has(n, "ackward")))
+			mark[i] |= 4;
+	}
+	is_ar = mark;
+	for (td_gpu_events_begin(&it, t); td_dev_events_next(&it, &k);) {
+		const struct td_event *e = td_trace_ev(t, k);
+		uint32_t p, l;
+		unsigned seen = 0;
+		int depth;
+		if (e->kind != TD_K_KERNEL || !(is_ar[e->name] & 1) ||
+		    (l = td_trace_launch(t, k)) == TD_NONE)
+			continue;
+		for (p = td_trace_parent(t, l), depth = 0; p != TD_NONE && depth < 256;
+		     p = td_trace_parent(t, p), depth++)
+			seen |= mark[td_trace_ev(t, p)->name];
+		if (seen & 2)
+			c->bwd_ar++;
+		else if (seen & 4) {
+			const struct td_coll *co = td_trace_coll(t, k);
+			uint32_t g = co ? co->pg : 0;
+			c->fwd_ar++;
+			if (c->fwd_ar == 1)
+				pg = g;
+			else if (g != pg)
+				mixed = 1;
+		}
+	}
+	c->tp_pg = mixed ? 0 : pg;
+	free(mark);
+}
+
 static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 {
 	uint32_t *per = td_calloc(t->names.count + 2, sizeof(uint32_t)), i;
@@ -473,6 +538,11 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	if (!(c->par & (1u << TD_PAR_TP)) && c->run == TD_RUN_INFERENCE &&
 	    (c->coll[TD_COLL_ALL_REDUCE] || c->coll[TD_COLL_CUSTOM]))
 		c->par_inferred |= 1u << TD_PAR_TP; /* serving has no gradients to all-reduce */
+	if (c->run == TD_RUN_TRAINING)
+		allreduce_passes(t, c);
+	/* two at least: one all-reduce in a forward may be a metric's or the loss's */
+	if (!(c->par & (1u << TD_PAR_TP)) && c->run == TD_RUN_TRAINING && c->fwd_ar >= 2)
+		c->par_inferred |= 1u << TD_PAR_TP;
 	if (!(c->par & (1u << TD_PAR_EP)) && moe && c->coll[TD_COLL_ALL_TO_ALL])
 		c->par_inferred |= 1u << TD_PAR_EP;
 	if (!(c->par & (1u << TD_PAR_PP)) && c->coll[TD_COLL_SEND_RECV] &&

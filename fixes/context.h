@@ -73,9 +73,15 @@ struct td_context {
 	uint64_t coll[TD_COLL_NKINDS]; /* collective kernel names seen, by kind */
 	unsigned par;              /* bit TD_PAR_*: the parallelisms the collectives' groups name */
 	unsigned par_inferred;     /* bit TD_PAR_*: ... that the collectives' pattern implies where
-				    * no group names one: all-reduce with no backward is tensor
-				    * parallel, all-to-all beside MoE kernels expert parallel,
-				    * send/recv with no all-to-all pipeline parallel */
+				    * no group names one: all-reduce with no backward, or in the
+				    * forward pass of a training step, is tensor parallel, all-to-all
+				    * beside MoE kernels expert parallel, send/recv with no all-to-all
+				    * pipeline parallel */
+	uint32_t fwd_ar, bwd_ar;   /* all-reduce kernels launched in the forward pass (under a
+				    * module's forward, no autograd node nor optimizer above them),
+				    * and in the backward (under an autograd node) */
+	uint32_t tp_pg;            /* the process group (name id) of the forward all-reduces when
+				    * they share one, else 0 */
 	int64_t batch;             /* the most frequent leading input dim of linear / addmm /
 				    * conv2d / bmm calls (record_shapes), 0: unknown */
 	int32_t bpsm;              /* the median kernel's blocks per SM x 1000, -1: unknown */
@@ -89,12 +95,14 @@ const char *td_coll_kind_name(enum td_coll_kind k);
 enum td_par td_pg_parallelism(const char *desc);
 const char *td_par_name(enum td_par p);         /* "tensor parallel", ... "" for unknown */
 /* The parallelism a process group serves, by its description or else (kind: the collective
- * kind it waits in most, or -1) what c infers for that kind; *inferred set when it is the
- * latter. */
+ * kind it waits in most, or -1; pg: the group's name id, 0 unknown) what c infers for that
+ * kind; *inferred set when it is the latter. In training an all-reduce group is tensor
+ * parallel only when it is the forward all-reduces' group (or no all-reduce runs in the
+ * backward): the backward's is the gradients' (data parallel). */
 enum td_par td_par_of_group(const struct td_context *c, enum td_par described, int kind,
-			    int *inferred);
+			    uint32_t pg, int *inferred);
 /* why c infers parallelism p: "all-reduce in a run with no backward", or "" */
-const char *td_par_evidence(enum td_par p);
+const char *td_par_evidence(const struct td_context *c, enum td_par p);
 const char *td_vendor_name(enum td_vendor v);   /* "CUDA", "ROCm", "unknown" */
 const char *td_run_name(enum td_run r);         /* "training", "inference", "unknown" */
 const char *td_engine_name(enum td_engine e);   /* "vLLM", ... , "" for none */

@@ -246,10 +246,16 @@ static void where_by_group(struct td_analysis *a, struct td_finding *f, struct p
 	td_finding_value(f, "process_groups", (int64_t)named);
 	td_finding_value(f, "exposed_top_group_ns", g[0].ns);
 	for (i = 0; i < shown; i++) {
-		char size[64] = "";
-		if (g[i].size > 0 || g[i].par != TD_PAR_UNKNOWN)
-			snprintf(size, sizeof(size), " (%s%s%.0d%s)", td_par_name(g[i].par),
-				 g[i].par != TD_PAR_UNKNOWN && g[i].size > 0 ? ", " : "",
+		char size[64] = "", par[48] = "";
+		/* the forward all-reduces' group of a training step: tensor parallel, inferred */
+		if (g[i].par != TD_PAR_UNKNOWN)
+			snprintf(par, sizeof(par), "%s", td_par_name(g[i].par));
+		else if (g[i].pg && g[i].pg == a->ctx.tp_pg &&
+			 (a->ctx.par_inferred & (1u << TD_PAR_TP)))
+			snprintf(par, sizeof(par), "%s (inferred)", td_par_name(TD_PAR_TP));
+		if (g[i].size > 0 || *par)
+			snprintf(size, sizeof(size), " (%s%s%.0d%s)", par,
+				 *par && g[i].size > 0 ? ", " : "",
 				 g[i].size > 0 ? g[i].size : 0, g[i].size > 0 ? " ranks" : "");
 		td_finding_where(f, "%s%s%s: %s exposed%s in %llu collective%s",
 				 g[i].pg == UINT32_MAX ? "other process groups"
@@ -473,11 +479,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 				dom = TD_COLL_ALL_TO_ALL; /* NCCL runs all-to-all as grouped send/recv */
 			/* no group names its parallelism: what the collectives' pattern implies,
 			 * said as inferred */
-			top_par = td_par_of_group(&a->ctx, top_par, dom, &inferred);
+			top_par = td_par_of_group(&a->ctx, top_par, dom,
+						  ngroups ? groups[0].pg : 0, &inferred);
 			if (inferred)
 				td_finding_where(f, "%s, inferred from %s (no process group's "
 						 "description names it)", td_par_name(top_par),
-						 td_par_evidence(top_par));
+						 td_par_evidence(&a->ctx, top_par));
 			if (top_par > TD_PAR_DP)
 				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_COMM_GROUP,
 								    (int)top_par, NULL, fix,

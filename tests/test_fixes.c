@@ -94,13 +94,13 @@ static void test_vllm_tp_graphs(void **state)
 	{
 		int inferred;
 		char line[256];
-		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_ALL_REDUCE, &inferred),
+		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_ALL_REDUCE, 0, &inferred),
 				 TD_PAR_TP);
 		assert_true(inferred);
-		assert_int_equal(td_par_of_group(&c, TD_PAR_DP, TD_COLL_ALL_REDUCE, &inferred),
+		assert_int_equal(td_par_of_group(&c, TD_PAR_DP, TD_COLL_ALL_REDUCE, 0, &inferred),
 				 TD_PAR_DP); /* what the group says wins */
 		assert_false(inferred);
-		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_SEND_RECV, &inferred),
+		assert_int_equal(td_par_of_group(&c, TD_PAR_UNKNOWN, TD_COLL_SEND_RECV, 0, &inferred),
 				 TD_PAR_UNKNOWN);
 		td_context_line(&t_, &c, line, sizeof(line));
 		assert_non_null(strstr(line, "tensor parallel (inferred)"));

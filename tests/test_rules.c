@@ -468,6 +468,39 @@ static void test_communication(void **state)
 	assert_null(strstr(f->fix, "gradient"));
 	done(&x);
 
+	/* the training step again with no group description: the two all-reduces under the
+	 * module's forward reduce activations - tensor parallel, inferred, and their group (1)
+	 * waits most, so the tensor-parallel fix is picked; the gradient all-reduce under the
+	 * autograd node stays the gradients' (its group 2 is not said to be tensor parallel) */
+	diagnose_path(th_fixture("rules/communication-tp-train-inferred.json"), &x);
+	check_invariants(&x, "communication-tp-train-inferred.json");
+	assert_int_equal(x.a.ctx.run, TD_RUN_TRAINING);
+	assert_int_equal(x.a.ctx.par, 0);
+	assert_int_equal(x.a.ctx.par_inferred, 1u << TD_PAR_TP);
+	assert_int_equal(x.a.ctx.fwd_ar, 6);
+	assert_int_equal(x.a.ctx.bwd_ar, 3);
+	assert_string_equal(td_trace_name(&x.t, x.a.ctx.tp_pg), "1");
+	{
+		int inferred;
+		uint32_t dp = 0, i;
+		for (i = 1; i <= x.t.names.count && !dp; i++)
+			if (!strcmp(td_trace_name(&x.t, i), "2"))
+				dp = i;
+		assert_int_not_equal(dp, 0);
+		assert_int_equal(td_par_of_group(&x.a.ctx, TD_PAR_UNKNOWN, TD_COLL_ALL_REDUCE, dp,
+						 &inferred), TD_PAR_UNKNOWN);
+	}
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_true(where_has(f, "tensor parallel, inferred from all-reduce in the forward pass "
+			      "of a training step"));
+	assert_true(where_has(f, "process group 1 (tensor parallel (inferred), 4 ranks): 1.6 ms "
+			      "exposed per step in 6 collectives"));
+	assert_true(where_has(f, "process group 2 (2 ranks): 233.3 us exposed per step"));
+	assert_non_null(strstr(f->fix, "tensor-parallel group"));
+	assert_null(strstr(f->fix, "bucket_cap_mb"));
+	done(&x);
+
 	/* the same step as a mixture of experts on DeepEP (its dispatch and combine, no c10d
 	 * args): the MoE token exchange is an all-to-all, expert parallel by inference - not the
 	 * custom all-reduce of tensor parallelism; DeepEP runs, so it is not advised, and the
