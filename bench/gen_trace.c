@@ -23,11 +23,17 @@
  * non-blocking, sharing the copy engine). --gather-mb M: FSDP's parameter all-gathers, M MB a
  * step in 4 (one per layer of the forward, the ops' first half), each issued as its layer
  * starts and waiting for the compute stream, exposed (--prefetch: the next layer's issued as
- * this one starts, running beside its compute, as forward_prefetch does). --profile-mix: the mix of a real profile with
+ * this one starts, running beside its compute, as forward_prefetch does). The DataLoader's
+ * __next__ takes --loader-us on the loop's thread, named as a loader with workers; with
+ * --single-loader it is the main process's (num_workers=0: the loading is the loop's own host
+ * work); with --workers-us P the workers make a batch every P us at their own pace and
+ * __next__ waits for it (--loader-us is then what receiving a ready batch costs), so a loop
+ * made faster elsewhere waits longer there. --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
  * samples per op: ~400 per MB).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
+ *                  [--single-loader | --workers-us P]
  *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
  *                  [--side-copies N [--side-pinned]] [--gather-mb M [--prefetch]]
@@ -57,6 +63,10 @@ struct gen {
 	int items_fixed;          /* ... each replaced by one kernel launch (kept on the GPU) */
 	int allocs;               /* cudaMalloc + cudaFree pairs per step */
 	int no_loss_item;         /* no loss.item() at the step's end */
+	int single_loader;        /* _SingleProcessDataLoaderIter: the loop loads itself */
+	int64_t workers_ns;       /* the workers make a batch every this long (0: __next__ takes
+				   * --loader-us whatever the loop does) */
+	int64_t ready_ns;         /* when the workers' next batch is ready */
 	int profile_mix;          /* with_stack + profile_memory: Python frames around each op,
 				   * [memory] samples per op (b200-eager-decode, ddp-v100-rank1) */
 	int launch_loop;          /* a Python loop launching this many 2 us kernels per step */
@@ -437,8 +447,16 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 		 "\"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
 	{
 		int64_t d = jitter(g, loader_ns, 20);
-		span(g, "user_annotation",
-		     "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", g->pid, g->tid,
+		if (g->workers_ns) { /* the batch comes when the workers have made it */
+			if (!g->ready_ns)
+				g->ready_ns = loader_ts + g->workers_ns;
+			if (g->ready_ns - loader_ts > d)
+				d = g->ready_ns - loader_ts;
+			g->ready_ns += g->workers_ns;
+		}
+		span(g, "user_annotation", g->single_loader
+		     ? "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+		     : "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", g->pid, g->tid,
 		     loader_ts, d, args);
 		g->now_ns = loader_ts + d + 3000;
 	}
@@ -703,6 +721,10 @@ int main(int argc, char **argv)
 			ops = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--loader-us") && i + 1 < argc)
 			loader_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--single-loader"))
+			g.single_loader = 1;
+		else if (!strcmp(argv[i], "--workers-us") && i + 1 < argc)
+			g.workers_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--pageable"))
 			pageable = 1;
 		else if (!strcmp(argv[i], "--items") && i + 1 < argc)
@@ -745,7 +767,8 @@ int main(int argc, char **argv)
 			imbalance = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
-					"[--pageable] [--items N [--items-fixed]] [--allocs N] "
+					"[--pageable] [--single-loader | --workers-us P] "
+					"[--items N [--items-fixed]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
 					"[--allreduce-mb M [--buckets]] "
 					"[--side-copies N [--side-pinned]] "

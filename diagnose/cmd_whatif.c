@@ -78,6 +78,10 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 		out_json_kint(g, "saves_ns", c->fx[i]->replay_ns);
 		out_json_kint(g, "saves_per_step_ns", per_step(c, c->fx[i]->replay_ns));
 		out_json_kint(g, "window_after_ns", c->base - c->fx[i]->replay_ns);
+		if (c->fx[i]->after) { /* what it wins once that fix is in */
+			out_json_kstr(g, "after", c->fx[i]->after);
+			out_json_kint(g, "saves_after_ns", c->fx[i]->after_ns);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -144,9 +148,14 @@ static void out_text(FILE *f, const struct whatif_ctx *c)
 				snprintf(label, sizeof(label), "all %zu together", c->nfx);
 				won = c->base - c->together;
 			}
-			fprintf(f, "  %-28s %12s %12s %12s\n", label, td_fmt_dur(b1, sizeof(b1), won),
+			fprintf(f, "  %-28s %12s %12s %12s", label, td_fmt_dur(b1, sizeof(b1), won),
 				c->steps ? td_fmt_dur(b2, sizeof(b2), per_step(c, won)) : "",
 				td_fmt_dur(b3, sizeof(b3), per_step(c, c->base - won)));
+			if (i < c->nfx && c->fx[i]->after) /* alone it frees time the loop waits */
+				fprintf(f, "   %s after the %s fix", td_fmt_dur(b1, sizeof(b1),
+									c->fx[i]->after_ns),
+					c->fx[i]->after);
+			fputc('\n', f);
 		}
 	}
 	for (i = 0; i < c->r->findings.len; i++) {

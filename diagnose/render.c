@@ -174,10 +174,10 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 			fputs(fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
-			char line[512];
+			char line[512], sz[64];
 			int n = snprintf(line, sizeof(line), "saves ~%s%s (%.1f%% of the window",
 					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
-					 fd->replayed ? " (replayed)" : "",
+					 td_finding_sizing(fd, sz, sizeof(sz)),
 					 100.0 * fd->savings_fraction);
 			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
 				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
@@ -249,7 +249,7 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 void render_findings_md(FILE *f, const struct td_report *r)
 {
 	size_t i, j;
-	char b1[32], b2[32], b3[48], parts[256];
+	char b1[32], b2[32], b3[48], parts[256], sz[64];
 
 	for (i = 0; i < r->findings.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);
@@ -262,7 +262,7 @@ void render_findings_md(FILE *f, const struct td_report *r)
 			fprintf(f, "\n\n`%s` · %s · saves ~%s%s (%.1f%% of the window", fd->rule,
 				td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1),
 									   fd->savings_ns),
-				fd->replayed ? " (replayed)" : "",
+				td_finding_sizing(fd, sz, sizeof(sz)),
 				100.0 * fd->savings_fraction);
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
@@ -316,6 +316,10 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kbool(g, "advice", fd->risk == 2);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
 		out_json_kstr(g, "sizing", fd->risk ? "none" : fd->replayed ? "replay" : "idle");
+		if (fd->after) { /* sized after another fix: what it wins alone besides */
+			out_json_kstr(g, "sized_after", fd->after);
+			out_json_kint(g, "alone_ns", fd->replay_ns);
+		}
 		out_json_kfixed(g, "est_savings_fraction", fd->savings_fraction, 6);
 		out_json_kint(g, "est_savings_per_step_ns", fd->per_step_ns);
 		out_json_kint(g, "gpu_idle_ns", fd->idle_ns);

@@ -121,7 +121,7 @@ static void td_cell_dur(FILE *f, int64_t ns)
 void html_findings(FILE *f, const struct td_report *r)
 {
 	size_t i, j;
-	char b1[32], b2[32];
+	char b1[32], b2[32], sz[64];
 
 	if (!r->findings.len) {
 		fputs("<p>No findings.</p>\n", f);
@@ -140,7 +140,7 @@ void html_findings(FILE *f, const struct td_report *r)
 					    : "A risk, not a time cost", f); /* the period follows */
 		else
 			fprintf(f, "Saves ~%s%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),
-				fd->savings_ns), fd->replayed ? " (replayed)" : "", 100.0 * fd->savings_fraction, fd->per_step_ns ? ", " : "",
+				fd->savings_ns), td_finding_sizing(fd, sz, sizeof(sz)), 100.0 * fd->savings_fraction, fd->per_step_ns ? ", " : "",
 				fd->per_step_ns ? td_fmt_dur(b2, sizeof(b2), fd->per_step_ns) : "",
 				fd->per_step_ns ? " per step" : "");
 		if (fd->host_ns)

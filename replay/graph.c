@@ -697,6 +697,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	td_vec_init(&g->xs, sizeof(struct td_rp_side));
 	td_vec_init(&g->extras, sizeof(struct td_rp_side));
 	td_vec_init(&g->engine, sizeof(struct td_rp_side));
+	td_vec_init(&g->gates, sizeof(struct td_rp_side));
 	for (i = 0; i < ntr; i++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		const struct td_device *d = tr->is_gpu ? td_trace_find_device(t, tr->device) : NULL;
@@ -753,6 +754,33 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	return 0;
 }
 
+int td_replay_gate(struct td_replay *g, uint32_t track, int64_t from, int64_t to)
+{
+	uint32_t f, n, k;
+	struct td_rp_side *s;
+	size_t lo, i;
+
+	if (track >= g->t->tracks.len || (f = g->track_first[track]) == TD_NONE)
+		return -1;
+	n = g->track_count[track];
+	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts < to);
+	if (lo == n)
+		return -1;
+	k = f + (uint32_t)lo;
+	s = g->gates.data;
+	TD_LOWER_BOUND(i, g->gates.len, s[mid].node < k);
+	if (i < g->gates.len && s[i].node == k) { /* two waits before one call: the later */
+		s[i].w = from > s[i].w ? from : s[i].w;
+		return 0;
+	}
+	td_vec_push(&g->gates); /* kept by node: a few a step, inserted in place */
+	s = g->gates.data;
+	memmove(&s[i + 1], &s[i], (g->gates.len - 1 - i) * sizeof(*s));
+	s[i] = (struct td_rp_side){k, TD_NONE, td_rp_event(g, k)->ts, from};
+	g->fl[k] |= TD_RPF_GATE;
+	return 0;
+}
+
 void td_replay_free(struct td_replay *g)
 {
 	free(g->ev);
@@ -767,5 +795,6 @@ void td_replay_free(struct td_replay *g)
 	td_vec_free(&g->xs);
 	td_vec_free(&g->extras);
 	td_vec_free(&g->engine);
+	td_vec_free(&g->gates);
 	memset(g, 0, sizeof(*g));
 }

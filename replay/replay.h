@@ -20,6 +20,8 @@
  *   - threads of one process: a thread's burst of calls inside a gap of the process's main
  *     thread (the autograd thread's backward) starts after the main thread's call before it,
  *     and the main thread's next call waits for the burst's end, each by its measured lag;
+ *   - outside producers: the first call after a DataLoader's wait for its workers' batch
+ *     starts no earlier than it did (td_replay_gate), unless the loader is the fix;
  *   - copy engines: a host-to-device (device-to-host) copy starts after the one of its device
  *     and direction that started before it on another stream ended, when it did in the trace:
  *     one engine per direction, shared by the streams (copies that overlapped in the trace
@@ -68,6 +70,7 @@ enum td_rp_role {
 #define TD_RPF_PAGEABLE 0x400 /* op: a copy over the host link from or to pageable memory */
 #define TD_RPF_ENGINE 0x800  /* op: follows another stream's copy on its engine (g->engine) */
 #define TD_RPF_DTOH 0x1000   /* op: a copy over the host link, device to host (PAGEABLE, ENGINE) */
+#define TD_RPF_GATE 0x2000   /* host: starts no earlier than a time outside the trace (g->gates) */
 
 /* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
  * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */
@@ -111,6 +114,9 @@ struct td_replay {
 	struct td_vec xs;          /* struct td_rp_side: edges, by node */
 	struct td_vec extras;      /* struct td_rp_side: start delays (v), by node */
 	struct td_vec engine;      /* struct td_rp_side: the copy before on the engine (ref), by node */
+	struct td_vec gates;       /* struct td_rp_side: a start no earlier than v (a DataLoader
+				    * worker's batch ready), unless an edit drops the host time of
+				    * the wait that began at w; by node (td_replay_gate) */
 	int64_t tail;              /* median from the awaited op's end to a wait call's end */
 	int64_t wait_cost, copy_cost; /* what a sync, a copy call costs when it does not wait */
 	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */
@@ -126,6 +132,14 @@ struct td_replay {
  * copy op's TD_RP_OP_* bits (NULL: all plain). Returns 0, or -1 when out of memory. */
 int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role);
 void td_replay_free(struct td_replay *g);
+
+/* Host work on a thread after [from, to) waited there for something outside the trace that
+ * was ready at `to` at the earliest (a DataLoader worker's batch: the workers produce at their
+ * own pace, so a loop made faster elsewhere waits longer in __next__ and gains nothing): the
+ * thread's first call after `to` starts no earlier than it did, unless an edit drops the host
+ * time of the wait (TD_RP_DROP_HOST over `from`: the loader fixed). Returns 0, -1 when the
+ * thread has no call after it. */
+int td_replay_gate(struct td_replay *g, uint32_t track, int64_t from, int64_t to);
 
 /* What a node is, for callers and tests. */
 static inline const struct td_event *td_rp_event(const struct td_replay *g, uint32_t k)
@@ -191,6 +205,7 @@ struct td_rp_times {
 	struct td_vec over;        /* struct td_rp_side: lane gaps (w) and own costs (v) the
 				    * edits set, by node */
 	struct td_vec anchors;     /* struct td_rp_anchor, by node */
+	uint8_t *gate_off;         /* per gate (g->gates): an edit dropped its wait */
 	size_t n;
 };
 

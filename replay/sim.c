@@ -198,6 +198,11 @@ static int64_t compute(const struct sim *s, uint32_t k)
 		}
 		later(&v, START(h), lag);
 	}
+	if (!gpu && (g->fl[k] & TD_RPF_GATE)) { /* what it waited for outside the trace */
+		const struct td_rp_side *gt = td_rp_side_of(&g->gates, k);
+		if (!r->gate_off[gt - (const struct td_rp_side *)g->gates.data])
+			later(&v, gt->v, 0);
+	}
 	if (v == NONE_T) /* nothing before it: where it was, less the host time dropped before it */
 		v = e->ts + ((!gpu && (r->flag[k] & F_GAP)) ? over(r, k)->w : 0);
 #undef END
@@ -374,8 +379,15 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			overlap_op(g, r, k, ed);
 		return;
-	default:
+	default: { /* TD_RP_DROP_HOST: the waits it drops gate nothing more */
+		const struct td_rp_side *gt = g->gates.data;
+		size_t i;
+		TD_LOWER_BOUND(i, g->gates.len, gt[mid].node < lo);
+		for (; i < g->gates.len && gt[i].node < end; i++)
+			if (gt[i].w >= ed->from && gt[i].w < ed->to)
+				r->gate_off[i] = 1;
 		break;
+	}
 	}
 	/* the gaps that end after `from`, while they begin before `to` */
 	for (k = first_after(g, ed->track, ed->from); k < end; k++) {
@@ -418,6 +430,7 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	out->n = g->n;
 	out->start = td_malloc((g->n + 1) * sizeof(int64_t));
 	out->flag = td_calloc(g->n + 1, 1);
+	out->gate_off = td_calloc(g->gates.len + 1, 1);
 	td_vec_init(&out->over, sizeof(struct td_rp_side));
 	td_vec_init(&out->anchors, sizeof(struct td_rp_anchor));
 	for (k = 0; k < nedits; k++)
@@ -451,6 +464,7 @@ void td_rp_times_free(struct td_rp_times *r)
 {
 	free(r->start);
 	free(r->flag);
+	free(r->gate_off);
 	td_vec_free(&r->over);
 	td_vec_free(&r->anchors);
 	memset(r, 0, sizeof(*r));

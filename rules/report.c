@@ -248,6 +248,16 @@ const struct td_finding *td_report_owner(const struct td_analysis *a, const stru
 	return NULL;
 }
 
+const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap)
+{
+	if (!f->replayed)
+		return "";
+	if (!f->after)
+		return " (replayed)";
+	snprintf(buf, cap, " (replayed, after the %s fix)", f->after);
+	return buf;
+}
+
 void td_report_sort(struct td_report *r)
 {
 	sort_findings(r->findings.data, r->findings.len);
@@ -285,7 +295,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		const struct td_suppression *s = NULL;
 		int64_t w = td_an_window_ns(a, f->device);
-		f->savings_ns = f->replayed ? f->replay_ns : f->idle_ns + f->busy_ns;
+		f->savings_ns = !f->replayed ? f->idle_ns + f->busy_ns
+				: f->after ? f->after_ns : f->replay_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {

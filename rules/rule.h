@@ -39,6 +39,10 @@ struct td_finding {
 				    * else idle_ns + busy_ns */
 	int replayed;              /* 1: sized by replaying the trace with the fix (rules/whatif.h) */
 	int64_t replay_ns;         /* the replayed window before minus after the fix */
+	const char *after;         /* the rule whose fix must come first for this one to win:
+				    * savings_ns is then after_ns (NULL: sized alone) */
+	int64_t after_ns;          /* what the fix wins once `after`'s fix is in, replayed: both
+				    * together less `after`'s alone */
 	struct td_vec edits;       /* struct td_rp_edit: the fix as edits of the replay's graph,
 				    * replayed by td_diagnose() (none: sized by the idle it claims) */
 	double savings_fraction;   /* savings over the window's duration */
@@ -103,6 +107,9 @@ int64_t td_finding_claim(struct td_analysis *a, struct td_finding *f, size_t d,
 void td_diagnose(struct td_analysis *a, struct td_report *r);
 /* The severity of a finding worth `fraction` of its window. */
 enum td_severity td_grade(const struct td_params *p, double fraction);
+/* How f's saving was obtained, for the line that gives it: " (replayed)", " (replayed, after
+ * the dataloader fix)", "" (sized by the idle it claims). */
+const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap);
 /* Orders findings by savings (ties by rule, device, title: a total order). */
 void td_report_sort(struct td_report *r);
 void td_report_init(struct td_report *r);

@@ -75,6 +75,44 @@ static void run_base(struct td_analysis *a)
 	td_rp_times_free(&r);
 }
 
+/* A DataLoader with workers hands the loop batches the workers made at their own pace: where
+ * __next__ waited for one, the loop's work after it cannot start earlier than it did, whatever
+ * fix speeds up the loop elsewhere (only the loader's own fix moves it). A wait is a span longer
+ * than twice the shortest (a batch that was ready: what receiving one costs), or every span
+ * when none stands out that way (each batch waited). In the main process (num_workers=0) the
+ * loading is the loop's own host work, which moves with it: no gate. */
+static void loader_gates(struct td_analysis *a, struct td_replay *g)
+{
+	const struct td_trace *t = a->t;
+	struct td_vec spans; /* uint32_t: the worker loaders' outermost spans */
+	int64_t shortest = INT64_MAX, *dur, med;
+	size_t i, n;
+
+	td_vec_init(&spans, sizeof(uint32_t));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		if (!(a->name_class[e->name] & NC_DATALOADER) ||
+		    (a->name_class[e->name] & NC_SINGLE_PROC_DL) ||
+		    !td_an_outer_dataloader(a, (uint32_t)i))
+			continue;
+		*(uint32_t *)td_vec_push(&spans) = (uint32_t)i;
+		if (td_ev_dur(e) < shortest)
+			shortest = td_ev_dur(e);
+	}
+	n = spans.len;
+	dur = td_calloc(n + 1, sizeof(*dur));
+	for (i = 0; i < n; i++)
+		dur[i] = td_ev_dur(td_trace_ev(t, TD_VEC_AT(&spans, uint32_t, i)));
+	med = n ? td_median_i64(dur, n) : 0;
+	free(dur);
+	for (i = 0; i < n; i++) {
+		const struct td_event *e = td_trace_ev(t, TD_VEC_AT(&spans, uint32_t, i));
+		if (shortest * 4 > med || td_ev_dur(e) > 2 * shortest)
+			td_replay_gate(g, e->track, e->ts, td_ev_end(e));
+	}
+	td_vec_free(&spans);
+}
+
 const struct td_whatif *td_an_whatif(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -125,6 +163,7 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 			if (!w->g.dev[i].pinned[1])
 				w->g.dev[i].pinned[1] = bw;
 		}
+		loader_gates(a, &w->g);
 		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
 		w->ok = 1;
@@ -292,6 +331,56 @@ static void *size_worker(void *arg)
 	}
 }
 
+/* Where the loop waits for a DataLoader's workers (the graph's gates), a fix that speeds the
+ * loop up elsewhere wins little alone: the time it frees goes to waiting in __next__. Such a
+ * fix is sized after the loader's: both replayed together, less the loader's fix alone - what
+ * it wins in the order the report gives them. Kept alone-sized where that is more. */
+static void size_after_loader(struct td_analysis *a, struct td_finding **fs, size_t n)
+{
+	struct td_finding *l = NULL;
+	struct td_vec both;
+	size_t i;
+	int d;
+
+	if (!a->whatif->ok || !a->whatif->g.gates.len)
+		return;
+	for (i = 0; i < n && !l; i++)
+		if (fs[i]->replayed && !strcmp(fs[i]->rule, "dataloader"))
+			l = fs[i];
+	if (!l || (d = td_an_dev_index(a, l->device)) < 0)
+		return;
+	td_vec_init(&both, sizeof(struct td_rp_edit));
+	for (i = 0; i < n; i++) {
+		struct td_finding *f = fs[i];
+		int64_t w, gain;
+		size_t k;
+		if (f == l || !f->replayed || f->device != l->device)
+			continue;
+		both.len = 0;
+		for (k = 0; k < l->edits.len; k++)
+			*(struct td_rp_edit *)td_vec_push(&both) = TD_VEC_AT(&l->edits, struct
+									      td_rp_edit, k);
+		for (k = 0; k < f->edits.len; k++)
+			*(struct td_rp_edit *)td_vec_push(&both) = TD_VEC_AT(&f->edits, struct
+									      td_rp_edit, k);
+		w = td_whatif_window(a, (size_t)d, both.data, both.len);
+		if (w < 0)
+			continue;
+		gain = a->whatif->base_win[d] - l->replay_ns - w;
+		/* a fifth more at least, and 1 us: not the replay's rounding */
+		if (gain > f->replay_ns + f->replay_ns / 5 && gain - f->replay_ns >= 1000) {
+			char b1[32];
+			f->after = l->rule;
+			f->after_ns = gain;
+			td_finding_where(f, "alone it saves ~%s: the loop waits for the DataLoader's "
+					 "workers, so what it wins goes to waiting in __next__ "
+					 "until the loader keeps up",
+					 td_fmt_dur(b1, sizeof(b1), f->replay_ns));
+		}
+	}
+	td_vec_free(&both);
+}
+
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
 {
 	struct size_job j;
@@ -336,6 +425,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 		fs[i]->replay_ns = before > j.win[i] ? before - j.win[i] : 0;
 	}
 	free(j.win);
+	size_after_loader(a, fs, n);
 }
 
 void td_whatif_free(struct td_analysis *a)

@@ -169,6 +169,45 @@ static void test_threads(void **state)
 	done(&x);
 }
 
+/* A DataLoader's workers make batches at their own pace: __next__ waited 150 us for one at
+ * [20, 170) (its other call, 10 us, got a ready one), so the launch after it (180) starts no
+ * earlier than it did when the loop's work before the loader goes - the loop then waits
+ * longer in __next__ - and only the loader's own fix (its span dropped to 10 us) moves it: to
+ * 4 + (176 - 150 + 10) = 40, and the next launch by the same 140 us. */
+static void test_loader_gate(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t l2, l3, k2;
+	(void)state;
+
+	load(th_fixture("replay/loader.json"), &x);
+	l2 = node(&x, "cudaLaunchKernel", 180);
+	l3 = node(&x, "cudaLaunchKernel", 220);
+	k2 = node(&x, "k2", 186);
+	assert_int_equal(x.w->g.gates.len, 1); /* the 10 us call waited for nothing */
+	assert_int_equal(td_rp_side_of(&x.w->g.gates, l2)->v, 180 * US);
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[l2], 180 * US);
+	assert_int_equal(r.start[l3], 220 * US);
+	td_rp_times_free(&r);
+	/* the loop's own host work before the loader goes: the batch is not ready sooner */
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 4 * US, 20 * US, 0, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[l2], 180 * US);
+	assert_int_equal(r.start[k2], 186 * US);
+	td_rp_times_free(&r);
+	/* the loader keeps up: its wait shrinks to a ready batch's 10 us */
+	e = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 20 * US, 170 * US, 10 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[l2], 40 * US);
+	assert_int_equal(r.start[k2], 46 * US);
+	assert_int_equal(r.start[l3], 80 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* A copy call that outlasts its op (pageable) waits for it, and the op keeps the host's staging
  * (40 us after the call, less the launch latency: a kernel's, 6 us, one copy being no model of
  * copies); k2 starts 34 us
@@ -361,6 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_loader_gate),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),
 		cmocka_unit_test(test_overlap),

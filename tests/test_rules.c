@@ -166,7 +166,10 @@ static void check_invariants(const struct run *x, const char *what)
 				want = f->max_severity;
 			assert_int_equal(f->severity, want);
 		}
-		assert_int_equal(f->savings_ns, f->replayed ? f->replay_ns : f->idle_ns + f->busy_ns);
+		assert_int_equal(f->savings_ns, !f->replayed ? f->idle_ns + f->busy_ns
+				 : f->after ? f->after_ns : f->replay_ns);
+		if (f->after) /* sized after another fix only where it then wins more */
+			assert_true(f->after_ns > f->replay_ns);
 		assert_non_null(f->title);
 		assert_non_null(f->fix);
 		if (!*f->fix) /* every finding says what to do */

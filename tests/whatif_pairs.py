@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """What-if pairs: bench/gen_trace writes the same workload with a bottleneck and with its fix,
 and the saving tracedoc replays on the first must come within 10% of what the second measures
-(the steady-state windows' difference per step, both as recorded).
+(the steady-state windows' difference per step, both as recorded), or within 2% of the step
+where the saving is small beside it.
 
 usage: whatif_pairs.py TRACEDOC GEN_TRACE"""
 import json
@@ -10,27 +11,40 @@ import subprocess
 import sys
 import tempfile
 
+# gen_trace's __next__ takes a fixed time; with workers, that is a loop that waits for them
+# (the replay holds it there), so the pairs of other mechanisms load in the main process
 PAIRS = [
     # rule, the bottleneck, the fix, what it is
     ("dataloader", ["--loader-us", "2000"], ["--loader-us", "481"],
      "a 2 ms __next__ against a loader that keeps up (the batch's 4.8 MB at 10 GB/s)"),
-    ("sync-stall", ["--items", "30", "--no-loss-item"],
-     ["--items", "30", "--items-fixed", "--no-loss-item"],
+    ("sync-stall", ["--items", "30", "--no-loss-item", "--single-loader"],
+     ["--items", "30", "--items-fixed", "--no-loss-item", "--single-loader"],
      "30 per-element .item() per step against one launch each (the value kept on the GPU)"),
-    ("small-kernels", ["--ops", "0", "--launch-loop", "100"],
-     ["--ops", "0", "--launch-loop", "100", "--loop-fused"],
+    ("sync-stall", ["--items", "30", "--no-loss-item", "--workers-us", "6000",
+                    "--loader-us", "100"],
+     ["--items", "30", "--items-fixed", "--no-loss-item", "--workers-us", "6000",
+      "--loader-us", "100"],
+     "the same behind DataLoader workers that make a batch every 6 ms: the loop waits for them "
+     "in most steps either way, so the fix alone wins little (sized after the loader's fix, "
+     "compared alone)"),
+    ("small-kernels", ["--ops", "0", "--launch-loop", "100", "--single-loader"],
+     ["--ops", "0", "--launch-loop", "100", "--loop-fused",
+      "--single-loader"],
      "a Python loop launching 100 kernels of 2 us per step on a drained GPU, against one launch "
      "of their fused kernel (the loop's own Python kept)"),
-    ("transfer", ["--side-copies", "16"], ["--side-copies", "16", "--side-pinned"],
+    ("transfer", ["--side-copies", "16", "--single-loader"],
+     ["--side-copies", "16", "--side-pinned", "--single-loader"],
      "16 pageable, blocking 4 MB uploads per step on side streams against pinned, non-blocking "
      "ones at 10 GB/s, which queue on the copy engine"),
-    ("communication", ["--allreduce-mb", "100"], ["--allreduce-mb", "100", "--buckets"],
+    ("communication", ["--allreduce-mb", "100", "--single-loader"],
+     ["--allreduce-mb", "100", "--buckets", "--single-loader"],
      "a 100 MB gradient all-reduce after the backward, exposed, against DDP's 25 MB buckets "
      "during it, each once its gradients are ready"),
-    ("communication", ["--gather-mb", "64"], ["--gather-mb", "64", "--prefetch"],
+    ("communication", ["--gather-mb", "64", "--single-loader"],
+     ["--gather-mb", "64", "--prefetch", "--single-loader"],
      "FSDP's 4 parameter all-gathers of 16 MB per step, each issued as its layer starts and "
      "waiting for the compute, against each prefetched beside the layer before"),
-    ("allocator", ["--allocs", "3"], [],
+    ("allocator", ["--allocs", "3", "--single-loader"], ["--single-loader"],
      "3 cudaMalloc + cudaFree per step (cudaFree waits for the GPU) against none"),
 ]
 
@@ -59,9 +73,12 @@ def main():
                 bad += 1
                 continue
             assert f[0]["sizing"] == "replay", f[0]
-            replayed = sum(x["est_savings_ns"] for x in f) / n
+            # a fix sized after another's (the loader's) is compared by what it wins alone
+            replayed = sum(x.get("alone_ns", x["est_savings_ns"]) for x in f) / n
             ratio = replayed / measured if measured else float("inf")
-            ok = abs(ratio - 1) <= 0.10
+            # within 10%, or - a saving small beside the step - within 2% of the step
+            step = ra["window_measured_ns"] / n
+            ok = abs(ratio - 1) <= 0.10 or abs(replayed - measured) <= 0.02 * step
             print(f"{'ok  ' if ok else 'FAIL'} {rule:14} measured {measured / 1e3:9.1f} us/step, "
                   f"replayed {replayed / 1e3:9.1f} us/step ({ratio:.3f}x): {what}")
             bad += not ok
