@@ -20,7 +20,9 @@
  * (their second half then the backward), exposed (--buckets: in 25 MB buckets during the
  * backward, each once its op ran, as DDP overlaps them), --side-copies N uploads of 4 MB per step onto
  * two side streams from pageable memory, blocking the host (--side-pinned: from pinned memory,
- * non-blocking, sharing the copy engine). --gather-mb M: FSDP's parameter all-gathers, M MB a
+ * non-blocking, sharing the copy engine; --inline-copies: onto the compute stream, behind its
+ * kernels; --consumer-wait: the compute stream waits for each before its next kernel, as
+ * wait_stream before use does). --gather-mb M: FSDP's parameter all-gathers, M MB a
  * step in 4 (one per layer of the forward, the ops' first half), each issued as its layer
  * starts and waiting for the compute stream, exposed (--prefetch: the next layer's issued as
  * this one starts, running beside its compute, as forward_prefetch does). The DataLoader's
@@ -36,7 +38,8 @@
  *                  [--single-loader | --workers-us P]
  *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
- *                  [--side-copies N [--side-pinned]] [--gather-mb M [--prefetch]]
+ *                  [--side-copies N [--side-pinned] [--inline-copies | --consumer-wait]]
+ *                  [--gather-mb M [--prefetch]]
  *                  [--profile-mix] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
@@ -78,6 +81,8 @@ struct gen {
 	int64_t comm_free;        /* when the communication stream is free */
 	int side_copies;          /* 4 MB uploads per step onto two side streams, among the ops */
 	int side_pinned;          /* ... from pinned memory, non-blocking (else pageable, blocking) */
+	int inline_copies;        /* ... onto the compute stream instead, behind its kernels */
+	int consumer_wait;        /* ... the compute stream waits for each before its next op */
 	int64_t side_free[2];     /* when each side stream is free */
 	int64_t engine_free;      /* when the host-to-device copy engine is free */
 	int64_t gather_bytes;     /* FSDP's parameter all-gathers per step, in GATHERS */
@@ -234,7 +239,7 @@ static void copy(struct gen *g, const char *dir, const char *kinds, int64_t byte
 static void side_copy(struct gen *g, int n)
 {
 	char args[256];
-	int stream = n % 2 ? 24 : 20;
+	int stream = g->inline_copies ? 7 : n % 2 ? 24 : 20;
 	int64_t bytes = 4 << 20, op_ts = g->now_ns, call_ts = op_ts + 3000, c_ts, c_dur, call_dur;
 	uint64_t ext = ++g->ext, corr = ++g->corr;
 
@@ -243,6 +248,8 @@ static void side_copy(struct gen *g, int n)
 		c_ts = g->side_free[n % 2];
 	if (g->engine_free > c_ts)
 		c_ts = g->engine_free;
+	if (g->inline_copies && g->gpu_ns > c_ts) /* in stream order behind the compute */
+		c_ts = g->gpu_ns;
 	c_dur = bytes / (g->side_pinned ? 10 : 6) + 1500;
 	call_dur = g->side_pinned ? 6000 : c_ts + c_dur - call_ts + 2000;
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
@@ -260,6 +267,8 @@ static void side_copy(struct gen *g, int n)
 	     : "Memcpy HtoD (Pageable -> Device)", 0, stream, c_ts, c_dur, args);
 	flow(g, 'f', corr, 0, stream, c_ts);
 	g->side_free[n % 2] = g->engine_free = c_ts + c_dur;
+	if ((g->inline_copies || g->consumer_wait) && g->gpu_ns < c_ts + c_dur)
+		g->gpu_ns = c_ts + c_dur; /* the compute after it waits for it */
 	if (!g->side_pinned) { /* PyTorch syncs the stream after a blocking copy */
 		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 131, "
 			 "\"correlation\": %" PRIu64, ext, ++g->corr);
@@ -747,6 +756,10 @@ int main(int argc, char **argv)
 			g.side_copies = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--side-pinned"))
 			g.side_pinned = 1;
+		else if (!strcmp(argv[i], "--inline-copies"))
+			g.inline_copies = 1;
+		else if (!strcmp(argv[i], "--consumer-wait"))
+			g.consumer_wait = 1;
 		else if (!strcmp(argv[i], "--gather-mb") && i + 1 < argc)
 			g.gather_bytes = (int64_t)atoi(argv[++i]) << 20;
 		else if (!strcmp(argv[i], "--prefetch"))
@@ -771,7 +784,8 @@ int main(int argc, char **argv)
 					"[--items N [--items-fixed]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
 					"[--allreduce-mb M [--buckets]] "
-					"[--side-copies N [--side-pinned]] "
+					"[--side-copies N [--side-pinned] [--inline-copies | "
+					"--consumer-wait]] "
 					"[--gather-mb M [--prefetch]] "
 					"[--profile-mix] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "

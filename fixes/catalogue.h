@@ -38,6 +38,7 @@ enum td_mech {
 	TD_FIX_LOADER_MAIN,     /* the DataLoader runs in the main process (num_workers=0) */
 	TD_FIX_LOADER_WORKERS,  /* the DataLoader's worker processes cannot keep up */
 	TD_FIX_PAGEABLE_UPLOAD, /* host-to-device copies from pageable memory */
+	TD_FIX_UPLOAD_SIDE_STREAM, /* ... queued on the compute stream behind its kernels */
 	TD_FIX_CREATE_MOVE,     /* a tensor created on the CPU, then moved to the GPU */
 	TD_FIX_SYNC_ITEM,       /* .item() / .cpu() / .tolist() of a value the GPU computes */
 	TD_FIX_SYNC_NONZERO,    /* nonzero() and boolean-mask indexing */

@@ -247,7 +247,7 @@ TD_DEFINE_SORT(sort_bpsm, struct bpsm_n, BPSM_LESS)
  * tensor parallelism (Megatron's row-parallel linear, a vocabulary-parallel embedding). */
 static void allreduce_passes(const struct td_trace *t, struct td_context *c)
 {
-	uint8_t *is_ar, *mark;
+	uint8_t *mark;
 	struct td_dev_events it;
 	uint32_t k, pg = 0;
 	size_t i;
@@ -271,13 +271,12 @@ static void allreduce_passes(const struct td_trace *t, struct td_context *c)
 			 ((has(n, "forward") || has(n, "Forward")) && !has(n, "ackward")))
 			mark[i] |= 4;
 	}
-	is_ar = mark;
 	for (td_gpu_events_begin(&it, t); td_dev_events_next(&it, &k);) {
 		const struct td_event *e = td_trace_ev(t, k);
 		uint32_t p, l;
 		unsigned seen = 0;
 		int depth;
-		if (e->kind != TD_K_KERNEL || !(is_ar[e->name] & 1) ||
+		if (e->kind != TD_K_KERNEL || !(mark[e->name] & 1) ||
 		    (l = td_trace_launch(t, k)) == TD_NONE)
 			continue;
 		for (p = td_trace_parent(t, l), depth = 0; p != TD_NONE && depth < 256;

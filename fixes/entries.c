@@ -523,19 +523,25 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "The loader pins its batches already (pin_memory=True), yet these copies come from "
 	 "pageable memory: they are tensors it did not pin - built in the step itself, or a batch "
 	 "type without a pin_memory() method. Pin those (tensor.pin_memory(), or give the batch "
-	 "class a pin_memory() method) and copy with .to(\"cuda\", non_blocking=True): the copy "
-	 "then overlaps compute, runs at the host link's full bandwidth, and needs no stream "
-	 "sync."},
+	 "class a pin_memory() method) and copy with .to(\"cuda\", non_blocking=True): the host "
+	 "then runs on, and the copy runs at the host link's full bandwidth with no stream sync."},
 	{TD_FIX_PAGEABLE_UPLOAD, ANY_V, ANY_R, ANY_E, TD_ON_LOADER, 0, -1, 0,
 	 "Copy from pinned memory without blocking the host: DataLoader(..., pin_memory=True) and "
 	 "batch.to(\"cuda\", non_blocking=True) (or tensor.pin_memory() for tensors you build "
-	 "yourself). The copy then overlaps compute, runs at the host link's full bandwidth, and "
-	 "needs no stream sync."},
+	 "yourself). The host then runs on, and the copy runs at the host link's full bandwidth "
+	 "with no stream sync."},
 	{TD_FIX_PAGEABLE_UPLOAD, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "Copy from pinned memory without blocking the host: allocate the host buffers pinned "
 	 "once (torch.empty(..., pin_memory=True), or tensor.pin_memory()) and reuse them, and "
-	 "copy with .to(\"cuda\", non_blocking=True). The copy then overlaps compute, runs at the "
-	 "host link's full bandwidth, and needs no stream sync."},
+	 "copy with .to(\"cuda\", non_blocking=True). The host then runs on, and the copy runs at "
+	 "the host link's full bandwidth with no stream sync."},
+	{TD_FIX_UPLOAD_SIDE_STREAM, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "These copies queue on the compute stream behind the kernels launched before them: issue "
+	 "them on a side stream so they run beside that compute - s = torch.cuda.Stream(); with "
+	 "torch.cuda.stream(s): x = batch.to(\"cuda\", non_blocking=True); then, before x is "
+	 "used, torch.cuda.current_stream().wait_stream(s) and "
+	 "x.record_stream(torch.cuda.current_stream()) (copying the next batch there while this "
+	 "one computes hides the copy whole)."},
 	{TD_FIX_CREATE_MOVE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "Create the tensor where it is used: torch.randn(shape, device=\"cuda\") (likewise "
 	 "zeros, ones, empty, full, arange) instead of torch.randn(shape).to(\"cuda\"): the GPU "

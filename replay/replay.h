@@ -182,6 +182,12 @@ enum td_rp_edit_kind {
 			  * after `since` - has run the same share (residual of its duration: the
 			  * first bucket ready); the compute is the op of another stream of its
 			  * device that ended last before it started */
+	TD_RP_SIDE,      /* the copies of the blocking copy calls starting in [from, to) on a
+			  * thread leave their stream for a side stream of their own: each starts
+			  * after its launch, its copy engine and the copy moved before it from the
+			  * same stream, no more after the compute queued before it; the first op
+			  * after them on their stream waits for them (wait_stream before use) as
+			  * well as for the op before them */
 };
 struct td_rp_edit {
 	uint8_t kind;
@@ -205,6 +211,10 @@ struct td_rp_times {
 	struct td_vec over;        /* struct td_rp_side: lane gaps (w) and own costs (v) the
 				    * edits set, by node */
 	struct td_vec anchors;     /* struct td_rp_anchor, by node */
+	struct td_vec sides;       /* struct td_rp_side, by node (TD_RP_SIDE): a moved copy
+				    * (ref: the copy moved before it from its stream, TD_NONE for
+				    * none; v -1), or the first op after moved copies on their stream
+				    * (ref: the last of them; v: the op before them, -1 for none) */
 	uint8_t *gate_off;         /* per gate (g->gates): an edit dropped its wait */
 	size_t n;
 };

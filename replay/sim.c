@@ -14,9 +14,12 @@
 
 #define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
 
-/* what the edits did to a node (td_rp_times.flag) */
+/* what the edits did to a node (td_rp_times.flag); F_UNWAIT and F_WARM mark host calls only,
+ * so a GPU op reuses their bits for what TD_RP_SIDE did to it */
 enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNED = 32,
        F_ANCHOR = 64, F_WARM = 128 };
+#define F_SIDE F_UNWAIT     /* op: moved to a side stream */
+#define F_AFTER_SIDE F_WARM /* op: the first after moved copies on its stream */
 /* the DFS's state per node, two bits of sim.state */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
 #define ST(s, k) (((s)->state[(k) >> 2] >> (((k) & 3) * 2)) & 3)
@@ -111,12 +114,22 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 	uint32_t p = td_rp_prev(g, k);
 	size_t n = 0;
 
+	if ((g->fl[k] & TD_RPF_GPU) && (s->r->flag[k] & (F_SIDE | F_AFTER_SIDE))) {
+		/* off its stream: the side stream's copy before it; after moved copies: the
+		 * last of them and the op before them */
+		const struct td_rp_side *sd = td_rp_side_of(&s->r->sides, k);
+		if (sd->ref != TD_NONE)
+			pre[n++] = sd->ref;
+		if (sd->v >= 0)
+			pre[n++] = (uint32_t)sd->v;
+		p = TD_NONE;
+	}
 	if (p != TD_NONE) {
 		pre[n++] = p;
 		if (waits(s, p))
 			pre[n++] = g->src[p];
 	}
-	if (g->fl[k] & TD_RPF_X) {
+	if ((g->fl[k] & TD_RPF_X) && !(s->r->flag[k] & F_SIDE)) {
 		const struct td_rp_side *x = td_rp_side_of(&g->xs, k);
 		if (x) {
 			pre[n++] = x->ref;
@@ -165,6 +178,19 @@ static int64_t compute(const struct sim *s, uint32_t k)
 		return v;
 	}
 	gap = (r->flag[k] & F_GAP) ? over(r, k)->w : td_rp_gap(g, k);
+	if (gpu && (r->flag[k] & (F_SIDE | F_AFTER_SIDE))) {
+		const struct td_rp_side *sd = td_rp_side_of(&r->sides, k);
+		if (r->flag[k] & F_SIDE) { /* its side stream, then as any op: launch, engine */
+			if (sd->ref != TD_NONE)
+				later(&v, END(sd->ref), 0);
+			x = NULL;
+		} else { /* the op before the moved copies, by the gap; the copies themselves */
+			if (sd->v >= 0)
+				later(&v, END((uint32_t)sd->v), gap);
+			later(&v, END(sd->ref), 0);
+		}
+		p = TD_NONE;
+	}
 	if (r->flag[k] & F_ANCHOR) { /* overlapped: its stream, then the compute it follows */
 		const struct td_rp_anchor *an = anchor_of(r, k);
 		if (p != TD_NONE)
@@ -379,6 +405,14 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			overlap_op(g, r, k, ed);
 		return;
+	case TD_RP_SIDE: /* the calls' nodes; their copies are marked once, after the edits */
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			;
+		if (k > lo) {
+			struct td_rp_side *sd = td_vec_push(&r->sides);
+			*sd = (struct td_rp_side){lo, k, 0, 0};
+		}
+		return;
 	default: { /* TD_RP_DROP_HOST: the waits it drops gate nothing more */
 		const struct td_rp_side *gt = g->gates.data;
 		size_t i;
@@ -418,6 +452,57 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 
 #define OVER_LESS(x, y) ((x)->node < (y)->node)
 TD_DEFINE_SORT(sort_over, struct td_rp_side, OVER_LESS)
+
+/* The copies TD_RP_SIDE moves - those launched by copy calls in the ranges of host nodes
+ * apply() left in r->sides ([node, ref)) - then their links, stream by stream in order
+ * (r->sides, by node, in their place). */
+static void side_links(const struct td_replay *g, struct td_rp_times *r)
+{
+	const struct td_rp_side *rg;
+	size_t i, nr = r->sides.len;
+
+	if (!nr)
+		return;
+	sort_over(r->sides.data, nr);
+	rg = r->sides.data;
+	for (i = g->nhost; i < g->n; i++) {
+		uint32_t h = g->src[i];
+		size_t j;
+		if (h == TD_NONE || !(g->fl[h] & TD_RPF_COPY) ||
+		    td_rp_event(g, (uint32_t)i)->kind != TD_K_MEMCPY)
+			continue;
+		TD_LOWER_BOUND(j, nr, rg[mid].node <= h); /* the last range starting at or before h */
+		if (j && h < rg[j - 1].ref)
+			r->flag[i] |= F_SIDE;
+	}
+	r->sides.len = 0;
+
+	for (i = 0; i < g->t->tracks.len; i++) {
+		uint32_t f = g->track_first[i], k, moved = TD_NONE, main_op = TD_NONE;
+		int pending = 0;
+		if (f == TD_NONE || !td_trace_track(g->t, (uint32_t)i)->is_gpu)
+			continue;
+		for (k = f; k < f + g->track_count[i]; k++) {
+			struct td_rp_side *sd;
+			if (r->flag[k] & F_SIDE) {
+				sd = td_vec_push(&r->sides);
+				*sd = (struct td_rp_side){k, moved, -1, 0};
+				moved = k;
+				pending = 1;
+				continue;
+			}
+			if (pending) {
+				sd = td_vec_push(&r->sides);
+				*sd = (struct td_rp_side){k, moved, main_op == TD_NONE ? -1
+								     : (int64_t)main_op, 0};
+				r->flag[k] |= F_AFTER_SIDE;
+				pending = 0;
+			}
+			main_op = k;
+		}
+	}
+}
+
 TD_DEFINE_SORT(sort_anchors, struct td_rp_anchor, OVER_LESS)
 
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
@@ -433,6 +518,7 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	out->gate_off = td_calloc(g->gates.len + 1, 1);
 	td_vec_init(&out->over, sizeof(struct td_rp_side));
 	td_vec_init(&out->anchors, sizeof(struct td_rp_anchor));
+	td_vec_init(&out->sides, sizeof(struct td_rp_side));
 	for (k = 0; k < nedits; k++)
 		apply(g, &edits[k], out);
 	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
@@ -446,6 +532,8 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 		else if ((out->flag[h] & F_PINNED) && (g->fl[k] & TD_RPF_PAGEABLE))
 			set_cost(g, out, (uint32_t)k, td_rp_pinned_dur(g, (uint32_t)k));
 	}
+	side_links(g, out);
+	sort_over(out->sides.data, out->sides.len);
 	sort_over(out->over.data, out->over.len);
 	sort_anchors(out->anchors.data, out->anchors.len);
 	memset(&s, 0, sizeof(s));
@@ -467,6 +555,7 @@ void td_rp_times_free(struct td_rp_times *r)
 	free(r->gate_off);
 	td_vec_free(&r->over);
 	td_vec_free(&r->anchors);
+	td_vec_free(&r->sides);
 	memset(r, 0, sizeof(*r));
 }
 

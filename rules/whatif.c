@@ -164,6 +164,21 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 				w->g.dev[i].pinned[1] = bw;
 		}
 		loader_gates(a, &w->g);
+		{ /* the streams that run kernels, then the copy calls whose copy is on one */
+			uint8_t *kern = td_calloc(t->tracks.len + 1, 1);
+			w->copy_on_compute = td_calloc(w->g.nhost / 8 + 1, 1);
+			for (i = w->g.nhost; i < w->g.n; i++)
+				if (td_rp_event(&w->g, (uint32_t)i)->kind == TD_K_KERNEL)
+					kern[td_rp_event(&w->g, (uint32_t)i)->track] = 1;
+			for (i = w->g.nhost; i < w->g.n; i++) {
+				const struct td_event *op = td_rp_event(&w->g, (uint32_t)i);
+				uint32_t h = w->g.src[i];
+				if (op->kind == TD_K_MEMCPY && h != TD_NONE && kern[op->track] &&
+				    (w->g.fl[h] & TD_RPF_COPY))
+					w->copy_on_compute[h >> 3] |= (uint8_t)(1u << (h & 7));
+			}
+			free(kern);
+		}
 		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
 		w->ok = 1;
@@ -288,16 +303,51 @@ void td_rp_report_free(struct td_rp_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Whether a blocking copy call in [e->from, e->to) on e's thread copies on a compute stream. */
+static int copies_on_compute(const struct td_whatif *w, const struct td_rp_edit *e)
+{
+	const struct td_replay *g = &w->g;
+	uint32_t f = g->track_first[e->track], k;
+
+	if (f == TD_NONE)
+		return 0;
+	for (k = f; k < f + g->track_count[e->track]; k++) {
+		const struct td_event *c = td_rp_event(g, k);
+		if (c->ts >= e->to)
+			break;
+		if (c->ts >= e->from && (w->copy_on_compute[k >> 3] & (1u << (k & 7))))
+			return 1;
+	}
+	return 0;
+}
+
 void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 		     const struct td_block_unit *const *us, size_t n)
 {
+	const struct td_whatif *w = td_an_whatif(a);
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		struct td_rp_edit e;
 		td_unit_edit(a, us[i], &e);
 		td_finding_edit(f, &e);
+		/* an upload on the compute stream waits for the compute queued before it: the fix
+		 * issues it on a side stream too, which the compute waits for before use */
+		if (e.kind == TD_RP_COST && w && copies_on_compute(w, &e)) {
+			e.kind = TD_RP_SIDE;
+			td_finding_edit(f, &e);
+		}
 	}
+}
+
+int td_whatif_side_stream(const struct td_finding *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->edits.len; i++)
+		if (TD_VEC_AT(&f->edits, struct td_rp_edit, i).kind == TD_RP_SIDE)
+			return 1;
+	return 0;
 }
 
 struct size_job {
@@ -434,6 +484,7 @@ void td_whatif_free(struct td_analysis *a)
 		return;
 	free(a->whatif->base_win);
 	free(a->whatif->base_steps);
+	free(a->whatif->copy_on_compute);
 	td_replay_free(&a->whatif->g);
 	free(a->whatif);
 	a->whatif = NULL;

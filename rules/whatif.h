@@ -21,6 +21,8 @@ struct td_whatif {
 	int ok;                     /* built: a graph with host calls and GPU ops */
 	int64_t launch_cost;        /* median duration of a kernel launch call: what a fix that
 				     * replaces host work with one launch costs */
+	uint8_t *copy_on_compute;   /* bit per host node: a copy call whose copy runs on a stream
+				     * that runs kernels (it waits for the compute queued there) */
 };
 
 /* The graph's index (g.dev) of device index d in a->dev. */
@@ -34,11 +36,14 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 /* The window as recorded, replayed (no edits), and as measured. */
 int64_t td_whatif_base(struct td_analysis *a, size_t d);
 int64_t td_whatif_measured(struct td_analysis *a, size_t d);
-/* The fix of each unit in us[0..n) (rules/blocking.h) as f's edits. */
+/* The fix of each unit in us[0..n) (rules/blocking.h) as f's edits: an upload on a compute
+ * stream is also moved to a side stream (TD_RP_SIDE). */
 struct td_block_unit;
 struct td_finding;
 void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 		     const struct td_block_unit *const *us, size_t n);
+/* Whether f's fix moves copies to a side stream (its text should say so). */
+int td_whatif_side_stream(const struct td_finding *f);
 /* The replay of the trace as recorded against the trace: per steady-state step (its host
  * span) and over device index d's window, with the error and what the replay cannot explain. */
 struct td_rp_step {

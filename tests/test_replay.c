@@ -208,6 +208,48 @@ static void test_loader_gate(void **state)
 	done(&x);
 }
 
+/* An upload queued on the compute stream behind kA (100 us) moved to a side stream (TD_RP_SIDE):
+ * it starts at its launch plus the launch latency (6 us: a kernel's, no copy being launched
+ * onto an idle stream) and runs beside kA; kB, the op after it on the compute stream, waits for
+ * kA and for it (wait_stream), so it starts at kA's end, 40 us sooner, and kC after it; with
+ * a kA of 30 us, at the copy's end. */
+static void test_side_stream(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t cp, kb, kc;
+	(void)state;
+
+	load(th_fixture("replay/side.json"), &x);
+	cp = node(&x, "Memcpy HtoD (Pinned -> Device)", 106);
+	kb = node(&x, "kB", 146);
+	kc = node(&x, "kC", 196);
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(r.start[cp], 106 * US);
+	assert_int_equal(r.start[kb], 146 * US);
+	td_rp_times_free(&r);
+	e = (struct td_rp_edit){TD_RP_SIDE, track(&x, 1), 10 * US, 14 * US, 0, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[cp], 16 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, cp), 56 * US);
+	assert_int_equal(r.start[kb], 106 * US);
+	assert_int_equal(r.start[kc], 156 * US);
+	td_rp_times_free(&r);
+	done(&x);
+
+	/* kA of 30 us: the copy, moved, ends after it (56 us), and kB waits for the copy */
+	load(th_fixture("replay/side-wait.json"), &x);
+	cp = node(&x, "Memcpy HtoD (Pinned -> Device)", 36);
+	kb = node(&x, "kB", 76);
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[cp], 16 * US);
+	assert_int_equal(r.start[kb], 56 * US);
+	assert_int_equal(r.start[node(&x, "kC", 126)], 106 * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* A copy call that outlasts its op (pageable) waits for it, and the op keeps the host's staging
  * (40 us after the call, less the launch latency: a kernel's, 6 us, one copy being no model of
  * copies); k2 starts 34 us
@@ -401,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_loader_gate),
+		cmocka_unit_test(test_side_stream),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),
 		cmocka_unit_test(test_overlap),

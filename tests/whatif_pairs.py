@@ -36,6 +36,10 @@ PAIRS = [
      ["--side-copies", "16", "--side-pinned", "--single-loader"],
      "16 pageable, blocking 4 MB uploads per step on side streams against pinned, non-blocking "
      "ones at 10 GB/s, which queue on the copy engine"),
+    ("transfer", ["--side-copies", "16", "--inline-copies", "--single-loader"],
+     ["--side-copies", "16", "--side-pinned", "--consumer-wait", "--single-loader"],
+     "the same uploads on the compute stream, behind its kernels, against pinned, non-blocking "
+     "ones on side streams that the compute waits for before use (wait_stream)"),
     ("communication", ["--allreduce-mb", "100", "--single-loader"],
      ["--allreduce-mb", "100", "--buckets", "--single-loader"],
      "a 100 MB gradient all-reduce after the backward, exposed, against DDP's 25 MB buckets "
