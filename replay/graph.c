@@ -6,9 +6,9 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "replay/internal.h"
 #include "replay/replay.h"
 
-#define SLACK_NS 2000       /* a wait ends this soon after the op it waited for, at most */
 #define TOL_MIN_NS 10000    /* start delays under this (or the launch latency) are noise */
 #define CROSS_MAX_NS 50000  /* an op on another stream explains a delay ending this close */
 #define SCAN_MAX 256        /* ops looked at, backwards, for the one a wait waited for */
@@ -30,15 +30,6 @@ static int same_pid(const struct td_track *a, const struct td_track *b)
 	return a->pid == b->pid && a->pid_is_str == b->pid_is_str;
 }
 
-static int64_t ts_of(const struct td_replay *g, uint32_t k)
-{
-	return td_rp_event(g, k)->ts;
-}
-
-static int64_t end_of(const struct td_replay *g, uint32_t k)
-{
-	return td_ev_end(td_rp_event(g, k));
-}
 
 const struct td_rp_side *td_rp_side_of(const struct td_vec *v, uint32_t k)
 {
@@ -93,7 +84,7 @@ static uint32_t host_node_of(const struct td_replay *g, uint32_t ev)
 	return lo < n && g->ev[first + lo] == ev ? first + (uint32_t)lo : TD_NONE;
 }
 
-static void add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w)
+void td_rp_add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w)
 {
 	struct td_rp_side *s = td_vec_push(v);
 	s->node = node;
@@ -104,6 +95,11 @@ static void add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val,
 
 #define SIDE_LESS(x, y) ((x)->node != (y)->node ? (x)->node < (y)->node : (x)->ref < (y)->ref)
 TD_DEFINE_SORT(sort_side, struct td_rp_side, SIDE_LESS)
+
+void td_rp_sort_side(struct td_vec *v)
+{
+	sort_side(v->data, v->len);
+}
 
 /* --- the main thread of each process and the bursts of its other threads ----------------- */
 
@@ -179,13 +175,13 @@ static void link_bursts(struct td_replay *g, uint32_t tr, struct td_vec *joins)
 		while (b0 < end && (lo >= pn || ts_of(g, b0) < ts_of(g, pf + (uint32_t)lo)))
 			b0++;
 		last = b0 - 1;
-		add_side(&g->xs, k, p, ts - end_of(g, p), 0);
+		td_rp_add_side(&g->xs, k, p, ts - end_of(g, p), 0);
 		g->fl[k] |= TD_RPF_X;
 		g->forks++;
 		if (lo < pn && end_of(g, last) <= ts_of(g, pf + (uint32_t)lo)) {
 			uint32_t q = pf + (uint32_t)lo;
 			int64_t join = ts_of(g, q) - end_of(g, last);
-			add_side(joins, q, last, join, (ts - end_of(g, p)) + join);
+			td_rp_add_side(joins, q, last, join, (ts - end_of(g, p)) + join);
 		}
 	}
 }
@@ -209,10 +205,6 @@ static void push_i64(struct td_vec *v, int64_t x)
 	*(int64_t *)td_vec_push(v) = x;
 }
 
-static int32_t dev_of(const struct td_replay *g, uint32_t k)
-{
-	return g->track_dev[td_rp_event(g, k)->track];
-}
 
 /* The launch latency of ops launched onto an idle stream (not behind a blocking copy: that lag
  * is the host staging it), then the mean gap of queued ops: one pass each. */
@@ -251,7 +243,7 @@ static void fit_model(struct td_replay *g)
 		}
 		x = td_vec_push(&v);
 		x->lag = e->ts - lts;
-		x->key = (uint32_t)dev_of(g, (uint32_t)k) * 3 + (uint32_t)kind_slot(e->kind);
+		x->key = (uint32_t)td_rp_dev_of(g, (uint32_t)k) * 3 + (uint32_t)kind_slot(e->kind);
 	}
 	ls = v.data;
 	sort_lags(ls, v.len);
@@ -278,7 +270,7 @@ static void fit_model(struct td_replay *g)
 		int64_t pe, gap;
 		if (g->src[k] == TD_NONE || p == TD_NONE)
 			continue;
-		dv = dev_of(g, (uint32_t)k);
+		dv = td_rp_dev_of(g, (uint32_t)k);
 		pe = end_of(g, p);
 		if (pe <= ts_of(g, g->src[k]) + g->dev[dv].lag[kind_slot(e->kind)])
 			continue;
@@ -298,106 +290,6 @@ static void fit_model(struct td_replay *g)
 	}
 	free(sum);
 	free(cnt);
-}
-
-/* --- copies over the host link ----------------------------------------------------------- */
-
-#define PIN_MIN_BYTES (1u << 20) /* smaller copies are their fixed cost more than bandwidth */
-
-static uint64_t bytes_of(const struct td_replay *g, uint32_t k)
-{
-	const struct td_event *e = td_rp_event(g, k);
-	return e->aux < g->t->xfer_bytes.len ? TD_VEC_AT(&g->t->xfer_bytes, uint64_t, e->aux) : 0;
-}
-
-struct copy_key {
-	int64_t ts;
-	uint32_t key, node; /* device * 2 + direction */
-};
-#define COPY_LESS(x, y)                                                                      \
-	((x)->key != (y)->key ? (x)->key < (y)->key : (x)->ts != (y)->ts ? (x)->ts < (y)->ts     \
-							 : (x)->node < (y)->node)
-TD_DEFINE_SORT(sort_copies, struct copy_key, COPY_LESS)
-
-/* The copies over the host link: pageable ones marked, the link's pinned bandwidth per device
- * and direction from the pinned copies of 1 MB or more, and each copy's edge from the one
- * before it on its engine (another stream's, ended before it started in the trace). */
-static void link_copies(struct td_replay *g, const uint8_t *role)
-{
-	struct td_vec v;
-	struct copy_key *c;
-	uint64_t *bytes = td_calloc(2 * g->ndev + 1, sizeof(uint64_t));
-	int64_t *time = td_calloc(2 * g->ndev + 1, sizeof(int64_t));
-	uint32_t *n = td_calloc(2 * g->ndev + 1, sizeof(uint32_t));
-	size_t k, i;
-
-	td_vec_init(&v, sizeof(struct copy_key));
-	for (k = g->nhost; k < g->n; k++) {
-		const struct td_event *e = td_rp_event(g, (uint32_t)k);
-		uint8_t ro = role[e->name];
-		uint32_t key;
-		if (e->kind != TD_K_MEMCPY || !(ro & (TD_RP_OP_HTOD | TD_RP_OP_DTOH)))
-			continue;
-		key = (uint32_t)dev_of(g, (uint32_t)k) * 2 + ((ro & TD_RP_OP_DTOH) ? 1 : 0);
-		if (ro & TD_RP_OP_DTOH)
-			g->fl[k] |= TD_RPF_DTOH;
-		if (ro & TD_RP_OP_PAGEABLE) {
-			g->fl[k] |= TD_RPF_PAGEABLE;
-			g->pageable_copies++;
-		}
-		if ((ro & TD_RP_OP_PINNED) && bytes_of(g, (uint32_t)k) >= PIN_MIN_BYTES &&
-		    td_ev_dur(e) > 0) {
-			bytes[key] += bytes_of(g, (uint32_t)k);
-			time[key] += td_ev_dur(e);
-			n[key]++;
-		}
-		c = td_vec_push(&v);
-		c->ts = e->ts;
-		c->key = key;
-		c->node = (uint32_t)k;
-	}
-	for (i = 0; i < 2 * g->ndev; i++)
-		if (n[i] >= 3) {
-			g->dev[i / 2].pinned[i % 2] = (int64_t)(bytes[i] * 1000 / (uint64_t)time[i]);
-			g->dev[i / 2].pinned_measured |= (uint8_t)(1u << (i % 2));
-		}
-	c = v.data;
-	sort_copies(c, v.len);
-	for (i = 1; i < v.len; i++) {
-		uint32_t a = c[i - 1].node, b = c[i].node;
-		if (c[i - 1].key != c[i].key || td_rp_event(g, a)->track == td_rp_event(g, b)->track ||
-		    end_of(g, a) > ts_of(g, b) + SLACK_NS)
-			continue; /* another engine, the same stream's order, or sharing it */
-		add_side(&g->engine, b, a, 0, TD_RP_NOGAP);
-		g->fl[b] |= TD_RPF_ENGINE;
-		g->engine_edges++;
-	}
-	sort_side(g->engine.data, g->engine.len);
-	td_vec_free(&v);
-	free(bytes);
-	free(time);
-	free(n);
-}
-
-int64_t td_rp_pinned_time(const struct td_replay *g, size_t dev, int dtoh, uint64_t bytes,
-			  int64_t measured)
-{
-	int64_t bw = dev < g->ndev ? g->dev[dev].pinned[dtoh ? 1 : 0] : 0, d;
-
-	if (bw <= 0)
-		return measured;
-	d = (int64_t)(bytes * 1000 / (uint64_t)bw) + TD_RP_PIN_LAT_NS;
-	return d < measured ? d : measured;
-}
-
-int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k)
-{
-	const struct td_event *e = td_rp_event(g, k);
-
-	if (!(g->fl[k] & TD_RPF_PAGEABLE))
-		return td_ev_dur(e);
-	return td_rp_pinned_time(g, (size_t)dev_of(g, k), (g->fl[k] & TD_RPF_DTOH) != 0,
-				 bytes_of(g, k), td_ev_dur(e));
 }
 
 /* --- waits -------------------------------------------------------------------------------- */
@@ -562,7 +454,7 @@ static void link_streams(struct td_replay *g)
 	for (k = g->nhost; k < g->n; k++) {
 		uint32_t node = (uint32_t)k, h = g->src[k], p = td_rp_prev(g, node);
 		const struct td_event *e = td_rp_event(g, node);
-		int32_t dv = dev_of(g, node);
+		int32_t dv = td_rp_dev_of(g, node);
 		int64_t lag, gate, delay, tol;
 		int found = 0;
 
@@ -588,7 +480,7 @@ static void link_streams(struct td_replay *g)
 			uint32_t best = td_rp_prior_other(g, node);
 			int64_t best_end = best != TD_NONE ? end_of(g, best) : INT64_MIN;
 			if (best != TD_NONE && best_end > gate && e->ts - best_end <= CROSS_MAX_NS) {
-				add_side(&g->xs, node, best, e->ts - best_end, TD_RP_NOGAP);
+				td_rp_add_side(&g->xs, node, best, e->ts - best_end, TD_RP_NOGAP);
 				g->fl[k] |= TD_RPF_X;
 				push_i64(&cross, e->ts - best_end);
 				g->cross_edges++;
@@ -597,12 +489,12 @@ static void link_streams(struct td_replay *g)
 		}
 		if (!found && (g->fl[h] & TD_RPF_COPY)) {
 			/* the host stages a pageable copy before it starts (a pinned one has none) */
-			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
+			td_rp_add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
 			g->fl[k] |= TD_RPF_EXTRA | TD_RPF_STAGING;
 			g->fl[k] &= (uint16_t)~TD_RPF_STREAM;
 			g->staging_ns += delay;
 		} else if (!found) {
-			add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
+			td_rp_add_side(&g->extras, node, TD_NONE, delay, TD_RP_NOGAP);
 			g->fl[k] |= TD_RPF_EXTRA;
 			g->unexplained_ns += delay;
 			keep_delay(g, node, delay);
@@ -614,11 +506,11 @@ static void link_streams(struct td_replay *g)
 		size_t i;
 		cross.len = 0;
 		for (i = 0; i < g->xs.len; i++)
-			if (s[i].node >= g->nhost && dev_of(g, s[i].node) == (int32_t)d)
+			if (s[i].node >= g->nhost && td_rp_dev_of(g, s[i].node) == (int32_t)d)
 				push_i64(&cross, s[i].v);
 		g->dev[d].cross = median_vec(&cross, g->dev[d].queued);
 		for (i = 0; i < g->xs.len; i++)
-			if (s[i].node >= g->nhost && dev_of(g, s[i].node) == (int32_t)d)
+			if (s[i].node >= g->nhost && td_rp_dev_of(g, s[i].node) == (int32_t)d)
 				s[i].v = g->dev[d].cross;
 	}
 	td_vec_free(&cross);
@@ -637,7 +529,7 @@ static void add_joins(struct td_replay *g, struct td_vec *joins)
 		for (k = i; k < joins->len && j[k].node == j[i].node; k++)
 			if (end_of(g, j[k].ref) > end_of(g, j[best].ref))
 				best = k;
-		add_side(&g->xs, j[best].node, j[best].ref, j[best].v, j[best].w);
+		td_rp_add_side(&g->xs, j[best].node, j[best].ref, j[best].v, j[best].w);
 		g->fl[j[best].node] |= TD_RPF_X;
 		g->joins++;
 	}
@@ -729,7 +621,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	td_vec_init(&plain_copy, sizeof(int64_t));
 	if (role) {
 		mark_copies(g, role, &tails, &plain_copy);
-		link_copies(g, role);
+		td_rp_link_copies(g, role);
 	}
 	steps_on = td_calloc(ntr + 1, sizeof(uint32_t));
 	for (i = 0; i < t->steps.len; i++)
@@ -751,33 +643,6 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	link_streams(g);
 	sort_side(g->xs.data, g->xs.len);
 	sort_side(g->extras.data, g->extras.len);
-	return 0;
-}
-
-int td_replay_gate(struct td_replay *g, uint32_t track, int64_t from, int64_t to)
-{
-	uint32_t f, n, k;
-	struct td_rp_side *s;
-	size_t lo, i;
-
-	if (track >= g->t->tracks.len || (f = g->track_first[track]) == TD_NONE)
-		return -1;
-	n = g->track_count[track];
-	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts < to);
-	if (lo == n)
-		return -1;
-	k = f + (uint32_t)lo;
-	s = g->gates.data;
-	TD_LOWER_BOUND(i, g->gates.len, s[mid].node < k);
-	if (i < g->gates.len && s[i].node == k) { /* two waits before one call: the later */
-		s[i].w = from > s[i].w ? from : s[i].w;
-		return 0;
-	}
-	td_vec_push(&g->gates); /* kept by node: a few a step, inserted in place */
-	s = g->gates.data;
-	memmove(&s[i + 1], &s[i], (g->gates.len - 1 - i) * sizeof(*s));
-	s[i] = (struct td_rp_side){k, TD_NONE, td_rp_event(g, k)->ts, from};
-	g->fl[k] |= TD_RPF_GATE;
 	return 0;
 }
 

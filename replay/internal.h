@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* What the replay's graph builders share (replay/graph.c, replay/copies.c): not an interface. */
+#ifndef TD_REPLAY_INTERNAL_H
+#define TD_REPLAY_INTERNAL_H
+
+#include <stdint.h>
+
+#include "common/vec.h"
+#include "replay/replay.h"
+
+#define SLACK_NS 2000 /* a wait ends this soon after the op it waited for, at most */
+
+static inline int64_t ts_of(const struct td_replay *g, uint32_t k)
+{
+	return td_rp_event(g, k)->ts;
+}
+
+static inline int64_t end_of(const struct td_replay *g, uint32_t k)
+{
+	return td_ev_end(td_rp_event(g, k));
+}
+
+/* The device index of node k's track. */
+static inline int32_t td_rp_dev_of(const struct td_replay *g, uint32_t k)
+{
+	return g->track_dev[td_rp_event(g, k)->track];
+}
+
+/* Appends a side-table entry; td_rp_sort_side() orders a table by node, then ref. */
+void td_rp_add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w);
+void td_rp_sort_side(struct td_vec *v);
+/* The copies over the host link: pageable ones marked, the link's pinned bandwidth, each
+ * copy's edge from the one before it on its engine (replay/copies.c). */
+void td_rp_link_copies(struct td_replay *g, const uint8_t *role);
+
+#endif
