@@ -188,9 +188,10 @@ static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
 	td_finding_evidence(f, gp->start, gp->end - gp->start, "%s", text);
 }
 
-/* The fix replayed when it is a graph (fixes/catalogue.h): each run of launches on the
- * device's launching thread in the window, up to a call that waits, copies or allocates (no
- * graph holds those) or the end of its step (a graph replays one step: what the host does
+/* The fix replayed when it is a graph (fixes/catalogue.h): each run of launches (and
+ * device-to-device copies and memsets that do not wait, which a graph captures as it does a
+ * kernel) on the device's launching thread in the window, up to a call that waits, copies over
+ * the host link or allocates (no graph holds those) or the end of its step (a graph replays one step: what the host does
  * between steps - a server's scheduling and sampling - stays), is captured - its host time
  * goes but one launch, the graph's, and on each stream the kernels it launched run back to
  * back. */
@@ -229,14 +230,17 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		unsigned c = e ? td_an_class(a, e->name) : 0;
 		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
 		size_t step = e ? td_an_step_of(a, e->ts) : SIZE_MAX;
-		int breaks = !in || (g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) || (c & NC_ALLOC) ||
-			     (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL | NC_SYNC_CALL));
+		/* a device-to-device copy or a memset that does not wait is captured too */
+		int dev_copy = e && td_whatif_capturable(w, k);
+		int breaks = !in || (c & NC_ALLOC) || (c & NC_SYNC_CALL) ||
+			     (!dev_copy && ((g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) ||
+					    (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL))));
 		if (r0 != TD_NONE && e && step != step0) { /* a graph holds one step */
 			if (nl >= 2)
 				graph_region(g, f, region, r0, last, id++, w->launch_cost);
 			r0 = TD_NONE;
 		}
-		if (!breaks && (c & NC_LAUNCH)) {
+		if (!breaks && ((c & NC_LAUNCH) || dev_copy)) {
 			if (r0 == TD_NONE) {
 				r0 = k;
 				nl = 0;

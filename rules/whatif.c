@@ -170,6 +170,7 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 		{ /* the streams that run kernels, then the copy calls whose copy is on one */
 			uint8_t *kern = td_calloc(t->tracks.len + 1, 1);
 			w->copy_on_compute = td_calloc(w->g.nhost / 8 + 1, 1);
+			w->on_device = td_calloc(w->g.nhost / 8 + 1, 1);
 			for (i = w->g.nhost; i < w->g.n; i++)
 				if (td_rp_event(&w->g, (uint32_t)i)->kind == TD_K_KERNEL)
 					kern[td_rp_event(&w->g, (uint32_t)i)->track] = 1;
@@ -179,6 +180,12 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 				if (op->kind == TD_K_MEMCPY && h != TD_NONE && kern[op->track] &&
 				    (w->g.fl[h] & TD_RPF_COPY))
 					w->copy_on_compute[h >> 3] |= (uint8_t)(1u << (h & 7));
+				/* a device-side copy or a memset, from a call that does not wait */
+				if (h != TD_NONE && !(w->g.fl[h] & TD_RPF_WAITS) &&
+				    (op->kind == TD_K_MEMSET ||
+				     (op->kind == TD_K_MEMCPY &&
+				      !(role[op->name] & (TD_RP_OP_HTOD | TD_RP_OP_DTOH)))))
+					w->on_device[h >> 3] |= (uint8_t)(1u << (h & 7));
 			}
 			free(kern);
 		}
@@ -488,6 +495,7 @@ void td_whatif_free(struct td_analysis *a)
 	free(a->whatif->base_win);
 	free(a->whatif->base_steps);
 	free(a->whatif->copy_on_compute);
+	free(a->whatif->on_device);
 	td_replay_free(&a->whatif->g);
 	free(a->whatif);
 	a->whatif = NULL;

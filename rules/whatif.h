@@ -23,6 +23,9 @@ struct td_whatif {
 				     * replaces host work with one launch costs */
 	uint8_t *copy_on_compute;   /* bit per host node: a copy call whose copy runs on a stream
 				     * that runs kernels (it waits for the compute queued there) */
+	uint8_t *on_device;         /* bit per host node: a copy or memset call that does not wait
+				     * and moves nothing over the host link (device to device): a
+				     * CUDA graph captures it as it does a launch */
 };
 
 /* The graph's index (g.dev) of device index d in a->dev. */
@@ -42,6 +45,11 @@ struct td_block_unit;
 struct td_finding;
 void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 		     const struct td_block_unit *const *us, size_t n);
+/* Whether host node k of w's graph is a copy or memset a graph captures (w->on_device). */
+static inline int td_whatif_capturable(const struct td_whatif *w, uint32_t k)
+{
+	return (w->on_device[k >> 3] >> (k & 7)) & 1;
+}
 /* Whether f's fix moves copies to a side stream (its text should say so). */
 int td_whatif_side_stream(const struct td_finding *f);
 /* The replay of the trace as recorded against the trace: per steady-state step (its host
