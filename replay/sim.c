@@ -417,8 +417,9 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		const struct td_rp_side *gt = g->gates.data;
 		size_t i;
 		TD_LOWER_BOUND(i, g->gates.len, gt[mid].node < lo);
-		for (; i < g->gates.len && gt[i].node < end; i++)
-			if (gt[i].w >= ed->from && gt[i].w < ed->to)
+		/* by node, so by the wait's start on this thread: none past `to` */
+		for (; i < g->gates.len && gt[i].node < end && gt[i].w < ed->to; i++)
+			if (gt[i].w >= ed->from)
 				r->gate_off[i] = 1;
 		break;
 	}
