@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sort.h"
 #include "rules/blocking.h"
 #include "rules/rule.h"
 #include "rules/whatif.h"
@@ -313,21 +314,20 @@ void td_rp_report_free(struct td_rp_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Whether a blocking copy call in [e->from, e->to) on e's thread copies on a compute stream. */
+/* Whether a copy call starting in [e->from, e->to) on e's thread copies on a compute stream. */
 static int copies_on_compute(const struct td_whatif *w, const struct td_rp_edit *e)
 {
 	const struct td_replay *g = &w->g;
-	uint32_t f = g->track_first[e->track], k;
+	uint32_t f = g->track_first[e->track], n, k;
+	size_t lo;
 
 	if (f == TD_NONE)
 		return 0;
-	for (k = f; k < f + g->track_count[e->track]; k++) {
-		const struct td_event *c = td_rp_event(g, k);
-		if (c->ts >= e->to)
-			break;
-		if (c->ts >= e->from && (w->copy_on_compute[k >> 3] & (1u << (k & 7))))
+	n = g->track_count[e->track];
+	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts < e->from);
+	for (k = f + (uint32_t)lo; k < f + n && td_rp_event(g, k)->ts < e->to; k++)
+		if (w->copy_on_compute[k >> 3] & (1u << (k & 7)))
 			return 1;
-	}
 	return 0;
 }
 
