@@ -79,6 +79,7 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		out_json_kint(g, "cross_stream", (int64_t)gr->cross_edges);
 		out_json_kint(g, "forks", (int64_t)gr->forks);
 		out_json_kint(g, "joins", (int64_t)gr->joins);
+		out_json_kint(g, "loader_waits", (int64_t)gr->gates.len);
 		out_json_kint(g, "copy_engine", (int64_t)gr->engine_edges);
 		out_json_kint(g, "wait_tail_ns", gr->tail);
 		yajl_gen_map_close(g);
@@ -129,6 +130,11 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 		 (unsigned long long)g->blocking_copies, (unsigned long long)g->cross_edges,
 		 (unsigned long long)g->engine_edges, (unsigned long long)g->forks,
 		 (unsigned long long)g->joins);
+	if (g->gates.len) { /* the loop held where it waited for the workers' batches */
+		size_t o = strlen(line);
+		snprintf(line + o, sizeof(line) - o, ", %zu waits for the DataLoader's workers",
+			 g->gates.len);
+	}
 	fputs("graph      ", f);
 	out_text_wrap(f, line, 11, 11, 100);
 	fputc('\n', f);
