@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "parser/jsoncheck.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "common/alloc.h"
 #include "common/utf8.h"
 
 static void position(const char *s, size_t at, struct td_error *err)
@@ -103,6 +106,176 @@ int td_json_error_pos(const char *json, size_t n, struct td_error *err)
 	return json_error(json, n, err, NULL, 0);
 }
 
+/* --- the tree ------------------------------------------------------------------------------ */
+
+/* yajl_tree_parse()'s tree, built with arrays and objects that grow by doubling: yajl's own
+ * grows them one element at a time, which a realloc that copies (AddressSanitizer's, or a
+ * malloc without in-place growth) makes quadratic - 150 s for a config of 100k patterns. The
+ * nodes are yajl's (yajl_tree_free() frees them); comments are allowed, as yajl's are. */
+struct tframe {
+	yajl_val v;
+	size_t cap;     /* of its values (and keys) */
+	char *key;      /* an object's key waiting for its value */
+};
+struct tctx {
+	struct tframe *st;
+	size_t n, cap;
+	yajl_val root;
+};
+
+static yajl_val tnew(yajl_type t)
+{
+	yajl_val v = td_calloc(1, sizeof(*v));
+	v->type = t;
+	return v;
+}
+
+/* v into the container on top (or as the root); 0 when it cannot go there */
+static int tput(struct tctx *c, yajl_val v)
+{
+	struct tframe *f;
+
+	if (!c->n) {
+		if (c->root) {
+			yajl_tree_free(v);
+			return 0;
+		}
+		c->root = v;
+		return 1;
+	}
+	f = &c->st[c->n - 1];
+	if (YAJL_IS_ARRAY(f->v)) {
+		if (f->v->u.array.len == f->cap) {
+			f->cap = f->cap ? f->cap * 2 : 8;
+			f->v->u.array.values = td_realloc(f->v->u.array.values,
+							  f->cap * sizeof(yajl_val));
+		}
+		f->v->u.array.values[f->v->u.array.len++] = v;
+		return 1;
+	}
+	if (!f->key) { /* a value with no key: yajl does not let it happen */
+		yajl_tree_free(v);
+		return 0;
+	}
+	if (f->v->u.object.len == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 8;
+		f->v->u.object.keys = td_realloc((void *)f->v->u.object.keys,
+						 f->cap * sizeof(const char *));
+		f->v->u.object.values = td_realloc(f->v->u.object.values,
+						   f->cap * sizeof(yajl_val));
+	}
+	f->v->u.object.keys[f->v->u.object.len] = f->key;
+	f->v->u.object.values[f->v->u.object.len++] = v;
+	f->key = NULL;
+	return 1;
+}
+
+static int tpush(struct tctx *c, yajl_type t)
+{
+	yajl_val v = tnew(t);
+
+	if (!tput(c, v))
+		return 0;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->st = td_realloc(c->st, c->cap * sizeof(*c->st));
+	}
+	c->st[c->n++] = (struct tframe){v, 0, NULL};
+	return 1;
+}
+
+static int t_null(void *ctx)
+{
+	return tput(ctx, tnew(yajl_t_null));
+}
+
+static int t_bool(void *ctx, int b)
+{
+	return tput(ctx, tnew(b ? yajl_t_true : yajl_t_false));
+}
+
+/* as yajl's: the text kept, an integer where it is one that fits, a double where strtod
+ * takes it whole */
+static int t_number(void *ctx, const char *s, size_t len)
+{
+	yajl_val v = tnew(yajl_t_number);
+	char *end = NULL;
+
+	v->u.number.r = td_strndup(s, len);
+	errno = 0;
+	v->u.number.i = strtoll(v->u.number.r, &end, 10);
+	if (errno == 0 && end && *end == '\0' && end != v->u.number.r)
+		v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+	errno = 0;
+	end = NULL;
+	v->u.number.d = strtod(v->u.number.r, &end);
+	if (errno == 0 && end && *end == '\0')
+		v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+	return tput(ctx, v);
+}
+
+static int t_string(void *ctx, const unsigned char *s, size_t len)
+{
+	yajl_val v = tnew(yajl_t_string);
+
+	v->u.string = td_strndup((const char *)s, len);
+	return tput(ctx, v);
+}
+
+static int t_map_key(void *ctx, const unsigned char *s, size_t len)
+{
+	struct tctx *c = ctx;
+	struct tframe *f = &c->st[c->n - 1];
+
+	free(f->key);
+	f->key = td_strndup((const char *)s, len);
+	return 1;
+}
+
+static int t_start_map(void *ctx)
+{
+	return tpush(ctx, yajl_t_object);
+}
+
+static int t_start_array(void *ctx)
+{
+	return tpush(ctx, yajl_t_array);
+}
+
+static int t_end(void *ctx)
+{
+	struct tctx *c = ctx;
+
+	if (!c->n)
+		return 0;
+	free(c->st[--c->n].key);
+	return 1;
+}
+
+static yajl_val tree_parse(const char *json, size_t n)
+{
+	static const yajl_callbacks cb = {
+		t_null, t_bool, NULL, NULL, t_number, t_string, t_start_map, t_map_key, t_end,
+		t_start_array, t_end,
+	};
+	struct tctx c = {0};
+	yajl_handle h = yajl_alloc(&cb, NULL, &c);
+	int ok;
+
+	yajl_config(h, yajl_allow_comments, 1);
+	ok = yajl_parse(h, (const unsigned char *)json, n) == yajl_status_ok &&
+	     yajl_complete_parse(h) == yajl_status_ok && !c.n;
+	yajl_free(h);
+	while (c.n) /* a document cut short: what was open */
+		free(c.st[--c.n].key);
+	free(c.st);
+	if (!ok) {
+		yajl_tree_free(c.root);
+		return NULL;
+	}
+	return c.root;
+}
+
 yajl_val td_json_tree(const char *json, const char *what, const char *lead, int code,
 		      struct td_error *err)
 {
@@ -115,7 +288,7 @@ yajl_val td_json_tree(const char *json, const char *what, const char *lead, int 
 		err->code = code;
 		return NULL;
 	}
-	if ((root = yajl_tree_parse(json, NULL, 0)) != NULL)
+	if ((root = tree_parse(json, n)) != NULL)
 		return root;
 	memset(&pos, 0, sizeof(pos));
 	snprintf(why, sizeof(why), "%s", "not valid");
