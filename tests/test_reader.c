@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
+#include "parser/jsoncheck.h"
 #include "parser/load.h"
 #include "parser/zframes.h"
 #include "tests/helpers.h"
@@ -34,6 +35,89 @@ static void load(const char *fixture, struct td_trace *t)
 	td_trace_init(t);
 	if (td_trace_load(th_fixture(fixture), NULL, t, &err) != 0)
 		fail_msg("%s: %s", fixture, err.msg);
+}
+
+/* two trees alike: types, values, number flags, keys in order */
+static void same_tree(yajl_val a, yajl_val b)
+{
+	size_t i;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->type, b->type);
+	switch (a->type) {
+	case yajl_t_string:
+		assert_string_equal(a->u.string, b->u.string);
+		break;
+	case yajl_t_number:
+		assert_string_equal(a->u.number.r, b->u.number.r);
+		assert_int_equal(a->u.number.flags, b->u.number.flags);
+		if (a->u.number.flags & YAJL_NUMBER_INT_VALID)
+			assert_int_equal(a->u.number.i, b->u.number.i);
+		if (a->u.number.flags & YAJL_NUMBER_DOUBLE_VALID)
+			assert_true(a->u.number.d == b->u.number.d);
+		break;
+	case yajl_t_object:
+		assert_int_equal(a->u.object.len, b->u.object.len);
+		for (i = 0; i < a->u.object.len; i++) {
+			assert_string_equal(a->u.object.keys[i], b->u.object.keys[i]);
+			same_tree(a->u.object.values[i], b->u.object.values[i]);
+		}
+		break;
+	case yajl_t_array:
+		assert_int_equal(a->u.array.len, b->u.array.len);
+		for (i = 0; i < a->u.array.len; i++)
+			same_tree(a->u.array.values[i], b->u.array.values[i]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* the documents' trees (configs, reports, summaries) as yajl_tree_parse builds them, with the
+ * arrays grown by doubling: a 100k-element array reads in linear time */
+static void test_json_tree(void **state)
+{
+	static const char *const docs[] = {
+		"{\"a\": [1, -5, 1.5, 1e3, 9223372036854775807, 9223372036854775808, -0, 0.1e-2],"
+		" \"b\": {\"c\": \"x\\u00e9\\n\", \"d\": [true, false, null, [], {}]},"
+		" /* a comment */ \"a\": \"dup\", \"e\": [[[\"deep\"]]]} // end",
+		"[]", "5", "\"s\"", "null",
+	};
+	static const char *const bad[] = {"{\"a\": [1, 2}", "[1] [2]", "{\"a\" 1}", ""};
+	struct td_error err;
+	size_t i, n = 100000;
+	char *big;
+	yajl_val t, y;
+	(void)state;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		t = td_json_tree(docs[i], "doc", "", TD_EFORMAT, &err);
+		y = yajl_tree_parse(docs[i], NULL, 0);
+		same_tree(t, y);
+		yajl_tree_free(t);
+		yajl_tree_free(y);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_null(td_json_tree(bad[i], "doc", "", TD_EFORMAT, &err));
+		assert_int_equal(err.code, TD_EFORMAT);
+	}
+	big = malloc(n * 2 + 3);
+	assert_non_null(big);
+	big[0] = '[';
+	for (i = 0; i < n; i++) {
+		big[1 + 2 * i] = '7';
+		big[2 + 2 * i] = i + 1 < n ? ',' : ']';
+	}
+	big[1 + 2 * n] = '\0';
+	t = td_json_tree(big, "doc", "", TD_EFORMAT, &err);
+	assert_non_null(t);
+	assert_int_equal(t->u.array.len, n);
+	assert_int_equal(t->u.array.values[n - 1]->u.number.i, 7);
+	yajl_tree_free(t);
+	free(big);
 }
 
 static void test_mini_metadata(void **state)
@@ -920,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_records_short_and_full),
 		cmocka_unit_test(test_zstd_frame_decoders),
 		cmocka_unit_test(test_zstd_frames),
+		cmocka_unit_test(test_json_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
