@@ -102,6 +102,13 @@ static size_t skip_ws(const struct td_parser *p, size_t k)
 	return k;
 }
 
+/* yajl's errors that leave the byte it could not take unconsumed */
+static int stops_at_byte(const char *m)
+{
+	return strstr(m, "after key and value") || strstr(m, "comment") ||
+	       strstr(m, "invalid string in json") || strstr(m, "malformed number");
+}
+
 int td_feed_yajl_failure(struct td_parser *p, struct td_error *err)
 {
 	size_t at = yajl_get_bytes_consumed(p->h);
@@ -127,10 +134,11 @@ int td_feed_yajl_failure(struct td_parser *p, struct td_error *err)
 		 * byte after the document that is not whitespace, whatever it is */
 		at = p->doc_end > p->offset ? (size_t)(p->doc_end - p->offset) : 0;
 		at = skip_ws(p, at);
-	} else if (at > 0 && p->code == TD_EPARSE && at <= p->chunk_len) {
-		const char *m = err->msg;
-		int at_byte = strstr(m, "after key and value") || strstr(m, "comment") ||
-			      strstr(m, "invalid string in json") || strstr(m, "malformed number");
+	} else if (p->code == TD_EPARSE && at <= p->chunk_len &&
+		   (at > 0 || stops_at_byte(err->msg))) {
+		/* at 0 too, for a byte it could not take: the range may begin with whitespace that
+		 * a squeeze left out (yajl then stops at 0) and the plain read steps over */
+		int at_byte = stops_at_byte(err->msg);
 		at = range_index(p, at_byte ? at : at - 1);
 		/* the byte it could not take is never whitespace: a squeezed range has none to
 		 * point at, so neither does the plain one (the same position either way) */
