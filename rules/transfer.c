@@ -190,14 +190,13 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	td_finding_value(f, "pageable_copies", (int64_t)n);
 	td_finding_value(f, "blocked_ns", blocked);
 	{
-		char fix[1200], side[700];
+		char fix[1200], side[700] = "";
 		/* on the compute stream the fix is replayed on a side stream too: say so */
+		if (td_whatif_side_stream(f))
+			td_fix_text(&a->ctx, TD_FIX_UPLOAD_SIDE_STREAM, -1, NULL, side, sizeof(side));
 		td_finding_fix(f, "%s%s%s", td_fix_text(&a->ctx, TD_FIX_PAGEABLE_UPLOAD, -1, NULL,
 							fix, sizeof(fix)),
-			       td_whatif_side_stream(f) ? " " : "",
-			       td_whatif_side_stream(f) ? td_fix_text(&a->ctx,
-								      TD_FIX_UPLOAD_SIDE_STREAM, -1,
-								      NULL, side, sizeof(side)) : "");
+			       *side ? " " : "", side);
 	}
 }
 
