@@ -20,6 +20,11 @@ enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNE
        F_ANCHOR = 64, F_WARM = 128 };
 #define F_SIDE F_UNWAIT     /* op: moved to a side stream */
 #define F_AFTER_SIDE F_WARM /* op: the first after moved copies on its stream */
+/* and F_FUSED marks GPU ops only, so a host call reuses it: the launch of an op fused into the
+ * one before, which costs nothing and waits for nothing - as an own cost of 0 would, without
+ * an over entry per launch (a fusion edits hundreds of thousands of them) */
+#define F_FREE F_FUSED
+#define F_COSTED (F_COST | F_FREE) /* host: its own cost set, no wait */
 /* the DFS's state per node, two bits of sim.state */
 enum { S_NEW = 0, S_PUSHED = 1, S_DONE = 2, S_BEGUN = 3 };
 #define ST(s, k) (((s)->state[(k) >> 2] >> (((k) & 3) * 2)) & 3)
@@ -61,6 +66,8 @@ static int64_t own_cost(const struct td_replay *g, const struct td_rp_times *r, 
 
 	if (r && (r->flag[k] & F_COST))
 		return over(r, k)->v;
+	if (r && (r->flag[k] & F_FREE))
+		return 0;
 	if (!(g->fl[k] & TD_RPF_OWNCOST))
 		return d;
 	own = (g->fl[k] & TD_RPF_COPY) ? g->copy_cost : g->wait_cost;
@@ -86,7 +93,7 @@ int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32
 	if (g->fl[k] & TD_RPF_GPU) /* its own time, or the one an edit gave it */
 		return st + ((r->flag[k] & F_COST) ? over(r, k)->v : td_ev_dur(e));
 	v = st + own_cost(g, r, k);
-	if ((g->fl[k] & TD_RPF_WAITS) && !(r->flag[k] & (F_UNWAIT | F_COST))) {
+	if ((g->fl[k] & TD_RPF_WAITS) && !(r->flag[k] & (F_UNWAIT | F_COSTED))) {
 		int64_t oe = td_rp_end(g, r, g->src[k]);
 		if (oe != NONE_T && oe + g->tail > v)
 			v = oe + g->tail;
@@ -103,7 +110,7 @@ static void later(int64_t *acc, int64_t v, int64_t lag)
 static int waits(const struct sim *s, uint32_t k)
 {
 	return !(s->g->fl[k] & TD_RPF_GPU) && (s->g->fl[k] & TD_RPF_WAITS) &&
-	       !(s->r->flag[k] & (F_UNWAIT | F_COST | F_REMOVED));
+	       !(s->r->flag[k] & (F_UNWAIT | F_COSTED | F_REMOVED));
 }
 
 /* The nodes whose starts k's start needs: the lane's previous node and the x edge's (their
@@ -218,7 +225,7 @@ static int64_t compute(const struct sim *s, uint32_t k)
 		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
 			int staging = g->fl[k] & TD_RPF_STAGING;
 			/* pinned, its copy has no staging; an unexplained delay only when kept */
-			if (staging ? !(r->flag[h] & F_COST)
+			if (staging ? !(r->flag[h] & F_COSTED)
 				    : g->keep_unexplained && !(r->flag[h] & F_WARM))
 				lag += td_rp_side_of(&g->extras, k)->v;
 		}
@@ -378,7 +385,7 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 				continue; /* the fused op's launch */
 			r->flag[k] |= F_FUSED;
 			if (h != TD_NONE && !(r->flag[h] & F_COST))
-				set_cost(g, r, h, 0);
+				r->flag[h] |= F_FREE;
 		}
 		return;
 	case TD_RP_COST:
