@@ -360,14 +360,41 @@ int td_whatif_side_stream(const struct td_finding *f)
 	return 0;
 }
 
+/* A replay the sizing runs: a finding's fix alone, or (both) after the DataLoader's fix. */
+struct size_task {
+	size_t f;           /* the finding */
+	int both;           /* with the loader's edits before its own */
+	int64_t win;        /* its window replayed, -1: none */
+};
+
 struct size_job {
 	struct td_analysis *a;
 	struct td_finding **fs;
-	int64_t *win;       /* per finding: its window replayed with its fix, -1: none */
-	size_t n, next;     /* next: the next job; job n is the baseline, when not yet replayed */
+	const struct td_finding *loader; /* the DataLoader's finding, when its gates hold the loop */
+	struct size_task *task;
+	size_t ntask, next; /* next: the next task; task ntask is the baseline, when not yet run */
 	int base;
 	pthread_mutex_t mu;
 };
+
+static int64_t run_task(struct size_job *j, struct size_task *tk)
+{
+	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
+	struct td_rp_edit *both;
+	int64_t w;
+	int d = td_an_dev_index(j->a, f->device);
+
+	if (d < 0)
+		return -1;
+	if (!tk->both)
+		return td_whatif_window(j->a, (size_t)d, f->edits.data, f->edits.len);
+	both = td_malloc((l->edits.len + f->edits.len + 1) * sizeof(*both));
+	memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
+	memcpy(both + l->edits.len, f->edits.data, f->edits.len * sizeof(*both));
+	w = td_whatif_window(j->a, (size_t)d, both, l->edits.len + f->edits.len);
+	free(both);
+	return w;
+}
 
 static void *size_worker(void *arg)
 {
@@ -375,58 +402,37 @@ static void *size_worker(void *arg)
 
 	for (;;) {
 		size_t i;
-		int d;
 		pthread_mutex_lock(&j->mu);
-		i = j->next < j->n + (size_t)j->base ? j->next++ : SIZE_MAX;
+		i = j->next < j->ntask + (size_t)j->base ? j->next++ : SIZE_MAX;
 		pthread_mutex_unlock(&j->mu);
 		if (i == SIZE_MAX)
 			return NULL;
-		if (i == j->n) { /* the replay as recorded, beside the fixes' */
+		if (i == j->ntask) /* the replay as recorded, beside the fixes' */
 			run_base(j->a);
-			continue;
-		}
-		d = td_an_dev_index(j->a, j->fs[i]->device);
-		j->win[i] = d < 0 ? -1 : td_whatif_window(j->a, (size_t)d, j->fs[i]->edits.data,
-							  j->fs[i]->edits.len);
+		else
+			j->task[i].win = run_task(j, &j->task[i]);
 	}
 }
 
 /* Where the loop waits for a DataLoader's workers (the graph's gates), a fix that speeds the
  * loop up elsewhere wins little alone: the time it frees goes to waiting in __next__. Such a
- * fix is sized after the loader's: both replayed together, less the loader's fix alone - what
- * it wins in the order the report gives them. Kept alone-sized where that is more. */
-static void size_after_loader(struct td_analysis *a, struct td_finding **fs, size_t n)
+ * fix is sized after the loader's: both replayed together (task `both`), less the loader's fix
+ * alone - what it wins in the order the report gives them. Kept alone-sized where that is
+ * more. */
+static void size_after_loader(struct td_analysis *a, const struct size_job *j)
 {
-	struct td_finding *l = NULL;
-	struct td_vec both;
+	const struct td_finding *l = j->loader;
 	size_t i;
 	int d;
 
-	if (!a->whatif->ok || !a->whatif->g.gates.len)
+	if (!l || !l->replayed || (d = td_an_dev_index(a, l->device)) < 0)
 		return;
-	for (i = 0; i < n && !l; i++)
-		if (fs[i]->replayed && !strcmp(fs[i]->rule, "dataloader"))
-			l = fs[i];
-	if (!l || (d = td_an_dev_index(a, l->device)) < 0)
-		return;
-	td_vec_init(&both, sizeof(struct td_rp_edit));
-	for (i = 0; i < n; i++) {
-		struct td_finding *f = fs[i];
-		int64_t w, gain;
-		size_t k;
-		if (f == l || !f->replayed || f->device != l->device)
+	for (i = 0; i < j->ntask; i++) {
+		struct td_finding *f = j->fs[j->task[i].f];
+		int64_t gain;
+		if (!j->task[i].both || !f->replayed || j->task[i].win < 0)
 			continue;
-		both.len = 0;
-		for (k = 0; k < l->edits.len; k++)
-			*(struct td_rp_edit *)td_vec_push(&both) = TD_VEC_AT(&l->edits, struct
-									      td_rp_edit, k);
-		for (k = 0; k < f->edits.len; k++)
-			*(struct td_rp_edit *)td_vec_push(&both) = TD_VEC_AT(&f->edits, struct
-									      td_rp_edit, k);
-		w = td_whatif_window(a, (size_t)d, both.data, both.len);
-		if (w < 0)
-			continue;
-		gain = a->whatif->base_win[d] - l->replay_ns - w;
+		gain = a->whatif->base_win[d] - l->replay_ns - j->task[i].win;
 		/* a fifth more at least, and 1 us: not the replay's rounding */
 		if (gain > f->replay_ns + f->replay_ns / 5 && gain - f->replay_ns >= 1000) {
 			char b1[32];
@@ -438,7 +444,26 @@ static void size_after_loader(struct td_analysis *a, struct td_finding **fs, siz
 					 td_fmt_dur(b1, sizeof(b1), f->replay_ns));
 		}
 	}
-	td_vec_free(&both);
+}
+
+/* How many replays run at once: as many as the jobs, while their times (9 bytes a node) fit
+ * in half the memory the trace's events take, or 16 MiB where that is more - beside the
+ * events and the graph, the run's peak stays near the reader's (on the 1 GB bench trace, two
+ * at once: 23 MB of 61 MB). */
+static int replays_at_once(const struct td_analysis *a, int jobs, size_t tasks)
+{
+	size_t budget = a->t->events.len * sizeof(struct td_event) / 2, fit;
+
+	if (budget < (16u << 20))
+		budget = 16u << 20;
+	fit = budget / (9 * (a->whatif->g.n + 1));
+	if (jobs > 16)
+		jobs = 16;
+	if ((size_t)jobs > fit)
+		jobs = fit ? (int)fit : 1;
+	if ((size_t)jobs > tasks)
+		jobs = tasks ? (int)tasks : 1;
+	return jobs;
 }
 
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
@@ -450,25 +475,21 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 
 	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
 		return;
+	memset(&j, 0, sizeof(j));
 	j.a = a;
 	j.fs = fs;
-	j.n = n;
-	j.next = 0;
 	j.base = !a->whatif->base_done;
-	j.win = td_calloc(n, sizeof(int64_t));
+	for (i = 0; i < n && !j.loader && a->whatif->g.gates.len; i++)
+		if (!strcmp(fs[i]->rule, "dataloader"))
+			j.loader = fs[i];
+	j.task = td_calloc(2 * n, sizeof(*j.task));
+	for (i = 0; i < n; i++)
+		j.task[j.ntask++] = (struct size_task){i, 0, -1};
+	for (i = 0; i < n && j.loader; i++)
+		if (fs[i] != j.loader && fs[i]->device == j.loader->device)
+			j.task[j.ntask++] = (struct size_task){i, 1, -1};
 	pthread_mutex_init(&j.mu, NULL);
-	if (jobs > 16)
-		jobs = 16;
-	/* as many replays at once as hold 16 MiB of times between them (9 bytes a node): the
-	 * replays are a few percent of the run's time, their memory is not (on the 1 GB bench
-	 * trace, one at a time holds 8 MB less at the same speed) */
-	{
-		size_t fit = (16u << 20) / (9 * (a->whatif->g.n + 1));
-		if ((size_t)jobs > fit)
-			jobs = fit ? (int)fit : 1;
-	}
-	if ((size_t)jobs > n + 1)
-		jobs = (int)n + 1;
+	jobs = replays_at_once(a, jobs, j.ntask + (size_t)j.base);
 	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
 		if (pthread_create(&th[started], NULL, size_worker, &j) == 0)
 			started++;
@@ -478,14 +499,15 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	pthread_mutex_destroy(&j.mu);
 	for (i = 0; i < n && a->whatif->ok; i++) {
 		int d = td_an_dev_index(a, fs[i]->device);
-		int64_t before = d < 0 ? -1 : a->whatif->base_win[d];
-		if (before < 0 || j.win[i] < 0)
+		int64_t before = d < 0 ? -1 : a->whatif->base_win[d], win = j.task[i].win;
+		if (before < 0 || win < 0)
 			continue;
 		fs[i]->replayed = 1;
-		fs[i]->replay_ns = before > j.win[i] ? before - j.win[i] : 0;
+		fs[i]->replay_ns = before > win ? before - win : 0;
 	}
-	free(j.win);
-	size_after_loader(a, fs, n);
+	if (a->whatif->ok)
+		size_after_loader(a, &j);
+	free(j.task);
 }
 
 void td_whatif_free(struct td_analysis *a)
