@@ -217,11 +217,16 @@ struct td_rp_times {
 				    * (ref: the last of them; v: the op before them, -1 for none) */
 	uint8_t *gate_off;         /* per gate (g->gates): an edit dropped its wait */
 	size_t n;
+	uint8_t *state;            /* the replay's own: 2 bits a node */
+	struct td_vec stack;       /* the replay's own: uint32_t */
 };
 
 /* Replays g with the edits applied (NULL, 0: as recorded). Returns 0, or -1 when out of memory. */
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out);
+/* The same into r, zeroed or from an earlier replay of g, whose buffers it reuses. */
+int td_replay_again(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
+		    struct td_rp_times *r);
 void td_rp_times_free(struct td_rp_times *r);
 /* The op on another stream of op k's device that ended last, at or before k started (TD_NONE:
  * none). */

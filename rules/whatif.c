@@ -49,30 +49,38 @@ size_t td_whatif_main_device(const struct td_analysis *a)
 	return best;
 }
 
-/* The trace replayed as recorded: each device's window and, on the main device's thread, the
- * steps' images, kept (the replay itself is not: a fix's replay is the one held at a time). */
-static void run_base(struct td_analysis *a)
+/* The trace replayed as recorded, into r (reused as td_replay_again does): each device's
+ * window and, on the main device's thread, the steps' images, kept (the replay itself is not:
+ * a fix's replay is the one held at a time). */
+static void run_base_in(struct td_analysis *a, struct td_rp_times *r)
 {
 	struct td_whatif *w = a->whatif;
-	struct td_rp_times r;
 	size_t i, d;
 	uint32_t tr;
 
 	if (w->base_done)
 		return;
 	w->base_done = 1;
-	if (td_replay_run(&w->g, NULL, 0, &r) != 0) {
+	if (td_replay_again(&w->g, NULL, 0, r) != 0) {
 		w->ok = 0;
 		return;
 	}
 	for (i = 0; i < a->ndev; i++)
-		w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : window(a, i, &r);
+		w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : window(a, i, r);
 	d = td_whatif_main_device(a);
 	tr = step_track(a, d);
 	for (i = 0; i < a->nsteps; i++) {
-		w->base_steps[2 * i] = td_replay_map(&w->g, &r, tr, a->steps[i].start);
-		w->base_steps[2 * i + 1] = td_replay_map(&w->g, &r, tr, a->steps[i].end);
+		w->base_steps[2 * i] = td_replay_map(&w->g, r, tr, a->steps[i].start);
+		w->base_steps[2 * i + 1] = td_replay_map(&w->g, r, tr, a->steps[i].end);
 	}
+}
+
+static void run_base(struct td_analysis *a)
+{
+	struct td_rp_times r;
+
+	memset(&r, 0, sizeof(r));
+	run_base_in(a, &r);
 	td_rp_times_free(&r);
 }
 
@@ -200,21 +208,30 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 	return w->ok ? w : NULL;
 }
 
-int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			 size_t nedits)
+/* The window of device d replayed with the edits, into r (zeroed, or holding an earlier
+ * replay's buffers to reuse). */
+static int64_t window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits, struct td_rp_times *r)
 {
-	struct td_rp_times r;
-	int64_t w;
-
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
 	if (!nedits) {
 		run_base(a);
 		return a->whatif->ok ? a->whatif->base_win[d] : -1;
 	}
-	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0)
+	if (td_replay_again(&a->whatif->g, edits, nedits, r) != 0)
 		return -1;
-	w = window(a, d, &r);
+	return window(a, d, r);
+}
+
+int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			 size_t nedits)
+{
+	struct td_rp_times r;
+	int64_t w;
+
+	memset(&r, 0, sizeof(r));
+	w = window_in(a, d, edits, nedits, &r);
 	td_rp_times_free(&r);
 	return w;
 }
@@ -377,7 +394,7 @@ struct size_job {
 	pthread_mutex_t mu;
 };
 
-static int64_t run_task(struct size_job *j, struct size_task *tk)
+static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_times *r)
 {
 	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
 	struct td_rp_edit *both;
@@ -387,11 +404,11 @@ static int64_t run_task(struct size_job *j, struct size_task *tk)
 	if (d < 0)
 		return -1;
 	if (!tk->both)
-		return td_whatif_window(j->a, (size_t)d, f->edits.data, f->edits.len);
+		return window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
 	both = td_malloc((l->edits.len + f->edits.len + 1) * sizeof(*both));
 	memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
 	memcpy(both + l->edits.len, f->edits.data, f->edits.len * sizeof(*both));
-	w = td_whatif_window(j->a, (size_t)d, both, l->edits.len + f->edits.len);
+	w = window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
 	free(both);
 	return w;
 }
@@ -399,19 +416,23 @@ static int64_t run_task(struct size_job *j, struct size_task *tk)
 static void *size_worker(void *arg)
 {
 	struct size_job *j = arg;
+	struct td_rp_times r; /* each replay of this worker in the same buffers */
 
+	memset(&r, 0, sizeof(r));
 	for (;;) {
 		size_t i;
 		pthread_mutex_lock(&j->mu);
 		i = j->next < j->ntask + (size_t)j->base ? j->next++ : SIZE_MAX;
 		pthread_mutex_unlock(&j->mu);
 		if (i == SIZE_MAX)
-			return NULL;
+			break;
 		if (i == j->ntask) /* the replay as recorded, beside the fixes' */
-			run_base(j->a);
+			run_base_in(j->a, &r);
 		else
-			j->task[i].win = run_task(j, &j->task[i]);
+			j->task[i].win = run_task(j, &j->task[i], &r);
 	}
+	td_rp_times_free(&r);
+	return NULL;
 }
 
 /* Where the loop waits for a DataLoader's workers (the graph's gates), a fix that speeds the
