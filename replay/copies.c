@@ -98,6 +98,20 @@ int64_t td_rp_pinned_time(const struct td_replay *g, size_t dev, int dtoh, uint6
 	return d < measured ? d : measured;
 }
 
+int64_t td_rp_pin_alloc_ns(uint64_t bytes)
+{
+	uint64_t size = 1;
+
+	while (size < bytes && size < (UINT64_C(1) << 62))
+		size <<= 1;
+	return TD_RP_PIN_ALLOC_LAT_NS + (int64_t)(size / TD_RP_PIN_ALLOC_BPNS);
+}
+
+uint64_t td_rp_copy_bytes(const struct td_replay *g, uint32_t k)
+{
+	return bytes_of(g, k);
+}
+
 int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k)
 {
 	const struct td_event *e = td_rp_event(g, k);

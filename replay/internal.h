@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the replay's graph builders share (replay/graph.c, replay/copies.c): not an interface. */
+/* What the replay's modules share (replay/graph.c, copies.c, sim.c): not an interface. */
 #ifndef TD_REPLAY_INTERNAL_H
 #define TD_REPLAY_INTERNAL_H
 
@@ -32,5 +32,7 @@ void td_rp_sort_side(struct td_vec *v);
 /* The copies over the host link: pageable ones marked, the link's pinned bandwidth, each
  * copy's edge from the one before it on its engine (replay/copies.c). */
 void td_rp_link_copies(struct td_replay *g, const uint8_t *role);
+/* The bytes a copy op moves (0: unknown). */
+uint64_t td_rp_copy_bytes(const struct td_replay *g, uint32_t k);
 
 #endif

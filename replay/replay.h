@@ -97,6 +97,16 @@ struct td_rp_dev {
 	uint8_t pinned_measured; /* bit d: pinned[d] is the trace's own */
 };
 #define TD_RP_PIN_LAT_NS 1500 /* a pinned copy's fixed cost, besides its bytes */
+/* A copy made pinned needs pinned host buffers, which the framework allocates (PyTorch's
+ * caching host allocator: cudaHostAlloc of the size rounded up to a power of two, kept and
+ * reused once the copy is done) - page-locking costs about TD_RP_PIN_ALLOC_LAT_NS plus a byte
+ * per TD_RP_PIN_ALLOC_BPNS-th of a ns (4 GB/s). A loop holds two buffers of a size at once (the
+ * batch in use while the next is pinned): the first two copies of each size class made pinned
+ * pay an allocation, the later ones reuse them - in a trace of the run's start; a trace taken
+ * later in the run finds them allocated. */
+#define TD_RP_PIN_ALLOC_LAT_NS 10000
+#define TD_RP_PIN_ALLOC_BPNS 4
+#define TD_RP_PIN_BUFFERS 2
 
 struct td_replay {
 	const struct td_trace *t;
@@ -126,6 +136,9 @@ struct td_replay {
 	size_t ndelays;
 	int keep_unexplained;      /* replay the unexplained delays as measured (sizing a fix:
 				    * whatever caused them stays); 0 to test the model alone */
+	int pin_alloc;             /* the trace holds the run's start (set by the caller): copies
+				    * made pinned allocate their buffers in it (td_rp_pin_alloc_ns);
+				    * else they were allocated before it began, and cost nothing */
 };
 
 /* Builds the graph of a finalized trace; role[name id] names each runtime call's role and each
@@ -169,7 +182,10 @@ enum td_rp_edit_kind {
 	TD_RP_COST,      /* calls starting in [from, to) on a thread cost residual ns and wait for
 			  * nothing, their ops start with no staging (a copy from pinned memory,
 			  * made non-blocking): a pageable copy then runs at the link's pinned
-			  * bandwidth (its measured time when that is unknown, or shorter) */
+			  * bandwidth (its measured time when that is unknown, or shorter), and,
+			  * where the trace holds the run's start (pin_alloc), the first
+			  * TD_RP_PIN_BUFFERS calls of each size class allocate its pinned buffer
+			  * before them (td_rp_pin_alloc_ns) */
 	TD_RP_WARM,      /* calls starting in [from, to) on a thread cost residual ns and their ops
 			  * start with no unexplained delay (a first launch, its module loaded
 			  * before: the cold start gone) */
@@ -234,6 +250,9 @@ uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k);
 /* What op k (a pageable copy) takes from pinned memory: its bytes at the pinned bandwidth plus
  * TD_RP_PIN_LAT_NS, no longer than measured; its measured time when the bandwidth is unknown. */
 int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k);
+/* What allocating the pinned buffer for a copy of bytes costs: its size class (bytes rounded
+ * up to a power of two) page-locked. */
+int64_t td_rp_pin_alloc_ns(uint64_t bytes);
 /* The same for a copy of bytes over device index dev's link (dtoh: back to the host) that took
  * measured ns from pageable memory. */
 int64_t td_rp_pinned_time(const struct td_replay *g, size_t dev, int dtoh, uint64_t bytes,

@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
+#include "replay/internal.h"
 #include "replay/replay.h"
 
 #define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
@@ -458,6 +459,41 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 	}
 }
 
+/* The pinned buffers the copies made pinned need: before the first TD_RP_PIN_BUFFERS calls of
+ * each size class, in the order they began, the host allocates one (their copies start after
+ * it, as pin_memory() comes before the copy), when the trace holds the run's start. */
+static void pin_allocs(const struct td_replay *g, struct td_rp_times *r)
+{
+	uint32_t first[64][TD_RP_PIN_BUFFERS];
+	size_t k, c, i;
+
+	if (!g->pin_alloc)
+		return;
+	for (c = 0; c < 64; c++)
+		for (i = 0; i < TD_RP_PIN_BUFFERS; i++)
+			first[c][i] = TD_NONE;
+	for (k = g->nhost; k < g->n; k++) {
+		uint32_t h = g->src[k], x;
+		uint64_t b = td_rp_copy_bytes(g, (uint32_t)k);
+		if (h == TD_NONE || !(r->flag[h] & F_PINNED) || !(g->fl[k] & TD_RPF_PAGEABLE) || !b)
+			continue;
+		for (c = 0; c < 63 && (UINT64_C(1) << c) < b; c++)
+			;
+		for (i = 0, x = h; i < TD_RP_PIN_BUFFERS && x != TD_NONE; i++) {
+			uint32_t y = first[c][i]; /* kept by the call's start, then node */
+			if (y == TD_NONE || ts_of(g, x) < ts_of(g, y) ||
+			    (ts_of(g, x) == ts_of(g, y) && x < y)) {
+				first[c][i] = x;
+				x = y;
+			}
+		}
+	}
+	for (c = 0; c < 64; c++)
+		for (i = 0; i < TD_RP_PIN_BUFFERS && first[c][i] != TD_NONE; i++)
+			set_gap(g, r, first[c][i], cur_gap(g, r, first[c][i]) +
+						       td_rp_pin_alloc_ns(UINT64_C(1) << c));
+}
+
 #define OVER_LESS(x, y) ((x)->node < (y)->node)
 TD_DEFINE_SORT(sort_over, struct td_rp_side, OVER_LESS)
 
@@ -558,6 +594,7 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *edits, siz
 		else if ((out->flag[h] & F_PINNED) && (g->fl[k] & TD_RPF_PAGEABLE))
 			set_cost(g, out, (uint32_t)k, td_rp_pinned_dur(g, (uint32_t)k));
 	}
+	pin_allocs(g, out);
 	side_links(g, out);
 	sort_over(out->sides.data, out->sides.len);
 	sort_over(out->over.data, out->over.len);

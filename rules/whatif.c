@@ -200,6 +200,13 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 		}
 		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
+		/* start-up calls (a context, a stream, a library handle, the first pool made): the
+		 * trace holds the run's start, where pinned buffers are allocated */
+		for (i = 0; i < a->nwarm_ev && !w->g.pin_alloc; i++) {
+			const struct td_event *e = td_trace_ev(t, a->warm_ev[i]);
+			w->g.pin_alloc = e->kind == TD_K_RUNTIME &&
+					 (a->name_class[e->name] & NC_WARMUP_CALL);
+		}
 		w->ok = 1;
 		w->base_win = td_calloc(a->ndev + 1, sizeof(int64_t));
 		w->base_steps = td_calloc(2 * a->nsteps + 1, sizeof(int64_t));

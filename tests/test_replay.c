@@ -354,6 +354,48 @@ static void test_engine(void **state)
 	done(&x);
 }
 
+/* A run's start (cudaStreamCreate, 2 ms), then four blocking pageable uploads on stream 7:
+ * three of 1 MB and one of 3 MB, each call 108 us, 92 us apart. Made pinned and non-blocking
+ * (calls of 5 us), the first two of the 1 MiB class allocate a pinned buffer before them (10 us
+ * + 1 MiB at 4 bytes a ns = 272 144 ns), the third reuses one, the 3 MB one allocates its
+ * 4 MiB class (1 058 576 ns). Taken later in the run (no start-up), nothing is allocated. */
+static void test_pin_alloc(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t c[4], op1;
+	const int64_t a1 = 272144, a4 = 1058576;
+	(void)state;
+
+	load(th_fixture("replay/pin-alloc.json"), &x);
+	c[0] = node(&x, "cudaMemcpyAsync", 3000);
+	c[1] = node(&x, "cudaMemcpyAsync", 3200);
+	c[2] = node(&x, "cudaMemcpyAsync", 3400);
+	c[3] = node(&x, "cudaMemcpyAsync", 3600);
+	op1 = node(&x, "Memcpy HtoD (Pageable -> Device)", 3006);
+	assert_int_equal(td_rp_pin_alloc_ns(1000000), a1);
+	assert_int_equal(td_rp_pin_alloc_ns(1u << 20), a1);
+	assert_int_equal(td_rp_pin_alloc_ns(3000000), a4);
+	assert_int_equal(x.w->g.pin_alloc, 1);
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c[0])->track, 3000 * US, 4000 * US,
+				5 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[c[0]], 3000 * US + a1);
+	assert_true(r.start[op1] >= r.start[c[0]]); /* the copy after the buffer it copies from */
+	assert_int_equal(r.start[c[1]], r.start[c[0]] + 5 * US + 92 * US + a1);
+	assert_int_equal(r.start[c[2]], r.start[c[1]] + 5 * US + 92 * US);
+	assert_int_equal(r.start[c[3]], r.start[c[2]] + 5 * US + 92 * US + a4);
+	td_rp_times_free(&r);
+	/* a trace taken later in the run: the buffers are there */
+	x.a.whatif->g.pin_alloc = 0;
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(r.start[c[0]], 3000 * US);
+	assert_int_equal(r.start[c[3]], r.start[c[0]] + 3 * (5 + 92) * US);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* Four kernels on stream 7 (k1 at 106 us to k4 ending at 186), then an all-reduce of 60 us on
  * stream 13 that waits for k4, and k5 on stream 7 that waits for the all-reduce. Overlapped with
  * 15 us of it left exposed, the all-reduce may start 45 us before k4 ends (141 us), once the
@@ -446,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_side_stream),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),
+		cmocka_unit_test(test_pin_alloc),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_fidelity),
 	};
