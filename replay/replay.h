@@ -204,6 +204,9 @@ enum td_rp_edit_kind {
 			  * same stream, no more after the compute queued before it; the first op
 			  * after them on their stream waits for them (wait_stream before use) as
 			  * well as for the op before them */
+	TD_RP_FREE,      /* the GPU ops starting in [from, to) on a stream take residual ns at most:
+			  * what they do removed outright, the bound no fix of them can beat
+			  * (collectives whose fix the trace cannot replay) */
 };
 struct td_rp_edit {
 	uint8_t kind;

@@ -401,6 +401,11 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 			r->flag[k] |= F_WARM;
 		}
 		return;
+	case TD_RP_FREE:
+		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
+			if ((g->fl[k] & TD_RPF_GPU) && td_ev_dur(td_rp_event(g, k)) > ed->residual)
+				set_cost(g, r, k, ed->residual);
+		return;
 	case TD_RP_UNWAIT:
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			r->flag[k] |= F_UNWAIT;
