@@ -81,6 +81,9 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		out_json_kint(g, "joins", (int64_t)gr->joins);
 		out_json_kint(g, "loader_waits", (int64_t)gr->gates.len);
 		out_json_kint(g, "copy_engine", (int64_t)gr->engine_edges);
+		out_json_kint(g, "launch_queue", (int64_t)gr->queue_edges);
+		out_json_kint(g, "blocked_launches", (int64_t)gr->blocked_launches);
+		out_json_kint(g, "launch_queue_depth", gr->ndev ? main_dev(c)->queue_depth : 0);
 		out_json_kint(g, "wait_tail_ns", gr->tail);
 		yajl_gen_map_close(g);
 		if (gr->ndev) { /* the host link of the main device, as a pinned copy is replayed */
@@ -134,6 +137,12 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 		size_t o = strlen(line);
 		snprintf(line + o, sizeof(line) - o, ", %zu waits for the DataLoader's workers",
 			 g->gates.len);
+	}
+	if (g->queue_edges) { /* launches held by a full launch queue */
+		size_t o = strlen(line);
+		snprintf(line + o, sizeof(line) - o, "; a launch queue %lld ops deep (%llu launches "
+			 "blocked on it)", (long long)main_dev(c)->queue_depth,
+			 (unsigned long long)g->blocked_launches);
 	}
 	fputs("graph      ", f);
 	out_text_wrap(f, line, 11, 11, 100);

@@ -638,6 +638,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	fit_model(g);
 	if (role)
 		link_waits(g, role, &tails, &plain_copy);
+	td_rp_link_queue(g);
 	td_vec_free(&tails);
 	td_vec_free(&plain_copy);
 	link_streams(g);

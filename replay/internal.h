@@ -32,6 +32,9 @@ void td_rp_sort_side(struct td_vec *v);
 /* The copies over the host link: pageable ones marked, the link's pinned bandwidth, each
  * copy's edge from the one before it on its engine (replay/copies.c). */
 void td_rp_link_copies(struct td_replay *g, const uint8_t *role);
+/* The launch queue: its depth per device and each launch's edge from the op that frees its
+ * slot, where the trace shows the queue full (replay/queue.c). */
+void td_rp_link_queue(struct td_replay *g);
 /* The bytes a copy op moves (0: unknown). */
 uint64_t td_rp_copy_bytes(const struct td_replay *g, uint32_t k);
 

@@ -22,13 +22,16 @@
  *     and the main thread's next call waits for the burst's end, each by its measured lag;
  *   - outside producers: the first call after a DataLoader's wait for its workers' batch
  *     starts no earlier than it did (td_replay_gate), unless the loader is the fix;
+ *   - launch queue: where the trace shows a device's launch queue full (launches blocked until
+ *     an op completes), a launch ends no earlier than the op launched the queue's depth + 1
+ *     before it ended (replay/queue.c);
  *   - copy engines: a host-to-device (device-to-host) copy starts after the one of its device
  *     and direction that started before it on another stream ended, when it did in the trace:
  *     one engine per direction, shared by the streams (copies that overlapped in the trace
  *     shared it already, their durations say by how much).
  * What the edges cannot explain is reported: GPU work that started later than anything in the
  * trace gates it ("unexplained start delay"). Not modelled: peers of a collective (its measured
- * duration is kept), a full launch queue, host threads slowed by contention.
+ * duration is kept), host threads slowed by contention.
  *
  * Compact: a node is its event and its flags (6 bytes), the op it waits for or its launch (4);
  * the model's lags are per device and kind, the few edges of another kind in a side table; a
@@ -71,6 +74,9 @@ enum td_rp_role {
 #define TD_RPF_ENGINE 0x800  /* op: follows another stream's copy on its engine (g->engine) */
 #define TD_RPF_DTOH 0x1000   /* op: a copy over the host link, device to host (PAGEABLE, ENGINE) */
 #define TD_RPF_GATE 0x2000   /* host: starts no earlier than a time outside the trace (g->gates) */
+#define TD_RPF_QUEUE 0x4000  /* host: a launch that waits (src) for a slot in its device's full
+			      * launch queue, not for GPU work it needs (a fix that stops waits
+			      * leaves it) */
 
 /* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
  * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */
@@ -95,6 +101,10 @@ struct td_rp_dev {
 			    * 1 MB or more (3 at least), else 0 (the caller may set it from a table:
 			    * 0 keeps a copy's measured time when it is made pinned) */
 	uint8_t pinned_measured; /* bit d: pinned[d] is the trace's own */
+	int64_t queue_depth;     /* launched ops not yet started that fill its launch queue (a
+				  * launch then blocks), from the trace's blocked launches; 0: none */
+	int64_t queue_tail;      /* a blocked launch's median lag after the op that freed it */
+	int64_t launch;          /* its median launch call: what a blocked one costs alone */
 };
 #define TD_RP_PIN_LAT_NS 1500 /* a pinned copy's fixed cost, besides its bytes */
 /* A copy made pinned needs pinned host buffers, which the framework allocates (PyTorch's
@@ -132,6 +142,7 @@ struct td_replay {
 	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */
 	int64_t staging_ns;        /* the start delays of ops behind blocking copies (kept) */
 	uint64_t cross_edges, forks, joins, waits, blocking_copies, engine_edges, pageable_copies;
+	uint64_t queue_edges, blocked_launches;
 	struct td_rp_delay *delays; /* the largest unexplained delays, largest first */
 	size_t ndelays;
 	int keep_unexplained;      /* replay the unexplained delays as measured (sizing a fix:
@@ -153,6 +164,13 @@ void td_replay_free(struct td_replay *g);
  * time of the wait (TD_RP_DROP_HOST over `from`: the loader fixed). Returns 0, -1 when the
  * thread has no call after it. */
 int td_replay_gate(struct td_replay *g, uint32_t track, int64_t from, int64_t to);
+
+/* Whether host node k waits for GPU work it needs (a sync, a blocking copy): not a launch held
+ * by a full queue. */
+static inline int td_rp_syncs(const struct td_replay *g, uint32_t k)
+{
+	return (g->fl[k] & TD_RPF_WAITS) && !(g->fl[k] & TD_RPF_QUEUE);
+}
 
 /* What a node is, for callers and tests. */
 static inline const struct td_event *td_rp_event(const struct td_replay *g, uint32_t k)

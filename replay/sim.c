@@ -71,8 +71,19 @@ static int64_t own_cost(const struct td_replay *g, const struct td_rp_times *r, 
 		return 0;
 	if (!(g->fl[k] & TD_RPF_OWNCOST))
 		return d;
-	own = (g->fl[k] & TD_RPF_COPY) ? g->copy_cost : g->wait_cost;
+	own = (g->fl[k] & TD_RPF_QUEUE) ? g->dev[td_rp_dev_of(g, g->src[k])].launch
+	      : (g->fl[k] & TD_RPF_COPY) ? g->copy_cost : g->wait_cost;
 	return own < d ? own : d;
+}
+
+/* Whether host node k's end waits for its src in r: a wait no edit stopped (a launch held by a
+ * full queue keeps it when its thread's waits stop: only costing it otherwise, or fusing it
+ * away, does). */
+static int waiting(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
+{
+	if (!(g->fl[k] & TD_RPF_WAITS) || (r->flag[k] & F_COSTED))
+		return 0;
+	return !(r->flag[k] & F_UNWAIT) || (g->fl[k] & TD_RPF_QUEUE);
 }
 
 int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint32_t k)
@@ -94,10 +105,12 @@ int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32
 	if (g->fl[k] & TD_RPF_GPU) /* its own time, or the one an edit gave it */
 		return st + ((r->flag[k] & F_COST) ? over(r, k)->v : td_ev_dur(e));
 	v = st + own_cost(g, r, k);
-	if ((g->fl[k] & TD_RPF_WAITS) && !(r->flag[k] & (F_UNWAIT | F_COSTED))) {
+	if (waiting(g, r, k)) {
 		int64_t oe = td_rp_end(g, r, g->src[k]);
-		if (oe != NONE_T && oe + g->tail > v)
-			v = oe + g->tail;
+		int64_t tail = (g->fl[k] & TD_RPF_QUEUE) ? g->dev[td_rp_dev_of(g, g->src[k])].queue_tail
+							: g->tail;
+		if (oe != NONE_T && oe + tail > v)
+			v = oe + tail;
 	}
 	return v;
 }
@@ -110,8 +123,8 @@ static void later(int64_t *acc, int64_t v, int64_t lag)
 
 static int waits(const struct sim *s, uint32_t k)
 {
-	return !(s->g->fl[k] & TD_RPF_GPU) && (s->g->fl[k] & TD_RPF_WAITS) &&
-	       !(s->r->flag[k] & (F_UNWAIT | F_COSTED | F_REMOVED));
+	return !(s->g->fl[k] & TD_RPF_GPU) && waiting(s->g, s->r, k) &&
+	       !(s->r->flag[k] & F_REMOVED);
 }
 
 /* The nodes whose starts k's start needs: the lane's previous node and the x edge's (their

@@ -233,7 +233,7 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		/* a device-to-device copy or a memset that does not wait is captured too */
 		int dev_copy = e && td_whatif_capturable(w, k);
 		int breaks = !in || (c & NC_ALLOC) || (c & NC_SYNC_CALL) ||
-			     (!dev_copy && ((g->fl[k] & (TD_RPF_WAITS | TD_RPF_COPY)) ||
+			     (!dev_copy && (td_rp_syncs(g, k) || (g->fl[k] & TD_RPF_COPY) ||
 					    (c & (NC_MEMCPY_CALL | NC_MEMSET_CALL))));
 		if (r0 != TD_NONE && e && step != step0) { /* a graph holds one step */
 			if (nl >= 2)

@@ -190,7 +190,7 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 				    (w->g.fl[h] & TD_RPF_COPY))
 					w->copy_on_compute[h >> 3] |= (uint8_t)(1u << (h & 7));
 				/* a device-side copy or a memset, from a call that does not wait */
-				if (h != TD_NONE && !(w->g.fl[h] & TD_RPF_WAITS) &&
+				if (h != TD_NONE && !td_rp_syncs(&w->g, h) &&
 				    (op->kind == TD_K_MEMSET ||
 				     (op->kind == TD_K_MEMCPY &&
 				      !(role[op->name] & (TD_RP_OP_HTOD | TD_RP_OP_DTOH)))))

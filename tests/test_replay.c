@@ -396,6 +396,55 @@ static void test_pin_alloc(void **state)
 	done(&x);
 }
 
+/* A loop launching 100 us kernels every 10 us into a launch queue of 20 (generated): from the
+ * 24th call on, each call blocks until the kernel launched 21 before it ends, and returns 5 us
+ * later; after a 5 ms pause the next 40 launches come slower than the GPU and never block. The
+ * queue is 19 ops deep as measured (those still pending when a blocked call returns), 17 calls
+ * blocked. With the kernels at half their time the blocked calls return as soon as the kernel
+ * that frees them ends, and a thread whose waits stop keeps them. */
+static void test_launch_queue(void **state)
+{
+	struct run x;
+	struct td_rp_times r;
+	struct td_rp_edit e;
+	uint32_t c30, c39, k9, k18, c60;
+	int64_t end39;
+	(void)state;
+
+	load(th_fixture("replay/queue.json"), &x);
+	c30 = node(&x, "cudaLaunchKernel", 915);
+	c39 = node(&x, "cudaLaunchKernel", 1815);
+	c60 = node(&x, "cudaLaunchKernel", 13015);
+	k9 = node(&x, "k9", 905);
+	k18 = node(&x, "k18", 1805);
+	assert_int_equal(x.w->g.dev[0].queue_depth, 19);
+	assert_int_equal(x.w->g.blocked_launches, 17);
+	assert_int_equal(x.w->g.dev[0].queue_tail, 5 * US);
+	assert_int_equal(x.w->g.dev[0].launch, 5 * US);
+	assert_int_equal(x.w->g.src[c30], k9);
+	assert_int_equal(x.w->g.src[c39], k18);
+	assert_true(x.w->g.fl[c60] & TD_RPF_QUEUE); /* not blocked: an edge the trace holds */
+	assert_false(td_rp_syncs(&x.w->g, c30));
+	/* as recorded */
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	end39 = td_rp_end(&x.w->g, &r, c39);
+	assert_int_equal(end39, td_ev_end(td_rp_event(&x.w->g, c39)));
+	td_rp_times_free(&r);
+	/* the kernels at half their time: the blocked calls return sooner */
+	e = (struct td_rp_edit){TD_RP_FREE, td_rp_event(&x.w->g, k9)->track, 0, 4000 * US, 50 * US, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c30), td_rp_end(&x.w->g, &r, k9) + 5 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c39), td_rp_end(&x.w->g, &r, k18) + 5 * US);
+	assert_true(td_rp_end(&x.w->g, &r, c39) < end39 - 800 * US);
+	td_rp_times_free(&r);
+	/* the thread's waits stopped: the queue still holds its launches */
+	e = (struct td_rp_edit){TD_RP_UNWAIT, td_rp_event(&x.w->g, c30)->track, 0, 4000 * US, 0, 0};
+	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
+	assert_int_equal(td_rp_end(&x.w->g, &r, c39), end39);
+	td_rp_times_free(&r);
+	done(&x);
+}
+
 /* Four kernels on stream 7 (k1 at 106 us to k4 ending at 186), then an all-reduce of 60 us on
  * stream 13 that waits for k4, and k5 on stream 7 that waits for the all-reduce. Overlapped with
  * 15 us of it left exposed, the all-reduce may start 45 us before k4 ends (141 us), once the
@@ -489,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),
 		cmocka_unit_test(test_pin_alloc),
+		cmocka_unit_test(test_launch_queue),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_fidelity),
 	};
