@@ -117,7 +117,7 @@ static const char *savings_parts(const struct td_finding *fd, char *buf, size_t 
 	size_t n = 0;
 
 	buf[0] = '\0';
-	if (fd->busy_ns && !fd->replayed) /* the idle-based sizing's parts; a replay has none */
+	if (fd->busy_ns && !fd->replayed && !fd->bounded) /* the idle-based sizing's parts */
 		n += (size_t)snprintf(buf, cap, ": GPU idle won back %s, %s %s",
 				      td_fmt_dur(b1, sizeof(b1), fd->idle_ns),
 				      !strcmp(fd->rule, "gpu-bound") ? "GPU compute time removed"
@@ -171,7 +171,9 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		fputc(' ', f);
 		wrap(f, fd->title, col + 1, 3);
 		if (fd->risk) {
-			fputs(fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
+			fputs(fd->risk == 2 && fd->bounded
+				      ? "\n   off the critical path: nothing to win now, so no time figure\n"
+			      : fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
 			char line[512], sz[64];
@@ -238,7 +240,8 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 		fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
 		out_md(f, fd->title);
 		if (fd->risk)
-			fputs(fd->risk == 2 ? " | advice |\n" : " | a risk |\n", f);
+			fputs(fd->risk == 2 && fd->bounded ? " | off the critical path |\n"
+			      : fd->risk == 2 ? " | advice |\n" : " | a risk |\n", f);
 		else
 			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
 				100.0 * fd->savings_fraction);
@@ -257,7 +260,8 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		out_md(f, fd->title);
 		if (fd->risk)
 			fprintf(f, "\n\n`%s` · %s · %s", fd->rule, td_severity_name(fd->severity),
-				fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
+				fd->risk == 2 && fd->bounded ? "off the critical path, no time figure"
+				: fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
 		else
 			fprintf(f, "\n\n`%s` · %s · saves ~%s%s (%.1f%% of the window", fd->rule,
 				td_severity_name(fd->severity), td_fmt_dur(b1, sizeof(b1),
@@ -315,7 +319,8 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kbool(g, "risk", fd->risk == 1);
 		out_json_kbool(g, "advice", fd->risk == 2);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
-		out_json_kstr(g, "sizing", fd->risk ? "none" : fd->replayed ? "replay" : "idle");
+		out_json_kstr(g, "sizing", fd->bounded ? "bound" : fd->risk ? "none"
+					   : fd->replayed ? "replay" : "idle");
 		if (fd->after) { /* sized after another fix: what it wins alone besides */
 			out_json_kstr(g, "sized_after", fd->after);
 			out_json_kint(g, "alone_ns", fd->replay_ns);

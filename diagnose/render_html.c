@@ -136,8 +136,10 @@ void html_findings(FILE *f, const struct td_report *r)
 		html_text(f, fd->title);
 		fputs("</h3>\n<p>", f);
 		if (fd->risk)
-			fputs(fd->risk == 2 ? "Advice: no change named, so no time figure"
-					    : "A risk, not a time cost", f); /* the period follows */
+			fputs(fd->risk == 2 && fd->bounded
+				      ? "Off the critical path: nothing to win now, so no time figure"
+			      : fd->risk == 2 ? "Advice: no change named, so no time figure"
+					      : "A risk, not a time cost", f); /* the period follows */
 		else
 			fprintf(f, "Saves ~%s%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),
 				fd->savings_ns), td_finding_sizing(fd, sz, sizeof(sz)), 100.0 * fd->savings_fraction, fd->per_step_ns ? ", " : "",

@@ -251,6 +251,7 @@ static void merged(struct td_job *j)
 	for (k = 0; k < nseen; k++) {
 		int comm = !strcmp(seen[k], "communication") && j->n > 1;
 		double lo = 0, hi = 0;
+		int adv;
 		struct td_finding *f;
 		const struct entry *rep;
 		for (r = 0, n = 0; r < j->n; r++)
@@ -298,11 +299,18 @@ static void merged(struct td_job *j)
 		f->count = n;
 		f->max_severity = (enum td_severity)rep->f->max_severity;
 		for (e = 0; e < n; e++) /* a risk: as severe as on the worst rank */
-			if (v[e].f->risk) {
+			if (v[e].f->risk == 1) {
 				f->risk = 1;
 				if ((int)f->severity < v[e].f->severity)
 					f->severity = (enum td_severity)v[e].f->severity;
 			}
+		for (e = 0, adv = 1; e < n && !f->risk; e++) /* advice or a note on every rank */
+			adv &= v[e].f->risk == 2;
+		if (!f->risk && adv) {
+			f->risk = 2;
+			f->severity = SEV_INFO;
+			f->bounded = rep->f->bounded; /* a note off the critical path */
+		}
 		if (j->n == 1)
 			td_finding_title(f, "%s", rep->f->title);
 		else if (comm)
@@ -490,7 +498,7 @@ int td_job_build(struct td_job *j, struct td_summary *s, size_t n, const struct 
 	merged(j);
 	for (i = 0, r = 0; i < j->report.findings.len; i++) {
 		struct td_finding *f = &TD_VEC_AT(&j->report.findings, struct td_finding, i);
-		f->savings_ns = f->idle_ns + f->busy_ns;
+		f->savings_ns = f->risk ? 0 : f->idle_ns + f->busy_ns; /* a note keeps its claims */
 		if (!f->risk && (f->savings_ns < 1000 ||
 				 (double)f->savings_ns < 0.0001 * (double)j->window_ns)) {
 			td_finding_free(f); /* next to nothing to win, as for one trace */

@@ -219,9 +219,8 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		sf->fraction = f->savings_fraction;
 		sf->count = f->count;
 		sf->risk = f->risk;
+		sf->bounded = f->bounded;
 		sf->max_severity = (int)f->max_severity;
-		if (!strcmp(f->rule, "communication"))
-			s->exposed_ns = td_finding_get(f, "exposed_ns");
 		if (!strcmp(f->rule, "dataloader"))
 			s->dataloader_ns = td_finding_get(f, "dataloader_ns");
 	}
@@ -266,8 +265,13 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		size_t np, nc;
 		td_an_kernel_sets(a, s->device, a->dev[d].win_start, a->dev[d].win_end, &comp, &np,
 				  &comm, &nc);
+		struct td_interval *ex = td_malloc((nc + np + 1) * sizeof(*ex));
 		s->compute_ns = td_intervals_total(comp, np);
 		s->comm_ns = td_intervals_total(comm, nc);
+		/* not hidden by compute, whether or not a finding is left to say so (one whose
+		 * collectives are off the critical path wins nothing and is not) */
+		s->exposed_ns = td_intervals_total(ex, td_iv_minus(comm, nc, comp, np, ex));
+		free(ex);
 		for (i = 0; a->dev[d].gsteps && i < a->nsteps; i++) {
 			int64_t *v = td_vec_push(&s->step_compute);
 			*v = td_iv_total_in(comp, np, a->dev[d].gsteps[i].start, a->dev[d].gsteps[i].end);
@@ -420,6 +424,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		gen_num(g, f->fraction);
 		kint(g, "count", (int64_t)f->count);
 		kint(g, "risk", f->risk);
+		if (f->bounded)
+			kint(g, "bounded", 1);
 		kint(g, "max_severity", f->max_severity);
 		yajl_gen_map_close(g);
 	}
@@ -737,6 +743,7 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			if (f->risk > 2 || f->max_severity > SEV_HIGH)
 				wrong(&r, key, "risk 0..2 and max_severity 0..3", x);
 			f->fraction = opt_num(x, "est_savings_fraction", 0, 1e6, 0, &r);
+			f->bounded = (int)opt_num(x, "bounded", 0, 1, 0, &r);
 		}
 	if (!r.bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
 		yajl_tree_free(root);

@@ -29,6 +29,8 @@ struct td_sum_finding {
 	double fraction;
 	uint64_t count;
 	int risk;                 /* a risk finding (memory): no savings, its own severity */
+	int bounded;              /* sized by the replay with its mechanism removed (a note off
+				   * the critical path when it is advice) */
 	int max_severity;         /* its grade's cap (0: none) */
 };
 

@@ -116,14 +116,15 @@ static int64_t *backward_starts(struct td_analysis *a, size_t d)
  *   first op; the step's first all-gather has nothing before it to hide under and stays.
  * Replayed only when every exposed collective is one of these (a reduce-scatter, an
  * all-to-all, a bucket already, or one without sizes: their inputs' readiness is not in the
- * trace), else the finding keeps its idle-based bound. */
+ * trace); else the exposed collectives made free (TD_RP_FREE) bound what any fix wins, and
+ * size the finding where that is less than the idle-based figure. */
 static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			  const struct td_interval *exposed, size_t ne)
 {
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	struct td_dev_events it;
-	struct td_vec edits;
+	struct td_vec edits, frees;
 	uint32_t coll;
 	size_t i;
 	int ok = 1;
@@ -134,10 +135,11 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 	if (!td_an_whatif(a))
 		return;
 	td_vec_init(&edits, sizeof(struct td_rp_edit));
-	for (td_dev_events_begin(&it, t, dv->device); ok && td_dev_events_next(&it, &coll);) {
+	td_vec_init(&frees, sizeof(struct td_rp_edit));
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &coll);) {
 		const struct td_event *e = td_trace_ev(t, coll);
 		unsigned c = td_an_class(a, e->name);
-		int kind;
+		int kind, first;
 		struct td_rp_edit *ed;
 		int64_t bytes;
 		size_t st;
@@ -146,18 +148,22 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			continue;
 		kind = td_coll_kind_of(td_trace_name(t, e->name));
 		st = gstep_of(a, dv, e->ts);
-		if (kind == TD_COLL_ALL_GATHER && sharded && st != last_step) {
-			last_step = st; /* the step's first gather: nothing before it to hide under */
-			continue;
-		}
+		/* the step's first gather: nothing before it to hide under */
+		first = kind == TD_COLL_ALL_GATHER && sharded && st != last_step;
+		if (first)
+			last_step = st;
 		if (!exposed_part(exposed, ne, e->ts, td_ev_end(e)))
+			continue;
+		*(struct td_rp_edit *)td_vec_push(&frees) =
+			(struct td_rp_edit){TD_RP_FREE, e->track, e->ts, e->ts + 1, 0, 0};
+		if (first)
 			continue;
 		bytes = coll_bytes(t, coll);
 		if (!(kind == TD_COLL_ALL_REDUCE && a->training && bytes > BUCKET_BYTES) &&
-		    !(kind == TD_COLL_ALL_GATHER && sharded)) {
+		    !(kind == TD_COLL_ALL_GATHER && sharded))
 			ok = 0;
-			break;
-		}
+		if (!ok)
+			continue;
 		ed = td_vec_push(&edits);
 		ed->kind = TD_RP_OVERLAP;
 		ed->track = e->track;
@@ -182,8 +188,12 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			td_finding_edit(f, ed);
 		}
 		free(bwd);
+	} else { /* the fix not replayed: the collectives made free bound what any fix wins */
+		for (i = 0; i < frees.len; i++)
+			td_finding_bound_edit(f, &TD_VEC_AT(&frees, struct td_rp_edit, i));
 	}
 	td_vec_free(&edits);
+	td_vec_free(&frees);
 }
 
 static const char *const kind_keys[TD_COLL_NKINDS] = {

@@ -101,12 +101,18 @@ struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t 
 	td_vec_init(&f->values, sizeof(struct td_value));
 	td_vec_init(&f->ranks, sizeof(int64_t));
 	td_vec_init(&f->edits, sizeof(struct td_rp_edit));
+	td_vec_init(&f->bound, sizeof(struct td_rp_edit));
 	return f;
 }
 
 void td_finding_edit(struct td_finding *f, const struct td_rp_edit *e)
 {
 	*(struct td_rp_edit *)td_vec_push(&f->edits) = *e;
+}
+
+void td_finding_bound_edit(struct td_finding *f, const struct td_rp_edit *e)
+{
+	*(struct td_rp_edit *)td_vec_push(&f->bound) = *e;
 }
 
 void td_finding_value(struct td_finding *f, const char *key, int64_t v)
@@ -226,6 +232,7 @@ void td_finding_free(struct td_finding *f)
 	td_vec_free(&f->values);
 	td_vec_free(&f->ranks);
 	td_vec_free(&f->edits);
+	td_vec_free(&f->bound);
 	free(f->title);
 	free(f->fix);
 }
@@ -251,7 +258,7 @@ const struct td_finding *td_report_owner(const struct td_analysis *a, const stru
 const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap)
 {
 	if (!f->replayed)
-		return "";
+		return f->bounded ? " (at most: replayed with it removed)" : "";
 	if (!f->after)
 		return " (replayed)";
 	snprintf(buf, cap, " (replayed, after the %s fix)", f->after);
@@ -284,7 +291,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		size_t n = 0;
 		for (i = 0; i < r->findings.len; i++) {
 			struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
-			if (f->edits.len)
+			if (f->edits.len || f->bound.len)
 				fs[n++] = f;
 		}
 		td_whatif_size(a, fs, n, a->jobs > 0 ? a->jobs : 1);
@@ -295,10 +302,24 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		const struct td_suppression *s = NULL;
 		int64_t w = td_an_window_ns(a, f->device);
-		f->savings_ns = !f->replayed ? f->idle_ns + f->busy_ns
-				: f->after ? f->after_ns : f->replay_ns;
+		f->savings_ns = f->replayed ? (f->after ? f->after_ns : f->replay_ns)
+				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
+		if (!f->savings_ns && f->bounded && !f->risk) {
+			/* what it claims is off the critical path: no time to win now, but worth a
+			 * line (other analyzers call it the problem), after the time findings; its
+			 * claims stay (the job view compares ranks by them) */
+			char *fix = f->fix;
+			f->risk = 2;
+			f->severity = SEV_INFO;
+			f->fix = NULL;
+			td_finding_fix(f, "Nothing to win here now: replayed without it, the step is no "
+				       "shorter, because something else holds it (the findings above). "
+				       "Fix those first and profile again; if it then holds the step: "
+				       "%s", fix ? fix : "");
+			free(fix);
+		}
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {
 			/* matched as the user reads them: without the name marks */
 			char *texts[17];

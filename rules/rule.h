@@ -45,6 +45,12 @@ struct td_finding {
 				    * together less `after`'s alone */
 	struct td_vec edits;       /* struct td_rp_edit: the fix as edits of the replay's graph,
 				    * replayed by td_diagnose() (none: sized by the idle it claims) */
+	struct td_vec bound;       /* struct td_rp_edit: where the fix cannot be replayed, its
+				    * mechanism removed outright (collectives made free): replayed,
+				    * what no fix of it can beat */
+	int bounded;               /* 1: the bound replayed wins less than the idle it claims:
+				    * savings_ns is bound_ns */
+	int64_t bound_ns;          /* the replayed window before minus after the bound's edits */
 	double savings_fraction;   /* savings over the window's duration */
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;
@@ -94,6 +100,9 @@ void td_finding_value(struct td_finding *f, const char *key, int64_t v);
 /* Adds an edit of the replay's graph to f's fix (replay/replay.h). */
 struct td_rp_edit;
 void td_finding_edit(struct td_finding *f, const struct td_rp_edit *e);
+/* Adds an edit to f's bound: its mechanism removed outright, where its fix cannot be
+ * replayed (td_finding.bound). */
+void td_finding_bound_edit(struct td_finding *f, const struct td_rp_edit *e);
 /* Claims for f every idle segment of `cause` on device index d; adds it to f->idle_ns. */
 int64_t td_finding_claim_cause(struct td_analysis *a, struct td_finding *f, size_t d,
 			       enum td_cause cause);
@@ -108,7 +117,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r);
 /* The severity of a finding worth `fraction` of its window. */
 enum td_severity td_grade(const struct td_params *p, double fraction);
 /* How f's saving was obtained, for the line that gives it: " (replayed)", " (replayed, after
- * the dataloader fix)", "" (sized by the idle it claims). */
+ * the dataloader fix)", " (at most: replayed with it removed)", "" (sized by the idle it
+ * claims). */
 const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap);
 /* Orders findings by savings (ties by rule, device, title: a total order). */
 void td_report_sort(struct td_report *r);

@@ -384,10 +384,11 @@ int td_whatif_side_stream(const struct td_finding *f)
 	return 0;
 }
 
-/* A replay the sizing runs: a finding's fix alone, or (both) after the DataLoader's fix. */
+/* A replay the sizing runs: a finding's fix alone, after the DataLoader's fix, or its bound. */
+enum { T_ALONE, T_BOTH, T_BOUND };
 struct size_task {
 	size_t f;           /* the finding */
-	int both;           /* with the loader's edits before its own */
+	int kind;           /* T_*: T_BOTH with the loader's edits before its own */
 	int64_t win;        /* its window replayed, -1: none */
 };
 
@@ -410,7 +411,9 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 
 	if (d < 0)
 		return -1;
-	if (!tk->both)
+	if (tk->kind == T_BOUND)
+		return window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
+	if (tk->kind == T_ALONE)
 		return window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
 	both = td_malloc((l->edits.len + f->edits.len + 1) * sizeof(*both));
 	memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
@@ -458,7 +461,7 @@ static void size_after_loader(struct td_analysis *a, const struct size_job *j)
 	for (i = 0; i < j->ntask; i++) {
 		struct td_finding *f = j->fs[j->task[i].f];
 		int64_t gain;
-		if (!j->task[i].both || !f->replayed || j->task[i].win < 0)
+		if (j->task[i].kind != T_BOTH || !f->replayed || j->task[i].win < 0)
 			continue;
 		gain = a->whatif->base_win[d] - l->replay_ns - j->task[i].win;
 		/* a fifth more at least, and 1 us: not the replay's rounding */
@@ -472,6 +475,29 @@ static void size_after_loader(struct td_analysis *a, const struct size_job *j)
 					 td_fmt_dur(b1, sizeof(b1), f->replay_ns));
 		}
 	}
+}
+
+/* A finding whose fix cannot be replayed, its mechanism removed outright winning b: the most
+ * any fix of it wins. Where that is less than the idle it claims, the rest of what it claims
+ * is off the critical path (something else holds the step then: the host, another stream),
+ * and the finding is sized by the bound. */
+static void bounded(struct td_finding *f, int64_t b)
+{
+	char b1[32], b2[32];
+
+	if (b >= f->idle_ns + f->busy_ns)
+		return;
+	f->bounded = 1;
+	f->bound_ns = b;
+	if (b < 1000)
+		td_finding_where(f, "replayed with it removed outright, the window does not shrink: "
+				 "the %s it claims is off the critical path, where something else "
+				 "holds the step", td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
+	else
+		td_finding_where(f, "replayed with it removed outright, the window shrinks by %s of "
+				 "the %s it claims: the rest is off the critical path, where something "
+				 "else holds the step", td_fmt_dur(b1, sizeof(b1), b),
+				 td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
 }
 
 /* How many replays run at once: as many as the jobs, while their times (9 bytes a node) fit
@@ -512,10 +538,13 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 			j.loader = fs[i];
 	j.task = td_calloc(2 * n, sizeof(*j.task));
 	for (i = 0; i < n; i++)
-		j.task[j.ntask++] = (struct size_task){i, 0, -1};
+		if (fs[i]->edits.len)
+			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1};
+		else if (fs[i]->bound.len)
+			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1};
 	for (i = 0; i < n && j.loader; i++)
-		if (fs[i] != j.loader && fs[i]->device == j.loader->device)
-			j.task[j.ntask++] = (struct size_task){i, 1, -1};
+		if (fs[i] != j.loader && fs[i]->device == j.loader->device && fs[i]->edits.len)
+			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1};
 	pthread_mutex_init(&j.mu, NULL);
 	jobs = replays_at_once(a, jobs, j.ntask + (size_t)j.base);
 	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
@@ -525,13 +554,18 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	for (k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	pthread_mutex_destroy(&j.mu);
-	for (i = 0; i < n && a->whatif->ok; i++) {
-		int d = td_an_dev_index(a, fs[i]->device);
+	for (i = 0; i < j.ntask && a->whatif->ok; i++) {
+		struct td_finding *f = fs[j.task[i].f];
+		int d = td_an_dev_index(a, f->device);
 		int64_t before = d < 0 ? -1 : a->whatif->base_win[d], win = j.task[i].win;
-		if (before < 0 || win < 0)
+		if (before < 0 || win < 0 || j.task[i].kind == T_BOTH)
 			continue;
-		fs[i]->replayed = 1;
-		fs[i]->replay_ns = before > win ? before - win : 0;
+		if (j.task[i].kind == T_ALONE) {
+			f->replayed = 1;
+			f->replay_ns = before > win ? before - win : 0;
+		} else {
+			bounded(f, before > win ? before - win : 0);
+		}
 	}
 	if (a->whatif->ok)
 		size_after_loader(a, &j);

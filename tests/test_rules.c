@@ -155,7 +155,10 @@ static void check_invariants(const struct run *x, const char *what)
 		const struct td_finding *f = nth(x, i);
 		if (f->risk) { /* a risk: no time, after every finding that has some */
 			assert_int_equal(f->savings_ns, 0);
-			assert_int_equal(f->idle_ns, 0);
+			if (!f->bounded) /* a note off the critical path keeps what it claims */
+				assert_int_equal(f->idle_ns, 0);
+			else
+				assert_true(f->risk == 2 && f->bound_ns < 1000);
 			if (i + 1 < x->r.findings.len)
 				assert_true(nth(x, i + 1)->risk);
 		} else {
@@ -167,8 +170,12 @@ static void check_invariants(const struct run *x, const char *what)
 				want = f->max_severity;
 			assert_int_equal(f->severity, want);
 		}
-		assert_int_equal(f->savings_ns, !f->replayed ? f->idle_ns + f->busy_ns
-				 : f->after ? f->after_ns : f->replay_ns);
+		if (!f->risk)
+			assert_int_equal(f->savings_ns, f->replayed ? (f->after ? f->after_ns
+								       : f->replay_ns)
+					 : f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns);
+		if (f->bounded) /* a bound sizes it only where it claims more */
+			assert_true(!f->replayed && f->bound_ns < f->idle_ns + f->busy_ns);
 		if (f->after) /* sized after another fix only where it then wins more */
 			assert_true(f->after_ns > f->replay_ns);
 		assert_non_null(f->title);
@@ -542,7 +549,10 @@ static void test_communication(void **state)
 	done(&x);
 
 	/* per step: the all-reduce [T+1600, T+2600) under compute [T+100, T+2100): 500 us hidden,
-	 * 500 exposed; the next kernel waits for it 100 us with the device idle */
+	 * 500 exposed; the next kernel waits for it 100 us with the device idle. The host launches
+	 * each step's work by T+75 and nothing until the next step at T+4000 (untraced host work,
+	 * the GPU done at T+3700): the host holds the steps, so with the collective free neither
+	 * ends sooner - the idle and the exposed time it claims are off the critical path, a note */
 	diagnose_path(th_fixture("rules/communication.json"), &x);
 	check_invariants(&x, "communication.json");
 	assert_int_equal(idle_of(&x, CAUSE_COMM), 200000);
@@ -553,7 +563,7 @@ static void test_communication(void **state)
 	assert_int_equal(td_finding_get(f, "exposed_ns"), 1000000);
 	assert_int_equal(f->busy_ns, 1000000);
 	assert_int_equal(f->idle_ns, 200000);
-	assert_int_equal(f->savings_ns, 1200000);
+	assert_true(f->risk == 2 && f->bounded && f->bound_ns == 0 && f->savings_ns == 0);
 	assert_int_equal(f->count, 2);
 	/* 4 MB each in 1 ms: 4 GB/s */
 	assert_int_equal(td_finding_get(f, "collective_bytes"), 8000000);
@@ -916,14 +926,39 @@ static void test_real_acceptance(void **state)
 	assert_true(where_has(f, "first hipLaunchKernel"));
 	assert_true(idle_of(&x, CAUSE_LAUNCH) < 1000000);
 	done(&x);
-	/* ddp-v100-rank1: the all-reduces are not hidden (real_traces.py checks the figures) */
+	/* ddp-v100-rank1: the all-reduces are not hidden (357 ms exposed, real_traces.py checks
+	 * the figures), but the host holds the step: the compute waits for the backward's Python
+	 * (CompiledFunctionBackward), and the all-reduces run in its gaps. Replayed with every
+	 * collective free the window does not shrink: the host-bound gpu-idle comes first, the
+	 * communication is a note off the critical path, its fix for later */
 	real("ddp-v100-rank1.json.gz", &x);
+	assert_string_equal(nth(&x, 0)->rule, "gpu-idle");
+	assert_true(where_has(nth(&x, 0), "CompiledFunctionBackward"));
 	f = finding(&x, "communication", NULL);
 	assert_non_null(f);
+	assert_true(f->risk == 2 && f->bounded && f->savings_ns == 0);
+	assert_int_equal(f->busy_ns, 357343000);
 	assert_int_equal(f->count, 2020);
-	assert_true(f->severity == SEV_HIGH);
+	assert_true(where_has(f, "the window does not shrink"));
+	assert_non_null(strstr(f->fix, "Nothing to win here now"));
 	assert_non_null(strstr(f->fix, "one at a time"));
 	assert_non_null(strstr(f->fix, "DistributedDataParallel"));
+	{
+		const struct td_trace *t = &x.t;
+		struct td_vec fe;
+		size_t d = td_whatif_main_device(&x.a);
+		int64_t base = td_whatif_base(&x.a, d);
+		td_vec_init(&fe, sizeof(struct td_rp_edit));
+		for (uint32_t k = 0; k < t->events.len; k++) {
+			const struct td_event *e = td_trace_ev(t, k);
+			if (e->kind == TD_K_KERNEL && (td_an_class(&x.a, e->name) & NC_COMM))
+				*(struct td_rp_edit *)td_vec_push(&fe) =
+					(struct td_rp_edit){TD_RP_FREE, e->track, e->ts, e->ts + 1, 0, 0};
+		}
+		assert_int_equal(fe.len, 2020);
+		assert_true(base - td_whatif_window(&x.a, d, fe.data, fe.len) < base / 1000);
+		td_vec_free(&fe);
+	}
 	/* its short per-parameter all-reduces are communication's (bucket them), not small
 	 * kernels to fuse or graph */
 	f = finding(&x, "small-kernels", NULL);
