@@ -127,8 +127,13 @@ void td_rp_link_queue(struct td_replay *g)
 {
 	struct td_vec tmp;
 	struct launch *v;
-	size_t n, i, j;
+	size_t n, i, j, slow = 0;
 
+	for (i = 0; i < g->nhost && slow < 3; i++) /* most traces: no launch that long, no queue */
+		slow += !(g->fl[i] & (TD_RPF_COPY | TD_RPF_WAITS)) &&
+			td_ev_dur(td_rp_event(g, (uint32_t)i)) >= BLOCKED_MIN_NS;
+	if (slow < 3)
+		return;
 	td_vec_init(&tmp, sizeof(int64_t));
 	v = launches(g, &n);
 	for (i = 0; i < n; i = j) {
