@@ -23,8 +23,9 @@
  *   - outside producers: the first call after a DataLoader's wait for its workers' batch
  *     starts no earlier than it did (td_replay_gate), unless the loader is the fix;
  *   - launch queue: where the trace shows a device's launch queue full (launches blocked until
- *     an op completes), a launch ends no earlier than the op launched the queue's depth + 1
- *     before it ended (replay/queue.c);
+ *     an op completes), a blocked launch ends no earlier than the op whose end freed its slot,
+ *     any other no earlier than the op launched as many launches before it as the queue ever
+ *     held, plus one (replay/queue.c);
  *   - copy engines: a host-to-device (device-to-host) copy starts after the one of its device
  *     and direction that started before it on another stream ended, when it did in the trace:
  *     one engine per direction, shared by the streams (copies that overlapped in the trace
