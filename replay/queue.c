@@ -17,10 +17,10 @@
 #include "replay/internal.h"
 #include "replay/replay.h"
 
-#define BLOCKED_MIN_NS 50000 /* a launch this long, and QUEUE_SLOW times the median, blocked */
+#define BLOCKED_MIN_NS 50000 /* a launch this long, and QUEUE_SLOW times a short one's median,
+			      * blocked */
 #define QUEUE_SLOW 10
 #define QUEUE_MIN 16         /* fewer pending ops is no queue: something else held the call */
-#define PENDING_SCAN 8192    /* launches looked at, backwards, for those still pending */
 
 struct launch {
 	int64_t ts;              /* its call's start */
@@ -54,15 +54,21 @@ static struct launch *launches(const struct td_replay *g, size_t *n)
 	return v;
 }
 
-/* How many of the launches before v[i] had not started when its call returned. */
-static size_t pending_at(const struct td_replay *g, const struct launch *v, size_t i)
+/* For each of one device's launches v[0..n), how many launched before it had not started when
+ * its call returned: those after the last whose op started by then, in launch order (a queue
+ * starts its ops in order; across streams nearly so). One pass: the calls return in order. */
+static uint32_t *pending(const struct td_replay *g, const struct launch *v, size_t n)
 {
-	int64_t end = end_of(g, v[i].call);
-	size_t j, n = 0;
+	uint32_t *p = td_malloc((n + 1) * sizeof(*p));
+	size_t k, q = 0;
 
-	for (j = i; j-- > 0 && i - j <= PENDING_SCAN;)
-		n += ts_of(g, v[j].op) > end;
-	return n;
+	for (k = 0; k < n; k++) {
+		int64_t end = end_of(g, v[k].call);
+		while (q < k && ts_of(g, v[q].op) <= end)
+			q++;
+		p[k] = (uint32_t)(k - q);
+	}
+	return p;
 }
 
 /* Of the QUEUE_NEAR launches up to v[lim], the op that ended last no later than v[i]'s call
@@ -85,28 +91,31 @@ static uint32_t freed_by(const struct td_replay *g, const struct launch *v, size
 }
 
 /* One device's launches v[0..n): its depth (0: no full queue shown), the most ops pending at
- * a blocked call's return in *most; *med the median launch, *thr the duration that says a call
+ * a blocked call's return in *most; *med the median launch of those under BLOCKED_MIN_NS (in a
+ * loop whose queue stays full most launches block), *thr the duration that says a call
  * blocked. A call blocked on the queue returns just after an op ended (QUEUE_LAG_MAX), with
  * QUEUE_MIN ops pending at least - three such calls, and half of the long calls with ops
  * pending, say the queue filled (a first launch loading its module is long too, and returns
  * when the module is loaded). */
 #define QUEUE_LAG_MAX 50000
 static size_t depth_of(const struct td_replay *g, const struct launch *v, size_t n,
-		       int64_t *med, int64_t *thr, size_t *most, struct td_vec *tmp)
+		       const uint32_t *pend, int64_t *med, int64_t *thr, size_t *most,
+		       struct td_vec *tmp)
 {
 	size_t i, longs = 0;
 
 	tmp->len = 0;
-	for (i = 0; i < n; i++)
-		*(int64_t *)td_vec_push(tmp) = td_ev_dur(td_rp_event(g, v[i].call));
-	*med = n ? td_median_i64(tmp->data, n) : 0;
+	for (i = 0; i < n; i++) /* the launches that cannot have blocked long: what one costs */
+		if (td_ev_dur(td_rp_event(g, v[i].call)) < BLOCKED_MIN_NS)
+			*(int64_t *)td_vec_push(tmp) = td_ev_dur(td_rp_event(g, v[i].call));
+	*med = tmp->len ? td_median_i64(tmp->data, tmp->len) : BLOCKED_MIN_NS / QUEUE_SLOW;
 	*thr = QUEUE_SLOW * *med > BLOCKED_MIN_NS ? QUEUE_SLOW * *med : BLOCKED_MIN_NS;
 	tmp->len = 0;
 	*most = 0;
 	for (i = 0; i < n; i++) {
 		size_t pending;
 		uint32_t o;
-		if (end_of(g, v[i].call) - v[i].ts < *thr || (pending = pending_at(g, v, i)) < QUEUE_MIN)
+		if (end_of(g, v[i].call) - v[i].ts < *thr || (pending = pend[i]) < QUEUE_MIN)
 			continue;
 		longs++;
 		if (pending >= i) /* nothing launched before the pending ones */
@@ -140,11 +149,15 @@ void td_rp_link_queue(struct td_replay *g)
 		struct td_rp_dev *dv = &g->dev[v[i].dev];
 		size_t depth, most, k;
 		int64_t thr, med;
+		uint32_t *pend;
 		for (j = i; j < n && v[j].dev == v[i].dev; j++)
 			;
-		depth = depth_of(g, v + i, j - i, &med, &thr, &most, &tmp);
-		if (!depth)
+		pend = pending(g, v + i, j - i);
+		depth = depth_of(g, v + i, j - i, pend, &med, &thr, &most, &tmp);
+		if (!depth) {
+			free(pend);
 			continue;
+		}
 		dv->queue_depth = (int64_t)depth;
 		dv->launch = med;
 		tmp.len = 0;
@@ -153,7 +166,7 @@ void td_rp_link_queue(struct td_replay *g)
 			 * other: the op as far back as the queue ever held (it ended before) */
 			uint32_t h = v[k].call, o;
 			int blocked = end_of(g, h) - v[k].ts >= thr;
-			size_t p = blocked ? pending_at(g, v + i, k - i) : most;
+			size_t p = blocked ? pend[k - i] : most;
 			if (blocked && (p < QUEUE_MIN || p >= k - i))
 				continue;
 			o = blocked ? freed_by(g, v + i, k - i, k - i - p - 1) : v[k - most - 1].op;
@@ -169,6 +182,7 @@ void td_rp_link_queue(struct td_replay *g)
 				*(int64_t *)td_vec_push(&tmp) = end_of(g, h) - end_of(g, o);
 			}
 		}
+		free(pend);
 		/* the blocked calls' lag after the op that freed them */
 		dv->queue_tail = tmp.len ? td_median_i64(tmp.data, tmp.len) : 0;
 		if (dv->queue_tail < 0)
