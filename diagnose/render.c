@@ -171,7 +171,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		fputc(' ', f);
 		wrap(f, fd->title, col + 1, 3);
 		if (fd->risk) {
-			fputs(fd->risk == 2 && fd->bounded
+			fputs(fd->offpath
 				      ? "\n   off the critical path: nothing to win now, so no time figure\n"
 			      : fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
@@ -240,7 +240,7 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 		fprintf(f, "| %zu | %s | `%s` | ", i + 1, td_severity_name(fd->severity), fd->rule);
 		out_md(f, fd->title);
 		if (fd->risk)
-			fputs(fd->risk == 2 && fd->bounded ? " | off the critical path |\n"
+			fputs(fd->offpath ? " | off the critical path |\n"
 			      : fd->risk == 2 ? " | advice |\n" : " | a risk |\n", f);
 		else
 			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
@@ -260,7 +260,7 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		out_md(f, fd->title);
 		if (fd->risk)
 			fprintf(f, "\n\n`%s` · %s · %s", fd->rule, td_severity_name(fd->severity),
-				fd->risk == 2 && fd->bounded ? "off the critical path, no time figure"
+				fd->offpath ? "off the critical path, no time figure"
 				: fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
 		else
 			fprintf(f, "\n\n`%s` · %s · saves ~%s%s (%.1f%% of the window", fd->rule,
@@ -319,8 +319,8 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kbool(g, "risk", fd->risk == 1);
 		out_json_kbool(g, "advice", fd->risk == 2);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
-		out_json_kstr(g, "sizing", fd->bounded ? "bound" : fd->risk ? "none"
-					   : fd->replayed ? "replay" : "idle");
+		out_json_kstr(g, "sizing", fd->bounded ? "bound" : fd->replayed ? "replay"
+					   : fd->risk ? "none" : "idle");
 		if (fd->after) { /* sized after another fix: what it wins alone besides */
 			out_json_kstr(g, "sized_after", fd->after);
 			out_json_kint(g, "alone_ns", fd->replay_ns);

@@ -136,7 +136,7 @@ void html_findings(FILE *f, const struct td_report *r)
 		html_text(f, fd->title);
 		fputs("</h3>\n<p>", f);
 		if (fd->risk)
-			fputs(fd->risk == 2 && fd->bounded
+			fputs(fd->offpath
 				      ? "Off the critical path: nothing to win now, so no time figure"
 			      : fd->risk == 2 ? "Advice: no change named, so no time figure"
 					      : "A risk, not a time cost", f); /* the period follows */

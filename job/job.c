@@ -309,7 +309,7 @@ static void merged(struct td_job *j)
 		if (!f->risk && adv) {
 			f->risk = 2;
 			f->severity = SEV_INFO;
-			f->bounded = rep->f->bounded; /* a note off the critical path */
+			f->offpath = rep->f->offpath; /* a note off the critical path */
 		}
 		if (j->n == 1)
 			td_finding_title(f, "%s", rep->f->title);

@@ -219,7 +219,7 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		sf->fraction = f->savings_fraction;
 		sf->count = f->count;
 		sf->risk = f->risk;
-		sf->bounded = f->bounded;
+		sf->offpath = f->offpath;
 		sf->max_severity = (int)f->max_severity;
 		if (!strcmp(f->rule, "dataloader"))
 			s->dataloader_ns = td_finding_get(f, "dataloader_ns");
@@ -424,8 +424,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		gen_num(g, f->fraction);
 		kint(g, "count", (int64_t)f->count);
 		kint(g, "risk", f->risk);
-		if (f->bounded)
-			kint(g, "bounded", 1);
+		if (f->offpath)
+			kint(g, "off_critical_path", 1);
 		kint(g, "max_severity", f->max_severity);
 		yajl_gen_map_close(g);
 	}
@@ -743,7 +743,7 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			if (f->risk > 2 || f->max_severity > SEV_HIGH)
 				wrong(&r, key, "risk 0..2 and max_severity 0..3", x);
 			f->fraction = opt_num(x, "est_savings_fraction", 0, 1e6, 0, &r);
-			f->bounded = (int)opt_num(x, "bounded", 0, 1, 0, &r);
+			f->offpath = (int)opt_num(x, "off_critical_path", 0, 1, 0, &r);
 		}
 	if (!r.bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
 		yajl_tree_free(root);

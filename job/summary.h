@@ -29,8 +29,7 @@ struct td_sum_finding {
 	double fraction;
 	uint64_t count;
 	int risk;                 /* a risk finding (memory): no savings, its own severity */
-	int bounded;              /* sized by the replay with its mechanism removed (a note off
-				   * the critical path when it is advice) */
+	int offpath;              /* advice: a note off the critical path (rules/rule.h) */
 	int max_severity;         /* its grade's cap (0: none) */
 };
 

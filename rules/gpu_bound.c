@@ -8,9 +8,11 @@
  *   many small elementwise kernels (15% of the busy time or more): torch.compile fuses them;
  *     about half their time back;
  *   an eager softmax (5% or more): scaled_dot_product_attention; about half its time back.
- * Sized by the GPU time those changes remove (busy_ns), at most one change per kernel, and
- * graded at most medium (what a change pays depends on the model's numerics); without a named
- * change it is advice, kept without a time figure. Its fix ends with the Nsight Compute
+ * The GPU time those changes remove (busy_ns), at most one change per kernel, is replayed
+ * (the kernels at half their time, the transposes gone): what the window wins where the GPU
+ * holds the step - where the host or the launch queue holds it instead, less, and nothing at
+ * all makes it a note off the critical path. Graded at most medium (what a change pays depends
+ * on the model's numerics); without a named change it is advice, kept without a time figure. Its fix ends with the Nsight Compute
  * command for the top kernel, the next step of the profiling workflow. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,8 @@
 #include "rules/names.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
+#include "replay/replay.h"
 
 enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
 
@@ -55,6 +59,38 @@ static enum kcat category(const char *n, int tensor_cores)
 	if (has(n, "elementwise_kernel"))
 		return K_ELEMENTWISE;
 	return K_OTHER;
+}
+
+/* The change replayed: each kernel it applies to keeps half its time (a layout transpose
+ * none), as the figure assumes; what that wins is the window's, the host and the launch queue
+ * keeping the step where the GPU no longer does. */
+static void replay_edits(struct td_analysis *a, struct td_finding *f,
+			 const struct td_dev_analysis *dv, const struct kt *k, size_t m,
+			 const int64_t *cat_ns)
+{
+	const struct td_trace *t = a->t;
+	struct td_dev_events it;
+	uint8_t *cat;
+	uint32_t e;
+	size_t i;
+
+	if (!td_an_whatif(a))
+		return;
+	cat = td_calloc(t->names.count + 2, 1);
+	for (i = 0; i < m; i++)
+		cat[k[i].name] = k[i].cat;
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		struct td_rp_edit ed;
+		if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
+		    !cat[ev->name] || !cat_ns[cat[ev->name]])
+			continue;
+		ed = (struct td_rp_edit){TD_RP_FREE, ev->track, ev->ts, ev->ts + 1,
+					 cat[ev->name] == K_LAYOUT ? 0
+					 : td_ev_dur(ev) - td_ev_dur(ev) / 2, 0};
+		td_finding_edit(f, &ed);
+	}
+	free(cat);
 }
 
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
@@ -131,10 +167,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	td_finding_value(f, "layout_ns", cat_ns[K_LAYOUT]);
 	td_finding_value(f, "elementwise_ns", cat_ns[K_ELEMENTWISE]);
 	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
-	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s): the kernels "
-			 "are the lever%s", dv->device, 100.0 * (double)busy / (double)window,
+	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s)%s",
+			 dv->device, 100.0 * (double)busy / (double)window,
 			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
-			 save ? "" : "; nothing in their names points to a known change");
+			 save ? ": faster kernels are the lever, where the GPU holds the step"
+			      : "; nothing in their names points to a known change");
+	if (save)
+		replay_edits(a, f, dv, k, m, cat_ns);
 	{ /* per change, its biggest kernel */
 		static const char *const what[K_NCAT] = {NULL, "FP32 matmul / convolution",
 			"layout transposes", "elementwise", "softmax"};

@@ -306,18 +306,26 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
-		if (!f->savings_ns && f->bounded && !f->risk) {
-			/* what it claims is off the critical path: no time to win now, but worth a
-			 * line (other analyzers call it the problem), after the time findings; its
-			 * claims stay (the job view compares ranks by them) */
-			char *fix = f->fix;
+		if (!f->savings_ns && !f->risk && (f->bounded || (f->replayed && f->busy_ns))) {
+			/* the GPU time it claims (exposed communication, compute) is off the critical
+			 * path: no time to win now, but worth a line (other analyzers call it the
+			 * problem), after the time findings; its claims stay (the job view compares
+			 * ranks by them) */
+			char *fix = f->fix, b1[32];
 			f->risk = 2;
+			f->offpath = 1;
 			f->severity = SEV_INFO;
 			f->fix = NULL;
-			td_finding_fix(f, "Nothing to win here now: replayed without it, the step is no "
+			if (!f->bounded)
+				td_finding_where(f, "replayed with its fix, the window does not shrink: "
+						 "the %s it claims is off the critical path, where "
+						 "something else holds the step",
+						 td_fmt_dur(b1, sizeof(b1), f->idle_ns + f->busy_ns));
+			td_finding_fix(f, "Nothing to win here now: replayed %s, the step is no "
 				       "shorter, because something else holds it (the findings above). "
 				       "Fix those first and profile again; if it then holds the step: "
-				       "%s", fix ? fix : "");
+				       "%s", f->bounded ? "without it" : "with its fix",
+				       fix ? fix : "");
 			free(fix);
 		}
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {
