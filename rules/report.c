@@ -278,6 +278,40 @@ void td_report_init(struct td_report *r)
 	r->next_serial = 0;
 }
 
+/* What a replay said of the GPU time f claims (exposed communication, compute), once sized: a
+ * bound that wins part of it says how much; a replay that wins none of it makes f a note off
+ * the critical path - no time to win now, but worth a line (other analyzers call it the
+ * problem), after the time findings, its claims kept (the job view compares ranks by them). */
+static void critical_path(struct td_finding *f)
+{
+	char b1[32], b2[32], *fix;
+
+	if (f->risk || !(f->bounded || (f->replayed && f->busy_ns)))
+		return;
+	td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns);
+	if (f->savings_ns) {
+		if (f->bounded)
+			td_finding_where(f, "replayed with it removed outright, the window shrinks "
+					 "by %s of the %s it claims: the rest is off the critical "
+					 "path, where something else holds the step",
+					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
+		return;
+	}
+	f->risk = 2;
+	f->offpath = 1;
+	f->severity = SEV_INFO;
+	td_finding_where(f, "replayed %s, the window does not shrink: the %s it claims is off the "
+			 "critical path, where something else holds the step",
+			 f->bounded ? "with it removed outright" : "with its fix", b2);
+	fix = f->fix;
+	f->fix = NULL;
+	td_finding_fix(f, "Nothing to win here now: replayed %s, the step is no shorter, because "
+		       "something else holds it (the findings above). Fix those first and profile "
+		       "again; if it then holds the step: %s", f->bounded ? "without it"
+		       : "with its fix", fix ? fix : "");
+	free(fix);
+}
+
 void td_diagnose(struct td_analysis *a, struct td_report *r)
 {
 	size_t i, j;
@@ -306,28 +340,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
-		if (!f->savings_ns && !f->risk && (f->bounded || (f->replayed && f->busy_ns))) {
-			/* the GPU time it claims (exposed communication, compute) is off the critical
-			 * path: no time to win now, but worth a line (other analyzers call it the
-			 * problem), after the time findings; its claims stay (the job view compares
-			 * ranks by them) */
-			char *fix = f->fix, b1[32];
-			f->risk = 2;
-			f->offpath = 1;
-			f->severity = SEV_INFO;
-			f->fix = NULL;
-			if (!f->bounded)
-				td_finding_where(f, "replayed with its fix, the window does not shrink: "
-						 "the %s it claims is off the critical path, where "
-						 "something else holds the step",
-						 td_fmt_dur(b1, sizeof(b1), f->idle_ns + f->busy_ns));
-			td_finding_fix(f, "Nothing to win here now: replayed %s, the step is no "
-				       "shorter, because something else holds it (the findings above). "
-				       "Fix those first and profile again; if it then holds the step: "
-				       "%s", f->bounded ? "without it" : "with its fix",
-				       fix ? fix : "");
-			free(fix);
-		}
+		critical_path(f);
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {
 			/* matched as the user reads them: without the name marks */
 			char *texts[17];

@@ -480,24 +480,13 @@ static void size_after_loader(struct td_analysis *a, const struct size_job *j)
 /* A finding whose fix cannot be replayed, its mechanism removed outright winning b: the most
  * any fix of it wins. Where that is less than the idle it claims, the rest of what it claims
  * is off the critical path (something else holds the step then: the host, another stream),
- * and the finding is sized by the bound. */
+ * and the finding is sized by the bound (td_diagnose() says so). */
 static void bounded(struct td_finding *f, int64_t b)
 {
-	char b1[32], b2[32];
-
 	if (b >= f->idle_ns + f->busy_ns)
 		return;
 	f->bounded = 1;
 	f->bound_ns = b;
-	if (b < 1000)
-		td_finding_where(f, "replayed with it removed outright, the window does not shrink: "
-				 "the %s it claims is off the critical path, where something else "
-				 "holds the step", td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
-	else
-		td_finding_where(f, "replayed with it removed outright, the window shrinks by %s of "
-				 "the %s it claims: the rest is off the critical path, where something "
-				 "else holds the step", td_fmt_dur(b1, sizeof(b1), b),
-				 td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
 }
 
 /* How many replays run at once: as many as the jobs, while their times (9 bytes a node) fit
