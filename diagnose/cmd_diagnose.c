@@ -109,8 +109,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 		td_trace_free(&t);
 		return rc_exit;
 	}
-	td_analysis_run(&a, &t, cfg);
-	a.jobs = cli_threads();
+	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
 	memset(&rc, 0, sizeof(rc));

@@ -250,8 +250,7 @@ int cli_load_replayable(const char *cmd, const char *path, struct td_config *cfg
 		td_trace_free(t);
 		return rc;
 	}
-	td_analysis_run(a, t, cfg);
-	a->jobs = cli_threads();
+	td_analysis_run_jobs(a, t, cfg, cli_threads());
 	return EXIT_OK;
 }
 

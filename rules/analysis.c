@@ -165,10 +165,17 @@ static void group_threads(struct td_analysis *a)
 
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg)
 {
+	td_analysis_run_jobs(a, t, cfg, 0);
+}
+
+void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+			  int jobs)
+{
 	size_t i, k = 0;
 
 	memset(a, 0, sizeof(*a));
 	a->t = t;
+	a->jobs = jobs;
 	if (!cfg) { /* the defaults, patterns included */
 		cfg = a->own_cfg = td_malloc(sizeof(*cfg));
 		td_config_default(cfg);
@@ -201,6 +208,8 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 		}
 		a->name_class[i] = c;
 	}
+	if (jobs > 1) /* what it needs is known: the names' classes */
+		td_whatif_start(a);
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
 	td_context_derive(t, &a->ctx);
 	a->training = a->ctx.run == TD_RUN_TRAINING;
@@ -226,6 +235,7 @@ void td_analysis_free(struct td_analysis *a)
 {
 	size_t i;
 
+	td_whatif_free(a); /* first: its builder may still read the names' classes */
 	for (i = 0; i < a->ndev; i++) {
 		free(a->dev[i].busy);
 		free(a->dev[i].gaps);
@@ -243,7 +253,6 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->proc_of);
 	free(a->proc_len);
 	free(a->block_units);
-	td_whatif_free(a);
 	td_strtab_free(&a->labels);
 	if (a->own_cfg) {
 		td_config_free(a->own_cfg);

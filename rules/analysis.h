@@ -141,14 +141,19 @@ struct td_analysis {
 	struct td_block_unit *block_units; /* rules/blocking.h, found on first use */
 	size_t nblock;
 	int block_done;
-	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use */
-	int jobs;                   /* threads the replays may run on (0, 1: the caller's only);
-				     * set by the caller after td_analysis_run() */
+	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use (or while
+				     * the analysis runs: td_analysis_run_jobs) */
+	int jobs;                   /* threads the replays may run on (0, 1: the caller's only) */
 };
 
 /* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg
  * must outlive the analysis. */
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg);
+/* The same for a caller that sizes findings by replaying them (td_diagnose()) on `jobs`
+ * threads: with more than one, the replay's graph is built, and the trace replayed as
+ * recorded, on a thread of its own while the analysis runs (rules/whatif.h). */
+void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+			  int jobs);
 /* Median steady-state step duration as the host sees it (the mean of the two middle steps for
  * an even count), 0 without steps; td_an_mean_step() the mean. */
 int64_t td_an_median_step(const struct td_analysis *a);

@@ -6,6 +6,7 @@
 #define TD_RULES_WHATIF_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "replay/replay.h"
@@ -26,12 +27,22 @@ struct td_whatif {
 	uint8_t *on_device;         /* bit per host node: a copy or memset call that does not wait
 				     * and moves nothing over the host link (device to device): a
 				     * CUDA graph captures it as it does a launch */
+	/* made while the analysis runs (td_whatif_start) */
+	pthread_t builder;
+	int building;               /* builder runs: joined on first use */
+	int built;                  /* g has host calls and GPU ops to replay */
+	int finished;               /* td_an_whatif() has completed it (ok says how) */
+	int base_rc;                /* 1: base_r holds the builder's replay as recorded, -1: failed */
+	struct td_rp_times base_r;
 };
 
 /* The graph's index (g.dev) of device index d in a->dev. */
 size_t td_whatif_dev_index(const struct td_analysis *a, size_t d);
 /* The graph and its baseline replay (NULL when the trace has nothing to replay). */
 const struct td_whatif *td_an_whatif(struct td_analysis *a);
+/* Builds the graph and replays the trace as recorded on a thread of its own, from what the
+ * analysis knows once the names are classified; td_an_whatif() waits for it. */
+void td_whatif_start(struct td_analysis *a);
 /* The steady-state window of device index d (its host thread, from host_start to host_end, and
  * the GPU work launched in it), replayed with the edits; -1 when nothing can be replayed. */
 int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
