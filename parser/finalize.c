@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The trace model's end (td_trace_finalize): the tracks' chunks gathered into one array and
  * sorted, the span trees, each GPU op's launch call, the steps. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,34 +118,79 @@ static int sort_nearly_sorted(struct td_event *a, size_t n)
 	return 1;
 }
 
-static void sort_by_track(struct td_trace *t)
+/* Where a chunk goes in td_trace.events. */
+struct gather_job {
+	struct td_chunk *c;
+	size_t at;
+};
+
+struct gather {
+	struct td_event *ev;
+	struct gather_job *job;
+	size_t from, to;
+};
+
+/* Copies jobs [from, to) into place, freeing each chunk once copied (so the memory stays near
+ * one copy of the events: the array's pages are touched only as they are filled). */
+static void *gather_part(void *arg)
 {
-	size_t ntr = t->tracks.len, i, pos = 0;
+	const struct gather *g = arg;
+	size_t k;
+
+	for (k = g->from; k < g->to; k++) {
+		struct td_chunk *c = g->job[k].c;
+		memcpy(g->ev + g->job[k].at, c->ev, c->len * sizeof(c->ev[0]));
+		free(c);
+	}
+	return NULL;
+}
+
+/* The events the helper thread's work is worth starting for. */
+#define PARALLEL_EVENTS ((size_t)1 << 18)
+
+/* The tracks' chunks into one array, track by track, each track then sorted. The array is
+ * sized once (the count is known): with two threads, each copies half of the chunks. */
+static void sort_by_track(struct td_trace *t, int jobs)
+{
+	size_t ntr = t->tracks.len, nchunk = 0, i, k, pos = 0, half;
+	struct gather_job *job;
+	struct gather part[2];
+	pthread_t th;
+	int started = 0;
 
 	for (i = 0; i < ntr; i++) {
 		struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		struct td_chunk *c = tr->chunks;
-
+		const struct td_chunk *c;
+		for (c = tr->chunks; c; c = c->next)
+			nchunk++;
+	}
+	job = td_malloc((nchunk ? nchunk : 1) * sizeof(*job));
+	for (i = 0, k = 0; i < ntr; i++) {
+		struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		struct td_chunk *c;
 		tr->first = (uint32_t)pos;
-		while (c) {
-			struct td_chunk *next = c->next;
-			size_t need = pos + c->len + (next ? CHUNK_EVENTS : 0);
-			/* grown an eighth of the whole at a time: the chunks are freed as they are
-			 * copied, so the peak stays near one copy, and a trace of 100k tracks makes
-			 * a few reallocs, not one per track (quadratic where realloc copies) */
-			if (need > t->events.cap) {
-				size_t step = t->events.cap + t->n_events / 8;
-				td_vec_reserve(&t->events, need > step ? need
-						   : step < t->n_events ? step : t->n_events);
-			}
-			memcpy((struct td_event *)t->events.data + pos, c->ev, c->len * sizeof(c->ev[0]));
+		for (c = tr->chunks; c; c = c->next) {
+			job[k].c = c;
+			job[k++].at = pos;
 			pos += c->len;
-			free(c);
-			c = next;
 		}
 		tr->chunks = tr->tail = NULL;
-		t->events.len = pos;
 	}
+	td_vec_reserve(&t->events, pos);
+	t->events.len = pos;
+	/* the first half of the events on this thread, the rest on the helper's */
+	for (half = 0; half < nchunk && job[half].at < pos / 2; half++)
+		;
+	part[0] = (struct gather){t->events.data, job, 0, half};
+	part[1] = (struct gather){t->events.data, job, half, nchunk};
+	if (jobs > 1 && pos >= PARALLEL_EVENTS)
+		started = pthread_create(&th, NULL, gather_part, &part[1]) == 0;
+	gather_part(&part[0]);
+	if (started)
+		pthread_join(th, NULL);
+	else
+		gather_part(&part[1]);
+	free(job);
 	for (i = 0; i < ntr; i++) {
 		struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		struct td_event *a = (struct td_event *)t->events.data + tr->first;
@@ -175,6 +221,26 @@ static void build_parents(struct td_trace *t, const struct td_track *tr, uint32_
 	}
 }
 
+/* Every CPU track's span tree, into t->link. */
+static void *all_parents(void *arg)
+{
+	struct td_trace *t = arg;
+	uint32_t *stack, maxcount = 0;
+	size_t i;
+
+	for (i = 0; i < t->tracks.len; i++)
+		if (td_trace_track(t, (uint32_t)i)->count > maxcount)
+			maxcount = td_trace_track(t, (uint32_t)i)->count;
+	stack = td_malloc((maxcount + 1) * sizeof(uint32_t));
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		if (!tr->is_gpu)
+			build_parents(t, tr, stack);
+	}
+	free(stack);
+	return NULL;
+}
+
 static int parse_step(const char *name, int64_t *n)
 {
 	static const char prefix[] = "ProfilerStep#";
@@ -198,13 +264,14 @@ void td_trace_finalize(struct td_trace *t)
 	size_t n, i, nruntime = 0, j;
 	struct td_event *ev;
 	struct corr_idx *ci;
-	uint32_t *stack, maxcount = 0;
 	int64_t *step_num;
+	pthread_t helper;
+	int started = 0;
 
 	if (t->finalized)
 		return;
 	t->finalized = 1;
-	sort_by_track(t);
+	sort_by_track(t, t->jobs);
 	n = t->events.len;
 	{ /* each device's streams, for loops over one device's ops without scanning all tracks */
 		size_t k, m = 0;
@@ -249,17 +316,12 @@ void td_trace_finalize(struct td_trace *t)
 	for (i = 0; i < n; i++)
 		t->link[i] = TD_NONE;
 
-	/* CPU span trees */
-	for (i = 0; i < t->tracks.len; i++)
-		if (td_trace_track(t, (uint32_t)i)->count > maxcount)
-			maxcount = td_trace_track(t, (uint32_t)i)->count;
-	stack = td_malloc((maxcount + 1) * sizeof(uint32_t));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
-		if (!tr->is_gpu)
-			build_parents(t, tr, stack);
-	}
-	free(stack);
+	/* the CPU span trees (on the helper's thread) and each GPU op's launch: each writes the
+	 * links of its own events */
+	if (t->jobs > 1 && n >= PARALLEL_EVENTS)
+		started = pthread_create(&helper, NULL, all_parents, t) == 0;
+	if (!started)
+		all_parents(t);
 
 	/* runtime call <-> GPU op by correlation id */
 	for (i = 0; i < n; i++)
@@ -299,6 +361,8 @@ void td_trace_finalize(struct td_trace *t)
 			t->anom.orphan_gpu_ops++;
 	}
 	free(ci);
+	if (started)
+		pthread_join(helper, NULL);
 
 	/* steps: ProfilerStep#N spans on the host, one per N */
 	step_num = td_malloc((t->names.count + 1) * sizeof(int64_t));

@@ -205,6 +205,7 @@ int td_trace_load_input(struct td_input *in, unsigned long long total,
 
 	memset(err, 0, sizeof(*err));
 	t->compression = td_input_compression(in);
+	t->jobs = opts && !opts->no_thread && opts->jobs > 1 ? opts->jobs : 1;
 	rc = 1;
 	if (opts && !opts->no_thread && opts->jobs > 1) {
 		td_input_set_threads(in, opts->zstd_threads ? opts->zstd_threads : opts->jobs / 4);

@@ -224,6 +224,7 @@ struct td_trace {
 	uint64_t flows_s, flows_f; /* flow starts / finishes */
 	uint64_t memory_events;
 	int finalized;
+	int jobs;                  /* threads td_trace_finalize() may use (the loader's -j) */
 	/* lookup state while parsing */
 	uint32_t *track_slots, track_nslots, last_track, last_device;
 	uint32_t *dev_slots, dev_nslots; /* device id -> index + 1, open addressing */
@@ -248,7 +249,8 @@ struct td_device *td_trace_device(struct td_trace *t, int32_t id);
 struct td_event *td_trace_push(struct td_trace *t, uint32_t track);
 
 /* Sorts events by (track, ts, longer first), builds the CPU span trees, the runtime <-> GPU-op
- * links and the steps. Call once, after the last event. */
+ * links and the steps. Call once, after the last event. With t->jobs > 1, a large trace's
+ * events are gathered and linked on two threads (the same result). */
 void td_trace_finalize(struct td_trace *t);
 
 /* Time span of all stored events: [*start, *end). Returns 0 when there are none. */

@@ -886,6 +886,86 @@ static unsigned char *make_frames(const char *doc, size_t n, int big, size_t *le
 
 /* The frame decoders themselves: every frame of a file of small ones, in order, then the end;
  * with a large frame, the frames before it, then the rest from its first byte. */
+/* A model of n launches a thread, on three threads and two streams: each call inside an op
+ * (a span tree), a kernel per call with its correlation id; every eighth pair of ops arrives
+ * swapped (the sort's work). */
+static void fill_model(struct td_trace *t, uint32_t n)
+{
+	uint32_t cpu[3], gpu[2], name = td_strtab_intern(&t->names, "op", 2), k, c = 1;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		cpu[i] = td_trace_cpu_track(t, 1, 0, 10 + i, 0);
+	gpu[0] = td_trace_gpu_track(t, 0, 7);
+	gpu[1] = td_trace_gpu_track(t, 0, 8);
+	td_trace_device(t, 0);
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < n; k++) {
+			int64_t ts = (int64_t)(k ^ ((k & 6) == 6 ? 1u : 0u)) * 1000;
+			struct td_event *op = td_trace_push(t, cpu[i]), *call, *kern;
+			op->ts = ts;
+			op->dur_lo = 900;
+			op->kind = TD_K_CPU_OP;
+			op->name = name;
+			op->track = cpu[i];
+			call = td_trace_push(t, cpu[i]);
+			call->ts = ts + 100;
+			call->dur_lo = 300;
+			call->kind = TD_K_RUNTIME;
+			call->name = name;
+			call->track = cpu[i];
+			call->corr = c;
+			kern = td_trace_push(t, gpu[k & 1]);
+			kern->ts = ts + 500 + i;
+			kern->dur_lo = 200;
+			kern->kind = TD_K_KERNEL;
+			kern->name = name;
+			kern->track = gpu[k & 1];
+			kern->corr = c++;
+		}
+}
+
+/* A trace large enough to be finalized on two threads ends as on one: the same events in the
+ * same order, the same links. */
+static void test_finalize_threads(void **state)
+{
+	struct td_trace one, two;
+	uint32_t n = 100000, i, parents = 0, launches = 0;
+
+	(void)state;
+	td_trace_init(&one);
+	td_trace_init(&two);
+	fill_model(&one, n);
+	fill_model(&two, n);
+	one.jobs = 1;
+	two.jobs = 2;
+	td_trace_finalize(&one);
+	td_trace_finalize(&two);
+	assert_int_equal(one.events.len, 9 * (size_t)n);
+	assert_int_equal(two.events.len, one.events.len);
+	assert_memory_equal(one.events.data, two.events.data, one.events.len * sizeof(struct td_event));
+	assert_memory_equal(one.link, two.link, one.events.len * sizeof(uint32_t));
+	for (i = 0; i < one.tracks.len; i++) {
+		assert_int_equal(td_trace_track(&one, i)->first, td_trace_track(&two, i)->first);
+		assert_int_equal(td_trace_track(&one, i)->count, td_trace_track(&two, i)->count);
+	}
+	for (i = 0; i < two.events.len; i++) {
+		const struct td_event *e = td_trace_ev(&two, i);
+		if (i && e->track == td_trace_ev(&two, i - 1)->track)
+			assert_true(e->ts >= td_trace_ev(&two, i - 1)->ts); /* sorted */
+		if (e->kind == TD_K_RUNTIME && td_trace_parent(&two, i) != TD_NONE &&
+		    td_trace_ev(&two, td_trace_parent(&two, i))->ts == e->ts - 100)
+			parents++;
+		if (e->kind == TD_K_KERNEL && td_trace_launch(&two, i) != TD_NONE &&
+		    td_trace_ev(&two, td_trace_launch(&two, i))->corr == e->corr)
+			launches++;
+	}
+	assert_int_equal(parents, 3 * n); /* each call in its op */
+	assert_int_equal(launches, 3 * n); /* each kernel to its call */
+	td_trace_free(&one);
+	td_trace_free(&two);
+}
+
 static void test_zstd_frame_decoders(void **state)
 {
 	size_t n, len, big_at;
@@ -1004,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_records_short_and_full),
 		cmocka_unit_test(test_zstd_frame_decoders),
 		cmocka_unit_test(test_zstd_frames),
+		cmocka_unit_test(test_finalize_threads),
 		cmocka_unit_test(test_json_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
