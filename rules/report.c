@@ -317,8 +317,15 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 	size_t i, j;
 
 	td_report_init(r);
-	for (i = 0; td_rules[i]; i++)
+	for (i = 0; td_rules[i]; i++) {
+		size_t before = r->findings.len;
 		td_rules[i]->run(a, r);
+		for (j = before; j < r->findings.len; j++) { /* their replays begin */
+			const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, j);
+			if (f->edits.len || f->bound.len)
+				td_whatif_early(a, f);
+		}
+	}
 	/* the fixes stated as edits: sized by replaying the trace with each applied */
 	{
 		struct td_finding **fs = td_calloc(r->findings.len + 1, sizeof(*fs));

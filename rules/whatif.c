@@ -11,6 +11,7 @@
 #include "rules/blocking.h"
 #include "rules/rule.h"
 #include "rules/whatif.h"
+#include "rules/whatif_int.h"
 
 /* The thread the steps are measured on: the one with the ProfilerStep# spans when the graph
  * has its calls, else the one that launches most of the device's work. */
@@ -136,7 +137,7 @@ static void loader_gates(const struct td_analysis *a, struct td_replay *g)
 /* The graph of a's trace into w, with what it needs of the analysis: the names' classes only
  * (so that it can be built while the rest of the analysis runs); w->built when it has host
  * calls and GPU ops to replay. */
-static void build(const struct td_analysis *a, struct td_whatif *w)
+void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 {
 	const struct td_trace *t = a->t;
 	uint8_t *role;
@@ -212,20 +213,6 @@ static void build(const struct td_analysis *a, struct td_whatif *w)
 	free(role);
 }
 
-/* The builder's thread (td_whatif_start): the graph, then the trace replayed as recorded - the
- * start-up's pinned buffers (g.pin_alloc, set once the warm-up is known) only change a fix's
- * replay, so this is the baseline every fix is measured against. */
-static void *builder(void *arg)
-{
-	struct td_analysis *a = arg;
-	struct td_whatif *w = a->whatif;
-
-	build(a, w);
-	if (w->built)
-		w->base_rc = td_replay_again(&w->g, NULL, 0, &w->base_r) == 0 ? 1 : -1;
-	return NULL;
-}
-
 void td_whatif_start(struct td_analysis *a)
 {
 	struct td_whatif *w;
@@ -233,7 +220,7 @@ void td_whatif_start(struct td_analysis *a)
 	if (a->whatif)
 		return;
 	w = a->whatif = td_calloc(1, sizeof(*w));
-	w->building = pthread_create(&w->builder, NULL, builder, a) == 0;
+	td_wq_start(a); /* when it cannot start, td_an_whatif() builds */
 }
 
 const struct td_whatif *td_an_whatif(struct td_analysis *a)
@@ -243,15 +230,12 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 
 	if (w && w->finished)
 		return w->ok ? w : NULL;
-	if (!w) {
+	if (!w)
 		w = a->whatif = td_calloc(1, sizeof(*w));
-		build(a, w);
-	} else if (w->building) {
-		pthread_join(w->builder, NULL);
-		w->building = 0;
-	} else { /* its thread could not start */
-		build(a, w);
-	}
+	if (w->wq)
+		td_wq_built(w);
+	else
+		td_whatif_build(a, w);
 	w->finished = 1;
 	if (!w->built)
 		return NULL;
@@ -276,8 +260,8 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 
 /* The window of device d replayed with the edits, into r (zeroed, or holding an earlier
  * replay's buffers to reuse). */
-static int64_t window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			 size_t nedits, struct td_rp_times *r)
+int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			    size_t nedits, struct td_rp_times *r)
 {
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
@@ -297,7 +281,7 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	int64_t w;
 
 	memset(&r, 0, sizeof(r));
-	w = window_in(a, d, edits, nedits, &r);
+	w = td_whatif_window_in(a, d, edits, nedits, &r);
 	td_rp_times_free(&r);
 	return w;
 }
@@ -443,12 +427,12 @@ int td_whatif_side_stream(const struct td_finding *f)
 	return 0;
 }
 
-/* A replay the sizing runs: a finding's fix alone, after the DataLoader's fix, or its bound. */
-enum { T_ALONE, T_BOTH, T_BOUND };
+/* A replay the sizing runs. */
 struct size_task {
 	size_t f;           /* the finding */
 	int kind;           /* T_*: T_BOTH with the loader's edits before its own */
 	int64_t win;        /* its window replayed, -1: none */
+	int done;           /* replayed on the second thread as its rule stated it */
 };
 
 struct size_job {
@@ -471,13 +455,13 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 	if (d < 0)
 		return -1;
 	if (tk->kind == T_BOUND)
-		return window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
+		return td_whatif_window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
 	if (tk->kind == T_ALONE)
-		return window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
+		return td_whatif_window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
 	both = td_malloc((l->edits.len + f->edits.len + 1) * sizeof(*both));
 	memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
 	memcpy(both + l->edits.len, f->edits.data, f->edits.len * sizeof(*both));
-	w = window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
+	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
 	free(both);
 	return w;
 }
@@ -495,6 +479,8 @@ static void *size_worker(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i == SIZE_MAX)
 			break;
+		if (i < j->ntask && j->task[i].done)
+			continue;
 		if (i == j->ntask) /* the replay as recorded, beside the fixes' */
 			run_base_in(j->a, &r);
 		else
@@ -552,7 +538,7 @@ static void bounded(struct td_finding *f, int64_t b)
  * in half the memory the trace's events take, or 16 MiB where that is more - beside the
  * events and the graph, the run's peak stays near the reader's (on the 1 GB bench trace, two
  * at once: 23 MB of 61 MB). */
-static int replays_at_once(const struct td_analysis *a, int jobs, size_t tasks)
+int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks)
 {
 	size_t budget = a->t->events.len * sizeof(struct td_event) / 2, fit;
 
@@ -572,11 +558,12 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 {
 	struct size_job j;
 	pthread_t th[16];
-	size_t i;
+	size_t i, pending = 0;
 	int k, started = 0;
 
 	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
 		return;
+	td_wq_close(a); /* what the second thread has begun, done */
 	memset(&j, 0, sizeof(j));
 	j.a = a;
 	j.fs = fs;
@@ -587,14 +574,33 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	j.task = td_calloc(2 * n, sizeof(*j.task));
 	for (i = 0; i < n; i++)
 		if (fs[i]->edits.len)
-			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1};
+			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1, 0};
 		else if (fs[i]->bound.len)
-			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1};
+			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, 0};
 	for (i = 0; i < n && j.loader; i++)
 		if (fs[i] != j.loader && fs[i]->device == j.loader->device && fs[i]->edits.len)
-			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1};
+			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0};
+	for (i = 0; i < j.ntask; i++) {
+		const struct td_finding *f = fs[j.task[i].f];
+		const struct td_vec *e = j.task[i].kind == T_BOUND ? &f->bound : &f->edits;
+		if (j.task[i].kind == T_BOTH) { /* the loader's edits, then its own */
+			struct td_rp_edit *both = td_malloc((j.loader->edits.len + e->len + 1) *
+							    sizeof(*both));
+			if (j.loader->edits.len)
+				memcpy(both, j.loader->edits.data,
+				       j.loader->edits.len * sizeof(*both));
+			memcpy(both + j.loader->edits.len, e->data, e->len * sizeof(*both));
+			j.task[i].done = td_wq_result(a->whatif, T_BOTH, f->device, both,
+						      j.loader->edits.len + e->len, &j.task[i].win);
+			free(both);
+		} else {
+			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device, e->data,
+						      e->len, &j.task[i].win);
+		}
+		pending += !j.task[i].done;
+	}
 	pthread_mutex_init(&j.mu, NULL);
-	jobs = replays_at_once(a, jobs, j.ntask + (size_t)j.base);
+	jobs = td_whatif_replays_at_once(a, jobs, pending + (size_t)j.base);
 	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
 		if (pthread_create(&th[started], NULL, size_worker, &j) == 0)
 			started++;
@@ -620,12 +626,23 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	free(j.task);
 }
 
+void td_whatif_early(struct td_analysis *a, const struct td_finding *f)
+{
+	if (!a->whatif || !a->whatif->wq || !td_an_whatif(a))
+		return;
+	if (f->edits.len)
+		td_wq_submit(a, T_ALONE, f->device, f->edits.data, f->edits.len);
+	else
+		td_wq_submit(a, T_BOUND, f->device, f->bound.data, f->bound.len);
+	if (a->whatif->g.gates.len && !strcmp(f->rule, "dataloader")) /* as td_whatif_size() */
+		td_wq_loader(a, f->device, f->edits.data, f->edits.len);
+}
+
 void td_whatif_free(struct td_analysis *a)
 {
 	if (!a->whatif)
 		return;
-	if (a->whatif->building)
-		pthread_join(a->whatif->builder, NULL);
+	td_wq_free(a->whatif); /* first: its thread reads the graph */
 	td_rp_times_free(&a->whatif->base_r);
 	free(a->whatif->base_win);
 	free(a->whatif->base_steps);

@@ -6,11 +6,13 @@
 #define TD_RULES_WHATIF_H
 
 #include <stddef.h>
-#include <pthread.h>
 #include <stdint.h>
 
 #include "replay/replay.h"
 #include "rules/analysis.h"
+
+struct td_wq;
+struct td_finding;
 
 struct td_whatif {
 	struct td_replay g;
@@ -28,8 +30,7 @@ struct td_whatif {
 				     * and moves nothing over the host link (device to device): a
 				     * CUDA graph captures it as it does a launch */
 	/* made while the analysis runs (td_whatif_start) */
-	pthread_t builder;
-	int building;               /* builder runs: joined on first use */
+	struct td_wq *wq;           /* the second thread (rules/whatif_thread.c), when it runs */
 	int built;                  /* g has host calls and GPU ops to replay */
 	int finished;               /* td_an_whatif() has completed it (ok says how) */
 	int base_rc;                /* 1: base_r holds the builder's replay as recorded, -1: failed */
@@ -40,9 +41,13 @@ struct td_whatif {
 size_t td_whatif_dev_index(const struct td_analysis *a, size_t d);
 /* The graph and its baseline replay (NULL when the trace has nothing to replay). */
 const struct td_whatif *td_an_whatif(struct td_analysis *a);
-/* Builds the graph and replays the trace as recorded on a thread of its own, from what the
- * analysis knows once the names are classified; td_an_whatif() waits for it. */
+/* Starts the analysis's second thread: it builds the graph and replays the trace as recorded
+ * from what the analysis knows once the names are classified (td_an_whatif() waits for it),
+ * then replays each fix td_whatif_early() hands it while the rules go on. */
 void td_whatif_start(struct td_analysis *a);
+/* A finding its rule has just stated: with the second thread, its fix's replay (or its
+ * bound's) begins there; td_whatif_size() takes the result if the edits are still the same. */
+void td_whatif_early(struct td_analysis *a, const struct td_finding *f);
 /* The steady-state window of device index d (its host thread, from host_start to host_end, and
  * the GPU work launched in it), replayed with the edits; -1 when nothing can be replayed. */
 int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,

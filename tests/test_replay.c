@@ -13,6 +13,7 @@
 
 #include "helpers.h"
 #include "rules/analysis.h"
+#include "rules/rule.h"
 #include "rules/whatif.h"
 
 struct run {
@@ -206,6 +207,65 @@ static void test_loader_gate(void **state)
 	assert_int_equal(r.start[l3], 80 * US);
 	td_rp_times_free(&r);
 	done(&x);
+}
+
+/* What a fix wins, sized on one thread and with the second thread (td_analysis_run_jobs with
+ * 2): the same; and a fix whose edits changed after its replay began there is replayed again
+ * with the edits it ends with. */
+static int64_t sized(struct run *x, int jobs, const struct td_rp_edit *first,
+		     const struct td_rp_edit *last)
+{
+	struct td_report r;
+	struct td_finding *f;
+	int64_t won;
+
+	td_report_init(&r);
+	f = td_report_add(&r, "sync-stall", x->a.dev[0].device);
+	f->idle_ns = 1000 * US; /* claims more than any replay wins: never a bound */
+	td_finding_edit(f, first);
+	if (jobs > 1)
+		td_whatif_early(&x->a, f); /* its replay begins on the second thread */
+	*(struct td_rp_edit *)f->edits.data = *last;
+	td_whatif_size(&x->a, &f, 1, jobs);
+	assert_true(f->replayed);
+	won = f->replay_ns;
+	td_report_free(&r);
+	return won;
+}
+
+/* The fixture analysed with the second thread. */
+static void load_two(struct run *x)
+{
+	size_t len;
+	unsigned char *buf = th_slurp(th_fixture("replay/loader.json"), &len);
+	struct td_error err;
+
+	assert_non_null(buf);
+	assert_int_equal(th_parse_mem(buf, len, 1 << 16, &x->t, &err), 0);
+	free(buf);
+	td_analysis_run_jobs(&x->a, &x->t, NULL, 2);
+}
+
+static void test_second_thread(void **state)
+{
+	struct run one, two;
+	struct td_rp_edit loop, loader;
+	int64_t a, b;
+	(void)state;
+
+	load(th_fixture("replay/loader.json"), &one);
+	loop = (struct td_rp_edit){TD_RP_DROP_HOST, track(&one, 1), 4 * US, 20 * US, 0, 0};
+	loader = (struct td_rp_edit){TD_RP_DROP_HOST, track(&one, 1), 20 * US, 170 * US, 10 * US, 0};
+	a = sized(&one, 1, &loader, &loader);
+	b = sized(&one, 1, &loop, &loop);
+	assert_true(a > 0 && a != b); /* the two fixes win differently */
+	done(&one);
+	load_two(&two);
+	assert_int_equal(sized(&two, 2, &loader, &loader), a);
+	done(&two);
+	load_two(&two);
+	assert_int_equal(sized(&two, 2, &loop, &loader), a); /* began as the other fix */
+	done(&two);
 }
 
 /* An upload queued on the compute stream behind kA (100 us) moved to a side stream (TD_RP_SIDE):
@@ -534,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_loader_gate),
+		cmocka_unit_test(test_second_thread),
 		cmocka_unit_test(test_side_stream),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_engine),

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Between the analysis's replay (rules/whatif.c) and its second thread (rules/whatif_thread.c):
+ * not for rules. */
+#ifndef TD_RULES_WHATIF_INT_H
+#define TD_RULES_WHATIF_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rules/whatif.h"
+
+/* What a sizing replay applies: a fix's edits alone, after the DataLoader's fix, or its
+ * mechanism removed (the bound). */
+enum { T_ALONE, T_BOTH, T_BOUND };
+
+/* The graph of a's trace into w, from the names' classes alone; w->built when it can be
+ * replayed. */
+void td_whatif_build(const struct td_analysis *a, struct td_whatif *w);
+/* The window of device index d replayed with the edits, into r (reused as td_replay_again
+ * does); -1 when nothing can be replayed. */
+int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+			    size_t nedits, struct td_rp_times *r);
+/* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
+int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
+
+/* The second thread: 0 when it started (it builds w's graph and replays the trace as
+ * recorded, then replays what td_wq_submit() hands it). */
+int td_wq_start(struct td_analysis *a);
+/* Waits until the thread has built the graph and its baseline. */
+void td_wq_built(struct td_whatif *w);
+/* A replay for the thread: a copy of the edits is kept. */
+void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_rp_edit *edits,
+		  size_t nedits);
+/* The DataLoader's fix, where the loop waits for its workers (the first one only): each fix
+ * on its device, stated before or after, is also replayed after it (T_BOTH). */
+void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *edits,
+		  size_t nedits);
+/* No more replays: those left are shared with the caller's thread (as the memory budget
+ * allows), then the thread ends. */
+void td_wq_close(struct td_analysis *a);
+/* The window a replay with this kind, device and edits gave (closed first), 1; else 0. */
+int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *edits,
+		 size_t nedits, int64_t *win);
+/* Ends the thread if it runs and frees what it holds. */
+void td_wq_free(struct td_whatif *w);
+
+#endif

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis's second thread (rules/whatif_int.h). After the read, the analysis and the
+ * rules run on one thread; this one builds the replay's graph and replays the trace as
+ * recorded meanwhile, then replays each fix as soon as its rule has stated it, so that
+ * td_whatif_size() finds most of them done. A replay's result depends on the graph and its
+ * edits only: which thread ran it, and when, changes nothing in the report. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "rules/rule.h"
+#include "rules/whatif_int.h"
+
+struct wq_task {
+	int kind, device;
+	struct td_rp_edit *ed;
+	size_t ned;
+	int64_t win;
+};
+
+struct td_wq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int built;            /* the graph and its baseline are there */
+	int closing;          /* no more tasks: the thread ends once none is left */
+	int joined;
+	struct wq_task **task;
+	size_t n, cap, next;  /* next: the next task to run */
+	int has_loader;       /* the DataLoader's fix is known: each fix on its device is also
+			       * replayed after it (T_BOTH) */
+	int loader_device;
+	struct td_rp_edit *loader;
+	size_t nloader;
+};
+
+/* Runs the queued tasks on the calling thread until none is left and, with `wait`, until the
+ * queue closes. */
+static void work(struct td_analysis *a, struct td_wq *q, int wait)
+{
+	struct td_rp_times r; /* each replay of this thread in the same buffers */
+
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		if (q->next < q->n) {
+			struct wq_task *tk = q->task[q->next++];
+			int d = td_an_dev_index(a, tk->device);
+			pthread_mutex_unlock(&q->mu);
+			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->ed, tk->ned, &r);
+			pthread_mutex_lock(&q->mu);
+			pthread_cond_broadcast(&q->cv);
+			continue;
+		}
+		if (!wait || q->closing)
+			break;
+		pthread_cond_wait(&q->cv, &q->mu);
+	}
+	pthread_mutex_unlock(&q->mu);
+	td_rp_times_free(&r);
+}
+
+static void *second(void *arg)
+{
+	struct td_analysis *a = arg;
+	struct td_whatif *w = a->whatif;
+	struct td_wq *q = w->wq;
+
+	td_whatif_build(a, w);
+	if (w->built) /* the baseline: pinned allocations (set later) change only a fix's replay */
+		w->base_rc = td_replay_again(&w->g, NULL, 0, &w->base_r) == 0 ? 1 : -1;
+	pthread_mutex_lock(&q->mu);
+	q->built = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	work(a, q, 1);
+	return NULL;
+}
+
+int td_wq_start(struct td_analysis *a)
+{
+	struct td_wq *q = td_calloc(1, sizeof(*q));
+
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	a->whatif->wq = q;
+	if (pthread_create(&q->th, NULL, second, a) == 0)
+		return 0;
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	free(q);
+	a->whatif->wq = NULL;
+	return -1;
+}
+
+void td_wq_built(struct td_whatif *w)
+{
+	struct td_wq *q = w->wq;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->built)
+		pthread_cond_wait(&q->cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *pre, size_t npre,
+				const struct td_rp_edit *edits, size_t nedits)
+{
+	struct wq_task *tk = td_calloc(1, sizeof(*tk));
+
+	tk->kind = kind;
+	tk->device = device;
+	tk->ned = npre + nedits;
+	tk->ed = td_malloc((tk->ned + 1) * sizeof(*edits));
+	if (npre)
+		memcpy(tk->ed, pre, npre * sizeof(*pre));
+	memcpy(tk->ed + npre, edits, nedits * sizeof(*edits));
+	tk->win = -1;
+	return tk;
+}
+
+/* Queues tk (the lock held). */
+static void push(struct td_wq *q, struct wq_task *tk)
+{
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 16;
+		q->task = td_realloc(q->task, q->cap * sizeof(*q->task));
+	}
+	q->task[q->n++] = tk;
+	pthread_cond_broadcast(&q->cv);
+}
+
+/* A fix on the loader's device replayed after the loader's fix too (as td_whatif_size() does
+ * for each fix but the loader's own; the lock held). */
+static void push_after_loader(struct td_wq *q, const struct wq_task *alone)
+{
+	if (alone->kind != T_ALONE || alone->device != q->loader_device ||
+	    (alone->ned == q->nloader && !memcmp(alone->ed, q->loader, q->nloader * sizeof(*q->loader))))
+		return;
+	push(q, task_new(T_BOTH, alone->device, q->loader, q->nloader, alone->ed, alone->ned));
+}
+
+void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_rp_edit *edits,
+		  size_t nedits)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+	struct wq_task *tk;
+
+	if (!q || !nedits)
+		return;
+	tk = task_new(kind, device, NULL, 0, edits, nedits);
+	pthread_mutex_lock(&q->mu);
+	if (q->closing) {
+		pthread_mutex_unlock(&q->mu);
+		free(tk->ed);
+		free(tk);
+		return;
+	}
+	push(q, tk);
+	if (q->has_loader)
+		push_after_loader(q, tk);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *edits,
+		  size_t nedits)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+	size_t i, n;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->mu);
+	if (!q->has_loader && !q->closing) {
+		q->has_loader = 1;
+		q->loader_device = device;
+		q->nloader = nedits;
+		q->loader = td_malloc((nedits + 1) * sizeof(*edits));
+		if (nedits)
+			memcpy(q->loader, edits, nedits * sizeof(*edits));
+		for (i = 0, n = q->n; i < n; i++) /* the fixes stated before it */
+			push_after_loader(q, q->task[i]);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+void td_wq_close(struct td_analysis *a)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+
+	if (!q || q->joined)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->closing = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	/* a second replay beside the thread's where the memory budget holds two */
+	if (td_whatif_replays_at_once(a, a->jobs, 2) > 1)
+		work(a, q, 0);
+	pthread_join(q->th, NULL);
+	q->joined = 1;
+}
+
+int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *edits,
+		 size_t nedits, int64_t *win)
+{
+	const struct td_wq *q = w->wq;
+	size_t i;
+
+	if (!q || !q->joined)
+		return 0;
+	for (i = 0; i < q->n; i++) {
+		const struct wq_task *tk = q->task[i];
+		/* the edits as they were handed over: a rule that changed a finding's edits later
+		 * gets a replay of its own */
+		if (tk->kind == kind && tk->device == device && tk->ned == nedits &&
+		    !memcmp(tk->ed, edits, nedits * sizeof(*edits))) {
+			*win = tk->win;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void td_wq_free(struct td_whatif *w)
+{
+	struct td_wq *q = w->wq;
+	size_t i;
+
+	if (!q)
+		return;
+	if (!q->joined) {
+		pthread_mutex_lock(&q->mu);
+		q->closing = 1;
+		q->next = q->n; /* what is queued is not wanted any more */
+		pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+		pthread_join(q->th, NULL);
+	}
+	for (i = 0; i < q->n; i++) {
+		free(q->task[i]->ed);
+		free(q->task[i]);
+	}
+	free(q->task);
+	free(q->loader);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	free(q);
+	w->wq = NULL;
+}
