@@ -182,6 +182,47 @@
 		}                                                                            \
 	} while (0)
 
+/* TD_LOWER_BOUND starting from a guess: probes 1, 2, 4, ... away from `hint` (forward where
+ * BEFORE holds there, else back), then searches the bracket found. The same result in
+ * O(log d) for an answer d away: for queries that come in order, each next to the last. */
+#define TD_LOWER_BOUND_NEAR(lo, n, hint, BEFORE)                                              \
+	do {                                                                                 \
+		size_t td_n_ = (n), td_h_ = (hint) < td_n_ ? (hint) : td_n_, td_a_, td_b_,    \
+		       td_s_ = 1, mid;                                                       \
+		if (td_h_ < td_n_ && (mid = td_h_, (BEFORE))) { /* the answer is past it */  \
+			td_a_ = td_h_ + 1;                                                   \
+			td_b_ = td_n_;                                                       \
+			while ((mid = td_h_ + td_s_) < td_n_) {                               \
+				if (!(BEFORE)) {                                             \
+					td_b_ = mid;                                         \
+					break;                                               \
+				}                                                            \
+				td_a_ = mid + 1;                                             \
+				td_s_ *= 2;                                                  \
+			}                                                                    \
+		} else { /* at or before it */                                               \
+			td_a_ = 0;                                                           \
+			td_b_ = td_h_;                                                       \
+			while (td_s_ <= td_h_) {                                             \
+				mid = td_h_ - td_s_;                                         \
+				if (BEFORE) {                                                \
+					td_a_ = mid + 1;                                     \
+					break;                                               \
+				}                                                            \
+				td_b_ = mid;                                                 \
+				td_s_ *= 2;                                                  \
+			}                                                                    \
+		}                                                                            \
+		while (td_a_ < td_b_) {                                                      \
+			mid = td_a_ + (td_b_ - td_a_) / 2;                                    \
+			if (BEFORE)                                                          \
+				td_a_ = mid + 1;                                             \
+			else                                                                 \
+				td_b_ = mid;                                                 \
+		}                                                                            \
+		(lo) = td_a_;                                                                \
+	} while (0)
+
 #define TD_DEFINE_MEDIAN(fn, T, SELECT, VAL)                                                 \
 	static int64_t fn(T *a, size_t n)                                                    \
 	{                                                                                    \

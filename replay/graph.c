@@ -60,8 +60,10 @@ int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
 	return gap; /* overlapping, or no launch: as measured */
 }
 
-/* The node of host event ev (a runtime call, or one nested in it), TD_NONE when none. */
-static uint32_t host_node_of(const struct td_replay *g, uint32_t ev)
+/* The node of host event ev (a runtime call, or one nested in it), TD_NONE when none; searched
+ * from near[track], where the last search on its thread ended (the launches of a stream's ops
+ * come in order). */
+static uint32_t host_node_of(const struct td_replay *g, uint32_t ev, uint32_t *near)
 {
 	const struct td_trace *t = g->t;
 	uint32_t tr, first, n;
@@ -80,7 +82,8 @@ static uint32_t host_node_of(const struct td_replay *g, uint32_t ev)
 	n = g->track_count[tr];
 	if (first == TD_NONE)
 		return TD_NONE;
-	TD_LOWER_BOUND(lo, n, g->ev[first + mid] < ev);
+	TD_LOWER_BOUND_NEAR(lo, n, near[tr], g->ev[first + mid] < ev);
+	near[tr] = (uint32_t)lo;
 	return lo < n && g->ev[first + lo] == ev ? first + (uint32_t)lo : TD_NONE;
 }
 
@@ -574,7 +577,7 @@ static void fill_nodes(struct td_replay *g)
 int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t *role)
 {
 	size_t ntr = t->tracks.len, i, k;
-	uint32_t *steps_on;
+	uint32_t *steps_on, *near;
 	struct td_vec tails, plain_copy, joins;
 
 	memset(g, 0, sizeof(*g));
@@ -607,16 +610,18 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	g->fl = td_calloc(g->n + 1, sizeof(uint16_t));
 	fill_nodes(g);
 	/* launches; a copy call's src: its op that ended last */
+	near = td_calloc(ntr + 1, sizeof(*near));
 	for (k = g->nhost; k < g->n; k++) {
 		uint32_t l = td_trace_launch(t, g->ev[k]), h;
 		if (l == TD_NONE)
 			continue;
-		h = host_node_of(g, l);
+		h = host_node_of(g, l, near);
 		g->src[k] = h;
 		if (h != TD_NONE && role && role[td_rp_event(g, h)->name] == TD_RP_COPY &&
 		    (g->src[h] == TD_NONE || end_of(g, g->src[h]) < end_of(g, (uint32_t)k)))
 			g->src[h] = (uint32_t)k;
 	}
+	free(near);
 	td_vec_init(&tails, sizeof(int64_t));
 	td_vec_init(&plain_copy, sizeof(int64_t));
 	if (role) {

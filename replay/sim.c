@@ -300,13 +300,22 @@ static void settle(struct sim *s, uint32_t root)
 
 /* --- edits -------------------------------------------------------------------------------- */
 
-/* The first node of track tr starting after ts. */
-static uint32_t first_after(const struct td_replay *g, uint32_t tr, int64_t ts)
+/* Where the last search of the edits ended (a fix's edits come a step at a time, in order). */
+struct near {
+	uint32_t track, at;
+};
+
+/* The first node of track tr starting after ts; searched from *nr's node when it is on tr. */
+static uint32_t first_after(const struct td_replay *g, uint32_t tr, int64_t ts, struct near *nr)
 {
 	uint32_t f = g->track_first[tr], n = g->track_count[tr];
-	size_t lo;
+	size_t lo, hint = nr && nr->track == tr ? nr->at - f : n / 2;
 
-	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts <= ts);
+	TD_LOWER_BOUND_NEAR(lo, n, hint, td_rp_event(g, f + (uint32_t)mid)->ts <= ts);
+	if (nr) {
+		nr->track = tr;
+		nr->at = f + (uint32_t)lo;
+	}
 	return f + (uint32_t)lo;
 }
 
@@ -370,7 +379,7 @@ static void overlap_op(const struct td_replay *g, struct td_rp_times *r, uint32_
 	an->lo = TD_NONE;
 	an->lo_lag = 0;
 	tr = td_rp_event(g, a)->track;
-	f = first_after(g, tr, ed->since - 1);
+	f = first_after(g, tr, ed->since - 1, NULL);
 	if (f < g->track_first[tr] + g->track_count[tr] && f <= a && d > 0) {
 		/* the region's share that makes the first bucket, as measured */
 		an->lo = f;
@@ -380,7 +389,8 @@ static void overlap_op(const struct td_replay *g, struct td_rp_times *r, uint32_
 	r->flag[k] |= F_ANCHOR;
 }
 
-static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct td_rp_times *r)
+static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct td_rp_times *r,
+		  struct near *nr)
 {
 	uint32_t f, end, k, lo;
 	int resid = 0;
@@ -390,7 +400,7 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		return;
 	f = g->track_first[ed->track];
 	end = f + g->track_count[ed->track];
-	lo = first_after(g, ed->track, ed->from - 1);
+	lo = first_after(g, ed->track, ed->from - 1, nr);
 	switch (ed->kind) {
 	case TD_RP_FUSE:
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++) {
@@ -451,7 +461,7 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 	}
 	}
 	/* the gaps that end after `from`, while they begin before `to` */
-	for (k = first_after(g, ed->track, ed->from); k < end; k++) {
+	for (k = first_after(g, ed->track, ed->from, nr); k < end; k++) {
 		uint32_t p = td_rp_prev(g, k);
 		int64_t ge = td_rp_event(g, k)->ts, gs, ov, gap;
 		if (p == TD_NONE) { /* the thread's first call: it moves earlier */
@@ -596,11 +606,12 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *edits, siz
 		  struct td_rp_times *out, int reuse)
 {
 	struct sim s;
+	struct near nr = {TD_NONE, 0};
 	size_t k;
 
 	times_ready(g, out, reuse);
 	for (k = 0; k < nedits; k++)
-		apply(g, &edits[k], out);
+		apply(g, &edits[k], out, &nr);
 	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
 	 * pinned bandwidth */
 	for (k = g->nhost; k < g->n; k++) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The in-place introsort: sorted output, a permutation of the input, on adversarial shapes. */
+/* The in-place introsort: sorted output, a permutation of the input, on adversarial shapes;
+ * selection; the lower bound searched from a guess. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,11 +113,36 @@ static void test_select(void **state)
 	}
 }
 
+/* TD_LOWER_BOUND_NEAR gives TD_LOWER_BOUND's answer whatever the guess: every key around a
+ * sorted array with runs of equal values, from every guess (past the end too). */
+static void test_lower_bound_near(void **state)
+{
+	size_t sizes[] = {0, 1, 2, 3, 5, 8, 33, 100};
+	size_t s, i, h, n;
+	int64_t key;
+	(void)state;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		int64_t v[100];
+		n = sizes[s];
+		for (i = 0; i < n; i++)
+			v[i] = (int64_t)(i / 3) * 2; /* 0 0 0 2 2 2 4 ... */
+		for (key = -1; key <= (int64_t)n; key++)
+			for (h = 0; h <= n + 2; h++) {
+				size_t want, got;
+				TD_LOWER_BOUND(want, n, v[mid] < key);
+				TD_LOWER_BOUND_NEAR(got, n, h, v[mid] < key);
+				assert_int_equal(got, want);
+			}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_lower_bound_near),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
