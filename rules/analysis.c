@@ -207,6 +207,7 @@ void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struc
 			}
 		}
 		a->name_class[i] = c;
+		a->has_comm |= (c & NC_COMM) != 0;
 	}
 	if (jobs > 1) /* what it needs is known: the names' classes */
 		td_whatif_start(a);

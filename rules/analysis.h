@@ -122,6 +122,7 @@ struct td_analysis {
 	uint32_t *name_class;       /* NC_* per trace name id */
 	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
 	int has_python;             /* python_function events exist (with_stack) */
+	int has_comm;               /* some name is a collective's (NC_COMM) */
 	int training;               /* backward or optimizer names: a training step */
 	int serving;                /* an inference server (vLLM, SGLang frames), no training */
 	struct td_context ctx;      /* what the run is (fixes/context.h) */
