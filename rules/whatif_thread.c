@@ -5,6 +5,7 @@
  * td_whatif_size() finds most of them done. A replay's result depends on the graph and its
  * edits only: which thread ran it, and when, changes nothing in the report. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,11 @@
 
 struct wq_task {
 	int kind, device;
-	struct td_rp_edit *ed;
+	struct td_rp_edit *ed;     /* a copy while it is needed (NULL after: a fix's edits run to
+				    * megabytes), then known by its hash */
 	size_t ned;
+	uint64_t hash;
+	int done;
 	int64_t win;
 };
 
@@ -35,6 +39,35 @@ struct td_wq {
 	size_t nloader;
 };
 
+/* The edits' bytes, hashed 8 at a time (the tail zero-padded) - what a result is matched by
+ * once the copy is gone. */
+static uint64_t edits_hash(const struct td_rp_edit *pre, size_t npre, const struct td_rp_edit *ed,
+			   size_t ned)
+{
+	const unsigned char *part[2] = {(const unsigned char *)pre, (const unsigned char *)ed};
+	size_t len[2] = {npre * sizeof(*pre), ned * sizeof(*ed)}, i, k;
+	uint64_t h = 0x243f6a8885a308d3ull ^ (npre + ned);
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < len[k]; i += 8) {
+			uint64_t w = 0;
+			memcpy(&w, part[k] + i, len[k] - i < 8 ? len[k] - i : 8);
+			h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+			h ^= h >> 29;
+		}
+	return h;
+}
+
+/* A run task's copy of its edits goes, unless a fix alone may still be replayed after the
+ * loader's (td_wq_loader() builds that from it; the lock held). */
+static void let_go(struct td_analysis *a, struct td_wq *q, struct wq_task *tk)
+{
+	if (tk->kind == T_ALONE && !q->has_loader && a->whatif->g.gates.len)
+		return;
+	free(tk->ed);
+	tk->ed = NULL;
+}
+
 /* Runs the queued tasks on the calling thread until none is left and, with `wait`, until the
  * queue closes. */
 static void work(struct td_analysis *a, struct td_wq *q, int wait)
@@ -50,6 +83,8 @@ static void work(struct td_analysis *a, struct td_wq *q, int wait)
 			pthread_mutex_unlock(&q->mu);
 			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->ed, tk->ned, &r);
 			pthread_mutex_lock(&q->mu);
+			tk->done = 1;
+			let_go(a, q, tk);
 			pthread_cond_broadcast(&q->cv);
 			continue;
 		}
@@ -116,26 +151,36 @@ static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *p
 	if (npre)
 		memcpy(tk->ed, pre, npre * sizeof(*pre));
 	memcpy(tk->ed + npre, edits, nedits * sizeof(*edits));
+	tk->hash = edits_hash(pre, npre, edits, nedits);
 	tk->win = -1;
 	return tk;
 }
 
-/* Queues tk (the lock held). */
-static void push(struct td_wq *q, struct wq_task *tk)
+/* Queues tk (the lock held), 1; or, with WQ_WAITING tasks already waiting, frees it, 0: the
+ * thread runs about two replays while the rules run, and each waiting task holds a copy of its
+ * edits (td_whatif_size() replays the rest in its pool). */
+#define WQ_WAITING 1
+static int push(struct td_wq *q, struct wq_task *tk)
 {
+	if (q->n - q->next >= WQ_WAITING) {
+		free(tk->ed);
+		free(tk);
+		return 0;
+	}
 	if (q->n == q->cap) {
 		q->cap = q->cap ? 2 * q->cap : 16;
 		q->task = td_realloc(q->task, q->cap * sizeof(*q->task));
 	}
 	q->task[q->n++] = tk;
 	pthread_cond_broadcast(&q->cv);
+	return 1;
 }
 
 /* A fix on the loader's device replayed after the loader's fix too (as td_whatif_size() does
  * for each fix but the loader's own; the lock held). */
 static void push_after_loader(struct td_wq *q, const struct wq_task *alone)
 {
-	if (alone->kind != T_ALONE || alone->device != q->loader_device ||
+	if (alone->kind != T_ALONE || !alone->ed || alone->device != q->loader_device ||
 	    (alone->ned == q->nloader && !memcmp(alone->ed, q->loader, q->nloader * sizeof(*q->loader))))
 		return;
 	push(q, task_new(T_BOTH, alone->device, q->loader, q->nloader, alone->ed, alone->ned));
@@ -157,8 +202,7 @@ void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_r
 		free(tk);
 		return;
 	}
-	push(q, tk);
-	if (q->has_loader)
+	if (push(q, tk) && q->has_loader)
 		push_after_loader(q, tk);
 	pthread_mutex_unlock(&q->mu);
 }
@@ -179,8 +223,11 @@ void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *ed
 		q->loader = td_malloc((nedits + 1) * sizeof(*edits));
 		if (nedits)
 			memcpy(q->loader, edits, nedits * sizeof(*edits));
-		for (i = 0, n = q->n; i < n; i++) /* the fixes stated before it */
+		for (i = 0, n = q->n; i < n; i++) { /* the fixes stated before it */
 			push_after_loader(q, q->task[i]);
+			if (q->task[i]->done)
+				let_go(a, q, q->task[i]);
+		}
 	}
 	pthread_mutex_unlock(&q->mu);
 }
@@ -206,16 +253,18 @@ int td_wq_result(const struct td_whatif *w, int kind, int device, const struct t
 		 size_t nedits, int64_t *win)
 {
 	const struct td_wq *q = w->wq;
+	uint64_t h;
 	size_t i;
 
 	if (!q || !q->joined)
 		return 0;
+	h = edits_hash(NULL, 0, edits, nedits);
 	for (i = 0; i < q->n; i++) {
 		const struct wq_task *tk = q->task[i];
 		/* the edits as they were handed over: a rule that changed a finding's edits later
 		 * gets a replay of its own */
-		if (tk->kind == kind && tk->device == device && tk->ned == nedits &&
-		    !memcmp(tk->ed, edits, nedits * sizeof(*edits))) {
+		if (tk->done && tk->kind == kind && tk->device == device && tk->ned == nedits &&
+		    tk->hash == h) {
 			*win = tk->win;
 			return 1;
 		}
