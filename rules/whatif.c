@@ -445,6 +445,18 @@ struct size_job {
 	pthread_mutex_t mu;
 };
 
+/* The loader's edits, then e's: a fix replayed after the DataLoader's (T_BOTH). */
+static struct td_rp_edit *after_loader(const struct td_finding *l, const struct td_vec *e)
+{
+	struct td_rp_edit *both = td_malloc((l->edits.len + e->len + 1) * sizeof(*both));
+
+	if (l->edits.len)
+		memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
+	if (e->len)
+		memcpy(both + l->edits.len, e->data, e->len * sizeof(*both));
+	return both;
+}
+
 static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_times *r)
 {
 	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
@@ -458,9 +470,7 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 		return td_whatif_window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
 	if (tk->kind == T_ALONE)
 		return td_whatif_window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
-	both = td_malloc((l->edits.len + f->edits.len + 1) * sizeof(*both));
-	memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
-	memcpy(both + l->edits.len, f->edits.data, f->edits.len * sizeof(*both));
+	both = after_loader(l, &f->edits);
 	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
 	free(both);
 	return w;
@@ -583,13 +593,8 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	for (i = 0; i < j.ntask; i++) {
 		const struct td_finding *f = fs[j.task[i].f];
 		const struct td_vec *e = j.task[i].kind == T_BOUND ? &f->bound : &f->edits;
-		if (j.task[i].kind == T_BOTH) { /* the loader's edits, then its own */
-			struct td_rp_edit *both = td_malloc((j.loader->edits.len + e->len + 1) *
-							    sizeof(*both));
-			if (j.loader->edits.len)
-				memcpy(both, j.loader->edits.data,
-				       j.loader->edits.len * sizeof(*both));
-			memcpy(both + j.loader->edits.len, e->data, e->len * sizeof(*both));
+		if (j.task[i].kind == T_BOTH) {
+			struct td_rp_edit *both = after_loader(j.loader, e);
 			j.task[i].done = td_wq_result(a->whatif, T_BOTH, f->device, both,
 						      j.loader->edits.len + e->len, &j.task[i].win);
 			free(both);
