@@ -308,7 +308,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 	size_t d, i;
 	char b1[32], b2[32], b3[32], b4[32];
 
-	for (d = 0; d < a->ndev && a->has_comm; d++) { /* no collective's name: none ran */
+	if (!a->has_comm) /* no collective's name: none ran */
+		return;
+	for (d = 0; d < a->ndev; d++) {
 		struct td_dev_analysis *dv = &a->dev[d];
 		struct td_interval *comm, *comp, *exposed;
 		size_t nc = 0, np = 0, ne, cap = 0, nsized = 0;

@@ -12,8 +12,9 @@
  * (the kernels at half their time, the transposes gone): what the window wins where the GPU
  * holds the step - where the host or the launch queue holds it instead, less, and nothing at
  * all makes it a note off the critical path. Graded at most medium (what a change pays depends
- * on the model's numerics); without a named change it is advice, kept without a time figure. Its fix ends with the Nsight Compute
- * command for the top kernel, the next step of the profiling workflow. */
+ * on the model's numerics); without a named change it is advice, kept without a time figure.
+ * Its fix ends with the Nsight Compute command for the top kernel, the next step of the
+ * profiling workflow. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
