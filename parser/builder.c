@@ -226,7 +226,6 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 	ev->dur_hi = (uint16_t)(dur >> 32);
 	ev->kind = (uint8_t)k;
 	ev->name = id->name;
-	ev->track = track;
 	if (k == TD_K_CPU_OP || k == TD_K_USER_ANNOTATION) { /* their args, in place of a corr */
 		if (e->dims.set || e->types.set || e->call_stack.set) {
 			struct td_op_args a;

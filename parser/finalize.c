@@ -29,8 +29,6 @@ static int ev_less(const struct td_event *a, const struct td_event *b)
 {
 	int64_t da, db;
 
-	if (a->track != b->track)
-		return a->track < b->track;
 	if (a->ts != b->ts)
 		return a->ts < b->ts;
 	da = td_ev_dur(a);
@@ -165,10 +163,11 @@ static void sort_by_track(struct td_trace *t, int jobs)
 			nchunk++;
 	}
 	job = td_malloc((nchunk ? nchunk : 1) * sizeof(*job));
+	t->track_firsts = td_malloc((ntr ? ntr : 1) * sizeof(uint32_t));
 	for (i = 0, k = 0; i < ntr; i++) {
 		struct td_track *tr = td_trace_track(t, (uint32_t)i);
 		struct td_chunk *c;
-		tr->first = (uint32_t)pos;
+		tr->first = t->track_firsts[i] = (uint32_t)pos;
 		for (c = tr->chunks; c; c = c->next) {
 			job[k].c = c;
 			job[k++].at = pos;

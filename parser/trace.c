@@ -80,6 +80,7 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->colls);
 	td_vec_free(&t->launches);
 	td_vec_free(&t->op_args);
+	free(t->track_firsts);
 	free(t->gpu_tracks);
 	td_vec_free(&t->mem);
 	td_vec_free(&t->mem_threads);
@@ -387,7 +388,7 @@ const struct td_coll *td_trace_coll(const struct td_trace *t, uint32_t ev)
 
 	if (!(e->flags & TD_EF_COLL))
 		return NULL;
-	dev = td_trace_track(t, e->track)->device;
+	dev = td_trace_track(t, td_trace_track_of(t, ev))->device;
 	TD_LOWER_BOUND(lo, t->colls.len, v[mid].device < dev ||
 		       (v[mid].device == dev && v[mid].corr < e->corr));
 	c = lo < t->colls.len ? &v[lo] : NULL;

@@ -56,20 +56,25 @@ static inline int td_kind_on_gpu_track(int k)
 #define TD_EF_LAUNCH 0x20   /* a kernel whose aux is its launch configuration in
 			     * td_trace.launches */
 
-/* A stored event: 32 bytes. `aux` is the External id for CPU ops, runtime calls and kernels
+/* A time on the trace's clock inside a stored event: 4-byte aligned, so that the event packs
+ * into 28 bytes (an event array's bulk is its events; x86 and arm64 read it unaligned alike). */
+typedef int64_t td_ev_time __attribute__((aligned(4)));
+
+/* A stored event: 28 bytes. Its track is not stored: after finalize, events are grouped by
+ * track (td_trace_track_of finds an event's), and before, each track keeps its own chunks.
+ * `aux` is the External id for CPU ops, runtime calls and kernels
  * (for a kernel with TD_EF_LAUNCH, 1 + the index of its launch configuration in
  * td_trace.launches instead: nothing reads a kernel's External id, and a table of launches
  * beside the events took 40 bytes a kernel), an index into td_trace.xfer_bytes for memcpy /
  * memset, and for a sync record the stream it
  * waits on plus one (0: none). */
 struct td_event {
-	int64_t ts;
+	td_ev_time ts;
 	uint32_t dur_lo;
 	uint16_t dur_hi;
 	uint8_t kind;
 	uint8_t flags;
 	uint32_t name;   /* strtab id */
-	uint32_t track;  /* index into td_trace.tracks */
 	union {
 		uint32_t corr; /* runtime calls, GPU ops, sync: the correlation id */
 		uint32_t args; /* CPU ops, annotations: 1 + index in td_trace.op_args, 0: none */
@@ -198,6 +203,7 @@ struct td_trace {
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
+	uint32_t *track_firsts;    /* after finalize: per track, its first event (td_trace_track_of) */
 	uint32_t *gpu_tracks;      /* after finalize: the GPU tracks by (device, track) */
 	size_t ngpu_tracks;
 
@@ -295,6 +301,36 @@ static inline struct td_track *td_trace_track(const struct td_trace *t, uint32_t
 {
 	return &((struct td_track *)t->tracks.data)[i];
 }
+/* The track of event i (after finalize): the last whose events begin at or before it. */
+static inline uint32_t td_trace_track_of(const struct td_trace *t, uint32_t i)
+{
+	const uint32_t *f = t->track_firsts;
+	size_t lo = 0, n = t->tracks.len;
+
+	while (n > 1) {
+		size_t half = n / 2;
+		if (f[lo + half] <= i)
+			lo += half;
+		n -= half;
+	}
+	return (uint32_t)lo;
+}
+/* The same for a loop over the events in order, remembering the last track's range (start
+ * with a zeroed struct): a search only where a track ends. */
+struct td_track_cursor {
+	uint32_t track, first, end;
+};
+static inline uint32_t td_trace_track_at(const struct td_trace *t, struct td_track_cursor *c,
+					 uint32_t i)
+{
+	if (i < c->first || i >= c->end) {
+		c->track = td_trace_track_of(t, i);
+		c->first = t->track_firsts[c->track];
+		c->end = c->track + 1 < t->tracks.len ? t->track_firsts[c->track + 1]
+						       : (uint32_t)t->events.len;
+	}
+	return c->track;
+}
 static inline uint32_t td_trace_parent(const struct td_trace *t, uint32_t i)
 {
 	return td_kind_on_gpu_track(td_trace_ev(t, i)->kind) ? TD_NONE : t->link[i];
@@ -351,6 +387,11 @@ static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
 	}
 	*k = it->k++;
 	return 1;
+}
+/* The track of the event td_dev_events_next() gave last. */
+static inline uint32_t td_dev_events_track(const struct td_dev_events *it)
+{
+	return it->tracks ? it->tracks[it->i - 1] : (uint32_t)(it->i - 1);
 }
 size_t td_dev_events_count(const struct td_trace *t, int32_t device);
 /* Sorts v and merges overlapping intervals in place; returns the new count. */

@@ -73,7 +73,7 @@ void td_rp_link_copies(struct td_replay *g, const uint8_t *role)
 	sort_copies(c, v.len);
 	for (i = 1; i < v.len; i++) {
 		uint32_t a = c[i - 1].node, b = c[i].node;
-		if (c[i - 1].key != c[i].key || td_rp_event(g, a)->track == td_rp_event(g, b)->track ||
+		if (c[i - 1].key != c[i].key || td_rp_track(g, a) == td_rp_track(g, b) ||
 		    end_of(g, a) > ts_of(g, b) + SLACK_NS)
 			continue; /* another engine, the same stream's order, or sharing it */
 		td_rp_add_side(&g->engine, b, a, 0, TD_RP_NOGAP);

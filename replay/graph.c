@@ -53,7 +53,7 @@ int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
 			return s->w;
 	}
 	if ((g->fl[k] & TD_RPF_GPU) && !(g->fl[k] & TD_RPF_MEASGAP))
-		return g->dev[g->track_dev[td_rp_event(g, k)->track]].queued;
+		return g->dev[td_rp_dev_of(g, k)].queued;
 	gap = ts_of(g, k) - end_of(g, p);
 	if (!(g->fl[k] & TD_RPF_GPU))
 		return gap > 0 ? gap : 0;
@@ -77,7 +77,7 @@ static uint32_t host_node_of(const struct td_replay *g, uint32_t ev, uint32_t *n
 	}
 	if (td_trace_ev(t, ev)->kind != TD_K_RUNTIME)
 		return TD_NONE;
-	tr = td_trace_ev(t, ev)->track;
+	tr = td_trace_track_of(t, ev);
 	first = g->track_first[tr];
 	n = g->track_count[tr];
 	if (first == TD_NONE)
@@ -315,7 +315,7 @@ static uint32_t last_end_le(const struct td_replay *g, uint32_t tr, int64_t lim)
 static uint32_t awaited(const struct td_replay *g, uint32_t call)
 {
 	const struct td_trace *t = g->t;
-	const struct td_track *ct = td_trace_track(t, td_rp_event(g, call)->track);
+	const struct td_track *ct = td_trace_track(t, td_rp_track(g, call));
 	int64_t cts = ts_of(g, call), lim = end_of(g, call) + SLACK_NS, best_end = INT64_MIN;
 	uint32_t best = TD_NONE;
 	size_t i;
@@ -330,7 +330,7 @@ static uint32_t awaited(const struct td_replay *g, uint32_t call)
 			if (end_of(g, k) <= best_end)
 				break;
 			if (h != TD_NONE && ts_of(g, h) < cts &&
-			    same_pid(td_trace_track(t, td_rp_event(g, h)->track), ct)) {
+			    same_pid(td_trace_track(t, td_rp_track(g, h)), ct)) {
 				best = k;
 				best_end = end_of(g, k);
 				break;
@@ -432,10 +432,12 @@ uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k)
 	uint32_t best = TD_NONE;
 	int64_t best_end = INT64_MIN;
 
-	trs = td_trace_device_tracks(g->t, td_trace_track(g->t, e->track)->device, &ntr);
+	uint32_t tr = td_rp_track(g, k);
+
+	trs = td_trace_device_tracks(g->t, td_trace_track(g->t, tr)->device, &ntr);
 	for (i = 0; i < ntr; i++) {
 		uint32_t o;
-		if (trs[i] == e->track)
+		if (trs[i] == tr)
 			continue;
 		o = last_end_le(g, trs[i], e->ts);
 		if (o != TD_NONE && end_of(g, o) > best_end) {
@@ -630,7 +632,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	}
 	steps_on = td_calloc(ntr + 1, sizeof(uint32_t));
 	for (i = 0; i < t->steps.len; i++)
-		steps_on[td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, i).event)->track]++;
+		steps_on[td_trace_track_of(t, TD_VEC_AT(&t->steps, struct td_step, i).event)]++;
 	find_primaries(g, steps_on);
 	free(steps_on);
 	td_vec_init(&joins, sizeof(struct td_rp_side));

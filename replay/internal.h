@@ -23,7 +23,7 @@ static inline int64_t end_of(const struct td_replay *g, uint32_t k)
 /* The device index of node k's track. */
 static inline int32_t td_rp_dev_of(const struct td_replay *g, uint32_t k)
 {
-	return g->track_dev[td_rp_event(g, k)->track];
+	return g->track_dev[td_rp_track(g, k)];
 }
 
 /* Appends a side-table entry; td_rp_sort_side() orders a table by node, then ref. */

@@ -178,6 +178,11 @@ static inline const struct td_event *td_rp_event(const struct td_replay *g, uint
 {
 	return td_trace_ev(g->t, g->ev[k]);
 }
+/* Node k's track (its thread or stream). */
+static inline uint32_t td_rp_track(const struct td_replay *g, uint32_t k)
+{
+	return td_trace_track_of(g->t, g->ev[k]);
+}
 /* The previous node on k's lane (thread or stream), TD_NONE for the first. */
 static inline uint32_t td_rp_prev(const struct td_replay *g, uint32_t k)
 {

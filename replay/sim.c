@@ -235,7 +235,7 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	if (en) /* its engine free */
 		later(&v, END(en->ref), 0);
 	if (gpu && h != TD_NONE && !(r->flag[h] & F_REMOVED)) {
-		int64_t lag = g->dev[g->track_dev[e->track]].lag[kind_slot(e->kind)];
+		int64_t lag = g->dev[td_rp_dev_of(g, k)].lag[kind_slot(e->kind)];
 		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
 			int staging = g->fl[k] & TD_RPF_STAGING;
 			/* pinned, its copy has no staging; an unexplained delay only when kept */
@@ -378,7 +378,7 @@ static void overlap_op(const struct td_replay *g, struct td_rp_times *r, uint32_
 	an->lag = res - d;
 	an->lo = TD_NONE;
 	an->lo_lag = 0;
-	tr = td_rp_event(g, a)->track;
+	tr = td_rp_track(g, a);
 	f = first_after(g, tr, ed->since - 1, NULL);
 	if (f < g->track_first[tr] + g->track_count[tr] && f <= a && d > 0) {
 		/* the region's share that makes the first bucket, as measured */

@@ -42,6 +42,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		int64_t time = 0;
 		struct td_vec edits;
 		uint64_t *per_alloc, *per_free, dev_frees = 0, interleaved = 0;
+		struct td_track_cursor cur = {0, 0, 0};
 		uint32_t cur_track = UINT32_MAX;
 		int launched = 0;
 
@@ -63,8 +64,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 		for (i = 0; i < t->events.len; i++) {
 			const struct td_event *e = td_trace_ev(t, i);
 			uint32_t s;
-			if (e->track != cur_track) { /* events come track by track, in time */
-				cur_track = e->track;
+			if (td_trace_track_at(t, &cur, (uint32_t)i) != cur_track) {
+				cur_track = cur.track; /* events come track by track, in time */
 				launched = 0;
 			}
 			if (e->kind == TD_K_RUNTIME && (td_an_class(a, e->name) & NC_LAUNCH))
@@ -75,7 +76,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				continue;
 			s = td_an_site(a, i);
 			{ /* the fix replayed: the call goes, its wait with it */
-				struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0, 0};
+				struct td_rp_edit ed = {TD_RP_REMOVE, cur_track, e->ts, td_ev_end(e), 0, 0};
 				td_vec_push(&edits);
 				TD_VEC_AT(&edits, struct td_rp_edit, edits.len - 1) = ed;
 			}

@@ -340,14 +340,16 @@ size_t td_an_dev_of_host(const struct td_analysis *a, uint32_t ev, uint32_t op)
 {
 	const struct td_trace *t = a->t;
 	size_t d;
+	uint32_t tr;
 
 	if (op != TD_NONE) {
-		int i = td_an_dev_index(a, td_trace_track(t, td_trace_ev(t, op)->track)->device);
+		int i = td_an_dev_index(a, td_trace_track(t, td_trace_track_of(t, op))->device);
 		if (i >= 0)
 			return (size_t)i;
 	}
+	tr = td_trace_track_of(t, ev);
 	for (d = 0; d < a->ndev; d++)
-		if (a->dev[d].host_track == td_trace_ev(t, ev)->track)
+		if (a->dev[d].host_track == tr)
 			return d;
 	return 0;
 }

@@ -363,7 +363,7 @@ static int waited_on_event(const struct td_analysis *a, uint32_t next, uint32_t 
 			   int64_t *stream)
 {
 	const struct td_trace *t = a->t;
-	const struct td_track *gt = td_trace_track(t, td_trace_ev(t, next)->track);
+	const struct td_track *gt = td_trace_track(t, td_trace_track_of(t, next));
 	uint32_t k;
 	int n;
 
@@ -378,7 +378,7 @@ static int waited_on_event(const struct td_analysis *a, uint32_t next, uint32_t 
 		}
 	}
 	if (launch != TD_NONE) {
-		const struct td_track *ht = td_trace_track(t, td_trace_ev(t, launch)->track);
+		const struct td_track *ht = td_trace_track(t, td_trace_track_of(t, launch));
 		for (k = launch, n = 0; k > ht->first && n < 64; n++) {
 			const struct td_event *x = td_trace_ev(t, --k);
 			unsigned c = a->name_class[x->name];
@@ -398,7 +398,6 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 			 int64_t wait, int launched_in_gap, uint8_t *cause, uint32_t *what)
 {
 	const struct td_trace *t = a->t;
-	const struct td_event *ne = td_trace_ev(t, next);
 	char buf[4096];
 	int64_t stream;
 
@@ -407,11 +406,12 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 		*what = td_an_intern(a, launched_in_gap ? "launch latency" : TD_LABEL_QUEUED_GAP);
 		return;
 	}
-	if (prev != TD_NONE && td_trace_ev(t, prev)->track != ne->track) {
+	if (prev != TD_NONE && td_trace_track_of(t, prev) != td_trace_track_of(t, next)) {
 		const struct td_event *pe = td_trace_ev(t, prev);
 		*cause = (a->name_class[pe->name] & NC_COMM) ? CAUSE_COMM : CAUSE_DEPENDENCY;
 		snprintf(buf, sizeof(buf), "waiting on stream %lld: %s",
-			 (long long)td_trace_track(t, pe->track)->stream, td_an_name(a, pe->name));
+			 (long long)td_trace_track(t, td_trace_track_of(t, prev))->stream,
+			 td_an_name(a, pe->name));
 		*what = td_an_intern(a, buf);
 		return;
 	}
@@ -489,6 +489,7 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 {
 	struct td_dev_events gpu;
+	struct td_track_cursor lcur;
 	uint32_t k;
 	const struct td_trace *t = a->t;
 	struct attr st;
@@ -505,6 +506,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 	td_vec_init(&st.pieces, sizeof(struct other_piece));
 	/* the device's GPU ops by start time, and the thread that launches most of them */
 	cap = td_dev_events_count(t, d->device);
+	memset(&lcur, 0, sizeof(lcur));
 	ops = td_malloc((cap ? cap : 1) * sizeof(*ops));
 	launches = td_malloc((cap ? cap : 1) * sizeof(*launches));
 	for (td_dev_events_begin(&gpu, t, d->device); td_dev_events_next(&gpu, &k);) {
@@ -516,7 +518,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		ops[nops].ev = k;
 		nops++;
 		if ((l = td_trace_launch(t, k)) != TD_NONE)
-			launches[nl++] = td_trace_ev(t, l)->track;
+			launches[nl++] = td_trace_track_at(t, &lcur, l);
 	}
 	sort_ops(ops, nops);
 	/* the thread with the most launches (ties: the first), from the launchers sorted */
@@ -577,7 +579,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			next = ops[oi].ev;
 		if (next != TD_NONE)
 			launch = td_trace_launch(t, next);
-		host = launch != TD_NONE ? td_trace_ev(t, launch)->track : d->host_track;
+		host = launch != TD_NONE ? td_trace_track_at(t, &lcur, launch) : d->host_track;
 		if (launch != TD_NONE) {
 			int64_t lend = td_ev_end(td_trace_ev(t, launch));
 			q = lend > gs ? (lend < ge ? lend : ge) : gs;

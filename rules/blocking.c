@@ -131,7 +131,8 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 		if (!td_an_in_host_window(a, d, e->ts))
 			continue;
 		user = td_an_user_op(a, (uint32_t)i);
-		if (cur && cur->user == user && td_trace_ev(t, cur->last)->track == e->track) {
+		if (cur && cur->user == user &&
+		    td_trace_track_of(t, cur->last) == td_trace_track_of(t, (uint32_t)i)) {
 			cur->last = (uint32_t)i; /* another call of the same user call */
 		} else {
 			cur = td_vec_push(&units);
@@ -161,7 +162,7 @@ void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[u->dev];
 	const struct td_event *first = td_trace_ev(t, u->first), *last = td_trace_ev(t, u->last);
-	const struct td_track *tr = td_trace_track(t, last->track);
+	const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, u->last));
 	int64_t s = first->ts, e = td_ev_end(last), stop, from;
 	size_t lo = 0, hi = dv->ngaps;
 	uint32_t k, limit;
@@ -210,7 +211,7 @@ void td_unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct t
 	const struct td_whatif *w = td_an_whatif(a);
 	int64_t launch = w ? w->launch_cost : 0;
 
-	e->track = f->track;
+	e->track = td_trace_track_of(t, u->first);
 	e->from = f->ts;
 	e->to = td_ev_end(l);
 	e->residual = 0;
@@ -220,7 +221,7 @@ void td_unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct t
 	} else if ((u->kinds & (BK_ITEM | BK_DTOH | BK_NONZERO)) && u->user != TD_NONE) {
 		const struct td_event *op = td_trace_ev(t, u->user);
 		e->kind = TD_RP_REMOVE;
-		e->track = op->track;
+		e->track = td_trace_track_of(t, u->user);
 		e->from = op->ts < e->from ? op->ts : e->from;
 		e->to = td_ev_end(op) > e->to ? td_ev_end(op) : e->to;
 		e->residual = launch;

@@ -155,7 +155,8 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 		if (!exposed_part(exposed, ne, e->ts, td_ev_end(e)))
 			continue;
 		*(struct td_rp_edit *)td_vec_push(&frees) =
-			(struct td_rp_edit){TD_RP_FREE, e->track, e->ts, e->ts + 1, 0, 0};
+			(struct td_rp_edit){TD_RP_FREE, td_dev_events_track(&it), e->ts, e->ts + 1,
+					     0, 0};
 		if (first)
 			continue;
 		bytes = coll_bytes(t, coll);
@@ -166,7 +167,7 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			continue;
 		ed = td_vec_push(&edits);
 		ed->kind = TD_RP_OVERLAP;
-		ed->track = e->track;
+		ed->track = td_dev_events_track(&it);
 		ed->from = e->ts;
 		ed->to = e->ts + 1;
 		/* the since of a gather: the step's start (its parameters are ready from it) */

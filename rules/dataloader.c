@@ -34,6 +34,7 @@ static void batch_bytes(struct td_analysis *a, struct span *sp, size_t n)
 		uint32_t lk = td_trace_launch(t, k);
 		enum td_copy_dir dir;
 		enum td_mem_kind src, dst;
+		const struct td_track *tr;
 		size_t lo;
 		if (e->kind != TD_K_MEMCPY || lk == TD_NONE)
 			continue;
@@ -41,11 +42,13 @@ static void batch_bytes(struct td_analysis *a, struct span *sp, size_t n)
 		if (dir != CD_HTOD)
 			continue;
 		l = td_trace_ev(t, lk);
-		/* the last span starting before the launch (spans are by track, then time) */
-		TD_LOWER_BOUND(lo, n, td_trace_ev(t, sp[mid].ev)->track < l->track ||
-				     (td_trace_ev(t, sp[mid].ev)->track == l->track &&
+		tr = td_trace_track(t, td_trace_track_of(t, lk));
+		/* the last span starting before the launch (spans are by track, then time; a
+		 * track's events are [first, first + count)) */
+		TD_LOWER_BOUND(lo, n, sp[mid].ev < tr->first ||
+				     (sp[mid].ev < tr->first + tr->count &&
 				      td_trace_ev(t, sp[mid].ev)->ts <= l->ts));
-		if (lo && td_trace_ev(t, sp[lo - 1].ev)->track == l->track &&
+		if (lo && sp[lo - 1].ev >= tr->first &&
 		    td_ev_end(td_trace_ev(t, sp[lo - 1].ev)) <= l->ts)
 			sp[lo - 1].bytes += TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
 	}
@@ -67,7 +70,7 @@ static int replay_fix(struct td_analysis *a, struct td_finding *f, struct td_vec
 	 * for it, so it is not replayed (sized by the idle it causes) */
 	for (i = 0; i < n; i++) {
 		const struct td_whatif *w = td_an_whatif(a);
-		if (!w || w->g.track_first[td_trace_ev(t, sp[i].ev)->track] == TD_NONE)
+		if (!w || w->g.track_first[td_trace_track_of(t, sp[i].ev)] == TD_NONE)
 			return 0;
 	}
 	/* workers already: the shortest span is a ready batch's cost when it stands out (a
@@ -91,7 +94,7 @@ static int replay_fix(struct td_analysis *a, struct td_finding *f, struct td_vec
 		if (single && r < a->params.dataloader_residual_ns)
 			r = a->params.dataloader_residual_ns;
 		ed[i].kind = TD_RP_DROP_HOST;
-		ed[i].track = e->track;
+		ed[i].track = td_trace_track_of(t, sp[i].ev);
 		ed[i].from = e->ts;
 		ed[i].to = td_ev_end(e);
 		ed[i].residual = r < td_ev_dur(e) ? r : td_ev_dur(e);

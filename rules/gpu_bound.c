@@ -86,7 +86,7 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 		if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
 		    !cat[ev->name] || !cat_ns[cat[ev->name]])
 			continue;
-		ed = (struct td_rp_edit){TD_RP_FREE, ev->track, ev->ts, ev->ts + 1,
+		ed = (struct td_rp_edit){TD_RP_FREE, td_dev_events_track(&it), ev->ts, ev->ts + 1,
 					 cat[ev->name] == K_LAYOUT ? 0
 					 : td_ev_dur(ev) - td_ev_dur(ev) / 2, 0};
 		td_finding_edit(f, &ed);

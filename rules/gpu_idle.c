@@ -198,7 +198,7 @@ static void gap_evidence(struct td_analysis *a, size_t d, struct td_finding *f,
 static void graph_region(const struct td_replay *g, struct td_finding *f, uint32_t *region,
 			 uint32_t r0, uint32_t last, uint32_t id, int64_t launch)
 {
-	struct td_rp_edit ed = {TD_RP_DROP_HOST, td_rp_event(g, r0)->track, td_rp_event(g, r0)->ts,
+	struct td_rp_edit ed = {TD_RP_DROP_HOST, td_rp_track(g, r0), td_rp_event(g, r0)->ts,
 				td_ev_end(td_rp_event(g, last)), launch, 0};
 	uint32_t k;
 

@@ -155,6 +155,7 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 	       htodb = 0, dtoh = 0, dtohb = 0, pageable = 0, small = 0;
 	int64_t ws = 0, we = 0; /* the host side of every device's steady state */
 	const struct td_block_unit *u;
+	struct td_track_cursor cur = {0, 0, 0};
 	size_t d, i, nu;
 	int c;
 
@@ -216,7 +217,8 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 		if (cl & NC_IGNORE)
 			continue;
 		if (td_kind_on_gpu_track(e->kind)) {
-			int di = td_an_dev_index(a, td_trace_track(t, e->track)->device);
+			int di = td_an_dev_index(a, td_trace_track(t, td_trace_track_at(t, &cur,
+										       (uint32_t)i))->device);
 			if (di < 0 || e->ts < a->dev[di].win_start || e->ts >= a->dev[di].win_end)
 				continue;
 		} else if (e->ts < ws || e->ts >= we) {

@@ -70,7 +70,7 @@ static void on_run(void *vc, const struct td_small_run *run)
 	struct ctx *c = vc;
 	const struct td_trace *t = c->a->t;
 	uint32_t l = td_trace_launch(t, run->first), site, k;
-	const struct td_track *tr = td_trace_track(t, td_trace_ev(t, run->first)->track);
+	const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, run->first));
 	int64_t prev_end = INT64_MIN;
 	char opt[24] = "";
 	size_t m, j;
@@ -103,7 +103,7 @@ static void on_run(void *vc, const struct td_small_run *run)
 	{
 		struct td_rp_edit *e = td_vec_push(&c->edits);
 		e->kind = TD_RP_FUSE;
-		e->track = td_trace_ev(t, run->first)->track;
+		e->track = td_trace_track_of(t, run->first);
 		e->from = run->start;
 		e->to = run->end;
 	}

@@ -33,6 +33,7 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 	struct kind_stat ks[6][6][6];
 	uint64_t to_ops = 0;
 	uint32_t i;
+	struct td_track_cursor cur = {0, 0, 0};
 	int di, si, ti;
 	char b1[32], b2[32];
 
@@ -50,7 +51,7 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP) &&
 		    td_an_in_host_window(a, d, e->ts))
 			to_ops++;
-		if (e->kind != TD_K_MEMCPY || td_trace_track(t, e->track)->device != dv->device ||
+		if (e->kind != TD_K_MEMCPY || td_trace_track(t, td_trace_track_at(t, &cur, i))->device != dv->device ||
 		    e->ts < dv->win_start || e->ts >= dv->win_end)
 			continue;
 		td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);
@@ -206,7 +207,7 @@ static int copies_to_device(const struct td_analysis *a, uint32_t k)
 {
 	const struct td_trace *t = a->t;
 	const struct td_event *x = td_trace_ev(t, k);
-	const struct td_track *tr = td_trace_track(t, x->track);
+	const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, k));
 	uint32_t j;
 
 	if (!t->by_kind[TD_K_RUNTIME])
@@ -243,7 +244,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 		if (!td_an_in_host_window(a, d, e->ts) || td_an_dev_of_host(a, i, TD_NONE) != d)
 			continue;
 		p = td_trace_parent(t, i);
-		tr = td_trace_track(t, e->track);
+		tr = td_trace_track(t, td_trace_track_of(t, i));
 		for (k = i + 1; k < tr->first + tr->count; k++) {
 			const struct td_event *x = td_trace_ev(t, k);
 			if (x->ts < td_ev_end(e))

@@ -99,11 +99,12 @@ static void warm_edits(struct td_analysis *a, struct td_finding *f, const struct
 	if (!wi || !nw)
 		return;
 	for (i = 0; i < nw; i++)
-		if (wi->g.track_first[td_trace_ev(a->t, w[i].ev)->track] == TD_NONE)
+		if (wi->g.track_first[td_trace_track_of(a->t, w[i].ev)] == TD_NONE)
 			return;
 	for (i = 0; i < nw; i++) {
 		const struct td_event *e = td_trace_ev(a->t, w[i].ev);
-		struct td_rp_edit ed = {TD_RP_REMOVE, e->track, e->ts, td_ev_end(e), 0, 0};
+		struct td_rp_edit ed = {TD_RP_REMOVE, td_trace_track_of(a->t, w[i].ev), e->ts,
+					td_ev_end(e), 0, 0};
 		if (kind_of(a, w[i].ev) == K_LAZY) {
 			ed.kind = TD_RP_WARM;
 			ed.residual = wi->launch_cost;

@@ -19,7 +19,7 @@ static uint32_t step_track(const struct td_analysis *a, size_t d)
 {
 	const struct td_trace *t = a->t;
 	if (a->has_steps && t->steps.len) {
-		uint32_t tr = td_trace_ev(t, TD_VEC_AT(&t->steps, struct td_step, 0).event)->track;
+		uint32_t tr = td_trace_track_of(t, TD_VEC_AT(&t->steps, struct td_step, 0).event);
 		if (!a->whatif || a->whatif->g.track_first[tr] != TD_NONE)
 			return tr;
 	}
@@ -127,9 +127,10 @@ static void loader_gates(const struct td_analysis *a, struct td_replay *g)
 	med = n ? td_median_i64(dur, n) : 0;
 	free(dur);
 	for (i = 0; i < n; i++) {
-		const struct td_event *e = td_trace_ev(t, TD_VEC_AT(&spans, uint32_t, i));
+		uint32_t k = TD_VEC_AT(&spans, uint32_t, i);
+		const struct td_event *e = td_trace_ev(t, k);
 		if (shortest * 4 > med ? shortest >= LOADER_WAIT_NS : td_ev_dur(e) > 2 * shortest)
-			td_replay_gate(g, e->track, e->ts, td_ev_end(e));
+			td_replay_gate(g, td_trace_track_of(t, k), e->ts, td_ev_end(e));
 	}
 	td_vec_free(&spans);
 }
@@ -190,11 +191,12 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 			w->on_device = td_calloc(w->g.nhost / 8 + 1, 1);
 			for (i = w->g.nhost; i < w->g.n; i++)
 				if (td_rp_event(&w->g, (uint32_t)i)->kind == TD_K_KERNEL)
-					kern[td_rp_event(&w->g, (uint32_t)i)->track] = 1;
+					kern[td_rp_track(&w->g, (uint32_t)i)] = 1;
 			for (i = w->g.nhost; i < w->g.n; i++) {
 				const struct td_event *op = td_rp_event(&w->g, (uint32_t)i);
 				uint32_t h = w->g.src[i];
-				if (op->kind == TD_K_MEMCPY && h != TD_NONE && kern[op->track] &&
+				if (op->kind == TD_K_MEMCPY && h != TD_NONE &&
+				    kern[td_rp_track(&w->g, (uint32_t)i)] &&
 				    (w->g.fl[h] & TD_RPF_COPY))
 					w->copy_on_compute[h >> 3] |= (uint8_t)(1u << (h & 7));
 				/* a device-side copy or a memset, from a call that does not wait */

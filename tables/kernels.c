@@ -148,7 +148,7 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		}
 		durs[nd].row = r;
 		durs[nd++].d = d;
-		mode_add(&streams, r, (uint32_t)td_trace_track(t, ev->track)->stream);
+		mode_add(&streams, r, (uint32_t)td_trace_track(t, td_dev_events_track(&gpu))->stream);
 		if (ev->flags & TD_EF_LAUNCH) {
 			const struct td_launch *ln = td_trace_launch_of(t, e);
 			if (ln) {

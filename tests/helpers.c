@@ -76,7 +76,7 @@ uint64_t th_digest(const struct td_trace *t)
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		const char *nm = td_trace_name(t, e->name);
-		const struct td_track *tr = td_trace_track(t, e->track);
+		const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, (uint32_t)i));
 		int64_t dur = td_ev_dur(e);
 		uint64_t bytes = 0;
 

@@ -163,8 +163,8 @@ static void test_mini_metadata(void **state)
 	assert_int_equal(d->first_ts, 1010000);
 	assert_int_equal(d->last_end, 1200000);
 	assert_int_equal(d->peak_allocated, 4096);
-	assert_string_equal(td_trace_name(&t, td_trace_track(&t, td_trace_ev(&t, find(&t,
-				"aten::add", 0))->track)->name), "thread 10 (python)");
+	assert_string_equal(td_trace_name(&t, td_trace_track(&t, td_trace_track_of(&t, find(&t,
+				"aten::add", 0)))->name), "thread 10 (python)");
 	td_trace_free(&t);
 }
 
@@ -183,7 +183,7 @@ static void test_mini_times_and_args(void **state)
 	e = td_trace_ev(&t, find(&t, "add_kernel<float>", 0));
 	assert_int_equal(td_ev_dur(e), 20001); /* 20.001 us */
 	assert_int_equal(e->corr, 100);
-	tr = td_trace_track(&t, e->track);
+	tr = td_trace_track(&t, td_trace_track_of(&t, find(&t, "add_kernel<float>", 0)));
 	assert_true(tr->is_gpu);
 	assert_int_equal(tr->device, 0);
 	assert_int_equal(tr->stream, 7);
@@ -191,7 +191,8 @@ static void test_mini_times_and_args(void **state)
 	assert_int_equal(TD_VEC_AT(&t.xfer_bytes, uint64_t, e->aux), 4);
 	e = td_trace_ev(&t, find(&t, "Memset (Device)", 0));
 	assert_int_equal(TD_VEC_AT(&t.xfer_bytes, uint64_t, e->aux), 1024);
-	assert_int_equal(td_trace_track(&t, e->track)->stream, 8);
+	assert_int_equal(td_trace_track(&t, td_trace_track_of(&t, find(&t, "Memset (Device)", 0)))
+			 ->stream, 8);
 	td_trace_free(&t);
 }
 
@@ -907,20 +908,17 @@ static void fill_model(struct td_trace *t, uint32_t n)
 			op->dur_lo = 900;
 			op->kind = TD_K_CPU_OP;
 			op->name = name;
-			op->track = cpu[i];
 			call = td_trace_push(t, cpu[i]);
 			call->ts = ts + 100;
 			call->dur_lo = 300;
 			call->kind = TD_K_RUNTIME;
 			call->name = name;
-			call->track = cpu[i];
 			call->corr = c;
 			kern = td_trace_push(t, gpu[k & 1]);
 			kern->ts = ts + 500 + i;
 			kern->dur_lo = 200;
 			kern->kind = TD_K_KERNEL;
 			kern->name = name;
-			kern->track = gpu[k & 1];
 			kern->corr = c++;
 		}
 }
@@ -951,7 +949,7 @@ static void test_finalize_threads(void **state)
 	}
 	for (i = 0; i < two.events.len; i++) {
 		const struct td_event *e = td_trace_ev(&two, i);
-		if (i && e->track == td_trace_ev(&two, i - 1)->track)
+		if (i && td_trace_track_of(&two, i) == td_trace_track_of(&two, i - 1))
 			assert_true(e->ts >= td_trace_ev(&two, i - 1)->ts); /* sorted */
 		if (e->kind == TD_K_RUNTIME && td_trace_parent(&two, i) != TD_NONE &&
 		    td_trace_ev(&two, td_trace_parent(&two, i))->ts == e->ts - 100)
@@ -964,6 +962,43 @@ static void test_finalize_threads(void **state)
 	assert_int_equal(launches, 3 * n); /* each kernel to its call */
 	td_trace_free(&one);
 	td_trace_free(&two);
+}
+
+/* An event's track is not stored: it is found from the tracks' ranges, also past tracks with
+ * no events (a thread named by metadata only), and walking in order finds the same. */
+static void test_track_of(void **state)
+{
+	struct td_trace t;
+	struct td_track_cursor cur = {0, 0, 0};
+	uint32_t tr[5], i, name;
+	uint32_t per[5] = {3, 0, 0, 4, 1};
+	int k;
+
+	(void)state;
+	td_trace_init(&t);
+	name = td_strtab_intern(&t.names, "op", 2);
+	for (k = 0; k < 5; k++)
+		tr[k] = k == 4 ? td_trace_gpu_track(&t, 0, 7) : td_trace_cpu_track(&t, 1, 0, 10 + k, 0);
+	td_trace_device(&t, 0);
+	for (k = 4; k >= 0; k--) /* pushed out of track order */
+		for (i = 0; i < per[k]; i++) {
+			struct td_event *e = td_trace_push(&t, tr[k]);
+			e->ts = 1000 * (int64_t)(per[k] - i); /* and out of time order */
+			e->kind = k == 4 ? TD_K_KERNEL : TD_K_CPU_OP;
+			e->name = name;
+		}
+	td_trace_finalize(&t);
+	assert_int_equal(t.events.len, 8);
+	for (i = 0; i < t.events.len; i++) {
+		uint32_t want = i < 3 ? tr[0] : i < 7 ? tr[3] : tr[4];
+		assert_int_equal(td_trace_track_of(&t, i), want);
+		assert_int_equal(td_trace_track_at(&t, &cur, i), want);
+		assert_true(i >= td_trace_track(&t, want)->first &&
+			    i < td_trace_track(&t, want)->first + td_trace_track(&t, want)->count);
+	}
+	for (i = t.events.len; i-- > 0;) /* backwards, the cursor searches again */
+		assert_int_equal(td_trace_track_at(&t, &cur, i), td_trace_track_of(&t, i));
+	td_trace_free(&t);
 }
 
 static void test_zstd_frame_decoders(void **state)
@@ -1085,6 +1120,7 @@ int main(void)
 		cmocka_unit_test(test_zstd_frame_decoders),
 		cmocka_unit_test(test_zstd_frames),
 		cmocka_unit_test(test_finalize_threads),
+		cmocka_unit_test(test_track_of),
 		cmocka_unit_test(test_json_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

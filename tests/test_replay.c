@@ -120,9 +120,8 @@ static void test_edges(void **state)
 	/* k1 and k2 fused: k2 follows k1 with no gap, and its launch call goes (the host's gap
 	 * after it stays: the next launch comes 4 us sooner) */
 	{
-		const struct td_event *ek = td_rp_event(&x.w->g, k1);
 		uint32_t l2 = node(&x, "cudaLaunchKernel", 10), l4 = node(&x, "cudaLaunchKernel", 30);
-		e[0] = (struct td_rp_edit){TD_RP_FUSE, ek->track, 6 * US, 78 * US, 0, 0};
+		e[0] = (struct td_rp_edit){TD_RP_FUSE, td_rp_track(&x.w->g, k1), 6 * US, 78 * US, 0, 0};
 		assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
 		assert_int_equal(r.start[k2], 56 * US);
 		assert_int_equal(td_rp_end(&x.w->g, &r, l2), 10 * US);
@@ -351,14 +350,14 @@ static void test_copies(void **state)
 	td_rp_times_free(&r);
 	x.a.whatif->g.keep_unexplained = 1;
 	/* k2's launch warmed up (its module loaded before): the delay goes with its cost */
-	e = (struct td_rp_edit){TD_RP_WARM, td_rp_event(&x.w->g, c1)->track, 130 * US, 131 * US,
+	e = (struct td_rp_edit){TD_RP_WARM, td_rp_track(&x.w->g, c1), 130 * US, 131 * US,
 				3 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(r.start[k2], 136 * US);
 	assert_int_equal(r.start[k1], 116 * US);
 	td_rp_times_free(&r);
 	/* pinned and non-blocking: the call costs 5 us, the copy starts after the latency */
-	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 100 * US, 5 * US, 0};
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_track(&x.w->g, c1), 0, 100 * US, 5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
 	assert_int_equal(r.start[cp], 6 * US);
@@ -401,7 +400,7 @@ static void test_engine(void **state)
 	assert_int_equal(r.start[k1], 406 * US);
 	td_rp_times_free(&r);
 	/* pinned, non-blocking: the calls cost 5 us, the copies queue on the engine */
-	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c1)->track, 0, 230 * US, 5 * US, 0};
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_track(&x.w->g, c1), 0, 230 * US, 5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c1), 5 * US);
 	assert_int_equal(r.start[p1], 6 * US);
@@ -438,7 +437,7 @@ static void test_pin_alloc(void **state)
 	assert_int_equal(td_rp_pin_alloc_ns(1u << 20), a1);
 	assert_int_equal(td_rp_pin_alloc_ns(3000000), a4);
 	assert_int_equal(x.w->g.pin_alloc, 1);
-	e = (struct td_rp_edit){TD_RP_COST, td_rp_event(&x.w->g, c[0])->track, 3000 * US, 4000 * US,
+	e = (struct td_rp_edit){TD_RP_COST, td_rp_track(&x.w->g, c[0]), 3000 * US, 4000 * US,
 				5 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(r.start[c[0]], 3000 * US + a1);
@@ -491,14 +490,14 @@ static void test_launch_queue(void **state)
 	assert_int_equal(end39, td_ev_end(td_rp_event(&x.w->g, c39)));
 	td_rp_times_free(&r);
 	/* the kernels at half their time: the blocked calls return sooner */
-	e = (struct td_rp_edit){TD_RP_FREE, td_rp_event(&x.w->g, k9)->track, 0, 4000 * US, 50 * US, 0};
+	e = (struct td_rp_edit){TD_RP_FREE, td_rp_track(&x.w->g, k9), 0, 4000 * US, 50 * US, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c30), td_rp_end(&x.w->g, &r, k9) + 5 * US);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c39), td_rp_end(&x.w->g, &r, k18) + 5 * US);
 	assert_true(td_rp_end(&x.w->g, &r, c39) < end39 - 800 * US);
 	td_rp_times_free(&r);
 	/* the thread's waits stopped: the queue still holds its launches */
-	e = (struct td_rp_edit){TD_RP_UNWAIT, td_rp_event(&x.w->g, c30)->track, 0, 4000 * US, 0, 0};
+	e = (struct td_rp_edit){TD_RP_UNWAIT, td_rp_track(&x.w->g, c30), 0, 4000 * US, 0, 0};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(td_rp_end(&x.w->g, &r, c39), end39);
 	td_rp_times_free(&r);
@@ -531,7 +530,7 @@ static void test_overlap(void **state)
 	assert_int_equal(r.start[c], 186 * US);
 	assert_int_equal(r.start[k5], 246 * US);
 	td_rp_times_free(&r);
-	e = (struct td_rp_edit){TD_RP_OVERLAP, td_rp_event(&x.w->g, c)->track, 186 * US, 187 * US,
+	e = (struct td_rp_edit){TD_RP_OVERLAP, td_rp_track(&x.w->g, c), 186 * US, 187 * US,
 				15 * US, 100 * US};
 	assert_int_equal(td_replay_run(&x.w->g, &e, 1, &r), 0);
 	assert_int_equal(r.start[k1], 106 * US);

@@ -968,8 +968,8 @@ static void test_real_acceptance(void **state)
 		for (uint32_t k = 0; k < t->events.len; k++) {
 			const struct td_event *e = td_trace_ev(t, k);
 			if (e->kind == TD_K_KERNEL && (td_an_class(&x.a, e->name) & NC_COMM))
-				*(struct td_rp_edit *)td_vec_push(&fe) =
-					(struct td_rp_edit){TD_RP_FREE, e->track, e->ts, e->ts + 1, 0, 0};
+				*(struct td_rp_edit *)td_vec_push(&fe) = (struct td_rp_edit){
+					TD_RP_FREE, td_trace_track_of(t, k), e->ts, e->ts + 1, 0, 0};
 		}
 		assert_int_equal(fe.len, 2020);
 		assert_true(base - td_whatif_window(&x.a, d, fe.data, fe.len) < base / 1000);
