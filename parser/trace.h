@@ -151,15 +151,35 @@ struct td_op_args {
 };
 
 /* One [memory] instant (profile_memory=True): after an allocation (bytes > 0) or a free
- * (bytes < 0) on a device. Totals -1 when the trace did not record them. */
+ * (bytes < 0) on a device. Totals -1 when the trace did not record them. 32 bytes (a
+ * profile_memory trace holds hundreds a megabyte): the sizes are 48-bit (128 TiB), read and
+ * written with td_mem_get / td_mem_set. */
+enum td_mem_field { TD_MEM_ALLOCATED, TD_MEM_RESERVED, TD_MEM_BYTES };
 struct td_mem_sample {
 	int64_t ts;
-	int64_t allocated, reserved, bytes;
-	int32_t device;            /* -1: host memory (Device Type 0) */
+	uint32_t lo[3];            /* by enum td_mem_field: the low 32 bits */
+	int16_t hi[3];             /* and the high 16, signed */
+	int16_t device;            /* -1: host memory (Device Type 0) */
 	uint32_t track;            /* the CPU thread it happened on; TD_NONE: one with no spans.
 				    * While parsing: 1 + its index in td_trace.mem_threads,
 				    * resolved to a track at finalize */
 };
+#define TD_MEM_MAX ((INT64_C(1) << 47) - 1)
+static inline int64_t td_mem_get(const struct td_mem_sample *m, enum td_mem_field f)
+{
+	return (int64_t)m->hi[f] * INT64_C(4294967296) + (int64_t)m->lo[f];
+}
+/* Stores v, clamped to +-TD_MEM_MAX; returns 1 when it had to be. */
+static inline int td_mem_set(struct td_mem_sample *m, enum td_mem_field f, int64_t v)
+{
+	int clamped = v > TD_MEM_MAX || v < -TD_MEM_MAX;
+
+	if (clamped)
+		v = v > 0 ? TD_MEM_MAX : -TD_MEM_MAX;
+	m->lo[f] = (uint32_t)v;
+	m->hi[f] = (int16_t)((v - (int64_t)m->lo[f]) / INT64_C(4294967296));
+	return clamped;
+}
 
 /* A memory sample's thread while parsing (samples may come before the thread's spans). */
 struct td_mem_thread {

@@ -59,24 +59,7 @@ static int cmp_dev(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* allocated at the last sample before ts (the first one's, minus its change, before it) */
-static int64_t alloc_before(const struct td_trace *t, const struct td_mem_dev *d, int64_t ts)
-{
-	size_t lo = 0, hi = d->nsamples;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (TD_VEC_AT(&t->mem, struct td_mem_sample, d->sample[mid]).ts < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo)
-		return d->alloc[lo - 1];
-	return -1;
-}
-
-size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out)
+size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out, int curve)
 {
 	const struct td_trace *t = a->t;
 	struct td_mem_dev *d = NULL;
@@ -94,19 +77,25 @@ size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out)
 			n++;
 		}
 		d[k].nsamples++;
-		if (m->allocated >= 0)
+		if (td_mem_get(m, TD_MEM_ALLOCATED) >= 0)
 			d[k].summed = 0;
-		if (m->reserved >= 0)
+		if (td_mem_get(m, TD_MEM_RESERVED) >= 0)
 			d[k].has_reserved = 1;
 	}
 	if (n)
 		qsort(d, n, sizeof(*d), cmp_dev);
 	for (k = 0; k < n; k++) {
 		struct td_mem_dev *x = &d[k];
-		int64_t sum = 0;
-		size_t j = 0;
-		x->sample = td_malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->sample));
-		x->alloc = td_malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->alloc));
+		int64_t sum = 0, prev = -1;
+		size_t j = 0, b = 0, nb = a->nsteps + 1;
+		if (curve) {
+			x->sample = td_malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->sample));
+			x->alloc = td_malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->alloc));
+		}
+		/* the step boundaries (each start, then the last end) come in time order, as the
+		 * samples do: each gets the curve at the last sample before it */
+		x->nstep = a->nsteps;
+		x->step_alloc = td_malloc(nb * sizeof(*x->step_alloc));
 		x->peak_alloc = x->peak_res = -1;
 		x->peak_alloc_op = TD_NONE;
 		if (x->device >= 0) {
@@ -118,34 +107,37 @@ size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out)
 			int64_t v;
 			if (m->device != x->device)
 				continue;
-			sum += m->bytes;
-			v = x->summed ? sum : m->allocated;
+			sum += td_mem_get(m, TD_MEM_BYTES);
+			v = x->summed ? sum : td_mem_get(m, TD_MEM_ALLOCATED);
 			if (v < 0) /* a sample without the total in a trace that has it: as before */
-				v = j ? x->alloc[j - 1] : 0;
-			x->sample[j] = (uint32_t)i;
-			x->alloc[j] = v;
+				v = j ? prev : 0;
+			for (; b < a->nsteps && a->steps[b].start <= m->ts; b++)
+				x->step_alloc[b] = prev;
+			if (b == a->nsteps && a->nsteps && a->steps[b - 1].end <= m->ts)
+				x->step_alloc[b++] = prev;
+			if (curve) {
+				x->sample[j] = (uint32_t)i;
+				x->alloc[j] = v;
+			}
+			prev = v;
 			if (!j)
 				x->first_alloc = v;
 			x->last_alloc = v;
 			if (v > x->peak_alloc) {
 				x->peak_alloc = v;
 				x->peak_alloc_ts = m->ts;
-				x->res_at_peak_alloc = m->reserved;
+				x->res_at_peak_alloc = td_mem_get(m, TD_MEM_RESERVED);
 				x->peak_alloc_op = td_an_op_at(t, m->track, m->ts);
 			}
-			if (m->reserved > x->peak_res) {
-				x->peak_res = m->reserved;
+			if (td_mem_get(m, TD_MEM_RESERVED) > x->peak_res) {
+				x->peak_res = td_mem_get(m, TD_MEM_RESERVED);
 				x->peak_res_ts = m->ts;
 				x->alloc_at_peak_res = v;
 			}
 			j++;
 		}
-		x->nstep = a->nsteps;
-		x->step_alloc = td_malloc((a->nsteps + 1) * sizeof(*x->step_alloc));
-		for (i = 0; i < a->nsteps; i++)
-			x->step_alloc[i] = alloc_before(t, x, a->steps[i].start);
-		x->step_alloc[a->nsteps] = a->nsteps ? alloc_before(t, x, a->steps[a->nsteps - 1].end)
-						     : -1;
+		for (; b < nb; b++)
+			x->step_alloc[b] = a->nsteps ? prev : -1;
 	}
 	*out = d;
 	return n;

@@ -26,13 +26,15 @@ struct td_mem_dev {
 	int64_t *step_alloc;       /* allocated at the start of each steady step, then at the
 				    * end of the last: nsteps + 1 values, -1 where unknown */
 	size_t nstep;              /* steady steps (step_alloc has nstep + 1) */
-	uint32_t *sample;          /* indices into t->mem of this device's samples, in order */
-	int64_t *alloc;            /* the allocated curve at each of them */
+	uint32_t *sample;          /* with the curve: indices into t->mem of this device's
+				    * samples, in order; else NULL */
+	int64_t *alloc;            /* with the curve: the allocated curve at each of them */
 };
 
 /* The devices with [memory] samples (GPU devices by id, then the host), into *out (free with
- * td_mem_devs_free). Returns how many. */
-size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out);
+ * td_mem_devs_free), with each one's curve (sample, alloc) when `curve` is set: 12 bytes a
+ * sample, which a peak and the step boundaries do without. Returns how many. */
+size_t td_mem_devs(const struct td_analysis *a, struct td_mem_dev **out, int curve);
 void td_mem_devs_free(struct td_mem_dev *d, size_t n);
 /* The innermost CPU op or annotation running on CPU track `track` at ts, or TD_NONE. */
 uint32_t td_an_op_at(const struct td_trace *t, uint32_t track, int64_t ts);

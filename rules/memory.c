@@ -43,7 +43,7 @@ static enum td_severity near_oom(double frac)
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	struct td_mem_dev *d;
-	size_t n = td_mem_devs(a, &d), k, i;
+	size_t n = td_mem_devs(a, &d, 0), k, i;
 	char b1[32], b2[32], b3[32], fix[1200];
 
 	for (k = 0; k < n; k++) {

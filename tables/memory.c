@@ -16,7 +16,7 @@ void td_mem_report(const struct td_analysis *a, struct td_mem_report *out)
 {
 	const struct td_trace *t = a->t;
 	struct td_mem_dev *d;
-	size_t n = td_mem_devs(a, &d), k, i;
+	size_t n = td_mem_devs(a, &d, 1), k, i;
 
 	memset(out, 0, sizeof(*out));
 	out->dev = td_calloc(n ? n : 1, sizeof(*out->dev));
@@ -64,7 +64,7 @@ void td_mem_report(const struct td_analysis *a, struct td_mem_report *out)
 					pt->allocated = pt->reserved = -1;
 				} else {
 					pt->allocated = v->d.alloc[i];
-					pt->reserved = m->reserved;
+					pt->reserved = td_mem_get(m, TD_MEM_RESERVED);
 				}
 				pt->ts = out->start + (int64_t)((double)span * (double)v->npts /
 								(TD_MEM_POINTS - 1));
@@ -73,8 +73,8 @@ void td_mem_report(const struct td_analysis *a, struct td_mem_report *out)
 			pt = &v->pts[p];
 			if (v->d.alloc[i] > pt->allocated)
 				pt->allocated = v->d.alloc[i];
-			if (m->reserved > pt->reserved)
-				pt->reserved = m->reserved;
+			if (td_mem_get(m, TD_MEM_RESERVED) > pt->reserved)
+				pt->reserved = td_mem_get(m, TD_MEM_RESERVED);
 		}
 	}
 	free(d); /* the per-device arrays now belong to the views */

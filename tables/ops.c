@@ -224,7 +224,7 @@ static void attribute_memory(const struct ctx *c, int64_t *mem[2])
 		j = at[m->track]++;
 		ts[j] = m->ts;
 		for (d = 0; d < 2; d++) /* sum[d][j + track + 1]: the thread's samples to j */
-			sum[d][j + m->track + 1] = d == (m->device >= 0) ? m->bytes : 0;
+			sum[d][j + m->track + 1] = d == (m->device >= 0) ? td_mem_get(m, TD_MEM_BYTES) : 0;
 	}
 	for (tr = 0; tr < ntr; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);

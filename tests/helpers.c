@@ -144,11 +144,14 @@ uint64_t th_digest(const struct td_trace *t)
 	}
 	for (i = 0; i < t->mem.len; i++) {
 		const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		int64_t allocated = td_mem_get(m, TD_MEM_ALLOCATED);
+		int64_t reserved = td_mem_get(m, TD_MEM_RESERVED), bytes = td_mem_get(m, TD_MEM_BYTES);
+		int32_t device = m->device;
 		MIXV(h, m->ts);
-		MIXV(h, m->allocated);
-		MIXV(h, m->reserved);
-		MIXV(h, m->bytes);
-		MIXV(h, m->device);
+		MIXV(h, allocated);
+		MIXV(h, reserved);
+		MIXV(h, bytes);
+		MIXV(h, device);
 		MIXV(h, m->track);
 	}
 	h = mix(h, t->partial_msg, strlen(t->partial_msg));

@@ -1001,6 +1001,57 @@ static void test_track_of(void **state)
 	td_trace_free(&t);
 }
 
+/* A memory sample's sizes are 48-bit: exact within, clamped (and said so) outside. */
+static void test_mem_sample_sizes(void **state)
+{
+	struct td_mem_sample m;
+	const int64_t ok[] = {0, -1, 1, 4096, -4096, INT64_C(4294967295), INT64_C(4294967296),
+			      -INT64_C(4294967296), INT64_C(80) << 30, TD_MEM_MAX, -TD_MEM_MAX};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(sizeof(struct td_mem_sample), 32);
+	assert_int_equal(sizeof(struct td_event), 28);
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(td_mem_set(&m, TD_MEM_BYTES, ok[i]), 0);
+		assert_int_equal(td_mem_get(&m, TD_MEM_BYTES), ok[i]);
+		assert_int_equal(td_mem_get(&m, TD_MEM_ALLOCATED), 0); /* the others untouched */
+	}
+	assert_int_equal(td_mem_set(&m, TD_MEM_RESERVED, TD_MEM_MAX + 1), 1);
+	assert_int_equal(td_mem_get(&m, TD_MEM_RESERVED), TD_MEM_MAX);
+	assert_int_equal(td_mem_set(&m, TD_MEM_RESERVED, INT64_MIN), 1);
+	assert_int_equal(td_mem_get(&m, TD_MEM_RESERVED), -TD_MEM_MAX);
+	{ /* in a trace: a size past 48 bits is clamped, a device past 16 bits is not stored;
+	   * both counted as huge numbers */
+		static const char doc[] =
+			"{\"traceEvents\": [\n"
+			"{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, "
+			"\"tid\": 1, \"ts\": 9, \"args\": {\"Total Allocated\": 4096, \"Total "
+			"Reserved\": 200000000000000000, \"Bytes\": -4096, \"Device Id\": 3, "
+			"\"Device Type\": 1}},\n"
+			"{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, "
+			"\"tid\": 1, \"ts\": 10, \"args\": {\"Total Allocated\": 1, \"Bytes\": 1, "
+			"\"Device Id\": 40000, \"Device Type\": 1}}]}\n";
+		char *path = write_temp(doc, sizeof(doc) - 1);
+		struct td_trace t;
+		struct td_error err;
+		const struct td_mem_sample *s;
+		td_trace_init(&t);
+		assert_int_equal(td_trace_load(path, NULL, &t, &err), 0);
+		assert_int_equal(t.mem.len, 1);
+		s = &TD_VEC_AT(&t.mem, struct td_mem_sample, 0);
+		assert_int_equal(s->device, 3);
+		assert_int_equal(td_mem_get(s, TD_MEM_ALLOCATED), 4096);
+		assert_int_equal(td_mem_get(s, TD_MEM_RESERVED), TD_MEM_MAX);
+		assert_int_equal(td_mem_get(s, TD_MEM_BYTES), -4096);
+		assert_int_equal(t.anom.huge_number, 2);
+		td_trace_free(&t);
+		unlink(path);
+		free(path);
+	}
+}
+
 static void test_zstd_frame_decoders(void **state)
 {
 	size_t n, len, big_at;
@@ -1121,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(test_zstd_frames),
 		cmocka_unit_test(test_finalize_threads),
 		cmocka_unit_test(test_track_of),
+		cmocka_unit_test(test_mem_sample_sizes),
 		cmocka_unit_test(test_json_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
