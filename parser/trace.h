@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The normalized trace model: every duration event of a profiler trace as a compact 32-byte
+/* The normalized trace model: every duration event of a profiler trace as a compact 28-byte
  * record, grouped into tracks (a CPU thread or a GPU stream), with names interned, the CPU span
  * tree per thread, runtime-call <-> GPU-op links and ProfilerStep# steps.
  *
