@@ -9,9 +9,10 @@
 #include "common/strtab.h"
 #include "job/job.h"
 
-/* A rank's finding as the job compares it: the GPU idle and busy time it claims. Its own
- * replayed saving (rules/whatif.h) does not know the other ranks, which the job view does. */
-#define SIZED(x) ((x)->idle_ns + (x)->busy_ns)
+/* A rank's finding as the job compares it: what the rank's own report promises (its replayed
+ * saving, else the idle-based one); a note (risk), the GPU idle and busy time it claims. The
+ * rank's replay does not know the other ranks: the job weighs that (job.c, job_held). */
+#define SIZED(x) ((x)->risk ? (x)->idle_ns + (x)->busy_ns : (x)->savings_ns)
 #define SIZED_FRACTION(x)                                                                    \
 	((x)->savings_ns > 0 ? (x)->fraction * (double)SIZED(x) / (double)(x)->savings_ns      \
 			     : (x)->fraction)

@@ -228,8 +228,76 @@ struct entry {
 	((x)->savings == (y)->savings && (x)->row < (y)->row))
 TD_DEFINE_SORT(sort_entries, struct entry, ENTRY_LESS)
 
+/* Whether rank row r took part in matching the collectives (job_held). */
+static int meets(const struct td_job *j, size_t r)
+{
+	return !j->rows[r].s->partial && j->rows[r].s->colls.len > 0;
+}
+
+/* The ranks meet in their collectives, so a fix shortens the job's step only as far as the
+ * rank that holds it afterwards gains. A rank's step is its own work, what it waits for the
+ * others beyond the rank that waits least (that rank's share is the collectives' own) and the
+ * rest: fixed on every rank that has it, each rank's work shrinks by its own saving, and the
+ * job wins the least of (wait beyond the least + own saving) over every rank - nothing where a
+ * rank without it holds the step. Sums over the window: the rank that arrives last may change
+ * from one collective to the next. Ranks that take no part in the matching (a partial one, one
+ * with no collectives) meet no one: left out. f is sized so, or becomes a note. */
+static void job_held(struct td_job *j, struct td_finding *f, const struct entry *v, size_t n,
+		     int64_t most)
+{
+	int64_t wmin = INT64_MAX, best = INT64_MAX, *own = td_malloc(j->n * sizeof(*own));
+	size_t r, e, holder = 0;
+	char b1[32], b2[32], b3[32];
+
+	for (r = 0; r < j->n; r++) {
+		own[r] = -1; /* not on this rank */
+		if (meets(j, r) && j->rows[r].wait_ns < wmin)
+			wmin = j->rows[r].wait_ns;
+	}
+	for (e = 0; e < n; e++)
+		own[v[e].row] = v[e].savings;
+	for (r = 0; r < j->n; r++) {
+		int64_t x;
+		if (!meets(j, r))
+			continue;
+		x = td_sat_add(j->rows[r].wait_ns - wmin, own[r] > 0 ? own[r] : 0);
+		if (x < best) {
+			best = x;
+			holder = r;
+		}
+	}
+	if (best == INT64_MAX) {
+		free(own);
+		return;
+	}
+	if (best < most && best < 1000) {
+		f->risk = 2;
+		f->offpath = 1;
+		f->severity = SEV_INFO;
+		td_finding_where(f, "the job wins nothing from it now: rank %lld, which %s, then holds "
+				 "the ranks' step - where it is fixed, the others only wait longer for "
+				 "rank %lld in their collectives", (long long)j->rows[holder].rank,
+				 own[holder] < 0 ? "does not have it" : "gains nothing from it",
+				 (long long)j->rows[holder].rank);
+	} else if (best < most) {
+		f->idle_ns = f->idle_ns < best ? f->idle_ns : best;
+		f->busy_ns = best - f->idle_ns;
+		char more[80] = "waits least for the others";
+		if (j->rows[holder].wait_ns > wmin)
+			snprintf(more, sizeof(more), "waits %s longer for the others than the rank "
+				 "that waits least", td_fmt_dur(b3, sizeof(b3),
+								j->rows[holder].wait_ns - wmin));
+		td_finding_where(f, "the job wins ~%s of it: the ranks meet in their collectives, and "
+				 "fixed on every rank that has it, rank %lld then holds their step (it "
+				 "saves ~%s itself and %s)", td_fmt_dur(b1, sizeof(b1), best),
+				 (long long)j->rows[holder].rank,
+				 td_fmt_dur(b2, sizeof(b2), own[holder] > 0 ? own[holder] : 0), more);
+	}
+	free(own);
+}
+
 /* Each rank's findings merged by rule: "on 7 of 8 ranks", sized by the rank where fixing it
- * wins most. A rank's exposed communication includes its waiting for the last rank to arrive,
+ * wins most, then by the rank that holds the job's step once it is fixed (job_held). A rank's exposed communication includes its waiting for the last rank to arrive,
  * which the straggler finding owns: only the rest is the communication's. */
 static void merged(struct td_job *j)
 {
@@ -282,13 +350,13 @@ static void merged(struct td_job *j)
 			*(int64_t *)td_vec_push(&f->ranks) = j->rows[v[e].row].rank;
 		sort_entries(v, n);
 		rep = &v[0];
-		f->idle_ns = rep->f->idle_ns;
-		f->busy_ns = rep->f->busy_ns;
 		f->host_ns = rep->f->host_ns;
-		if (rep->savings != SIZED(rep->f)) { /* part of it is another finding's */
-			f->idle_ns = rep->f->idle_ns < rep->savings ? rep->f->idle_ns : rep->savings;
-			f->busy_ns = rep->savings - f->idle_ns;
-		}
+		/* its saving (a replayed one may be less than the idle it claims, or more: the host
+		 * time a fix frees), the idle first; less where part of it is another finding's */
+		f->idle_ns = rep->f->idle_ns < rep->savings ? rep->f->idle_ns : rep->savings;
+		f->busy_ns = rep->savings - f->idle_ns;
+		f->replayed = rep->f->sizing == TD_SIZING_REPLAY;
+		f->bounded = rep->f->sizing == TD_SIZING_BOUND;
 		if (comm) {
 			int64_t wait = j->rows[rep->row].wait_ns;
 			f->idle_ns = 0;
@@ -296,6 +364,8 @@ static void merged(struct td_job *j)
 			td_finding_value(f, "exposed_ns", SIZED(rep->f));
 			td_finding_value(f, "wait_ns", wait < SIZED(rep->f) ? wait : SIZED(rep->f));
 		}
+		if (!comm && j->matched && j->n > 1 && !rep->f->risk)
+			job_held(j, f, v, n, rep->savings);
 		f->count = n;
 		f->max_severity = (enum td_severity)rep->f->max_severity;
 		for (e = 0; e < n; e++) /* a risk: as severe as on the worst rank */

@@ -221,6 +221,8 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		sf->risk = f->risk;
 		sf->offpath = f->offpath;
 		sf->max_severity = (int)f->max_severity;
+		sf->sizing = f->bounded ? TD_SIZING_BOUND : f->replayed ? TD_SIZING_REPLAY
+			     : TD_SIZING_IDLE;
 		if (!strcmp(f->rule, "dataloader"))
 			s->dataloader_ns = td_finding_get(f, "dataloader_ns");
 	}
@@ -302,6 +304,8 @@ static void gen_num(yajl_gen g, double v)
 	else
 		yajl_gen_null(g);
 }
+
+static const char *const sizing_names[] = {"idle", "replay", "bound"};
 
 static void kint(yajl_gen g, const char *k, int64_t v)
 {
@@ -427,6 +431,8 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		if (f->offpath)
 			kint(g, "off_critical_path", 1);
 		kint(g, "max_severity", f->max_severity);
+		key(g, "sizing");
+		str(g, sizing_names[f->sizing]);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -709,7 +715,7 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 		}
 	if ((arr = opt(root, "findings", yajl_t_array, "", &r)) != NULL)
 		for (i = 0; i < arr->u.array.len; i++) {
-			yajl_val x = arr->u.array.values[i];
+			yajl_val x = arr->u.array.values[i], sz;
 			struct td_sum_finding *f;
 			char *rule, *sev;
 			snprintf(key, sizeof(key), "findings[%zu]", i);
@@ -744,6 +750,15 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 				wrong(&r, key, "risk 0..2 and max_severity 0..3", x);
 			f->fraction = opt_num(x, "est_savings_fraction", 0, 1e6, 0, &r);
 			f->offpath = (int)opt_num(x, "off_critical_path", 0, 1, 0, &r);
+			if ((sz = opt(x, "sizing", yajl_t_string, key, &r)) != NULL) {
+				int k;
+				for (k = TD_SIZING_BOUND; k > 0 && strcmp(sz->u.string, sizing_names[k]);
+				     k--)
+					;
+				if (k == 0 && strcmp(sz->u.string, sizing_names[0]))
+					wrong(&r, key, "\"idle\", \"replay\" or \"bound\" in \"sizing\"", sz);
+				f->sizing = k;
+			}
 		}
 	if (!r.bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {
 		yajl_tree_free(root);

@@ -31,7 +31,10 @@ struct td_sum_finding {
 	int risk;                 /* a risk finding (memory): no savings, its own severity */
 	int offpath;              /* advice: a note off the critical path (rules/rule.h) */
 	int max_severity;         /* its grade's cap (0: none) */
+	int sizing;               /* how savings_ns was had: TD_SIZING_* */
 };
+/* A finding's "sizing", as the report's JSON says it (absent from a summary: idle). */
+enum { TD_SIZING_IDLE, TD_SIZING_REPLAY, TD_SIZING_BOUND };
 
 struct td_sum_kernel {
 	char *name;

@@ -73,7 +73,57 @@ json_check sums/rank-5.summary.json '
 assert d["schema"] == "tracedoc.summary/1"
 assert d["trace"]["rank"] == 5 and d["trace"]["world_size"] == 8
 assert len(d["collectives"]) == 6 and all(len(c) == 6 for c in d["collectives"])
-assert d["context"] == {"vendor": "CUDA", "run": "unknown"}, d["context"]'
+assert d["context"] == {"vendor": "CUDA", "run": "unknown"}, d["context"]
+assert {f["rule"]: f["sizing"] for f in d["findings"]}["dataloader"] == "replay", d["findings"]'
+# the job is sized by each rank's replayed saving, not the idle it claims: 10.2 ms on every
+# rank, where the loader holds the GPU 13.1 ms
+json_check b.json '
+s = [f for f in d["findings"] if f["rule"] == "dataloader"][0]
+r = json.load(open("sums/rank-0.summary.json"))
+own = [f for f in r["findings"] if f["rule"] == "dataloader"][0]
+assert own["est_savings_ns"] < own["gpu_idle_ns"], own
+assert s["est_savings_ns"] == own["est_savings_ns"] and s["sizing"] == "replay", s'
+
+# 2b. the ranks meet in their collectives: a fix wins the job what the rank that then holds the
+# step gains. Rank 5 arrives last at every collective; said to save far more on rank 0 (the
+# others wait 13.5 ms for rank 5), sync-stall still wins the job only rank 5's own 7.5 ms; taken
+# off rank 5, it wins the job nothing and becomes a note.
+mkdir held
+cp sums/*.summary.json held/
+python3 -c 'import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+f["est_savings_ns"] = 40000000
+json.dump(d, open(p, "w"))' held/rank-0.summary.json
+"$bin" diagnose held --format json >held.json
+json_check held.json '
+f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+r5 = [x for x in json.load(open("sums/rank-5.summary.json"))["findings"] if x["rule"] == "sync-stall"][0]
+assert f["est_savings_ns"] == r5["est_savings_ns"], (f["est_savings_ns"], r5["est_savings_ns"])
+w = " ".join(f["where"])
+assert "rank 5 then holds their step" in w and "waits least for the others" in w, w
+assert "rank 0: " in w and "saves ~40.0 ms" in w, w'
+python3 -c 'import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d["findings"] = [f for f in d["findings"] if f["rule"] != "sync-stall"]
+json.dump(d, open(p, "w"))' held/rank-5.summary.json
+"$bin" diagnose held --format json >held2.json
+json_check held2.json '
+f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+assert f["est_savings_ns"] == 0 and f["severity"] == "info", f
+w = " ".join(f["where"])
+assert "the job wins nothing from it now: rank 5, which does not have it" in w, w'
+# a summary's sizing is one of three words, named when it is not
+python3 -c 'import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d["findings"][0]["sizing"] = "guessed"
+json.dump(d, open(p, "w"))' held/rank-3.summary.json
+expect_rc 3 "$bin" diagnose held
+expect_grep 'rank-3.summary.json: not a tracedoc.summary/1 summary: findings\[0\]' err "a bad sizing's file"
+expect_grep 'in "sizing", found a string' err "a bad sizing named"
 
 # 3. compute imbalance: rank 2 computes 40% more; the host launches on time
 mkdir slow && "$gen" --ranks 8 --straggler 2 --imbalance 40 --steps 6 --ops 40 -o slow || exit 2
