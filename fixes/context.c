@@ -298,29 +298,44 @@ static void allreduce_passes(const struct td_trace *t, struct td_context *c)
 	free(mark);
 }
 
+/* Each name once (the events repeat a few): 1 a copy of one value to the host, 2 another
+ * aten op (one element when its inputs are scalars), 0 neither; each dims list once: 1 scalar
+ * inputs, 2 not. */
+#define OP_ONE_VALUE 1
+#define OP_ATEN 2
 static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 {
 	uint32_t *per = td_calloc(t->names.count + 2, sizeof(uint32_t)), i;
+	uint8_t *op = td_calloc(t->names.count + 2, 1), *scalar = td_calloc(t->names.count + 2, 1);
 	uint64_t steps = t->steps.len ? t->steps.len : 1;
 
+	for (i = 1; i <= t->names.count; i++) {
+		const char *n = td_strtab_str(&t->names, i);
+		op[i] = !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense") ||
+			!strcmp(n, "aten::tolist") ? OP_ONE_VALUE : starts(n, "aten::") ? OP_ATEN : 0;
+	}
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
-		const struct td_op_args *oa;
-		const char *n, *dims;
-		if (e->kind != TD_K_CPU_OP)
+		if (e->kind != TD_K_CPU_OP || !op[e->name])
 			continue;
-		n = td_trace_name(t, e->name);
-		oa = td_trace_op_args(t, i);
-		dims = oa && oa->dims ? td_trace_name(t, oa->dims) : "";
-		if (!strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense") ||
-		    !strcmp(n, "aten::tolist") ||
-		    (starts(n, "aten::") && (!strcmp(dims, "[[]]") || !strcmp(dims, "[[1]]") ||
-					      !strcmp(dims, "[[], []]"))))
-			if (++per[e->name] >= ELEM_LOOP_PER_STEP * steps) {
-				c->on |= TD_ON_ELEM_LOOP;
-				break;
+		if (op[e->name] == OP_ATEN) {
+			const struct td_op_args *oa = td_trace_op_args(t, i);
+			uint32_t d = oa ? oa->dims : 0;
+			if (!scalar[d]) {
+				const char *dims = d ? td_trace_name(t, d) : "";
+				scalar[d] = !strcmp(dims, "[[]]") || !strcmp(dims, "[[1]]") ||
+					    !strcmp(dims, "[[], []]") ? 1 : 2;
 			}
+			if (scalar[d] != 1)
+				continue;
+		}
+		if (++per[e->name] >= ELEM_LOOP_PER_STEP * steps) {
+			c->on |= TD_ON_ELEM_LOOP;
+			break;
+		}
 	}
+	free(scalar);
+	free(op);
 	free(per);
 }
 
@@ -330,23 +345,22 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 	int64_t vals[16], numels[16], best = 0, best_numel = 0;
 	uint64_t cnt[16], bestn = 0;
 	size_t nv = 0, i, k, n = 0;
+	/* per name: 1 + the input whose first dim is the batch (a layer's), 0 not a layer */
+	uint8_t *layer = td_calloc(t->names.count + 2, 1);
 
+	for (i = 1; i <= t->names.count; i++) {
+		const char *nm = td_strtab_str(&t->names, (uint32_t)i);
+		layer[i] = !strcmp(nm, "aten::linear") || !strcmp(nm, "aten::conv2d") ||
+			   !strcmp(nm, "aten::bmm") ? 1 : !strcmp(nm, "aten::addmm") ? 2 : 0;
+	}
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		const struct td_op_args *oa;
-		const char *nm;
 		int64_t v, numel;
-		if (e->kind != TD_K_CPU_OP || !e->args || !(oa = td_trace_op_args(t, (uint32_t)i)) ||
-		    !oa->dims)
+		if (e->kind != TD_K_CPU_OP || !layer[e->name] || !e->args ||
+		    !(oa = td_trace_op_args(t, (uint32_t)i)) || !oa->dims)
 			continue;
-		nm = td_trace_name(t, e->name);
-		if (!strcmp(nm, "aten::linear") || !strcmp(nm, "aten::conv2d") ||
-		    !strcmp(nm, "aten::bmm"))
-			numel = input_dims(td_trace_name(t, oa->dims), 0, &v);
-		else if (!strcmp(nm, "aten::addmm"))
-			numel = input_dims(td_trace_name(t, oa->dims), 1, &v);
-		else
-			continue;
+		numel = input_dims(td_trace_name(t, oa->dims), layer[e->name] - 1, &v);
 		if (v <= 0)
 			continue;
 		for (k = 0; k < nv && vals[k] != v; k++)
@@ -361,6 +375,7 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 		if (k < nv)
 			cnt[k]++;
 	}
+	free(layer);
 	for (k = 0; k < nv; k++)
 		if (cnt[k] > bestn) {
 			bestn = cnt[k];
