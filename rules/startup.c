@@ -61,7 +61,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 	const struct td_trace *t = a->t;
 	struct name_dur *v;
 	int64_t *launch_dur, *first_ts, *first_call, launch_med;
-	uint32_t *cand, *at;
+	uint32_t *cand, *at, g;
+	struct td_dev_events gpu;
 	size_t n = 0, nl = 0, ncand = 0, i, j, nwarm = 0;
 
 	/* the calls to look at, counted per name, then grouped by name (a counting sort: names
@@ -136,8 +137,8 @@ void td_an_detect_warmup(struct td_analysis *a)
 	first_ts = td_malloc((t->names.count + 1) * sizeof(*first_ts));
 	for (i = 0; i <= t->names.count; i++)
 		first_ts[i] = INT64_MAX;
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &g);) { /* GPU tracks only */
+		const struct td_event *e = td_trace_ev(t, g);
 		if (td_kind_is_gpu_op(e->kind) && e->ts < first_ts[e->name])
 			first_ts[e->name] = e->ts;
 	}
@@ -147,11 +148,11 @@ void td_an_detect_warmup(struct td_analysis *a)
 		uint8_t *keep = td_calloc(ncand ? ncand : 1, 1);
 		for (i = 0; i < ncand; i++)
 			keep[i] = !(a->name_class[td_trace_ev(t, cand[i])->name] & NC_LAUNCH);
-		for (i = 0; i < t->events.len && ncand; i++) {
-			const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		for (td_gpu_events_begin(&gpu, t); ncand && td_dev_events_next(&gpu, &g);) {
+			const struct td_event *e = td_trace_ev(t, g);
 			uint32_t l;
 			size_t lo;
-			if (!td_kind_is_gpu_op(e->kind) || (l = td_trace_launch(t, (uint32_t)i)) == TD_NONE)
+			if (!td_kind_is_gpu_op(e->kind) || (l = td_trace_launch(t, g)) == TD_NONE)
 				continue;
 			TD_LOWER_BOUND(lo, ncand, cand[mid] < l);
 			if (lo < ncand && cand[lo] == l && e->ts == first_ts[e->name])
