@@ -247,7 +247,7 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 {
 	int64_t wmin = INT64_MAX, best = INT64_MAX, *own = td_malloc(j->n * sizeof(*own));
 	size_t r, e, holder = 0;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], more[80] = "waits least for the others";
 
 	for (r = 0; r < j->n; r++) {
 		own[r] = -1; /* not on this rank */
@@ -282,7 +282,6 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 	} else if (best < most) {
 		f->idle_ns = f->idle_ns < best ? f->idle_ns : best;
 		f->busy_ns = best - f->idle_ns;
-		char more[80] = "waits least for the others";
 		if (j->rows[holder].wait_ns > wmin)
 			snprintf(more, sizeof(more), "waits %s longer for the others than the rank "
 				 "that waits least", td_fmt_dur(b3, sizeof(b3),
@@ -297,8 +296,9 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 }
 
 /* Each rank's findings merged by rule: "on 7 of 8 ranks", sized by the rank where fixing it
- * wins most, then by the rank that holds the job's step once it is fixed (job_held). A rank's exposed communication includes its waiting for the last rank to arrive,
- * which the straggler finding owns: only the rest is the communication's. */
+ * wins most, then by the rank that holds the job's step once it is fixed (job_held). A rank's
+ * exposed communication includes its waiting for the last rank to arrive, which the straggler
+ * finding owns: only the rest is the communication's. */
 static void merged(struct td_job *j)
 {
 	const char *seen[64];

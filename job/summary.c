@@ -752,11 +752,13 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			f->offpath = (int)opt_num(x, "off_critical_path", 0, 1, 0, &r);
 			if ((sz = opt(x, "sizing", yajl_t_string, key, &r)) != NULL) {
 				int k;
-				for (k = TD_SIZING_BOUND; k > 0 && strcmp(sz->u.string, sizing_names[k]);
-				     k--)
+				for (k = 0; k <= TD_SIZING_BOUND && strcmp(sz->u.string, sizing_names[k]);
+				     k++)
 					;
-				if (k == 0 && strcmp(sz->u.string, sizing_names[0]))
+				if (k > TD_SIZING_BOUND) {
 					wrong(&r, key, "\"idle\", \"replay\" or \"bound\" in \"sizing\"", sz);
+					k = TD_SIZING_IDLE;
+				}
 				f->sizing = k;
 			}
 		}
