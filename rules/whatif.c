@@ -595,15 +595,10 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	for (i = 0; i < j.ntask; i++) {
 		const struct td_finding *f = fs[j.task[i].f];
 		const struct td_vec *e = j.task[i].kind == T_BOUND ? &f->bound : &f->edits;
-		if (j.task[i].kind == T_BOTH) {
-			struct td_rp_edit *both = after_loader(j.loader, e);
-			j.task[i].done = td_wq_result(a->whatif, T_BOTH, f->device, both,
-						      j.loader->edits.len + e->len, &j.task[i].win);
-			free(both);
-		} else {
-			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device, e->data,
-						      e->len, &j.task[i].win);
-		}
+		const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
+		j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device,
+					      pre ? pre->data : NULL, pre ? pre->len : 0, e->data,
+					      e->len, &j.task[i].win);
 		pending += !j.task[i].done;
 	}
 	pthread_mutex_init(&j.mu, NULL);

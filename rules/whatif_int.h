@@ -38,9 +38,10 @@ void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *ed
 /* No more replays: those left are shared with the caller's thread (as the memory budget
  * allows), then the thread ends. */
 void td_wq_close(struct td_analysis *a);
-/* The window a replay with this kind, device and edits gave (closed first), 1; else 0. */
-int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *edits,
-		 size_t nedits, int64_t *win);
+/* The window a replay with this kind, device and edits (pre's, then edits': T_BOTH's loader
+ * fix first, as the thread joins them) gave (closed first), 1; else 0. */
+int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
+		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win);
 /* Ends the thread if it runs and frees what it holds. */
 void td_wq_free(struct td_whatif *w);
 

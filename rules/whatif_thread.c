@@ -156,31 +156,32 @@ static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *p
 	return tk;
 }
 
-/* Queues tk (the lock held), 1; or, with WQ_WAITING tasks already waiting, frees it, 0: the
- * thread runs about two replays while the rules run, and each waiting task holds a copy of its
- * edits (td_whatif_size() replays the rest in its pool). */
+/* Whether the queue takes no more tasks (the lock held): it closes, or WQ_WAITING tasks wait
+ * already - the thread runs about two replays while the rules run, and each waiting task
+ * holds a copy of its edits (td_whatif_size() replays the rest in its pool). Checked before a
+ * task's edits are copied and hashed (a fix's run to megabytes). */
 #define WQ_WAITING 1
-static int push(struct td_wq *q, struct wq_task *tk)
+static int full(const struct td_wq *q)
 {
-	if (q->n - q->next >= WQ_WAITING) {
-		free(tk->ed);
-		free(tk);
-		return 0;
-	}
+	return q->closing || q->n - q->next >= WQ_WAITING;
+}
+
+/* Queues tk (the lock held; not full). */
+static void push(struct td_wq *q, struct wq_task *tk)
+{
 	if (q->n == q->cap) {
 		q->cap = q->cap ? 2 * q->cap : 16;
 		q->task = td_realloc(q->task, q->cap * sizeof(*q->task));
 	}
 	q->task[q->n++] = tk;
 	pthread_cond_broadcast(&q->cv);
-	return 1;
 }
 
 /* A fix on the loader's device replayed after the loader's fix too (as td_whatif_size() does
  * for each fix but the loader's own; the lock held). */
 static void push_after_loader(struct td_wq *q, const struct wq_task *alone)
 {
-	if (alone->kind != T_ALONE || !alone->ed || alone->device != q->loader_device ||
+	if (full(q) || alone->kind != T_ALONE || !alone->ed || alone->device != q->loader_device ||
 	    (alone->ned == q->nloader && !memcmp(alone->ed, q->loader, q->nloader * sizeof(*q->loader))))
 		return;
 	push(q, task_new(T_BOTH, alone->device, q->loader, q->nloader, alone->ed, alone->ned));
@@ -191,18 +192,21 @@ void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_r
 {
 	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
 	struct wq_task *tk;
+	int no_room;
 
 	if (!q || !nedits)
 		return;
+	pthread_mutex_lock(&q->mu);
+	no_room = full(q);
+	pthread_mutex_unlock(&q->mu);
+	if (no_room)
+		return;
+	/* copied outside the lock, while the thread runs: only this (the rules') thread submits
+	 * and closes, so meanwhile the queue can only empty */
 	tk = task_new(kind, device, NULL, 0, edits, nedits);
 	pthread_mutex_lock(&q->mu);
-	if (q->closing) {
-		pthread_mutex_unlock(&q->mu);
-		free(tk->ed);
-		free(tk);
-		return;
-	}
-	if (push(q, tk) && q->has_loader)
+	push(q, tk);
+	if (q->has_loader)
 		push_after_loader(q, tk);
 	pthread_mutex_unlock(&q->mu);
 }
@@ -249,8 +253,8 @@ void td_wq_close(struct td_analysis *a)
 	q->joined = 1;
 }
 
-int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *edits,
-		 size_t nedits, int64_t *win)
+int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
+		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win)
 {
 	const struct td_wq *q = w->wq;
 	uint64_t h;
@@ -258,13 +262,13 @@ int td_wq_result(const struct td_whatif *w, int kind, int device, const struct t
 
 	if (!q || !q->joined)
 		return 0;
-	h = edits_hash(NULL, 0, edits, nedits);
+	h = edits_hash(pre, npre, edits, nedits);
 	for (i = 0; i < q->n; i++) {
 		const struct wq_task *tk = q->task[i];
 		/* the edits as they were handed over: a rule that changed a finding's edits later
 		 * gets a replay of its own */
-		if (tk->done && tk->kind == kind && tk->device == device && tk->ned == nedits &&
-		    tk->hash == h) {
+		if (tk->done && tk->kind == kind && tk->device == device &&
+		    tk->ned == npre + nedits && tk->hash == h) {
 			*win = tk->win;
 			return 1;
 		}
