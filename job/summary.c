@@ -17,6 +17,7 @@
 #include "rules/blocking.h"
 #include "rules/intervals.h"
 #include "rules/rule.h"
+#include "rules/whatif.h"
 
 void td_summary_init(struct td_summary *s)
 {
@@ -40,6 +41,7 @@ void td_summary_free(struct td_summary *s)
 	for (i = 0; i < s->findings.len; i++) {
 		free(TD_VEC_AT(&s->findings, struct td_sum_finding, i).title);
 		free(TD_VEC_AT(&s->findings, struct td_sum_finding, i).fix);
+		free(TD_VEC_AT(&s->findings, struct td_sum_finding, i).shifts);
 	}
 	td_vec_free(&s->step_compute);
 	td_vec_free(&s->kernels);
@@ -122,7 +124,10 @@ static uint32_t coll_key(struct td_summary *s, const struct td_trace *t, uint32_
 	return id;
 }
 
-static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_summary *s)
+/* The device's compute kernels and its collectives in the window; *evs: the collectives'
+ * events, in s->colls' order (malloc'd). */
+static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_summary *s,
+				    uint32_t **evs)
 {
 	struct td_dev_events it;
 	uint32_t ev;
@@ -172,8 +177,10 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	free(kt);
 	/* collectives in start order, each numbered within its key */
 	sort_cstart(cs, nc);
+	*evs = td_malloc((nc ? nc : 1) * sizeof(**evs));
 	for (i = 0; i < nc; i++) {
 		struct td_sum_coll *c = td_vec_push(&s->colls);
+		(*evs)[i] = cs[i].ev;
 		const struct td_event *e = td_trace_ev(t, cs[i].ev);
 		c->key = coll_key(s, t, cs[i].ev);
 		c->start = e->ts;
@@ -189,11 +196,68 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	free(cs);
 }
 
+/* Each replayed finding's collective shifts (td_sum_finding.shifts): its replay against the
+ * replay without it - with the fix that must come first in both (as its saving was had), else
+ * alone - for the job view, which replays the ranks' collectives together. */
+static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t d,
+			struct td_summary *s, const uint32_t *evs)
+{
+	size_t n = s->colls.len, i, k;
+	int64_t *base = NULL, *base_pre = NULL, *fixed = td_malloc((n ? n : 1) * sizeof(*fixed));
+	const struct td_finding *base_of = NULL; /* the fix base_pre was replayed with */
+
+	for (i = 0; n && i < r->findings.len && i < s->findings.len; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i), *pre = NULL;
+		struct td_sum_finding *sf = &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
+		struct td_rp_edit *both;
+		const int64_t *b;
+		int rc;
+		if (sf->sizing != TD_SIZING_REPLAY || !f->edits.len || f->device != a->dev[d].device)
+			continue;
+		for (k = 0; f->after && k < r->findings.len && !pre; k++)
+			if (!strcmp(TD_VEC_AT(&r->findings, struct td_finding, k).rule, f->after))
+				pre = &TD_VEC_AT(&r->findings, struct td_finding, k);
+		if (f->after && !pre)
+			continue;
+		if (!pre && !base) { /* the replays without the fix, once each */
+			base = td_malloc(n * sizeof(*base));
+			if (td_whatif_starts(a, d, NULL, 0, evs, n, base) != 0)
+				break;
+		}
+		if (pre && base_of != pre) {
+			base_pre = base_pre ? base_pre : td_malloc(n * sizeof(*base_pre));
+			base_of = NULL;
+			if (td_whatif_starts(a, d, pre->edits.data, pre->edits.len, evs, n,
+					     base_pre) != 0)
+				continue;
+			base_of = pre;
+		}
+		b = pre ? base_pre : base;
+		both = td_malloc(((pre ? pre->edits.len : 0) + f->edits.len) * sizeof(*both));
+		if (pre)
+			memcpy(both, pre->edits.data, pre->edits.len * sizeof(*both));
+		memcpy(both + (pre ? pre->edits.len : 0), f->edits.data, f->edits.len * sizeof(*both));
+		rc = td_whatif_starts(a, d, both, (pre ? pre->edits.len : 0) + f->edits.len, evs, n,
+				      fixed);
+		free(both);
+		if (rc != 0)
+			continue;
+		sf->shifts = td_malloc(n * sizeof(*sf->shifts));
+		for (k = 0; k < n; k++)
+			sf->shifts[k] = fixed[k] == TD_SHIFT_NONE || b[k] == TD_SHIFT_NONE
+				? TD_SHIFT_NONE : fixed[k] - b[k];
+	}
+	free(base);
+	free(base_pre);
+	free(fixed);
+}
+
 void td_summary_make(struct td_analysis *a, const struct td_report *r, const char *path,
 		     struct td_summary *s)
 {
 	const struct td_trace *t = a->t;
 	size_t d = 0, i;
+	uint32_t *evs;
 	int c;
 
 	td_summary_init(s);
@@ -281,7 +345,9 @@ void td_summary_make(struct td_analysis *a, const struct td_report *r, const cha
 		free(comp);
 		free(comm);
 	}
-	kernels_and_collectives(a, d, s);
+	kernels_and_collectives(a, d, s, &evs);
+	coll_shifts(a, r, d, s, evs);
+	free(evs);
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
@@ -433,6 +499,17 @@ char *td_summary_json(const struct td_summary *s, size_t *len)
 		kint(g, "max_severity", f->max_severity);
 		key(g, "sizing");
 		str(g, sizing_names[f->sizing]);
+		if (f->shifts) { /* per collective, null: not known */
+			size_t k;
+			key(g, "collective_shifts_ns");
+			yajl_gen_array_open(g);
+			for (k = 0; k < s->colls.len; k++)
+				if (f->shifts[k] == TD_SHIFT_NONE)
+					yajl_gen_null(g);
+				else
+					yajl_gen_integer(g, (long long)f->shifts[k]);
+			yajl_gen_array_close(g);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -760,6 +837,25 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 					k = TD_SIZING_IDLE;
 				}
 				f->sizing = k;
+			}
+			if ((sz = opt(x, "collective_shifts_ns", yajl_t_array, key, &r)) != NULL) {
+				size_t k;
+				int ok = sz->u.array.len == s->colls.len;
+				for (k = 0; ok && k < sz->u.array.len; k++)
+					ok = YAJL_IS_NULL(sz->u.array.values[k]) ||
+					     (YAJL_IS_INTEGER(sz->u.array.values[k]) &&
+					      YAJL_GET_INTEGER(sz->u.array.values[k]) != TD_SHIFT_NONE);
+				if (!ok) {
+					snprintf(key + strlen(key), sizeof(key) - strlen(key),
+						 ".collective_shifts_ns");
+					wrong(&r, key, "an integer or null per collective", sz);
+					continue;
+				}
+				f->shifts = td_malloc((s->colls.len ? s->colls.len : 1) *
+						      sizeof(*f->shifts));
+				for (k = 0; k < s->colls.len; k++)
+					f->shifts[k] = YAJL_IS_NULL(sz->u.array.values[k])
+						? TD_SHIFT_NONE : YAJL_GET_INTEGER(sz->u.array.values[k]);
 			}
 		}
 	if (!r.bad && td_metrics_read(root, &s->metrics, s->steps, err) != 0) {

@@ -32,6 +32,10 @@ struct td_sum_finding {
 	int offpath;              /* advice: a note off the critical path (rules/rule.h) */
 	int max_severity;         /* its grade's cap (0: none) */
 	int sizing;               /* how savings_ns was had: TD_SIZING_* */
+	int64_t *shifts;          /* replayed: per collective (td_summary.colls' order), how much
+				   * later it starts with the fix than without, into the window (as
+				   * td_whatif_shifts() gives it; TD_SHIFT_NONE: not known); NULL:
+				   * none */
 };
 /* A finding's "sizing", as the report's JSON says it (absent from a summary: idle). */
 enum { TD_SIZING_IDLE, TD_SIZING_REPLAY, TD_SIZING_BOUND };

@@ -424,6 +424,28 @@ static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *
 	td_vec_free(&plain_wait);
 }
 
+uint32_t td_rp_node_of(const struct td_replay *g, uint32_t ev)
+{
+	const struct td_trace *t = g->t;
+	uint32_t tr, f, n;
+	int64_t ts;
+	size_t lo;
+
+	if (ev >= t->events.len)
+		return TD_NONE;
+	tr = td_trace_track_of(t, ev);
+	if (g->track_first[tr] == TD_NONE)
+		return TD_NONE;
+	f = g->track_first[tr];
+	n = g->track_count[tr];
+	ts = td_trace_ev(t, ev)->ts;
+	TD_LOWER_BOUND(lo, n, td_rp_event(g, f + (uint32_t)mid)->ts < ts);
+	for (; lo < n && td_rp_event(g, f + (uint32_t)lo)->ts == ts; lo++)
+		if (g->ev[f + lo] == ev)
+			return f + (uint32_t)lo;
+	return TD_NONE;
+}
+
 uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k)
 {
 	const struct td_event *e = td_rp_event(g, k);

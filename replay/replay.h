@@ -274,6 +274,9 @@ void td_rp_times_free(struct td_rp_times *r);
 /* The op on another stream of op k's device that ended last, at or before k started (TD_NONE:
  * none). */
 uint32_t td_rp_prior_other(const struct td_replay *g, uint32_t k);
+/* The node of trace event ev, TD_NONE when it is none (not a top-level runtime call or a GPU
+ * op the graph holds). */
+uint32_t td_rp_node_of(const struct td_replay *g, uint32_t ev);
 /* What op k (a pageable copy) takes from pinned memory: its bytes at the pinned bandwidth plus
  * TD_RP_PIN_LAT_NS, no longer than measured; its measured time when the bandwidth is unknown. */
 int64_t td_rp_pinned_dur(const struct td_replay *g, uint32_t k);

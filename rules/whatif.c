@@ -288,6 +288,34 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	return w;
 }
 
+int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
+		     size_t nedits, const uint32_t *evs, size_t n, int64_t *out)
+{
+	const struct td_dev_analysis *dv;
+	struct td_rp_times r;
+	int64_t w0;
+	size_t i;
+
+	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a) || !a->whatif->ok)
+		return -1;
+	dv = &a->dev[d];
+	memset(&r, 0, sizeof(r));
+	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0) {
+		td_rp_times_free(&r);
+		return -1;
+	}
+	w0 = td_replay_map(&a->whatif->g, &r, step_track(a, d), dv->host_start);
+	for (i = 0; i < n; i++) {
+		uint32_t k = td_rp_node_of(&a->whatif->g, evs[i]);
+		int64_t ts = td_trace_ev(a->t, evs[i])->ts;
+		out[i] = TD_SHIFT_NONE;
+		if (k != TD_NONE && ts >= dv->win_start && ts < dv->win_end && r.start[k] != INT64_MIN)
+			out[i] = r.start[k] - w0;
+	}
+	td_rp_times_free(&r);
+	return 0;
+}
+
 int64_t td_whatif_base(struct td_analysis *a, size_t d)
 {
 	return td_whatif_window(a, d, NULL, 0);
