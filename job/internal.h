@@ -40,6 +40,21 @@ struct worst {
  * longest for it in go to top (*nworst of them). */
 void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, size_t ntop,
 		  size_t *nworst, uint32_t straggler_row, int pass);
+/* A fix replayed across the ranks' collectives (job/joint.c): rank r (of n) waits wait[r * m +
+ * i] in collective i (of m, in order) and, with the fix, starts it shift[r * m + i] later into
+ * its window (TD_SHIFT_NONE: as the one before), and wins own[r] over its window alone. Returns
+ * what the job wins; *holder: the rank that then holds the step - the one that arrives last at
+ * the most collectives (*arrives of them), unless one's work after the last gains less (*arrives
+ * 0). */
+int64_t td_job_joint(size_t n, size_t m, const int64_t *wait, const int64_t *shift,
+		     const int64_t *own, size_t *holder, size_t *arrives);
+/* The same from the summaries of job rows rows[0..n) (those that meet in collectives), fs[r]
+ * the finding on row rows[r], NULL where it has none, over the *ncoll collectives every one of
+ * them ran. Returns 0 with *gain and *holder (a row), or -1 where a rank's finding has no
+ * shifts or no collective is on every rank. */
+int td_job_joint_finding(const struct td_job *j, const size_t *rows, size_t n,
+			 const struct td_sum_finding *const *fs, int64_t *gain, size_t *holder,
+			 size_t *arrives, size_t *ncoll);
 /* The vendor and run most ranks have, in j->ctx. */
 void td_job_context(struct td_job *j);
 /* The straggler finding and its explanation; the imbalance finding. */

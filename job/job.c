@@ -246,7 +246,8 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 		     int64_t most)
 {
 	int64_t wmin = INT64_MAX, best = INT64_MAX, *own = td_malloc(j->n * sizeof(*own));
-	size_t r, e, holder = 0;
+	size_t r, e, holder = 0, arrives = 0, ncoll = 0;
+	int joint = 0;
 	char b1[32], b2[32], b3[32], more[80] = "waits least for the others";
 
 	for (r = 0; r < j->n; r++) {
@@ -270,6 +271,26 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 		free(own);
 		return;
 	}
+	{ /* where every rank's summary has the fix's collective shifts: replayed across them */
+		size_t *rows = td_malloc(j->n * sizeof(*rows)), nr = 0, h;
+		const struct td_sum_finding **fs = td_malloc(j->n * sizeof(*fs));
+		int64_t gain;
+		for (r = 0; r < j->n; r++)
+			if (meets(j, r)) {
+				fs[nr] = NULL;
+				for (e = 0; e < n; e++)
+					if (v[e].row == r)
+						fs[nr] = v[e].f;
+				rows[nr++] = r;
+			}
+		if (td_job_joint_finding(j, rows, nr, fs, &gain, &h, &arrives, &ncoll) == 0) {
+			best = gain > 0 ? gain : 0;
+			holder = h;
+			joint = 1;
+		}
+		free(rows);
+		free(fs);
+	}
 	if (best < most && best < 1000) {
 		f->risk = 2;
 		f->offpath = 1;
@@ -282,15 +303,34 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 	} else if (best < most) {
 		f->idle_ns = f->idle_ns < best ? f->idle_ns : best;
 		f->busy_ns = best - f->idle_ns;
-		if (j->rows[holder].wait_ns > wmin)
-			snprintf(more, sizeof(more), "waits %s longer for the others than the rank "
-				 "that waits least", td_fmt_dur(b3, sizeof(b3),
-								j->rows[holder].wait_ns - wmin));
-		td_finding_where(f, "the job wins ~%s of it: the ranks meet in their collectives, and "
-				 "fixed on every rank that has it, rank %lld then holds their step (it "
-				 "saves ~%s itself and %s)", td_fmt_dur(b1, sizeof(b1), best),
-				 (long long)j->rows[holder].rank,
-				 td_fmt_dur(b2, sizeof(b2), own[holder] > 0 ? own[holder] : 0), more);
+		if (joint) {
+			if (arrives)
+				snprintf(more, sizeof(more), "arrives last at %zu of the %zu", arrives,
+					 ncoll);
+			else
+				snprintf(more, sizeof(more), "holds their step after the last of them");
+			if (own[holder] < 0)
+				snprintf(b2, sizeof(b2), "does not have it");
+			else
+				snprintf(b2, sizeof(b2), "saves ~%s itself", td_fmt_dur(
+						 b3, sizeof(b3), own[holder]));
+			td_finding_where(f, "the job wins ~%s of it, replayed across the ranks' "
+					 "collectives (each rank's replay with the fix, the ranks meeting "
+					 "in every collective): rank %lld, which %s, then %s",
+					 td_fmt_dur(b1, sizeof(b1), best), (long long)j->rows[holder].rank,
+					 b2, more);
+		}
+		else {
+			if (j->rows[holder].wait_ns > wmin)
+				snprintf(more, sizeof(more), "waits %s longer for the others than the "
+					 "rank that waits least", td_fmt_dur(b3, sizeof(b3),
+									 j->rows[holder].wait_ns - wmin));
+			td_finding_where(f, "the job wins ~%s of it: the ranks meet in their "
+					 "collectives, and fixed on every rank that has it, rank %lld then "
+					 "holds their step (it saves ~%s itself and %s)",
+					 td_fmt_dur(b1, sizeof(b1), best), (long long)j->rows[holder].rank,
+					 td_fmt_dur(b2, sizeof(b2), own[holder] > 0 ? own[holder] : 0), more);
+		}
 	}
 	free(own);
 }

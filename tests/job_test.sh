@@ -86,35 +86,68 @@ assert s["est_savings_ns"] == own["est_savings_ns"] and s["sizing"] == "replay",
 
 # 2b. the ranks meet in their collectives: a fix wins the job what the rank that then holds the
 # step gains. Rank 5 arrives last at every collective; said to save far more on rank 0 (the
-# others wait 13.5 ms for rank 5), sync-stall still wins the job only rank 5's own 7.5 ms; taken
-# off rank 5, it wins the job nothing and becomes a note.
-mkdir held
+# others wait 13.5 ms for rank 5), sync-stall still wins the job only rank 5's own 7.5 ms -
+# replayed across the collectives from each rank's shifts, and, from summaries without them
+# (older ones), weighed by the ranks' waits; taken off rank 5, it wins the job nothing and
+# becomes a note.
+mkdir held old
 cp sums/*.summary.json held/
 python3 -c 'import json, sys
 p = sys.argv[1]
 d = json.load(open(p))
 f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+assert len(f["collective_shifts_ns"]) == len(d["collectives"]), f
+s = f["collective_shifts_ns"]
+assert all(x is not None and x <= 0 for x in s) and s[-1] < 0, s
 f["est_savings_ns"] = 40000000
-json.dump(d, open(p, "w"))' held/rank-0.summary.json
+json.dump(d, open(p, "w"))' held/rank-0.summary.json || bad "rank 0's sync-stall has no shifts"
+for f in held/*.summary.json; do
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    f.pop("collective_shifts_ns", None)
+json.dump(d, open(sys.argv[2], "w"))' "$f" "old/$(basename "$f")"
+done
 "$bin" diagnose held --format json >held.json
+"$bin" diagnose old --format json >old.json
 json_check held.json '
 f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
 r5 = [x for x in json.load(open("sums/rank-5.summary.json"))["findings"] if x["rule"] == "sync-stall"][0]
 assert f["est_savings_ns"] == r5["est_savings_ns"], (f["est_savings_ns"], r5["est_savings_ns"])
 w = " ".join(f["where"])
-assert "rank 5 then holds their step" in w and "waits least for the others" in w, w
+assert "replayed across the ranks\x27 collectives" in w, w
+assert "rank 5, which saves ~7.5 ms itself, then arrives last at 6 of the 6" in w, w
 assert "rank 0: " in w and "saves ~40.0 ms" in w, w'
-python3 -c 'import json, sys
+json_check old.json '
+f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+r5 = [x for x in json.load(open("sums/rank-5.summary.json"))["findings"] if x["rule"] == "sync-stall"][0]
+assert f["est_savings_ns"] == r5["est_savings_ns"], (f["est_savings_ns"], r5["est_savings_ns"])
+w = " ".join(f["where"])
+assert "rank 5 then holds their step" in w and "waits least for the others" in w, w'
+for dir in held old; do
+	python3 -c 'import json, sys
 p = sys.argv[1]
 d = json.load(open(p))
 d["findings"] = [f for f in d["findings"] if f["rule"] != "sync-stall"]
-json.dump(d, open(p, "w"))' held/rank-5.summary.json
-"$bin" diagnose held --format json >held2.json
-json_check held2.json '
+json.dump(d, open(p, "w"))' $dir/rank-5.summary.json
+	"$bin" diagnose $dir --format json >$dir-2.json
+	json_check $dir-2.json '
 f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
 assert f["est_savings_ns"] == 0 and f["severity"] == "info", f
 w = " ".join(f["where"])
 assert "the job wins nothing from it now: rank 5, which does not have it" in w, w'
+done
+# a summary's shifts are one per collective, integers or null: named when they are not
+python3 -c 'import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+f = [f for f in d["findings"] if f["rule"] == "sync-stall"][0]
+f["collective_shifts_ns"] = f["collective_shifts_ns"][1:]
+json.dump(d, open(p, "w"))' held/rank-2.summary.json
+expect_rc 3 "$bin" diagnose held
+expect_grep 'rank-2.summary.json: not a tracedoc.summary/1 summary' err "short shifts' file"
+expect_grep 'findings\[[0-9]*\].collective_shifts_ns: expected an integer or null per collective' err "short shifts named"
+cp sums/rank-2.summary.json held/
 # a summary's sizing is one of three words, named when it is not
 python3 -c 'import json, sys
 p = sys.argv[1]
