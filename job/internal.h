@@ -48,13 +48,16 @@ void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
  * 0). */
 int64_t td_job_joint(size_t n, size_t m, const int64_t *wait, const int64_t *shift,
 		     const int64_t *own, size_t *holder, size_t *arrives);
-/* The same from the summaries of job rows rows[0..n) (those that meet in collectives), fs[r]
- * the finding on row rows[r], NULL where it has none, over the *ncoll collectives every one of
- * them ran. Returns 0 with *gain and *holder (a row), or -1 where a rank's finding has no
- * shifts or no collective is on every rank. */
-int td_job_joint_finding(const struct td_job *j, const size_t *rows, size_t n,
-			 const struct td_sum_finding *const *fs, int64_t *gain, size_t *holder,
-			 size_t *arrives, size_t *ncoll);
+/* The same from the job's summaries: fs[row] the finding on that row, NULL where it has none;
+ * the ranks that meet the others (not partial, with collectives) over the *ncoll collectives
+ * every one of them ran. Returns 0 with *gain and *holder (a row), or -1 where a rank's finding
+ * has no shifts or no collective is on every rank. */
+int td_job_joint_finding(const struct td_job *j, const struct td_sum_finding *const *fs,
+			 int64_t *gain, size_t *holder, size_t *arrives, size_t *ncoll);
+/* What the job wins where row `row` arrived at every collective it reached last no later than
+ * the next rank (every other rank's own work as it is): the most any fix of what makes it late
+ * wins. Returns 0 with *gain and *next (the row that then holds the step), or -1 as above. */
+int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next);
 /* The vendor and run most ranks have, in j->ctx. */
 void td_job_context(struct td_job *j);
 /* The straggler finding and its explanation; the imbalance finding. */

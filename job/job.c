@@ -272,23 +272,16 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 		return;
 	}
 	{ /* where every rank's summary has the fix's collective shifts: replayed across them */
-		size_t *rows = td_malloc(j->n * sizeof(*rows)), nr = 0, h;
-		const struct td_sum_finding **fs = td_malloc(j->n * sizeof(*fs));
+		const struct td_sum_finding **fs = td_calloc(j->n, sizeof(*fs));
 		int64_t gain;
-		for (r = 0; r < j->n; r++)
-			if (meets(j, r)) {
-				fs[nr] = NULL;
-				for (e = 0; e < n; e++)
-					if (v[e].row == r)
-						fs[nr] = v[e].f;
-				rows[nr++] = r;
-			}
-		if (td_job_joint_finding(j, rows, nr, fs, &gain, &h, &arrives, &ncoll) == 0) {
+		size_t h;
+		for (e = 0; e < n; e++)
+			fs[v[e].row] = v[e].f;
+		if (td_job_joint_finding(j, fs, &gain, &h, &arrives, &ncoll) == 0) {
 			best = gain > 0 ? gain : 0;
 			holder = h;
 			joint = 1;
 		}
-		free(rows);
 		free(fs);
 	}
 	if (best < most && best < 1000) {

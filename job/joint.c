@@ -79,6 +79,15 @@ int64_t td_job_joint(size_t n, size_t m, const int64_t *wait, const int64_t *shi
 
 /* --- from the summaries ------------------------------------------------------------------ */
 
+/* The collectives every rank that meets the others ran, in order: for each, each such rank's
+ * index in its summary's collectives and its wait. */
+struct jm {
+	size_t n, m;      /* ranks (rows[]), collectives */
+	size_t *rows;     /* job rows: not partial, with collectives */
+	uint32_t *idx;    /* rows * m: the collective's index in the row's summary */
+	int64_t *wait;    /* rows * m */
+};
+
 struct at {
 	uint32_t key, seq, row, idx; /* key: id in the job's table; idx: in the row's colls */
 };
@@ -92,27 +101,35 @@ struct grp {
 #define GRP_LESS(x, y) ((x)->order < (y)->order)
 TD_DEFINE_SORT(sort_grp, struct grp, GRP_LESS)
 
-int td_job_joint_finding(const struct td_job *j, const size_t *rows, size_t n,
-			 const struct td_sum_finding *const *fs, int64_t *gain, size_t *holder,
-			 size_t *arrives, size_t *ncoll)
+static void jm_free(struct jm *x)
+{
+	free(x->rows);
+	free(x->idx);
+	free(x->wait);
+}
+
+/* 0, or -1 when fewer than two ranks meet or no collective is on all of them */
+static int jm_build(const struct td_job *j, struct jm *x)
 {
 	struct td_strtab keys;
 	struct at *v;
 	struct grp *gs;
-	int64_t *wait, *shift, *own;
-	size_t cap = 0, nv = 0, ng = 0, i, g, r, m;
+	size_t cap = 0, nv = 0, ng = 0, i, g, r, n = 0;
 
-	for (r = 0; r < n; r++) {
-		if (fs[r] && !fs[r]->shifts)
-			return -1; /* a rank's summary without them: the job cannot replay it */
-		cap += j->rows[rows[r]].s->colls.len;
-	}
-	if (n < 2 || !cap)
+	memset(x, 0, sizeof(*x));
+	x->rows = td_malloc((j->n ? j->n : 1) * sizeof(*x->rows));
+	for (r = 0; r < j->n; r++)
+		if (!j->rows[r].s->partial && j->rows[r].s->colls.len) {
+			x->rows[n++] = r;
+			cap += j->rows[r].s->colls.len;
+		}
+	x->n = n;
+	if (n < 2)
 		return -1;
 	td_strtab_init(&keys);
 	v = td_malloc(cap * sizeof(*v));
 	for (r = 0; r < n; r++) {
-		const struct td_summary *s = j->rows[rows[r]].s;
+		const struct td_summary *s = j->rows[x->rows[r]].s;
 		for (i = 0; i < s->colls.len; i++) {
 			const struct td_sum_coll *c = &TD_VEC_AT(&s->colls, struct td_sum_coll, i);
 			const char *k = td_strtab_str(&s->keys, c->key);
@@ -122,44 +139,99 @@ int td_job_joint_finding(const struct td_job *j, const size_t *rows, size_t n,
 	}
 	sort_at(v, nv);
 	gs = td_malloc((nv / n + 1) * sizeof(*gs));
-	for (i = 0; i < nv; i = g) { /* the collectives every rank ran */
+	for (i = 0; i < nv; i = g) { /* the collectives every rank ran, each rank once */
 		for (g = i; g < nv && v[g].key == v[i].key && v[g].seq == v[i].seq; g++)
 			;
-		if (g - i == n && v[i].row == 0)
+		if (g - i == n)
 			gs[ng++] = (struct grp){(uint32_t)i, v[i].idx};
 	}
 	sort_grp(gs, ng);
-	m = ng;
-	wait = td_malloc((n * m + 1) * sizeof(*wait));
-	shift = td_malloc((n * m + 1) * sizeof(*shift));
-	own = td_malloc(n * sizeof(*own));
-	for (g = 0; g < m; g++) {
-		const struct at *a = &v[gs[g].first];
+	x->m = ng;
+	x->idx = td_malloc((n * ng + 1) * sizeof(*x->idx));
+	x->wait = td_malloc((n * ng + 1) * sizeof(*x->wait));
+	for (g = 0; g < ng; g++) {
+		const struct at *a = &v[gs[g].first]; /* a[r]: rank r's, in order */
 		int64_t min = INT64_MAX;
-		for (r = 0; r < n; r++) { /* rows in order: a[r] is row r's */
-			const struct td_sum_coll *c = &TD_VEC_AT(&j->rows[rows[r]].s->colls,
-								 struct td_sum_coll, a[r].idx);
-			if (c->dur < min)
-				min = c->dur;
-		}
 		for (r = 0; r < n; r++) {
-			const struct td_sum_coll *c = &TD_VEC_AT(&j->rows[rows[r]].s->colls,
-								 struct td_sum_coll, a[r].idx);
-			wait[r * m + g] = td_sat_sub(c->dur, min);
-			shift[r * m + g] = fs[r] ? fs[r]->shifts[a[r].idx] : 0;
+			x->idx[r * ng + g] = a[r].idx;
+			if (TD_VEC_AT(&j->rows[x->rows[r]].s->colls, struct td_sum_coll, a[r].idx).dur < min)
+				min = TD_VEC_AT(&j->rows[x->rows[r]].s->colls, struct td_sum_coll,
+						a[r].idx).dur;
 		}
+		for (r = 0; r < n; r++)
+			x->wait[r * ng + g] = td_sat_sub(TD_VEC_AT(&j->rows[x->rows[r]].s->colls,
+								   struct td_sum_coll, a[r].idx).dur, min);
 	}
-	for (r = 0; r < n; r++)
-		own[r] = fs[r] ? SIZED(fs[r]) : 0;
-	*holder = *arrives = 0;
-	*ncoll = m;
-	*gain = m ? td_job_joint(n, m, wait, shift, own, holder, arrives) : 0;
-	*holder = rows[*holder];
 	td_strtab_free(&keys);
 	free(v);
 	free(gs);
-	free(wait);
+	return ng ? 0 : -1;
+}
+
+int td_job_joint_finding(const struct td_job *j, const struct td_sum_finding *const *fs,
+			 int64_t *gain, size_t *holder, size_t *arrives, size_t *ncoll)
+{
+	struct jm x;
+	int64_t *shift, *own;
+	size_t r, g, h;
+
+	for (r = 0; r < j->n; r++)
+		if (fs[r] && !fs[r]->shifts && !j->rows[r].s->partial && j->rows[r].s->colls.len)
+			return -1; /* a rank's summary without them: the job cannot replay it */
+	if (jm_build(j, &x) != 0) {
+		jm_free(&x);
+		return -1;
+	}
+	shift = td_malloc(x.n * x.m * sizeof(*shift));
+	own = td_malloc(x.n * sizeof(*own));
+	for (r = 0; r < x.n; r++) {
+		const struct td_sum_finding *f = fs[x.rows[r]];
+		for (g = 0; g < x.m; g++)
+			shift[r * x.m + g] = f ? f->shifts[x.idx[r * x.m + g]] : 0;
+		own[r] = f ? SIZED(f) : 0;
+	}
+	*gain = td_job_joint(x.n, x.m, x.wait, shift, own, &h, arrives);
+	*holder = x.rows[h];
+	*ncoll = x.m;
 	free(shift);
 	free(own);
-	return m ? 0 : -1;
+	jm_free(&x);
+	return 0;
+}
+
+int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next)
+{
+	struct jm x;
+	int64_t *shift, *own, d = 0;
+	size_t r, g, h, arrives, s = SIZE_MAX;
+
+	if (jm_build(j, &x) != 0) {
+		jm_free(&x);
+		return -1;
+	}
+	for (r = 0; r < x.n; r++)
+		if (x.rows[r] == row)
+			s = r;
+	if (s == SIZE_MAX) {
+		jm_free(&x);
+		return -1;
+	}
+	shift = td_calloc(x.n * x.m, sizeof(*shift));
+	own = td_calloc(x.n, sizeof(*own));
+	for (g = 0; g < x.m; g++) {
+		int64_t second = INT64_MAX; /* the least wait of the others: the next to arrive */
+		for (r = 0; r < x.n; r++)
+			if (r != s && x.wait[r * x.m + g] < second)
+				second = x.wait[r * x.m + g];
+		if (x.wait[s * x.m + g] == 0 && second != INT64_MAX)
+			d = td_sat_sub(d, second);
+		shift[s * x.m + g] = d;
+	}
+	own[s] = d == INT64_MIN ? INT64_MAX : -d;
+	*gain = td_job_joint(x.n, x.m, x.wait, shift, own, &h, &arrives);
+	*next = x.rows[h];
+	free(shift);
+	free(own);
+	jm_free(&x);
+	return 0;
 }

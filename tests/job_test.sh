@@ -148,6 +148,27 @@ expect_rc 3 "$bin" diagnose held
 expect_grep 'rank-2.summary.json: not a tracedoc.summary/1 summary' err "short shifts' file"
 expect_grep 'findings\[[0-9]*\].collective_shifts_ns: expected an integer or null per collective' err "short shifts named"
 cp sums/rank-2.summary.json held/
+# the straggler is sized by what the job wins were it on time: the next rank then holds the
+# collectives. Rank 2 made to arrive 1 ms after rank 5 would have (its collectives 1 ms
+# longer than rank 5's): the others still wait 2.2 ms a collective for rank 5, but rank 5 on
+# time wins the job 1 ms at each of the 6.
+mkdir next
+cp sums/*.summary.json next/
+python3 -c 'import json, sys
+r5 = json.load(open(sys.argv[1]))
+p = sys.argv[2]
+d = json.load(open(p))
+for c, c5 in zip(d["collectives"], r5["collectives"]):
+    c[3] = c5[3] + 1000000
+json.dump(d, open(p, "w"))' sums/rank-5.summary.json next/rank-2.summary.json
+"$bin" diagnose next --format json >next.json
+json_check next.json '
+f = [f for f in d["findings"] if f["rule"] == "straggler"][0]
+assert f["values"]["rank"] == 5, f["values"]
+assert f["values"]["wait_ns"] > 6 * 2000000, f["values"]
+assert f["est_savings_ns"] == 6 * 1000000 and f["sizing"] == "bound", f
+w = " ".join(f["where"])
+assert "were rank 5 on time" in w and "rank 2 would then hold them" in w, w'
 # a summary's sizing is one of three words, named when it is not
 python3 -c 'import json, sys
 p = sys.argv[1]
