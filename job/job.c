@@ -151,7 +151,8 @@ void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 		if (pass == 0) {
 			j->matched++;
 			for (r = i; r < g; r++) {
-				j->rows[v[r].row].wait_ns += v[r].dur - min;
+				j->rows[v[r].row].wait_ns = td_sat_add(j->rows[v[r].row].wait_ns,
+								      v[r].dur - min);
 				/* ends coincide: each rank's end minus the first rank's is its clock
 				 * offset, from the groups that include that rank */
 				if (v[i].row == 0)
@@ -159,7 +160,7 @@ void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 						td_sat_add(v[r].start, v[r].dur),
 						td_sat_add(v[i].start, v[i].dur));
 			}
-			j->rows[late].late_ns += med - min;
+			j->rows[late].late_ns = td_sat_add(j->rows[late].late_ns, med - min);
 			j->rows[late].late_count++;
 			if (med - min > j->rows[late].late_max_ns)
 				j->rows[late].late_max_ns = med - min;
@@ -170,13 +171,15 @@ void td_job_match(struct td_job *j, struct td_strtab *keys, struct worst *top, s
 					if (r != lpos && v[r].in_step >= 0)
 						offs[no++] = v[r].in_step;
 				if (v[lpos].in_step >= 0 && no == g - i - 1) {
-					int64_t d = v[lpos].in_step - td_median_i64(offs, no);
-					j->rows[late].late_in_step_ns += d > 0 ? d : 0;
+					int64_t d = td_sat_sub(v[lpos].in_step, td_median_i64(offs, no));
+					j->rows[late].late_in_step_ns = td_sat_add(
+						j->rows[late].late_in_step_ns, d > 0 ? d : 0);
 					for (r = i, no = 0; r < g; r++)
 						if (r != lpos)
 							offs[no++] = v[r].gpu_in_step;
-					d = v[lpos].gpu_in_step - td_median_i64(offs, no);
-					j->rows[late].late_gpu_in_step_ns += d > 0 ? d : 0;
+					d = td_sat_sub(v[lpos].gpu_in_step, td_median_i64(offs, no));
+					j->rows[late].late_gpu_in_step_ns = td_sat_add(
+						j->rows[late].late_gpu_in_step_ns, d > 0 ? d : 0);
 					j->rows[late].late_known++;
 				}
 			}

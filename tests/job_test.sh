@@ -169,6 +169,24 @@ assert f["values"]["wait_ns"] > 6 * 2000000, f["values"]
 assert f["est_savings_ns"] == 6 * 1000000 and f["sizing"] == "bound", f
 w = " ".join(f["where"])
 assert "were rank 5 on time" in w and "rank 2 would then hold them" in w, w'
+# shifts and durations at the limits of an integer: the job is still reported (saturating
+# sums; the suite runs under UBSan too)
+mkdir huge
+cp sums/*.summary.json huge/
+for f in huge/*.summary.json; do
+	python3 -c 'import json, sys
+p, i = sys.argv[1], int(sys.argv[1][-14])
+d = json.load(open(p))
+for f in d["findings"]:
+    if "collective_shifts_ns" in f:
+        f["collective_shifts_ns"] = [[2**63 - 1, 1 - 2**63, None, 0][(i + k) % 4]
+                                     for k in range(len(f["collective_shifts_ns"]))]
+for c in d["collectives"]:
+    c[3] = 2**63 - 1 if i % 3 == 0 else c[3]
+    c[4] = 2**63 - 1 if i % 3 == 1 else c[4]
+json.dump(d, open(p, "w"))' "$f"
+done
+expect_rc 0 "$bin" diagnose huge
 # a summary's sizing is one of three words, named when it is not
 python3 -c 'import json, sys
 p = sys.argv[1]
