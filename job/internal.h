@@ -56,8 +56,10 @@ int td_job_joint_finding(const struct td_job *j, const struct td_sum_finding *co
 			 int64_t *gain, size_t *holder, size_t *arrives, size_t *ncoll);
 /* What the job wins where row `row` arrived at every collective it reached last no later than
  * the next rank (every other rank's own work as it is): the most any fix of what makes it late
- * wins. Returns 0 with *gain and *next (the row that then holds the step), or -1 as above. */
-int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next);
+ * wins. Returns 0 with *gain, *next (the row that then holds the step) and *arrives, *ncoll as
+ * td_job_joint_finding() gives them, or -1 as it does. */
+int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next,
+			 size_t *arrives, size_t *ncoll);
 /* The vendor and run most ranks have, in j->ctx. */
 void td_job_context(struct td_job *j);
 /* The straggler finding and its explanation; the imbalance finding. */

@@ -199,11 +199,12 @@ int td_job_joint_finding(const struct td_job *j, const struct td_sum_finding *co
 	return 0;
 }
 
-int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next)
+int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size_t *next,
+			 size_t *arrives, size_t *ncoll)
 {
 	struct jm x;
 	int64_t *shift, *own, d = 0;
-	size_t r, g, h, arrives, s = SIZE_MAX;
+	size_t r, g, h, s = SIZE_MAX;
 
 	if (jm_build(j, &x) != 0) {
 		jm_free(&x);
@@ -228,8 +229,9 @@ int td_job_joint_on_time(const struct td_job *j, size_t row, int64_t *gain, size
 		shift[s * x.m + g] = d;
 	}
 	own[s] = d == INT64_MIN ? INT64_MAX : -d;
-	*gain = td_job_joint(x.n, x.m, x.wait, shift, own, &h, &arrives);
+	*gain = td_job_joint(x.n, x.m, x.wait, shift, own, &h, arrives);
 	*next = x.rows[h];
+	*ncoll = x.m;
 	free(shift);
 	free(own);
 	jm_free(&x);

@@ -245,15 +245,21 @@ static void explain(struct td_job *j, size_t row, struct td_finding *f)
 static void on_time(struct td_job *j, size_t row, struct td_finding *f)
 {
 	int64_t gain;
-	size_t next;
-	char b1[32], b2[32];
+	size_t next, arrives, ncoll;
+	char b1[32], b2[32], holds[80];
 
-	if (td_job_joint_on_time(j, row, &gain, &next) != 0 || gain < 0 || gain >= f->busy_ns)
+	if (td_job_joint_on_time(j, row, &gain, &next, &arrives, &ncoll) != 0 || gain < 0 ||
+	    gain >= f->busy_ns)
 		return;
+	if (arrives)
+		snprintf(holds, sizeof(holds), "arrives last at %zu of the %zu", arrives, ncoll);
+	else
+		snprintf(holds, sizeof(holds), "holds the step after the last of them");
 	td_finding_where(f, "were rank %lld on time, arriving with the next rank at the collectives "
-			 "it reaches last, rank %lld would then hold them: replayed across the ranks' "
-			 "collectives, the job wins at most ~%s%s of the %s%s the others wait",
-			 (long long)j->rows[row].rank, (long long)j->rows[next].rank,
+			 "it reaches last, the others would still wait for each other: replayed "
+			 "across the ranks' collectives, rank %lld then %s, and the job wins at most "
+			 "~%s%s of the %s%s the others wait", (long long)j->rows[row].rank,
+			 (long long)j->rows[next].rank, holds,
 			 td_fmt_dur(b1, sizeof(b1), by_step(j, gain)), per_step(j),
 			 td_fmt_dur(b2, sizeof(b2), by_step(j, f->busy_ns)), per_step(j));
 	f->busy_ns = gain;
