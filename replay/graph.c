@@ -42,22 +42,7 @@ const struct td_rp_side *td_rp_side_of(const struct td_vec *v, uint32_t k)
 
 int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
 {
-	uint32_t p = td_rp_prev(g, k);
-	int64_t gap;
-
-	if (p == TD_NONE)
-		return 0;
-	if (g->fl[k] & TD_RPF_X) {
-		const struct td_rp_side *s = td_rp_side_of(&g->xs, k);
-		if (s && s->w != TD_RP_NOGAP)
-			return s->w;
-	}
-	if ((g->fl[k] & TD_RPF_GPU) && !(g->fl[k] & TD_RPF_MEASGAP))
-		return g->dev[td_rp_dev_of(g, k)].queued;
-	gap = ts_of(g, k) - end_of(g, p);
-	if (!(g->fl[k] & TD_RPF_GPU))
-		return gap > 0 ? gap : 0;
-	return gap; /* overlapping, or no launch: as measured */
+	return td_rp_gap_on(g, k, -1);
 }
 
 /* The node of host event ev (a runtime call, or one nested in it), TD_NONE when none; searched

@@ -26,6 +26,27 @@ static inline int32_t td_rp_dev_of(const struct td_replay *g, uint32_t k)
 	return g->track_dev[td_rp_track(g, k)];
 }
 
+/* td_rp_gap() where the caller knows k's device index (dev; -1: it is looked up). */
+static inline int64_t td_rp_gap_on(const struct td_replay *g, uint32_t k, int32_t dev)
+{
+	uint32_t p = td_rp_prev(g, k);
+	int64_t gap;
+
+	if (p == TD_NONE)
+		return 0;
+	if (g->fl[k] & TD_RPF_X) {
+		const struct td_rp_side *s = td_rp_side_of(&g->xs, k);
+		if (s && s->w != TD_RP_NOGAP)
+			return s->w;
+	}
+	if ((g->fl[k] & TD_RPF_GPU) && !(g->fl[k] & TD_RPF_MEASGAP))
+		return g->dev[dev >= 0 ? dev : td_rp_dev_of(g, k)].queued;
+	gap = ts_of(g, k) - end_of(g, p);
+	if (!(g->fl[k] & TD_RPF_GPU))
+		return gap > 0 ? gap : 0;
+	return gap; /* overlapping, or no launch: as measured */
+}
+
 /* Appends a side-table entry; td_rp_sort_side() orders a table by node, then ref. */
 void td_rp_add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w);
 void td_rp_sort_side(struct td_vec *v);

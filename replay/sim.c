@@ -38,7 +38,29 @@ struct sim {
 	struct td_rp_times *r;
 	struct td_vec *stack;  /* uint32_t */
 	uint8_t *state;        /* 2 bits a node: S_* */
+	uint32_t lane_lo[2], lane_hi[2]; /* the last two lanes a GPU op's device was looked up */
+	int32_t lane_dev[2];  /* in (a node's track is a search over the tracks) */
 };
+
+/* The device index of GPU op k, from the last two lanes asked about when it is on one. */
+static int32_t dev_of(struct sim *s, uint32_t k)
+{
+	const struct td_replay *g = s->g;
+	uint32_t tr;
+
+	if (k >= s->lane_lo[0] && k < s->lane_hi[0])
+		return s->lane_dev[0];
+	if (k >= s->lane_lo[1] && k < s->lane_hi[1])
+		return s->lane_dev[1];
+	tr = td_rp_track(g, k);
+	s->lane_lo[1] = s->lane_lo[0];
+	s->lane_hi[1] = s->lane_hi[0];
+	s->lane_dev[1] = s->lane_dev[0];
+	s->lane_lo[0] = g->track_first[tr];
+	s->lane_hi[0] = g->track_first[tr] + g->track_count[tr];
+	s->lane_dev[0] = g->track_dev[tr];
+	return s->lane_dev[0];
+}
 
 static int kind_slot(int k)
 {
@@ -172,7 +194,7 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 }
 
 /* k's replayed start, every predecessor done (or begun: a cycle, cut). */
-static int64_t compute(const struct sim *s, uint32_t k)
+static int64_t compute(struct sim *s, uint32_t k)
 {
 	const struct td_replay *g = s->g;
 	const struct td_rp_times *r = s->r;
@@ -198,7 +220,7 @@ static int64_t compute(const struct sim *s, uint32_t k)
 			v = e->ts;
 		return v;
 	}
-	gap = (r->flag[k] & F_GAP) ? over(r, k)->w : td_rp_gap(g, k);
+	gap = (r->flag[k] & F_GAP) ? over(r, k)->w : td_rp_gap_on(g, k, gpu ? dev_of(s, k) : -1);
 	if (gpu && (r->flag[k] & (F_SIDE | F_AFTER_SIDE))) {
 		const struct td_rp_side *sd = td_rp_side_of(&r->sides, k);
 		if (r->flag[k] & F_SIDE) { /* its side stream, then as any op: launch, engine */
@@ -235,7 +257,7 @@ static int64_t compute(const struct sim *s, uint32_t k)
 	if (en) /* its engine free */
 		later(&v, END(en->ref), 0);
 	if (gpu && h != TD_NONE && !(r->flag[h] & F_REMOVED)) {
-		int64_t lag = g->dev[td_rp_dev_of(g, k)].lag[kind_slot(e->kind)];
+		int64_t lag = g->dev[dev_of(s, k)].lag[kind_slot(e->kind)];
 		if ((g->fl[k] & TD_RPF_EXTRA) && !(g->fl[k] & TD_RPF_STREAM)) {
 			int staging = g->fl[k] & TD_RPF_STAGING;
 			/* pinned, its copy has no staging; an unexplained delay only when kept */
