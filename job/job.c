@@ -315,8 +315,7 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 					 "in every collective): rank %lld, which %s, then %s",
 					 td_fmt_dur(b1, sizeof(b1), best), (long long)j->rows[holder].rank,
 					 b2, more);
-		}
-		else {
+		} else {
 			if (j->rows[holder].wait_ns > wmin)
 				snprintf(more, sizeof(more), "waits %s longer for the others than the "
 					 "rank that waits least", td_fmt_dur(b3, sizeof(b3),

@@ -180,8 +180,8 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	*evs = td_malloc((nc ? nc : 1) * sizeof(**evs));
 	for (i = 0; i < nc; i++) {
 		struct td_sum_coll *c = td_vec_push(&s->colls);
-		(*evs)[i] = cs[i].ev;
 		const struct td_event *e = td_trace_ev(t, cs[i].ev);
+		(*evs)[i] = cs[i].ev;
 		c->key = coll_key(s, t, cs[i].ev);
 		c->start = e->ts;
 		c->dur = td_ev_dur(e);
