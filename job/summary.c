@@ -209,9 +209,7 @@ static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t
 	for (i = 0; n && i < r->findings.len && i < s->findings.len; i++) {
 		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i), *pre = NULL;
 		struct td_sum_finding *sf = &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
-		struct td_rp_edit *both;
 		const int64_t *b;
-		int rc;
 		if (sf->sizing != TD_SIZING_REPLAY || !f->edits.len || f->device != a->dev[d].device)
 			continue;
 		for (k = 0; f->after && k < r->findings.len && !pre; k++)
@@ -221,26 +219,20 @@ static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t
 			continue;
 		if (!pre && !base) { /* the replays without the fix, once each */
 			base = td_malloc(n * sizeof(*base));
-			if (td_whatif_starts(a, d, NULL, 0, evs, n, base) != 0)
+			if (td_whatif_starts(a, d, NULL, 0, NULL, 0, evs, n, base) != 0)
 				break;
 		}
 		if (pre && base_of != pre) {
 			base_pre = base_pre ? base_pre : td_malloc(n * sizeof(*base_pre));
 			base_of = NULL;
-			if (td_whatif_starts(a, d, pre->edits.data, pre->edits.len, evs, n,
+			if (td_whatif_starts(a, d, NULL, 0, pre->edits.data, pre->edits.len, evs, n,
 					     base_pre) != 0)
 				continue;
 			base_of = pre;
 		}
 		b = pre ? base_pre : base;
-		both = td_malloc(((pre ? pre->edits.len : 0) + f->edits.len) * sizeof(*both));
-		if (pre)
-			memcpy(both, pre->edits.data, pre->edits.len * sizeof(*both));
-		memcpy(both + (pre ? pre->edits.len : 0), f->edits.data, f->edits.len * sizeof(*both));
-		rc = td_whatif_starts(a, d, both, (pre ? pre->edits.len : 0) + f->edits.len, evs, n,
-				      fixed);
-		free(both);
-		if (rc != 0)
+		if (td_whatif_starts(a, d, pre ? pre->edits.data : NULL, pre ? pre->edits.len : 0,
+				     f->edits.data, f->edits.len, evs, n, fixed) != 0)
 			continue;
 		sf->shifts = td_malloc(n * sizeof(*sf->shifts));
 		for (k = 0; k < n; k++)

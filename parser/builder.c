@@ -338,18 +338,18 @@ void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *st
 	case 'i':
 	case 'I':
 		if (e->name.set && SLICE_EQ(strs + e->name.off, e->name.len, "[memory]")) {
+			/* Device Type 0 is the host; CUDA's is 1 (older traces: no type, a device) */
+			int host = e->has_mem_devtype && e->mem_devtype == 0;
+			int sample = e->has_ts && !e->bad_ts && (e->has_mem_total || e->has_mem_bytes);
 			k = TD_K_MEMORY;
-			if (e->has_device && e->device >= 0 && e->has_mem_total &&
-			    !(e->has_mem_devtype && e->mem_devtype == 0)) {
+			if (e->has_device && e->device >= 0 && e->has_mem_total && !host) {
 				struct td_device *d = td_trace_device(t, (int32_t)e->device);
 				if (e->mem_total > d->peak_allocated)
 					d->peak_allocated = e->mem_total;
 			}
-			if (e->has_ts && !e->bad_ts && (e->has_mem_total || e->has_mem_bytes) &&
-			    e->has_device && e->device > INT16_MAX &&
-			    !(e->has_mem_devtype && e->mem_devtype == 0)) {
+			if (sample && e->has_device && e->device > INT16_MAX && !host) {
 				t->anom.huge_number++; /* a device no sample can be stored for */
-			} else if (e->has_ts && !e->bad_ts && (e->has_mem_total || e->has_mem_bytes)) {
+			} else if (sample) {
 				struct td_mem_sample *m = td_vec_push(&t->mem);
 				int huge;
 				m->ts = e->ts;
@@ -358,9 +358,8 @@ void td_builder_add(struct td_builder *b, const struct td_raw *e, const char *st
 						   e->has_mem_reserved ? e->mem_reserved : -1);
 				huge |= td_mem_set(m, TD_MEM_BYTES, e->has_mem_bytes ? e->mem_bytes : 0);
 				t->anom.huge_number += (uint64_t)huge;
-				/* Device Type 0 is the host; CUDA's is 1 (older traces: no type, a device) */
-				m->device = (e->has_mem_devtype && e->mem_devtype == 0) || !e->has_device ||
-					    e->device < 0 ? -1 : (int16_t)e->device;
+				m->device = host || !e->has_device || e->device < 0 ? -1
+					    : (int16_t)e->device;
 				struct td_mem_thread th;
 				memset(&th, 0, sizeof(th));
 				th.pid = id.pid;

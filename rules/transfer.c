@@ -51,7 +51,8 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP) &&
 		    td_an_in_host_window(a, d, e->ts))
 			to_ops++;
-		if (e->kind != TD_K_MEMCPY || td_trace_track(t, td_trace_track_at(t, &cur, i))->device != dv->device ||
+		if (e->kind != TD_K_MEMCPY ||
+		    td_trace_track(t, td_trace_track_at(t, &cur, i))->device != dv->device ||
 		    e->ts < dv->win_start || e->ts >= dv->win_end)
 			continue;
 		td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);

@@ -185,18 +185,21 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 				w->g.dev[i].pinned[1] = bw;
 		}
 		loader_gates(a, &w->g);
-		{ /* the streams that run kernels, then the copy calls whose copy is on one */
-			uint8_t *kern = td_calloc(t->tracks.len + 1, 1);
-			w->copy_on_compute = td_calloc(w->g.nhost / 8 + 1, 1);
-			w->on_device = td_calloc(w->g.nhost / 8 + 1, 1);
-			for (i = w->g.nhost; i < w->g.n; i++)
-				if (td_rp_event(&w->g, (uint32_t)i)->kind == TD_K_KERNEL)
-					kern[td_rp_track(&w->g, (uint32_t)i)] = 1;
-			for (i = w->g.nhost; i < w->g.n; i++) {
-				const struct td_event *op = td_rp_event(&w->g, (uint32_t)i);
-				uint32_t h = w->g.src[i];
-				if (op->kind == TD_K_MEMCPY && h != TD_NONE &&
-				    kern[td_rp_track(&w->g, (uint32_t)i)] &&
+		w->copy_on_compute = td_calloc(w->g.nhost / 8 + 1, 1);
+		w->on_device = td_calloc(w->g.nhost / 8 + 1, 1);
+		for (i = 0; i < t->tracks.len; i++) { /* each stream's ops, a lane at a time */
+			uint32_t f = w->g.track_first[i], end, k;
+			int kern = 0;
+			if (f == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu)
+				continue;
+			end = f + w->g.track_count[i];
+			for (k = f; k < end && !kern; k++)
+				kern = td_rp_event(&w->g, k)->kind == TD_K_KERNEL;
+			for (k = f; k < end; k++) {
+				const struct td_event *op = td_rp_event(&w->g, k);
+				uint32_t h = w->g.src[k];
+				/* a copy call whose copy runs on a stream that runs kernels */
+				if (op->kind == TD_K_MEMCPY && h != TD_NONE && kern &&
 				    (w->g.fl[h] & TD_RPF_COPY))
 					w->copy_on_compute[h >> 3] |= (uint8_t)(1u << (h & 7));
 				/* a device-side copy or a memset, from a call that does not wait */
@@ -206,7 +209,6 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 				      !(role[op->name] & (TD_RP_OP_HTOD | TD_RP_OP_DTOH)))))
 					w->on_device[h >> 3] |= (uint8_t)(1u << (h & 7));
 			}
-			free(kern);
 		}
 		/* as sized: the unexplained delays stay */
 		w->g.keep_unexplained = 1;
@@ -288,19 +290,37 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	return w;
 }
 
-int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-		     size_t nedits, const uint32_t *evs, size_t n, int64_t *out)
+struct td_rp_edit *td_whatif_join(const struct td_rp_edit *pre, size_t npre,
+				  const struct td_rp_edit *edits, size_t nedits)
+{
+	struct td_rp_edit *both = td_malloc((npre + nedits + 1) * sizeof(*both));
+
+	if (npre)
+		memcpy(both, pre, npre * sizeof(*both));
+	if (nedits)
+		memcpy(both + npre, edits, nedits * sizeof(*both));
+	return both;
+}
+
+int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *pre, size_t npre,
+		     const struct td_rp_edit *edits, size_t nedits, const uint32_t *evs, size_t n,
+		     int64_t *out)
 {
 	const struct td_dev_analysis *dv;
+	struct td_rp_edit *both;
 	struct td_rp_times r;
 	int64_t w0;
 	size_t i;
+	int rc;
 
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a) || !a->whatif->ok)
 		return -1;
 	dv = &a->dev[d];
 	memset(&r, 0, sizeof(r));
-	if (td_replay_run(&a->whatif->g, edits, nedits, &r) != 0) {
+	both = td_whatif_join(pre, npre, edits, nedits);
+	rc = td_replay_run(&a->whatif->g, both, npre + nedits, &r);
+	free(both);
+	if (rc != 0) {
 		td_rp_times_free(&r);
 		return -1;
 	}
@@ -475,18 +495,6 @@ struct size_job {
 	pthread_mutex_t mu;
 };
 
-/* The loader's edits, then e's: a fix replayed after the DataLoader's (T_BOTH). */
-static struct td_rp_edit *after_loader(const struct td_finding *l, const struct td_vec *e)
-{
-	struct td_rp_edit *both = td_malloc((l->edits.len + e->len + 1) * sizeof(*both));
-
-	if (l->edits.len)
-		memcpy(both, l->edits.data, l->edits.len * sizeof(*both));
-	if (e->len)
-		memcpy(both + l->edits.len, e->data, e->len * sizeof(*both));
-	return both;
-}
-
 static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_times *r)
 {
 	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
@@ -500,7 +508,7 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 		return td_whatif_window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
 	if (tk->kind == T_ALONE)
 		return td_whatif_window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
-	both = after_loader(l, &f->edits);
+	both = td_whatif_join(l->edits.data, l->edits.len, f->edits.data, f->edits.len);
 	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
 	free(both);
 	return w;

@@ -53,13 +53,15 @@ void td_whatif_early(struct td_analysis *a, const struct td_finding *f);
 int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
 			 size_t nedits);
 /* Where the GPU events evs[0..n) start (collectives, for the job view's replay across ranks)
- * when device index d's trace is replayed with the edits: out[i], less where the start of d's
- * steady-state window on its host thread lands (the difference of two such is how far a fix
- * moves the event into the window); TD_SHIFT_NONE for an event outside that window or not in
- * the graph. Returns 0, or -1 when nothing can be replayed. */
+ * when device index d's trace is replayed with pre's edits, then edits' (a fix that comes
+ * first, then the fix; NULL, 0 for none): out[i], less where the start of d's steady-state
+ * window on its host thread lands (the difference of two such is how far a fix moves the event
+ * into the window); TD_SHIFT_NONE for an event outside that window or not in the graph.
+ * Returns 0, or -1 when nothing can be replayed. */
 #define TD_SHIFT_NONE INT64_MIN
-int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-		     size_t nedits, const uint32_t *evs, size_t n, int64_t *out);
+int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *pre, size_t npre,
+		     const struct td_rp_edit *edits, size_t nedits, const uint32_t *evs, size_t n,
+		     int64_t *out);
 /* The window as recorded, replayed (no edits), and as measured. */
 int64_t td_whatif_base(struct td_analysis *a, size_t d);
 int64_t td_whatif_measured(struct td_analysis *a, size_t d);

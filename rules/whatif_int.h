@@ -20,6 +20,9 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w);
  * does); -1 when nothing can be replayed. */
 int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
 			    size_t nedits, struct td_rp_times *r);
+/* pre's edits, then edits', in one malloc'd array (a fix replayed after another). */
+struct td_rp_edit *td_whatif_join(const struct td_rp_edit *pre, size_t npre,
+				  const struct td_rp_edit *edits, size_t nedits);
 /* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
 int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
 

@@ -147,10 +147,7 @@ static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *p
 	tk->kind = kind;
 	tk->device = device;
 	tk->ned = npre + nedits;
-	tk->ed = td_malloc((tk->ned + 1) * sizeof(*edits));
-	if (npre)
-		memcpy(tk->ed, pre, npre * sizeof(*pre));
-	memcpy(tk->ed + npre, edits, nedits * sizeof(*edits));
+	tk->ed = td_whatif_join(pre, npre, edits, nedits);
 	tk->hash = edits_hash(pre, npre, edits, nedits);
 	tk->win = -1;
 	return tk;
