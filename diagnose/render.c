@@ -176,7 +176,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 			      : fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
-			char line[512], sz[64];
+			char line[512], sz[TD_SIZING_MAX];
 			int n = snprintf(line, sizeof(line), "saves ~%s%s (%.1f%% of the window",
 					 td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
 					 td_finding_sizing(fd, sz, sizeof(sz)),
@@ -252,7 +252,7 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 void render_findings_md(FILE *f, const struct td_report *r)
 {
 	size_t i, j;
-	char b1[32], b2[32], b3[48], parts[256], sz[64];
+	char b1[32], b2[32], b3[48], parts[256], sz[TD_SIZING_MAX];
 
 	for (i = 0; i < r->findings.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&r->findings, struct td_finding, i);

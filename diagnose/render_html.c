@@ -121,7 +121,7 @@ static void td_cell_dur(FILE *f, int64_t ns)
 void html_findings(FILE *f, const struct td_report *r)
 {
 	size_t i, j;
-	char b1[32], b2[32], sz[64];
+	char b1[32], b2[32], sz[TD_SIZING_MAX];
 
 	if (!r->findings.len) {
 		fputs("<p>No findings.</p>\n", f);

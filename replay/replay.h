@@ -259,6 +259,9 @@ struct td_rp_times {
 				    * none; v -1), or the first op after moved copies on their stream
 				    * (ref: the last of them; v: the op before them, -1 for none) */
 	uint8_t *gate_off;         /* per gate (g->gates): an edit dropped its wait */
+	struct td_vec tails;       /* struct td_rp_side: host time an edit dropped after a thread's
+				    * last call (node: that call; [v, w): the range dropped), which no
+				    * call's gap holds - td_replay_map() takes it out */
 	size_t n;
 	uint8_t *state;            /* the replay's own: 2 bits a node */
 	struct td_vec stack;       /* the replay's own: uint32_t */
@@ -292,7 +295,8 @@ int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32
 int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint32_t k);
 
 /* Where host instant ts on a thread lands in a replay: after the thread's last call before it,
- * by the time between them, and no later than the next call starts (r NULL: ts). */
+ * by the time between them (less what an edit dropped of it after the thread's last call), and
+ * no later than the next call starts (r NULL: ts). */
 int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 		      int64_t ts);
 /* The replayed window [from, to) of host instants on a thread: from's image to the later of

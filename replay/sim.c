@@ -507,6 +507,16 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		}
 		set_gap(g, r, k, gap);
 	}
+	/* after the thread's last call: no gap holds it (the window's end maps through it) */
+	if (ed->kind == TD_RP_DROP_HOST && k == end) {
+		int64_t le = td_ev_end(td_rp_event(g, end - 1)), from = ed->from > le ? ed->from : le;
+		if (!resid)
+			from = ed->to - from > ed->residual ? from + ed->residual : ed->to;
+		if (ed->to > from) {
+			struct td_rp_side *tl = td_vec_push(&r->tails);
+			*tl = (struct td_rp_side){end - 1, TD_NONE, from, ed->to};
+		}
+	}
 }
 
 /* The pinned buffers the copies made pinned need: before the first TD_RP_PIN_BUFFERS calls of
@@ -608,6 +618,7 @@ static void times_ready(const struct td_replay *g, struct td_rp_times *out, int 
 		memset(out->gate_off, 0, g->gates.len + 1);
 		memset(out->state, 0, g->n / 4 + 1);
 		out->over.len = out->anchors.len = out->sides.len = out->stack.len = 0;
+		out->tails.len = 0;
 		return;
 	}
 	if (reuse)
@@ -622,6 +633,7 @@ static void times_ready(const struct td_replay *g, struct td_rp_times *out, int 
 	td_vec_init(&out->anchors, sizeof(struct td_rp_anchor));
 	td_vec_init(&out->sides, sizeof(struct td_rp_side));
 	td_vec_init(&out->stack, sizeof(uint32_t));
+	td_vec_init(&out->tails, sizeof(struct td_rp_side));
 }
 
 static int replay(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
@@ -682,6 +694,7 @@ void td_rp_times_free(struct td_rp_times *r)
 	td_vec_free(&r->anchors);
 	td_vec_free(&r->sides);
 	td_vec_free(&r->stack);
+	td_vec_free(&r->tails);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -711,6 +724,13 @@ int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, ui
 	}
 	/* in a gap: as far after the call before as it was, no later than the next call starts */
 	a = re + (ts - me);
+	if (lo == n) { /* after the last call: less what edits dropped there */
+		const struct td_rp_side *tl = r->tails.data;
+		size_t i;
+		for (i = 0; i < r->tails.len; i++)
+			if (tl[i].node == k)
+				a -= overlap(me, ts, tl[i].v, tl[i].w);
+	}
 	if (lo < n && r->start[k + 1] < a)
 		a = r->start[k + 1];
 	return a > re ? a : re;

@@ -29,6 +29,13 @@ struct resid {
 	int64_t by_cause[CAUSE_COUNT];
 	struct top_gap cur, *top;      /* the current gap, and the largest ones */
 	size_t ntop, maxtop;
+	const struct td_analysis *a;
+	size_t d;
+	struct td_vec drop;            /* struct td_rp_edit: the host's own work in the unclaimed
+					* idle (CPU ops, Python, untraced), on the thread that
+					* launched the op ending each gap (bound_drop) */
+	size_t drop_gap;               /* the gap drop_track is of */
+	uint32_t drop_track;
 };
 
 static void item_add(struct td_vec *v, uint8_t cause, uint32_t what, int64_t ns)
@@ -75,10 +82,39 @@ out:
 	memset(&rs->cur, 0, sizeof(rs->cur));
 }
 
+/* The bound of a host-bound fix: the host's work in each unclaimed piece the host held (CPU
+ * op / Python, nothing recorded) dropped on the thread that launched the op ending its gap -
+ * as the attribution read it - pieces that touch on one thread merged. */
+static void drop_piece(struct resid *rs, const struct td_seg *p, size_t gap)
+{
+	const struct td_trace *t = rs->a->t;
+	struct td_rp_edit *last = rs->drop.len ? &TD_VEC_AT(&rs->drop, struct td_rp_edit,
+							    rs->drop.len - 1) : NULL;
+
+	if (p->cause != CAUSE_HOST && p->cause != CAUSE_NOTHING)
+		return;
+	if (!rs->drop.len || rs->drop_gap != gap) {
+		const struct td_gap *g = &rs->a->dev[rs->d].gaps[gap];
+		uint32_t l = g->next_op != TD_NONE ? td_trace_launch(t, g->next_op) : TD_NONE;
+		rs->drop_gap = gap;
+		rs->drop_track = l != TD_NONE ? td_trace_track_of(t, l) : rs->a->dev[rs->d].host_track;
+	}
+	if (rs->drop_track == TD_NONE)
+		return;
+	if (last && last->track == rs->drop_track && last->to == p->start) {
+		last->to = p->end;
+		return;
+	}
+	last = td_vec_push(&rs->drop);
+	*last = (struct td_rp_edit){TD_RP_DROP_HOST, rs->drop_track, p->start, p->end, 0, 0};
+}
+
 static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 {
 	struct resid *rs = vc;
 	int64_t ns = p->end - p->start;
+
+	drop_piece(rs, p, gap);
 
 	if (rs->cur.ns && rs->cur.gap != gap)
 		flush_gap(rs);
@@ -91,6 +127,23 @@ static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 	}
 	rs->by_cause[p->cause] += ns;
 	item_add(&rs->items, p->cause, p->what, ns);
+}
+
+#define EDIT_LESS(x, y) ((x)->track < (y)->track || ((x)->track == (y)->track && (x)->from < (y)->from))
+TD_DEFINE_SORT(sort_edits, struct td_rp_edit, EDIT_LESS)
+
+/* Where the fix is the host's (its work moved off the step, its Python loops cut) and cannot be
+ * replayed as such, the host's work in the unclaimed idle removed outright bounds what it wins
+ * (the replay then holds the step where the GPU's work, a wait or another thread does), by
+ * thread and time as the replay applies edits. */
+static void bound_drop(struct td_finding *f, struct resid *rs)
+{
+	size_t i;
+
+	sort_edits(rs->drop.data, rs->drop.len);
+	for (i = 0; i < rs->drop.len; i++)
+		td_finding_bound_edit(f, &TD_VEC_AT(&rs->drop, struct td_rp_edit, i));
+	f->bound_what = "with the host's work in its gaps removed";
 }
 
 #define ITEM_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && ((x)->cause < (y)->cause || \
@@ -371,6 +424,9 @@ static void run(struct td_analysis *a, struct td_report *r)
 			continue;
 		memset(&rs, 0, sizeof(rs));
 		td_vec_init(&rs.items, sizeof(struct td_idle_item));
+		td_vec_init(&rs.drop, sizeof(struct td_rp_edit));
+		rs.a = a;
+		rs.d = d;
 		rs.maxtop = a->params.evidence_max > 0 ? (size_t)a->params.evidence_max : 0;
 		rs.top = td_calloc(rs.maxtop ? rs.maxtop : 1, sizeof(*rs.top));
 		td_an_unclaimed_pieces(a, d, on_piece, &rs);
@@ -425,8 +481,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 							       : NULL;
 			if (fe && fe->graph)
 				graph_edits(a, f, d);
+			if (!f->edits.len && (top == CAUSE_HOST || top == CAUSE_NOTHING))
+				bound_drop(f, &rs);
 		}
 		td_vec_free(&rs.items);
+		td_vec_free(&rs.drop);
 		free(rs.top);
 	}
 }

@@ -255,13 +255,24 @@ const struct td_finding *td_report_owner(const struct td_analysis *a, const stru
 	return NULL;
 }
 
+/* How a bound was replayed: "with it removed", or its rule's words. */
+static const char *bound_what(const struct td_finding *f)
+{
+	return f->bound_what ? f->bound_what : "with it removed";
+}
+
 const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap)
 {
+	if (!f->replayed && !f->bounded)
+		return "";
 	if (!f->replayed)
-		return f->bounded ? " (at most: replayed with it removed)" : "";
-	if (!f->after)
+		snprintf(buf, cap, " (at most: replayed %s%s%s%s)", bound_what(f),
+			 f->after ? ", after the " : "", f->after ? f->after : "",
+			 f->after ? " fix" : "");
+	else if (!f->after)
 		return " (replayed)";
-	snprintf(buf, cap, " (replayed, after the %s fix)", f->after);
+	else
+		snprintf(buf, cap, " (replayed, after the %s fix)", f->after);
 	return buf;
 }
 
@@ -290,10 +301,16 @@ static void critical_path(struct td_finding *f)
 		return;
 	td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns);
 	if (f->savings_ns) {
-		if (f->bounded)
+		if (f->bounded && !f->bound_what && f->savings_ns < f->idle_ns + f->busy_ns)
 			td_finding_where(f, "replayed with it removed outright, the window shrinks "
 					 "by %s of the %s it claims: the rest is off the critical "
 					 "path, where something else holds the step",
+					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
+		else if (f->bounded && f->savings_ns < f->idle_ns + f->busy_ns)
+			td_finding_where(f, "replayed %s, the window shrinks by %s of the %s it "
+					 "claims: the rest is idle that work does not cause, or that "
+					 "something else then holds (the GPU's own work, a wait, "
+					 "another thread)", f->bound_what,
 					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
 		return;
 	}
@@ -302,13 +319,14 @@ static void critical_path(struct td_finding *f)
 	f->severity = SEV_INFO;
 	td_finding_where(f, "replayed %s, the window does not shrink: the %s it claims is off the "
 			 "critical path, where something else holds the step",
-			 f->bounded ? "with it removed outright" : "with its fix", b2);
+			 !f->bounded ? "with its fix" : f->bound_what ? f->bound_what
+			 : "with it removed outright", b2);
 	fix = f->fix;
 	f->fix = NULL;
 	td_finding_fix(f, "Nothing to win here now: replayed %s, the step is no shorter, because "
 		       "something else holds it (the findings above). Fix those first and profile "
-		       "again; if it then holds the step: %s", f->bounded ? "without it"
-		       : "with its fix", fix ? fix : "");
+		       "again; if it then holds the step: %s", !f->bounded ? "with its fix"
+		       : f->bound_what ? f->bound_what : "without it", fix ? fix : "");
 	free(fix);
 }
 
@@ -343,7 +361,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
 		const struct td_suppression *s = NULL;
 		int64_t w = td_an_window_ns(a, f->device);
-		f->savings_ns = f->replayed ? (f->after ? f->after_ns : f->replay_ns)
+		f->savings_ns = f->after ? f->after_ns : f->replayed ? f->replay_ns
 				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;

@@ -48,6 +48,9 @@ struct td_finding {
 	struct td_vec bound;       /* struct td_rp_edit: where the fix cannot be replayed, its
 				    * mechanism removed outright (collectives made free): replayed,
 				    * what no fix of it can beat */
+	const char *bound_what;    /* how the bound was replayed, for its text ("with the host's
+				    * work in its gaps removed"; NULL: "with it removed", what it
+				    * claims) */
 	int bounded;               /* 1: the bound replayed wins less than the idle it claims:
 				    * savings_ns is bound_ns */
 	int64_t bound_ns;          /* the replayed window before minus after the bound's edits */
@@ -120,7 +123,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r);
 enum td_severity td_grade(const struct td_params *p, double fraction);
 /* How f's saving was obtained, for the line that gives it: " (replayed)", " (replayed, after
  * the dataloader fix)", " (at most: replayed with it removed)", "" (sized by the idle it
- * claims). */
+ * claims); buf of TD_SIZING_MAX holds the longest. */
+#define TD_SIZING_MAX 160
 const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap);
 /* Orders findings by savings (ties by rule, device, title: a total order). */
 void td_report_sort(struct td_report *r);

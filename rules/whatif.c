@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,21 +496,28 @@ struct size_job {
 	pthread_mutex_t mu;
 };
 
+/* The edits a task of f replays after any of the loader's: its fix's, or its bound's where it
+ * states no fix as edits. */
+static const struct td_vec *task_edits(const struct td_finding *f, int kind)
+{
+	return kind == T_BOUND || (kind == T_BOTH && !f->edits.len) ? &f->bound : &f->edits;
+}
+
 static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_times *r)
 {
 	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
+	const struct td_vec *e;
 	struct td_rp_edit *both;
 	int64_t w;
 	int d = td_an_dev_index(j->a, f->device);
 
 	if (d < 0)
 		return -1;
-	if (tk->kind == T_BOUND)
-		return td_whatif_window_in(j->a, (size_t)d, f->bound.data, f->bound.len, r);
-	if (tk->kind == T_ALONE)
-		return td_whatif_window_in(j->a, (size_t)d, f->edits.data, f->edits.len, r);
-	both = td_whatif_join(l->edits.data, l->edits.len, f->edits.data, f->edits.len);
-	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + f->edits.len, r);
+	e = task_edits(f, tk->kind);
+	if (tk->kind != T_BOTH)
+		return td_whatif_window_in(j->a, (size_t)d, e->data, e->len, r);
+	both = td_whatif_join(l->edits.data, l->edits.len, e->data, e->len);
+	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + e->len, r);
 	free(both);
 	return w;
 }
@@ -553,20 +561,28 @@ static void size_after_loader(struct td_analysis *a, const struct size_job *j)
 		return;
 	for (i = 0; i < j->ntask; i++) {
 		struct td_finding *f = j->fs[j->task[i].f];
-		int64_t gain;
-		if (j->task[i].kind != T_BOTH || !f->replayed || j->task[i].win < 0)
+		int64_t gain, alone, claim = f->idle_ns + f->busy_ns;
+		char b1[32], b2[32];
+		if (j->task[i].kind != T_BOTH || j->task[i].win < 0 || (!f->replayed && f->edits.len))
 			continue;
+		/* a bound's: the most its fix wins, no more than it claims */
+		alone = f->replayed ? f->replay_ns : f->bounded ? f->bound_ns : claim;
 		gain = a->whatif->base_win[d] - l->replay_ns - j->task[i].win;
+		if (!f->replayed && gain > claim)
+			gain = claim;
 		/* a fifth more at least, and 1 us: not the replay's rounding */
-		if (gain > f->replay_ns + f->replay_ns / 5 && gain - f->replay_ns >= 1000) {
-			char b1[32];
-			f->after = l->rule;
-			f->after_ns = gain;
-			td_finding_where(f, "alone it saves ~%s: the loop waits for the DataLoader's "
-					 "workers, so what it wins goes to waiting in __next__ "
-					 "until the loader keeps up",
-					 td_fmt_dur(b1, sizeof(b1), f->replay_ns));
-		}
+		if (gain <= alone + alone / 5 || gain - alone < 1000)
+			continue;
+		f->after = l->rule;
+		f->after_ns = gain;
+		if (!f->replayed)
+			f->bounded = 1;
+		if (alone)
+			snprintf(b1, sizeof(b1), "%s~", f->replayed ? "" : "at most ");
+		td_finding_where(f, "alone it saves %s%s: the loop waits for the DataLoader's "
+				 "workers, so what it wins goes to waiting in __next__ until the "
+				 "loader keeps up", alone ? b1 : "nothing",
+				 alone ? td_fmt_dur(b2, sizeof(b2), alone) : "");
 	}
 }
 
@@ -626,11 +642,12 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 		else if (fs[i]->bound.len)
 			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, 0};
 	for (i = 0; i < n && j.loader; i++)
-		if (fs[i] != j.loader && fs[i]->device == j.loader->device && fs[i]->edits.len)
+		if (fs[i] != j.loader && fs[i]->device == j.loader->device &&
+		    (fs[i]->edits.len || fs[i]->bound.len))
 			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0};
 	for (i = 0; i < j.ntask; i++) {
 		const struct td_finding *f = fs[j.task[i].f];
-		const struct td_vec *e = j.task[i].kind == T_BOUND ? &f->bound : &f->edits;
+		const struct td_vec *e = task_edits(f, j.task[i].kind);
 		const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
 		j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device,
 					      pre ? pre->data : NULL, pre ? pre->len : 0, e->data,

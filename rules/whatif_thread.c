@@ -62,7 +62,7 @@ static uint64_t edits_hash(const struct td_rp_edit *pre, size_t npre, const stru
  * loader's (td_wq_loader() builds that from it; the lock held). */
 static void let_go(struct td_analysis *a, struct td_wq *q, struct wq_task *tk)
 {
-	if (tk->kind == T_ALONE && !q->has_loader && a->whatif->g.gates.len)
+	if (tk->kind != T_BOTH && !q->has_loader && a->whatif->g.gates.len)
 		return;
 	free(tk->ed);
 	tk->ed = NULL;
@@ -178,7 +178,7 @@ static void push(struct td_wq *q, struct wq_task *tk)
  * for each fix but the loader's own; the lock held). */
 static void push_after_loader(struct td_wq *q, const struct wq_task *alone)
 {
-	if (full(q) || alone->kind != T_ALONE || !alone->ed || alone->device != q->loader_device ||
+	if (full(q) || alone->kind == T_BOTH || !alone->ed || alone->device != q->loader_device ||
 	    (alone->ned == q->nloader && !memcmp(alone->ed, q->loader, q->nloader * sizeof(*q->loader))))
 		return;
 	push(q, task_new(T_BOTH, alone->device, q->loader, q->nloader, alone->ed, alone->ned));

@@ -117,6 +117,24 @@ static void test_edges(void **state)
 	assert_int_equal(r.start[k3], 80 * US);
 	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 124 * US);
 	td_rp_times_free(&r);
+	/* host time after the thread's last call (the sync, ending at 150) is no call's gap: an
+	 * instant there maps past the sync's end by its distance, less what edits dropped of it
+	 * ([160, 190) and [195, 300): 35 us of the 50 before 200; with a residual of 10 us, that
+	 * much of the first range stays) */
+	assert_int_equal(td_replay_run(&x.w->g, NULL, 0, &r), 0);
+	assert_int_equal(td_replay_map(&x.w->g, &r, track(&x, 1), 200 * US), 200 * US);
+	td_rp_times_free(&r);
+	e[0] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 160 * US, 190 * US, 0, 0};
+	e[1] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 195 * US, 300 * US, 0, 0};
+	assert_int_equal(td_replay_run(&x.w->g, e, 2, &r), 0);
+	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 150 * US);
+	assert_int_equal(td_replay_map(&x.w->g, &r, track(&x, 1), 200 * US), 165 * US);
+	assert_int_equal(td_replay_map(&x.w->g, &r, track(&x, 1), 155 * US), 155 * US);
+	td_rp_times_free(&r);
+	e[0].residual = 10 * US;
+	assert_int_equal(td_replay_run(&x.w->g, e, 1, &r), 0);
+	assert_int_equal(td_replay_map(&x.w->g, &r, track(&x, 1), 200 * US), 180 * US);
+	td_rp_times_free(&r);
 	/* k1 and k2 fused: k2 follows k1 with no gap, and its launch call goes (the host's gap
 	 * after it stays: the next launch comes 4 us sooner) */
 	{

@@ -172,13 +172,14 @@ static void check_invariants(const struct run *x, const char *what)
 			assert_int_equal(f->severity, want);
 		}
 		if (!f->risk)
-			assert_int_equal(f->savings_ns, f->replayed ? (f->after ? f->after_ns
-								       : f->replay_ns)
-					 : f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns);
+			assert_int_equal(f->savings_ns, f->after ? f->after_ns : f->replayed
+					 ? f->replay_ns : f->bounded ? f->bound_ns
+					 : f->idle_ns + f->busy_ns);
 		if (f->bounded) /* a bound sizes it only where it claims more */
-			assert_true(!f->replayed && f->bound_ns < f->idle_ns + f->busy_ns);
+			assert_true(!f->replayed && f->bound_ns < f->idle_ns + f->busy_ns &&
+				    (!f->after || f->after_ns <= f->idle_ns + f->busy_ns));
 		if (f->after) /* sized after another fix only where it then wins more */
-			assert_true(f->after_ns > f->replay_ns);
+			assert_true(f->after_ns > (f->replayed ? f->replay_ns : f->bound_ns));
 		assert_non_null(f->title);
 		assert_non_null(f->fix);
 		if (!*f->fix) /* every finding says what to do */
@@ -210,9 +211,13 @@ static void test_dataloader(void **state)
 	assert_non_null(strstr(plain(f->title), "40% of the steady-state steps"));
 	assert_non_null(strstr(plain(f->title), "400.0 us per step, mean"));
 	assert_non_null(strstr(f->fix, "num_workers"));
+	/* gpu-idle claims the host work and the launches (160 us); its fix, the host's work
+	 * moved off the step, is bounded by that work removed: the launches stay */
 	f = finding(&x, "gpu-idle", NULL);
 	assert_non_null(f);
-	assert_int_equal(f->savings_ns, 160000);
+	assert_int_equal(f->idle_ns, 160000);
+	assert_true(f->bounded);
+	assert_int_equal(f->savings_ns, idle_of(&x, CAUSE_HOST));
 	assert_int_equal(f->severity, SEV_MEDIUM);
 	done(&x);
 
@@ -311,8 +316,13 @@ static void test_small_kernels(void **state)
 	assert_int_equal(f->savings_ns, 59 * 4000);
 	assert_true(where_has(f, "per-parameter optimizer loop, Adam"));
 	assert_non_null(strstr(f->fix, "torch.optim.Adam(params, ..., fused=True)"));
-	/* gpu-idle does not count the same gaps again */
-	assert_int_equal(finding(&x, "gpu-idle", NULL)->savings_ns, x.a.dev[0].idle_ns - 59 * 7000);
+	/* gpu-idle does not count the same gaps again; its bound, the host's work removed, wins
+	 * what of them the host held (the launches' share stays) */
+	f = finding(&x, "gpu-idle", NULL);
+	assert_int_equal(f->idle_ns, x.a.dev[0].idle_ns - 59 * 7000);
+	assert_true(f->bounded);
+	assert_int_equal(f->savings_ns, td_finding_get(f, "host_ns"));
+	assert_int_equal(f->savings_ns, f->idle_ns - td_finding_get(f, "launch_ns"));
 	done(&x);
 
 	diagnose_path(th_fixture("rules/small-kernels-nearmiss.json"), &x); /* 50 us kernels */
