@@ -274,7 +274,10 @@ static void job_held(struct td_job *j, struct td_finding *f, const struct entry 
 		free(own);
 		return;
 	}
-	{ /* where every rank's summary has the fix's collective shifts: replayed across them */
+	/* where every rank's summary has the fix's collective shifts: replayed across them - not
+	 * where the straggler's share of it is the straggler finding's (its shifts hold that too,
+	 * so the ranks' replay would count it here again) */
+	if (!(j->straggler >= 0 && !strcmp(f->rule, j->straggler_rule))) {
 		const struct td_sum_finding **fs = td_calloc(j->n, sizeof(*fs));
 		int64_t gain;
 		size_t h;
@@ -392,6 +395,8 @@ static void merged(struct td_job *j)
 		f->busy_ns = rep->savings - f->idle_ns;
 		f->replayed = rep->f->sizing == TD_SIZING_REPLAY;
 		f->bounded = rep->f->sizing == TD_SIZING_BOUND;
+		if (td_rule_find(seen[k]))
+			f->bound_what = td_rule_find(seen[k])->bound_what;
 		if (comm) {
 			int64_t wait = j->rows[rep->row].wait_ns;
 			f->idle_ns = 0;

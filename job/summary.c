@@ -196,9 +196,27 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	free(cs);
 }
 
-/* Each replayed finding's collective shifts (td_sum_finding.shifts): its replay against the
- * replay without it - with the fix that must come first in both (as its saving was had), else
- * alone - for the job view, which replays the ranks' collectives together. */
+/* The edits f's saving was replayed with, when the job view may replay them across the ranks:
+ * its fix's, or its bound's where that keeps every GPU op's time (the host's work removed; not
+ * collectives made free - the ranks' replay takes a collective's own time as measured). */
+static const struct td_vec *shift_edits(const struct td_finding *f, int sz)
+{
+	size_t i;
+
+	if (sz == TD_SIZING_REPLAY)
+		return f->edits.len ? &f->edits : NULL;
+	if (sz != TD_SIZING_BOUND || !f->bound.len)
+		return NULL;
+	for (i = 0; i < f->bound.len; i++)
+		if (TD_VEC_AT(&f->bound, struct td_rp_edit, i).kind == TD_RP_FREE)
+			return NULL;
+	return &f->bound;
+}
+
+/* Each replayed (or host-bound) finding's collective shifts (td_sum_finding.shifts): its
+ * replay against the replay without it - with the fix that must come first in both (as its
+ * saving was had), else alone - for the job view, which replays the ranks' collectives
+ * together. */
 static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t d,
 			struct td_summary *s, const uint32_t *evs)
 {
@@ -209,8 +227,9 @@ static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t
 	for (i = 0; n && i < r->findings.len && i < s->findings.len; i++) {
 		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i), *pre = NULL;
 		struct td_sum_finding *sf = &TD_VEC_AT(&s->findings, struct td_sum_finding, i);
+		const struct td_vec *ed = shift_edits(f, sf->sizing);
 		const int64_t *b;
-		if (sf->sizing != TD_SIZING_REPLAY || !f->edits.len || f->device != a->dev[d].device)
+		if (!ed || f->device != a->dev[d].device)
 			continue;
 		for (k = 0; f->after && k < r->findings.len && !pre; k++)
 			if (!strcmp(TD_VEC_AT(&r->findings, struct td_finding, k).rule, f->after))
@@ -232,7 +251,7 @@ static void coll_shifts(struct td_analysis *a, const struct td_report *r, size_t
 		}
 		b = pre ? base_pre : base;
 		if (td_whatif_starts(a, d, pre ? pre->edits.data : NULL, pre ? pre->edits.len : 0,
-				     f->edits.data, f->edits.len, evs, n, fixed) != 0)
+				     ed->data, ed->len, evs, n, fixed) != 0)
 			continue;
 		sf->shifts = td_malloc(n * sizeof(*sf->shifts));
 		for (k = 0; k < n; k++)

@@ -248,5 +248,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 }
 
 const struct td_rule rule_gpu_bound = {
-	"gpu-bound", "The GPU is busy computing: the kernels are the lever", run,
+	.id = "gpu-bound",
+	.title = "The GPU is busy computing: the kernels are the lever",
+	.run = run,
 };

@@ -143,7 +143,7 @@ static void bound_drop(struct td_finding *f, struct resid *rs)
 	sort_edits(rs->drop.data, rs->drop.len);
 	for (i = 0; i < rs->drop.len; i++)
 		td_finding_bound_edit(f, &TD_VEC_AT(&rs->drop, struct td_rp_edit, i));
-	f->bound_what = "with the host's work in its gaps removed";
+	f->bound_what = rule_gpu_idle.bound_what;
 }
 
 #define ITEM_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && ((x)->cause < (y)->cause || \
@@ -494,4 +494,5 @@ const struct td_rule rule_gpu_idle = {
 	.id = "gpu-idle",
 	.title = "Idle time no other finding explains: per step, largest gaps, low utilization",
 	.run = run,
+	.bound_what = "with the host's work in its gaps removed",
 };

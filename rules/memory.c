@@ -131,5 +131,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 }
 
 const struct td_rule rule_memory = {
-	"memory", "Memory close to the device's capacity, growing every step, or fragmented", run,
+	.id = "memory",
+	.title = "Memory close to the device's capacity, growing every step, or fragmented",
+	.run = run,
 };

@@ -18,14 +18,19 @@ const struct td_rule *const td_rules[] = {
 	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, NULL,
 };
 
-int td_rule_known(const char *id)
+const struct td_rule *td_rule_find(const char *id)
 {
 	size_t i;
 
 	for (i = 0; td_rules[i]; i++)
 		if (!strcmp(td_rules[i]->id, id))
-			return 1;
-	return 0;
+			return td_rules[i];
+	return NULL;
+}
+
+int td_rule_known(const char *id)
+{
+	return td_rule_find(id) != NULL;
 }
 
 /* edit distance, case and '_' / '-' / ' ' folded */

@@ -82,6 +82,9 @@ struct td_rule {
 	const char *title;
 	/* Called once per trace, after the analysis; adds findings with td_report_add(). */
 	void (*run)(struct td_analysis *a, struct td_report *r);
+	/* How its findings' bound is replayed, for their text (td_finding.bound_what; NULL:
+	 * "with it removed") - the job view gives it to the findings it makes of the ranks'. */
+	const char *bound_what;
 };
 
 extern const struct td_rule rule_warmup, rule_dataloader, rule_communication, rule_sync_stall,
@@ -93,6 +96,8 @@ extern const struct td_rule *const td_rules[];
 /* 1 when id is a rule's id; the id nearest to a misspelt one ("sync_stall": "sync-stall"),
  * or NULL when none is close. */
 int td_rule_known(const char *id);
+/* The rule of that id, or NULL. */
+const struct td_rule *td_rule_find(const char *id);
 const char *td_rule_nearest(const char *id);
 
 struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);

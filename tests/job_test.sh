@@ -137,6 +137,19 @@ assert f["est_savings_ns"] == 0 and f["severity"] == "info", f
 w = " ".join(f["where"])
 assert "the job wins nothing from it now: rank 5, which does not have it" in w, w'
 done
+# 2c. a bound the ranks can replay together (gpu-idle's: the host's work in its gaps removed)
+# carries shifts; one that frees the collectives (communication's) does not: the ranks' replay
+# keeps a collective's own time as measured. The job's finding says how its bound was replayed.
+json_check sums/rank-5.summary.json '
+g = [f for f in d["findings"] if f["rule"] == "gpu-idle"][0]
+assert g["sizing"] == "bound" and len(g["collective_shifts_ns"]) == len(d["collectives"]), g
+assert min(x for x in g["collective_shifts_ns"] if x is not None) < 0, g
+c = [f for f in d["findings"] if f["rule"] == "communication"][0]
+assert c["sizing"] == "bound" and "collective_shifts_ns" not in c, c'
+json_check b.json '
+g = [f for f in d["findings"] if f["rule"] == "gpu-idle"][0]
+assert g["sizing"] == "bound", g'
+expect_grep "at most: replayed with the host's work in its gaps removed" a.md "the job's gpu-idle bound named"
 # a summary's shifts are one per collective, integers or null: named when they are not
 python3 -c 'import json, sys
 p = sys.argv[1]
