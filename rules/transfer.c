@@ -221,6 +221,27 @@ static int copies_to_device(const struct td_analysis *a, uint32_t k)
 	return 0;
 }
 
+/* The fix of tensors created on the CPU then moved (device= at creation), as f's edits: each
+ * creation op and its aten::to removed from the host's thread with their copy, one launch (a
+ * fill kernel, or the device allocator's call) left in their place - where the replay holds
+ * that thread. */
+static void create_move_edits(struct td_analysis *a, struct td_finding *f,
+			      struct td_vec *edits)
+{
+	const struct td_whatif *w = td_an_whatif(a);
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < edits->len; i++)
+		if (w->g.track_first[TD_VEC_AT(edits, struct td_rp_edit, i).track] == TD_NONE)
+			return;
+	for (i = 0; i < edits->len; i++) {
+		TD_VEC_AT(edits, struct td_rp_edit, i).residual = w->launch_cost;
+		td_finding_edit(f, &TD_VEC_AT(edits, struct td_rp_edit, i));
+	}
+}
+
 /* Tensors created on the CPU then moved: a creation op whose next sibling is an aten::to that
  * copies to the device (not a dtype cast, nor the DataLoader rebuilding a batch it received:
  * aten::empty then an aten::to of nothing). Their aten::to events go to *moves (sorted). */
@@ -229,6 +250,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 {
 	const struct td_trace *t = a->t;
 	struct td_claims cl;
+	struct td_vec edits;  /* struct td_rp_edit: the fix, per tensor */
 	struct td_finding *f = NULL;
 	uint64_t moves = 0;
 	int64_t create_time = 0, move_time = 0;
@@ -237,6 +259,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 	char b1[32], b2[32], b3[32];
 
 	td_claims_init(&cl);
+	td_vec_init(&edits, sizeof(struct td_rp_edit));
 	for (ci = 0; ci < ncreates; ci++) {
 		const struct td_event *e = td_trace_ev(t, creates[ci]);
 		uint32_t p, k;
@@ -258,6 +281,12 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 				create_time += td_ev_dur(e);
 				move_time += td_ev_dur(x);
 				td_claims_add(&cl, e->ts, td_ev_end(x), CAUSE_COUNT, 0);
+				{ /* the fix replayed: creation and copy go, one launch (a fill on the
+				   * device, or its allocation) in their place */
+					struct td_rp_edit *ed = td_vec_push(&edits);
+					*ed = (struct td_rp_edit){TD_RP_REMOVE, td_trace_track_of(t, i),
+								  e->ts, td_ev_end(x), 0, 0};
+				}
 				if (first == TD_NONE) {
 					first = i;
 					site = td_an_site(a, i);
@@ -282,6 +311,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s on the CPU, then aten::to",
 					    td_an_name(a, e->name));
 		}
+		create_move_edits(a, f, &edits);
 		td_finding_value(f, "moves", (int64_t)moves);
 		td_finding_value(f, "create_ns", create_time);
 		td_finding_value(f, "move_ns", move_time);
@@ -292,6 +322,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 		}
 	}
 	td_claims_free(&cl);
+	td_vec_free(&edits);
 }
 
 static void run(struct td_analysis *a, struct td_report *r)

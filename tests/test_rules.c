@@ -290,6 +290,22 @@ static void test_transfer(void **state)
 	/* aten::zeros [T+520, T+530) and aten::to [T+531, T+560), with the copy busy 5 us */
 	assert_int_equal(f->idle_ns, 2 * 35000);
 	assert_non_null(strstr(f->fix, "device=\"cuda\""));
+	/* replayed: each creation and its aten::to (with its copy) go, one launch in their place;
+	 * each step's host work after them moves up by the 40 us less that launch, the second
+	 * step by both steps' (the blocking copy's own replayed tail goes too) */
+	assert_true(f->replayed);
+	assert_int_equal(f->edits.len, 2);
+	{
+		const struct td_rp_edit *e = f->edits.data;
+		int64_t t0 = td_trace_ev(&x.t, 0)->ts, launch = td_an_whatif(&x.a)->launch_cost;
+		assert_int_equal(e[0].kind, TD_RP_REMOVE);
+		assert_int_equal(e[0].from - t0, 520000);
+		assert_int_equal(e[0].to - t0, 560000);
+		assert_int_equal(e[1].from - e[0].from, 2000000);
+		assert_int_equal(e[0].residual, launch);
+		assert_true(launch > 0 && launch < 40000);
+		assert_true(f->savings_ns >= 2 * (40000 - launch));
+	}
 	done(&x);
 
 	diagnose_path(th_fixture("rules/transfer-nearmiss.json"), &x); /* pinned, made on device */
