@@ -36,6 +36,8 @@ struct resid {
 					* launched the op ending each gap (bound_drop) */
 	size_t drop_gap;               /* the gap drop_track is of */
 	uint32_t drop_track;
+	struct td_vec launch_gaps;     /* size_t: the gaps with unclaimed launch overhead in them
+					* (bound_launch) */
 };
 
 static void item_add(struct td_vec *v, uint8_t cause, uint32_t what, int64_t ns)
@@ -115,6 +117,9 @@ static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 	int64_t ns = p->end - p->start;
 
 	drop_piece(rs, p, gap);
+	if (p->cause == CAUSE_LAUNCH && (!rs->launch_gaps.len ||
+					 TD_VEC_AT(&rs->launch_gaps, size_t, rs->launch_gaps.len - 1) != gap))
+		*(size_t *)td_vec_push(&rs->launch_gaps) = gap;
 
 	if (rs->cur.ns && rs->cur.gap != gap)
 		flush_gap(rs);
@@ -143,7 +148,40 @@ static void bound_drop(struct td_finding *f, struct resid *rs)
 	sort_edits(rs->drop.data, rs->drop.len);
 	for (i = 0; i < rs->drop.len; i++)
 		td_finding_bound_edit(f, &TD_VEC_AT(&rs->drop, struct td_rp_edit, i));
-	f->bound_what = rule_gpu_idle.bound_what;
+	f->bound_what = "with the host's work in its gaps removed";
+}
+
+/* Where the fix is fewer launches and no graph replays it, the launch overhead removed bounds
+ * what it wins: in each gap that holds unclaimed launch overhead, the op that ends it follows
+ * the op before it on its stream with no gap and its launch call costs nothing (TD_RP_FUSE of
+ * the two) - where that op ended the GPU's work before the gap (else another stream's did, and
+ * closing the gap on this one is no bound of it). */
+static void bound_launch(struct td_analysis *a, struct td_finding *f, struct resid *rs)
+{
+	const struct td_whatif *w = td_an_whatif(a);
+	const struct td_dev_analysis *dv = &a->dev[rs->d];
+	struct td_vec ed;
+	size_t i;
+
+	if (!w || !w->ok)
+		return;
+	td_vec_init(&ed, sizeof(struct td_rp_edit));
+	for (i = 0; i < rs->launch_gaps.len; i++) {
+		const struct td_gap *gp = &dv->gaps[TD_VEC_AT(&rs->launch_gaps, size_t, i)];
+		uint32_t k = gp->next_op != TD_NONE ? td_rp_node_of(&w->g, gp->next_op) : TD_NONE, p;
+		if (k == TD_NONE || (p = td_rp_prev(&w->g, k)) == TD_NONE ||
+		    td_ev_end(td_rp_event(&w->g, p)) < gp->start)
+			continue;
+		*(struct td_rp_edit *)td_vec_push(&ed) = (struct td_rp_edit){
+			TD_RP_FUSE, td_rp_track(&w->g, k), td_rp_event(&w->g, p)->ts,
+			td_rp_event(&w->g, k)->ts + 1, 0, 0};
+	}
+	sort_edits(ed.data, ed.len);
+	for (i = 0; i < ed.len; i++)
+		td_finding_bound_edit(f, &TD_VEC_AT(&ed, struct td_rp_edit, i));
+	if (ed.len)
+		f->bound_what = "with its launch gaps closed";
+	td_vec_free(&ed);
 }
 
 #define ITEM_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && ((x)->cause < (y)->cause || \
@@ -425,6 +463,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		memset(&rs, 0, sizeof(rs));
 		td_vec_init(&rs.items, sizeof(struct td_idle_item));
 		td_vec_init(&rs.drop, sizeof(struct td_rp_edit));
+		td_vec_init(&rs.launch_gaps, sizeof(size_t));
 		rs.a = a;
 		rs.d = d;
 		rs.maxtop = a->params.evidence_max > 0 ? (size_t)a->params.evidence_max : 0;
@@ -483,9 +522,12 @@ static void run(struct td_analysis *a, struct td_report *r)
 				graph_edits(a, f, d);
 			if (!f->edits.len && (top == CAUSE_HOST || top == CAUSE_NOTHING))
 				bound_drop(f, &rs);
+			else if (!f->edits.len && top == CAUSE_LAUNCH)
+				bound_launch(a, f, &rs);
 		}
 		td_vec_free(&rs.items);
 		td_vec_free(&rs.drop);
+		td_vec_free(&rs.launch_gaps);
 		free(rs.top);
 	}
 }
@@ -494,5 +536,5 @@ const struct td_rule rule_gpu_idle = {
 	.id = "gpu-idle",
 	.title = "Idle time no other finding explains: per step, largest gaps, low utilization",
 	.run = run,
-	.bound_what = "with the host's work in its gaps removed",
+	.bound_what = "with its cause removed", /* the job's: the host's work, or launch gaps */
 };

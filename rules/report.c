@@ -313,9 +313,9 @@ static void critical_path(struct td_finding *f)
 					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
 		else if (f->bounded && f->savings_ns < f->idle_ns + f->busy_ns)
 			td_finding_where(f, "replayed %s, the window shrinks by %s of the %s it "
-					 "claims: the rest is idle that work does not cause, or that "
-					 "something else then holds (the GPU's own work, a wait, "
-					 "another thread)", f->bound_what,
+					 "claims: the rest is idle of other causes, or held then by "
+					 "something else (the GPU's own work, a wait, another thread)",
+					 f->bound_what,
 					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
 		return;
 	}

@@ -149,7 +149,7 @@ assert c["sizing"] == "bound" and "collective_shifts_ns" not in c, c'
 json_check b.json '
 g = [f for f in d["findings"] if f["rule"] == "gpu-idle"][0]
 assert g["sizing"] == "bound", g'
-expect_grep "at most: replayed with the host's work in its gaps removed" a.md "the job's gpu-idle bound named"
+expect_grep "at most: replayed with its cause removed" a.md "the job's gpu-idle bound named"
 # a summary's shifts are one per collective, integers or null: named when they are not
 python3 -c 'import json, sys
 p = sys.argv[1]
