@@ -323,7 +323,7 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 					   : fd->risk ? "none" : "idle");
 		if (fd->after) { /* sized after another fix: what it wins alone besides */
 			out_json_kstr(g, "sized_after", fd->after);
-			out_json_kint(g, "alone_ns", fd->replay_ns);
+			out_json_kint(g, "alone_ns", fd->replayed ? fd->replay_ns : fd->bound_ns);
 		}
 		out_json_kfixed(g, "est_savings_fraction", fd->savings_fraction, 6);
 		out_json_kint(g, "est_savings_per_step_ns", fd->per_step_ns);
