@@ -94,13 +94,14 @@ static void stop_model_thread(struct td_parser *p)
 
 /* --- public API -------------------------------------------------------------------------- */
 
-struct td_parser *td_parser_new(struct td_trace *t)
+static struct td_parser *parser_new(struct td_trace *t, unsigned char *piece)
 {
 	struct td_parser *p = td_calloc(1, sizeof(*p));
 
 	p->t = t;
 	p->h = yajl_alloc(&td_token_callbacks, NULL, p);
 	if (!p->h) {
+		free(piece);
 		free(p);
 		return NULL;
 	}
@@ -111,8 +112,13 @@ struct td_parser *td_parser_new(struct td_trace *t)
 	p->sbuf_cap = 4096;
 	p->sbuf = td_malloc(p->sbuf_cap);
 	p->squeeze = -1;
-	p->mbuf = td_malloc(PIECE_MAX + 128);
+	p->mbuf = piece ? piece : td_malloc(PIECE_MAX + 128);
 	return p;
+}
+
+struct td_parser *td_parser_new(struct td_trace *t)
+{
+	return parser_new(t, NULL);
 }
 
 struct td_parser *td_parser_new_threaded(struct td_trace *t)
@@ -181,9 +187,9 @@ static void apply_deferred(struct td_parser *p)
 struct td_parser *td_parser_new_worker(struct td_trace *shadow,
 				       unsigned char *(*sink)(void *ctx, unsigned char *full,
 							      size_t len, int want),
-				       void *ctx)
+				       void *ctx, unsigned char *piece)
 {
-	struct td_parser *p = td_parser_new(shadow);
+	struct td_parser *p = parser_new(shadow, piece);
 
 	if (!p)
 		return NULL;
@@ -192,8 +198,10 @@ struct td_parser *td_parser_new_worker(struct td_trace *shadow,
 	return p;
 }
 
-void td_parser_trim(struct td_parser *p)
+unsigned char *td_parser_trim(struct td_parser *p)
 {
+	unsigned char *piece = p->mbuf;
+
 	td_parser_flush(p);
 	if (p->h)
 		yajl_free(p->h);
@@ -201,8 +209,8 @@ void td_parser_trim(struct td_parser *p)
 	free(p->sbuf);
 	p->sbuf = NULL;
 	p->sbuf_cap = 0;
-	free(p->mbuf);
 	p->mbuf = NULL;
+	return piece;
 }
 
 void td_parser_set_squeeze(struct td_parser *p, int on)

@@ -47,13 +47,16 @@ int td_parser_finish(struct td_parser *p, struct td_error *err);
 /* sink(ctx, full, len, want): full (len bytes of records; len 0: an unused buffer) is the
  * sink's now; with want, it returns an empty TD_BATCH_BYTES buffer. A record larger than a
  * batch is shipped alone, in a buffer of its own size. */
+/* piece: a buffer an earlier worker's td_parser_trim() gave back, or NULL for a new one. */
 struct td_parser *td_parser_new_worker(struct td_trace *shadow,
 				       unsigned char *(*sink)(void *ctx, unsigned char *full,
 							      size_t len, int want),
-				       void *ctx);
+				       void *ctx, unsigned char *piece);
 /* After a worker's block is verified: ships what it holds and frees the parse state, keeping
- * what td_parser_merge() needs. */
-void td_parser_trim(struct td_parser *p);
+ * what td_parser_merge() needs. Returns its piece buffer (the caller's now, free() or handed to
+ * the next worker: a block's parser would map and fault in a fresh one, the size of a mapping,
+ * a thousand times a GB), or NULL. */
+unsigned char *td_parser_trim(struct td_parser *p);
 /* Puts a worker where a block at absolute byte `offset` starts: inside the events array
  * (the document's opening parsed first), `lines` newlines and the line starting at byte
  * line_start before it, the input's bytes just before it being before[0..before_len). */

@@ -84,6 +84,7 @@ struct split {
 	struct td_builder builder;
 	struct td_vec batch_pool;  /* unsigned char *, TD_BATCH_BYTES each */
 	struct td_vec block_pool;  /* unsigned char *, `bcap` bytes each */
+	struct td_vec piece_pool;  /* unsigned char *: the parsers' piece buffers (td_parser_trim) */
 	size_t bcap;
 	int busy;                  /* workers parsing */
 };
@@ -183,8 +184,14 @@ static unsigned char *sink(void *ctx, unsigned char *full, size_t len, int want)
 
 static void parse_block(struct split *s, struct blk *b)
 {
+	unsigned char *piece = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->piece_pool.len)
+		piece = TD_VEC_AT(&s->piece_pool, unsigned char *, --s->piece_pool.len);
+	pthread_mutex_unlock(&s->mu);
 	td_trace_init(&b->shadow);
-	b->p = td_parser_new_worker(&b->shadow, sink, b);
+	b->p = td_parser_new_worker(&b->shadow, sink, b, piece);
 	if (!b->p) {
 		b->rc = td_error_set(&b->err, TD_ENOMEM, "%s", "cannot start the JSON parser");
 		return;
@@ -196,8 +203,12 @@ static void parse_block(struct split *s, struct blk *b)
 				       b->body_nl, &b->err);
 	td_parser_flush(b->p);
 	b->ok_end = !b->rc && (b->last || (!b->forced && td_parser_at_boundary(b->p)));
-	if (b->ok_end && !b->last)
-		td_parser_trim(b->p); /* only the last block's parser, or a failed one's, goes on */
+	if (b->ok_end && !b->last) { /* only the last block's parser, or a failed one's, goes on */
+		piece = td_parser_trim(b->p);
+		pthread_mutex_lock(&s->mu);
+		pool_put(&s->piece_pool, piece);
+		pthread_mutex_unlock(&s->mu);
+	}
 }
 
 static void *worker_main(void *arg)
@@ -566,6 +577,7 @@ int td_split_load(struct td_input *in, struct td_trace *t, int jobs, size_t bloc
 	s.bcap = s.block + 2 * s.chunk;
 	td_vec_init(&s.batch_pool, sizeof(unsigned char *));
 	td_vec_init(&s.block_pool, sizeof(unsigned char *));
+	td_vec_init(&s.piece_pool, sizeof(unsigned char *));
 	s.inflight = (size_t)jobs + 2; /* the model's, the workers', one read ahead */
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
@@ -689,8 +701,11 @@ int td_split_load(struct td_input *in, struct td_trace *t, int jobs, size_t bloc
 		free(TD_VEC_AT(&s.batch_pool, unsigned char *, k));
 	for (k = 0; k < s.block_pool.len; k++)
 		free(TD_VEC_AT(&s.block_pool, unsigned char *, k));
+	for (k = 0; k < s.piece_pool.len; k++)
+		free(TD_VEC_AT(&s.piece_pool, unsigned char *, k));
 	td_vec_free(&s.batch_pool);
 	td_vec_free(&s.block_pool);
+	td_vec_free(&s.piece_pool);
 	td_builder_free(&s.builder);
 	pthread_mutex_destroy(&s.mu);
 	pthread_cond_destroy(&s.cv);
