@@ -295,10 +295,11 @@ void td_report_init(struct td_report *r)
 }
 
 /* What a replay said of the GPU time f claims (exposed communication, compute), once sized: a
- * bound that wins part of it says how much; a replay that wins none of it makes f a note off
+ * bound that wins part of it says how much (gated: the loop waits for a DataLoader's workers,
+ * which may then hold it); a replay that wins none of it makes f a note off
  * the critical path - no time to win now, but worth a line (other analyzers call it the
  * problem), after the time findings, its claims kept (the job view compares ranks by them). */
-static void critical_path(struct td_finding *f)
+static void critical_path(struct td_finding *f, int gated)
 {
 	char b1[32], b2[32], *fix;
 
@@ -314,9 +315,11 @@ static void critical_path(struct td_finding *f)
 		else if (f->bounded && f->savings_ns < f->idle_ns + f->busy_ns)
 			td_finding_where(f, "replayed %s, the window shrinks by %s of the %s it "
 					 "claims: the rest is idle of other causes, or held then by "
-					 "something else (the GPU's own work, a wait, another thread)",
+					 "something else (the GPU's own work, a wait, another thread%s)",
 					 f->bound_what,
-					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2);
+					 td_fmt_dur(b1, sizeof(b1), f->savings_ns), b2,
+					 gated && !f->after ? ", the DataLoader's workers the loop then "
+					 "waits for in __next__" : "");
 		return;
 	}
 	f->risk = 2;
@@ -370,7 +373,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w)
 			f->savings_ns = 0;
-		critical_path(f);
+		critical_path(f, a->whatif && a->whatif->g.gates.len);
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {
 			/* matched as the user reads them: without the name marks */
 			char *texts[17];
