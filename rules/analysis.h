@@ -145,6 +145,8 @@ struct td_analysis {
 	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use (or while
 				     * the analysis runs: td_analysis_run_jobs) */
 	int jobs;                   /* threads the replays may run on (0, 1: the caller's only) */
+	struct td_site_slot *site_cache; /* td_an_site()'s labels by the names they are made of */
+	size_t site_cap, site_n;
 };
 
 /* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg

@@ -49,11 +49,43 @@ int td_an_public_op(const struct td_analysis *a, const struct td_event *x)
 	       !(a->name_class[x->name] & (NC_INTERNAL_OP | NC_STEP | NC_DATALOADER));
 }
 
+/* A site's label by the names it is made of (td_an_site): kind 0-3 (a Python frame with or
+ * without an op, two ops, one op, the event's own name), then up to two name ids. */
+struct td_site_slot {
+	uint32_t key[3], label; /* label 0: an empty slot (label ids start at 1) */
+};
+
+static uint32_t *site_slot(struct td_analysis *a, const uint32_t key[3])
+{
+	size_t j, mask;
+
+	if (2 * (a->site_n + 1) > a->site_cap) {
+		struct td_site_slot *old = a->site_cache;
+		size_t oldcap = a->site_cap, i;
+		a->site_cap = oldcap ? 2 * oldcap : 256;
+		a->site_cache = td_calloc(a->site_cap, sizeof(*a->site_cache));
+		for (i = 0; i < oldcap; i++)
+			if (old[i].label)
+				*site_slot(a, old[i].key) = old[i].label;
+		free(old);
+	}
+	mask = a->site_cap - 1;
+	j = ((size_t)key[0] * 0x9e3779b1u ^ (size_t)key[1] * 0x85ebca6bu ^ key[2]) & mask;
+	while (a->site_cache[j].label && memcmp(a->site_cache[j].key, key, sizeof(uint32_t) * 3))
+		j = (j + 1) & mask;
+	if (!a->site_cache[j].label) {
+		memcpy(a->site_cache[j].key, key, sizeof(uint32_t) * 3);
+		a->site_n++;
+	}
+	return &a->site_cache[j].label;
+}
+
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 {
 	const struct td_trace *t = a->t;
 	char buf[1024];
 	const char *ops[2] = {NULL, NULL};
+	uint32_t opn[2] = {0, 0}, key[3], *slot;
 	int nops = 0, depth = 0;
 	uint32_t e, py = TD_NONE;
 
@@ -62,11 +94,20 @@ uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 		unsigned c = a->name_class[x->name];
 		if (x->kind == TD_K_PYTHON && (c & NC_PY_USER) && py == TD_NONE)
 			py = e;
-		if (nops < 2 && td_an_public_op(a, x))
+		if (nops < 2 && td_an_public_op(a, x)) {
+			opn[nops] = x->name;
 			ops[nops++] = td_trace_name(t, x->name);
+		}
 		if (py != TD_NONE && nops == 2)
 			break;
 	}
+	/* the label follows from these names alone: made once for each set of them */
+	key[0] = py != TD_NONE ? (nops ? 0 : 1) : nops == 2 ? 2 : nops == 1 ? 3 : 4;
+	key[1] = py != TD_NONE ? td_trace_ev(t, py)->name : nops ? opn[0] : td_trace_ev(t, ev)->name;
+	key[2] = py != TD_NONE ? (nops ? opn[0] : 0) : nops == 2 ? opn[1] : 0;
+	slot = site_slot(a, key);
+	if (*slot)
+		return *slot;
 	if (py != TD_NONE) {
 		char fr[512], m1[520], m2[400];
 		td_mark(m1, sizeof(m1), td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), fr,
@@ -84,7 +125,7 @@ uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
 	} else {
 		td_mark(buf, sizeof(buf), td_trace_name(t, td_trace_ev(t, ev)->name));
 	}
-	return td_an_intern(a, buf);
+	return *slot = td_an_intern(a, buf); /* which leaves the cache, and slot, as they are */
 }
 
 /* The innermost user Python frame of op ev: from the python_function spans around it, else

@@ -18,12 +18,15 @@ int td_an_is_small(const struct td_analysis *a, uint32_t k)
 {
 	const struct td_trace *t = a->t;
 	const struct td_event *e = td_trace_ev(t, k);
-	uint32_t l = td_trace_launch(t, k);
+	uint32_t l;
 
 	if (e->kind != TD_K_KERNEL || (a->name_class[e->name] & (NC_IGNORE | NC_COMM)))
 		return 0;
-	return td_ev_dur(e) < a->params.small_kernel_ns ||
-	       (l != TD_NONE && td_ev_dur(e) < td_ev_dur(td_trace_ev(t, l)));
+	if (td_ev_dur(e) < a->params.small_kernel_ns)
+		return 1;
+	/* a longer kernel is small beside its launch call: read only then (it is far off) */
+	l = td_trace_launch(t, k);
+	return l != TD_NONE && td_ev_dur(e) < td_ev_dur(td_trace_ev(t, l));
 }
 
 void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void *ctx)
