@@ -94,6 +94,7 @@ struct td_dev_analysis {
 	uint32_t host_track;        /* the thread that launches most of this device's work */
 	uint64_t ops_in_window;
 	uint64_t small_kernels, kernels;
+	uint64_t comm_kernels;      /* collective kernels that overlap the window */
 	struct td_interval *gsteps; /* per step, the span of the GPU work it launched */
 };
 

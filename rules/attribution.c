@@ -541,6 +541,11 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 	d->busy_ns = td_intervals_total(d->busy, d->nbusy);
 	d->idle_ns = (d->win_end - d->win_start) - d->busy_ns;
 	for (i = 0; i < nops; i++) {
+		const struct td_event *e = td_trace_ev(t, ops[i].ev);
+		if (e->kind == TD_K_KERNEL && (td_an_class(a, e->name) & NC_COMM) &&
+		    !(td_an_class(a, e->name) & NC_IGNORE) && e->ts < d->win_end &&
+		    td_ev_end(e) > d->win_start)
+			d->comm_kernels++;
 		if (ops[i].ts < d->win_start || ops[i].ts >= d->win_end)
 			continue;
 		d->ops_in_window++;

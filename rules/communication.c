@@ -323,6 +323,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 		struct td_finding *f;
 		double per = a->nsteps ? (double)a->nsteps : 1.0;
 
+		if (!dv->comm_kernels) /* a collective's name, but none of its kernels ran here */
+			continue;
 		td_an_kernel_sets(a, dv->device, dv->win_start, dv->win_end, &comp, &np, &comm, &nc);
 		if (!nc) {
 			free(comm);
