@@ -46,8 +46,8 @@ int td_parser_finish(struct td_parser *p, struct td_error *err);
 #define TD_BATCH_BYTES ((size_t)1 << 20) /* records are shipped in batches of this size */
 /* sink(ctx, full, len, want): full (len bytes of records; len 0: an unused buffer) is the
  * sink's now; with want, it returns an empty TD_BATCH_BYTES buffer. A record larger than a
- * batch is shipped alone, in a buffer of its own size. */
-/* piece: a buffer an earlier worker's td_parser_trim() gave back, or NULL for a new one. */
+ * batch is shipped alone, in a buffer of its own size. piece: a buffer an earlier worker's
+ * td_parser_trim() gave back (the parser's now), or NULL for a new one. */
 struct td_parser *td_parser_new_worker(struct td_trace *shadow,
 				       unsigned char *(*sink)(void *ctx, unsigned char *full,
 							      size_t len, int want),
