@@ -106,6 +106,8 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 		out_json_kstr(g, "rule", fd->rule);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
 		out_json_kstr(g, "sizing", fd->bounded ? "bound" : "idle");
+		if (fd->after) /* sized after that fix, as the report's finding is */
+			out_json_kstr(g, "sized_after", fd->after);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -169,11 +171,13 @@ static void out_text(FILE *f, const struct whatif_ctx *c)
 		size_t len = strlen(line);
 		if (fd->replayed || fd->risk)
 			continue;
-		snprintf(line + len, sizeof(line) - len, "%s%s %s%s", n++ ? ", " :
+		snprintf(line + len, sizeof(line) - len, "%s%s %s%s%s%s%s", n++ ? ", " :
 			 bound ? "not replayed (sized by the GPU idle they claim, or at most what the "
 				 "replay without their mechanism wins): "
 			       : "not replayed (sized by the GPU idle they claim): ", fd->rule,
-			 td_fmt_dur(b1, sizeof(b1), fd->savings_ns), fd->bounded ? " at most" : "");
+			 td_fmt_dur(b1, sizeof(b1), fd->savings_ns), fd->bounded ? " at most" : "",
+			 fd->after ? " after the " : "", fd->after ? fd->after : "",
+			 fd->after ? " fix" : "");
 	}
 	if (n) {
 		fputc('\n', f);

@@ -52,6 +52,21 @@ for f in replay/edges.json replay/threads.json rules/dataloader.json rules/sync.
 		done
 	done
 done
+# the README's example: a bound sized after the loader's fix says so, in text and JSON
+"$bin" whatif fixtures/demo-train.json.gz >"$tmp/a" 2>&1
+if tr '\n' ' ' <"$tmp/a" | tr -s ' ' | grep -q "gpu-idle 122.0 us at most after the dataloader fix"; then
+	ok
+else
+	bad "whatif on demo-train did not size gpu-idle's bound after the loader's fix"
+fi
+"$bin" whatif --format json fixtures/demo-train.json.gz >"$tmp/a" 2>&1
+if python3 -c 'import json, sys
+n = json.load(open(sys.argv[1]))["not_replayed"]
+assert [(x["rule"], x["sizing"], x.get("sized_after")) for x in n] == [("gpu-idle", "bound", "dataloader")], n' "$tmp/a"; then
+	ok
+else
+	bad "whatif --format json on demo-train: not_replayed"
+fi
 expect_rc 2 "$bin" whatif --fix dataloadr fixtures/rules/dataloader.json
 if grep -q "did you mean 'dataloader'" "$tmp/err"; then ok; else bad "whatif --fix did not name the rule"; fi
 expect_rc 2 "$bin" replay
