@@ -360,6 +360,7 @@ static void merged(struct td_job *j)
 		int adv;
 		struct td_finding *f;
 		const struct entry *rep;
+		const struct td_rule *rule;
 		for (r = 0, n = 0; r < j->n; r++)
 			for (i = 0; i < j->rows[r].s->findings.len; i++) {
 				const struct td_sum_finding *x = &TD_VEC_AT(&j->rows[r].s->findings,
@@ -395,8 +396,8 @@ static void merged(struct td_job *j)
 		f->busy_ns = rep->savings - f->idle_ns;
 		f->replayed = rep->f->sizing == TD_SIZING_REPLAY;
 		f->bounded = rep->f->sizing == TD_SIZING_BOUND;
-		if (td_rule_find(seen[k]))
-			f->bound_what = td_rule_find(seen[k])->bound_what;
+		if ((rule = td_rule_find(seen[k])) != NULL)
+			f->bound_what = rule->bound_what;
 		if (comm) {
 			int64_t wait = j->rows[rep->row].wait_ns;
 			f->idle_ns = 0;

@@ -69,6 +69,8 @@ struct td_gap {
 	uint32_t what;
 	uint32_t next_op;  /* GPU op that ends the gap, TD_NONE at the window end */
 	uint32_t seg;      /* its first segment */
+	uint32_t host;     /* the thread its host causes were read on: next_op's launcher, else
+			    * the device's host_track (TD_NONE: none) */
 };
 
 /* A claimed piece of idle time and the finding (serial) that claimed it. */

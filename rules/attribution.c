@@ -616,6 +616,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		g->end = ge;
 		g->next_op = next;
 		g->seg = seg0;
+		g->host = host;
 		for (c = 0; c < CAUSE_COUNT; c++)
 			if (st.by_cause[c] && (best < 0 || st.by_cause[c] > st.by_cause[best]))
 				best = c;

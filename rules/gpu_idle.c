@@ -32,10 +32,8 @@ struct resid {
 	const struct td_analysis *a;
 	size_t d;
 	struct td_vec drop;            /* struct td_rp_edit: the host's own work in the unclaimed
-					* idle (CPU ops, Python, untraced), on the thread that
-					* launched the op ending each gap (bound_drop) */
-	size_t drop_gap;               /* the gap drop_track is of */
-	uint32_t drop_track;
+					* idle (CPU ops, Python, untraced), on each gap's host
+					* thread (bound_drop) */
 	struct td_vec launch_gaps;     /* size_t: the gaps with unclaimed launch overhead in them
 					* (bound_launch) */
 };
@@ -85,30 +83,22 @@ out:
 }
 
 /* The bound of a host-bound fix: the host's work in each unclaimed piece the host held (CPU
- * op / Python, nothing recorded) dropped on the thread that launched the op ending its gap -
- * as the attribution read it - pieces that touch on one thread merged. */
+ * op / Python, nothing recorded) dropped on the thread the attribution read it on, pieces that
+ * touch on one thread merged. */
 static void drop_piece(struct resid *rs, const struct td_seg *p, size_t gap)
 {
-	const struct td_trace *t = rs->a->t;
+	uint32_t host = rs->a->dev[rs->d].gaps[gap].host;
 	struct td_rp_edit *last = rs->drop.len ? &TD_VEC_AT(&rs->drop, struct td_rp_edit,
 							    rs->drop.len - 1) : NULL;
 
-	if (p->cause != CAUSE_HOST && p->cause != CAUSE_NOTHING)
+	if ((p->cause != CAUSE_HOST && p->cause != CAUSE_NOTHING) || host == TD_NONE)
 		return;
-	if (!rs->drop.len || rs->drop_gap != gap) {
-		const struct td_gap *g = &rs->a->dev[rs->d].gaps[gap];
-		uint32_t l = g->next_op != TD_NONE ? td_trace_launch(t, g->next_op) : TD_NONE;
-		rs->drop_gap = gap;
-		rs->drop_track = l != TD_NONE ? td_trace_track_of(t, l) : rs->a->dev[rs->d].host_track;
-	}
-	if (rs->drop_track == TD_NONE)
-		return;
-	if (last && last->track == rs->drop_track && last->to == p->start) {
+	if (last && last->track == host && last->to == p->start) {
 		last->to = p->end;
 		return;
 	}
 	last = td_vec_push(&rs->drop);
-	*last = (struct td_rp_edit){TD_RP_DROP_HOST, rs->drop_track, p->start, p->end, 0, 0};
+	*last = (struct td_rp_edit){TD_RP_DROP_HOST, host, p->start, p->end, 0, 0};
 }
 
 static void on_piece(void *vc, const struct td_seg *p, size_t gap)
