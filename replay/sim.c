@@ -40,6 +40,7 @@ struct sim {
 	uint8_t *state;        /* 2 bits a node: S_* */
 	uint32_t lane_lo[2], lane_hi[2]; /* the last two lanes a GPU op's device was looked up */
 	int32_t lane_dev[2];  /* in (a node's track is a search over the tracks) */
+	uint32_t blocked;     /* where the last walk() stopped, its predecessors not done */
 };
 
 /* The device index of GPU op k, from the last two lanes asked about when it is on one. */
@@ -285,16 +286,45 @@ static void push(struct sim *s, uint32_t k)
 	SET_ST(s, k, S_PUSHED);
 }
 
+/* Whether q is done, after taking the nodes on its lane not yet begun, up to q, in order,
+ * while each finds its predecessors done (a wait pulls in its stream's ops: no stack for them).
+ * A node whose predecessors are done has the same start whenever it is taken, so this changes
+ * no start; s->blocked remembers where the last walk stopped, so a chain is walked once. */
+static int walk(struct sim *s, uint32_t q)
+{
+	uint32_t pre[8], j;
+	size_t n, i;
+
+	if (ST(s, q) != S_NEW)
+		return ST(s, q) == S_DONE;
+	for (j = q; j != s->blocked && !(s->g->fl[j] & TD_RPF_FIRST) && ST(s, j - 1) == S_NEW; j--)
+		;
+	if (j == s->blocked)
+		return 0;
+	for (; j <= q; j++) {
+		n = preds(s, j, pre);
+		for (i = 0; i < n && ST(s, pre[i]) == S_DONE; i++)
+			;
+		if (i < n) {
+			s->blocked = j;
+			return 0;
+		}
+		s->r->start[j] = compute(s, j);
+		SET_ST(s, j, S_DONE);
+	}
+	return 1;
+}
+
 static void settle(struct sim *s, uint32_t root)
 {
 	uint32_t pre[8];
+	size_t n, i;
 
-	if (ST(s, root) == S_DONE)
+	if (walk(s, root) || ST(s, root) == S_DONE)
 		return;
 	push(s, root);
 	while (s->stack->len) {
 		uint32_t k = TD_VEC_AT(s->stack, uint32_t, s->stack->len - 1);
-		size_t n, i;
 		int pushed = 0;
 		if (ST(s, k) == S_DONE) {
 			s->stack->len--;
@@ -305,7 +335,8 @@ static void settle(struct sim *s, uint32_t root)
 			 * skipped once it is done); one begun is on the path to here: a cycle, cut */
 			n = preds(s, k, pre);
 			for (i = 0; i < n; i++)
-				if (ST(s, pre[i]) == S_NEW || ST(s, pre[i]) == S_PUSHED) {
+				if (ST(s, pre[i]) == S_PUSHED ||
+				    (ST(s, pre[i]) == S_NEW && !walk(s, pre[i]))) {
 					push(s, pre[i]);
 					pushed = 1;
 				}
@@ -667,6 +698,7 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *edits, siz
 	s.r = out;
 	s.state = out->state;
 	s.stack = &out->stack;
+	s.blocked = TD_NONE;
 	for (k = 0; k < g->n; k++)
 		settle(&s, (uint32_t)k);
 	return 0;
