@@ -484,6 +484,7 @@ struct size_task {
 	int kind;           /* T_*: T_BOTH with the loader's edits before its own */
 	int64_t win;        /* its window replayed, -1: none */
 	int done;           /* replayed on the second thread as its rule stated it */
+	int queued;         /* in the second thread's queue: done once it is joined */
 };
 
 struct size_job {
@@ -522,12 +523,11 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 	return w;
 }
 
-static void *size_worker(void *arg)
+/* Runs the job's replays left, into r (each in the same buffers). */
+static void size_pool(void *arg, struct td_rp_times *r)
 {
 	struct size_job *j = arg;
-	struct td_rp_times r; /* each replay of this worker in the same buffers */
 
-	memset(&r, 0, sizeof(r));
 	for (;;) {
 		size_t i;
 		pthread_mutex_lock(&j->mu);
@@ -535,13 +535,21 @@ static void *size_worker(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i == SIZE_MAX)
 			break;
-		if (i < j->ntask && j->task[i].done)
+		if (i < j->ntask && (j->task[i].done || j->task[i].queued))
 			continue;
 		if (i == j->ntask) /* the replay as recorded, beside the fixes' */
-			run_base_in(j->a, &r);
+			run_base_in(j->a, r);
 		else
-			j->task[i].win = run_task(j, &j->task[i], &r);
+			j->task[i].win = run_task(j, &j->task[i], r);
 	}
+}
+
+static void *size_worker(void *arg)
+{
+	struct td_rp_times r;
+
+	memset(&r, 0, sizeof(r));
+	size_pool(arg, &r);
 	td_rp_times_free(&r);
 	return NULL;
 }
@@ -621,13 +629,16 @@ int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t task
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
 {
 	struct size_job j;
+	struct td_rp_times r;
 	pthread_t th[16];
 	size_t i, pending = 0;
-	int k, started = 0;
+	int k, started = 0, shared;
 
 	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
 		return;
-	td_wq_close(a); /* what the second thread has begun, done */
+	/* the second thread, where it goes on beside this one, finishes its queue, then takes
+	 * the replays left with this thread's pool */
+	shared = td_wq_close(a);
 	memset(&j, 0, sizeof(j));
 	j.a = a;
 	j.fs = fs;
@@ -638,30 +649,54 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	j.task = td_calloc(2 * n, sizeof(*j.task));
 	for (i = 0; i < n; i++)
 		if (fs[i]->edits.len)
-			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1, 0, 0};
 		else if (fs[i]->bound.len)
-			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, 0, 0};
 	for (i = 0; i < n && j.loader; i++)
 		if (fs[i] != j.loader && fs[i]->device == j.loader->device &&
 		    (fs[i]->edits.len || fs[i]->bound.len))
-			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0, 0};
 	for (i = 0; i < j.ntask; i++) {
 		const struct td_finding *f = fs[j.task[i].f];
 		const struct td_vec *e = task_edits(f, j.task[i].kind);
 		const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
-		j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device,
-					      pre ? pre->data : NULL, pre ? pre->len : 0, e->data,
-					      e->len, &j.task[i].win);
-		pending += !j.task[i].done;
+		if (shared)
+			j.task[i].queued = td_wq_pending(a->whatif, j.task[i].kind, f->device,
+							 pre ? pre->data : NULL, pre ? pre->len : 0,
+							 e->data, e->len);
+		else
+			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device,
+						      pre ? pre->data : NULL, pre ? pre->len : 0,
+						      e->data, e->len, &j.task[i].win);
+		pending += !j.task[i].done && !j.task[i].queued;
 	}
 	pthread_mutex_init(&j.mu, NULL);
-	jobs = td_whatif_replays_at_once(a, jobs, pending + (size_t)j.base);
-	for (k = 1; k < jobs; k++) /* the caller's thread is one of them */
+	jobs = td_whatif_replays_at_once(a, jobs, pending + (size_t)j.base + (size_t)shared);
+	if (shared)
+		td_wq_share(a, size_pool, &j);
+	for (k = 1 + shared; k < jobs; k++) /* the caller's thread is one of them, and the second */
 		if (pthread_create(&th[started], NULL, size_worker, &j) == 0)
 			started++;
-	size_worker(&j);
+	memset(&r, 0, sizeof(r));
+	if (shared)
+		td_wq_help(a, &r);
+	size_pool(&j, &r);
 	for (k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
+	if (shared) {
+		td_wq_join(a);
+		for (i = 0; i < j.ntask; i++) {
+			const struct td_finding *f = fs[j.task[i].f];
+			const struct td_vec *e = task_edits(f, j.task[i].kind);
+			const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
+			if (j.task[i].queued &&
+			    !td_wq_result(a->whatif, j.task[i].kind, f->device,
+					  pre ? pre->data : NULL, pre ? pre->len : 0, e->data,
+					  e->len, &j.task[i].win))
+				j.task[i].win = run_task(&j, &j.task[i], &r); /* not expected */
+		}
+	}
+	td_rp_times_free(&r);
 	pthread_mutex_destroy(&j.mu);
 	for (i = 0; i < j.ntask && a->whatif->ok; i++) {
 		struct td_finding *f = fs[j.task[i].f];

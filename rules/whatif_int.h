@@ -38,9 +38,22 @@ void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_r
  * on its device, stated before or after, is also replayed after it (T_BOTH). */
 void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *edits,
 		  size_t nedits);
-/* No more replays: those left are shared with the caller's thread (as the memory budget
- * allows), then the thread ends. */
-void td_wq_close(struct td_analysis *a);
+/* No more replays for the thread's queue. Returns 1 when the thread keeps going beside the
+ * caller's (the memory budget holds two replays): the caller then states what else it replays
+ * (td_wq_share(), NULL: nothing), may help with the queue (td_wq_help()), and joins it
+ * (td_wq_join()); 0 when the thread has ended. */
+int td_wq_close(struct td_analysis *a);
+/* Whether the queue holds a replay with this kind, device and edits (done or not: every one
+ * is done once the thread is joined). */
+int td_wq_pending(struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
+		  size_t npre, const struct td_rp_edit *edits, size_t nedits);
+/* What the thread runs once its queue is empty: pool(arg, its replay buffers). */
+void td_wq_share(struct td_analysis *a, void (*pool)(void *arg, struct td_rp_times *r),
+		 void *arg);
+/* Runs the queue's replays not yet begun on the caller's thread, into r. */
+void td_wq_help(struct td_analysis *a, struct td_rp_times *r);
+/* Waits for the thread to end. */
+void td_wq_join(struct td_analysis *a);
 /* The window a replay with this kind, device and edits (pre's, then edits': T_BOTH's loader
  * fix first, as the thread joins them) gave (closed first), 1; else 0. */
 int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,

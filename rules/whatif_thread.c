@@ -32,6 +32,10 @@ struct td_wq {
 	int joined;
 	struct wq_task **task;
 	size_t n, cap, next;  /* next: the next task to run */
+	int shared;           /* td_wq_share() has been called: pool (NULL: none) is what the
+			       * thread runs once its queue is empty */
+	void (*pool)(void *arg, struct td_rp_times *r);
+	void *pool_arg;
 	int has_loader;       /* the DataLoader's fix is known: each fix on its device is also
 			       * replayed after it (T_BOTH) */
 	int loader_device;
@@ -70,18 +74,15 @@ static void let_go(struct td_analysis *a, struct td_wq *q, struct wq_task *tk)
 
 /* Runs the queued tasks on the calling thread until none is left and, with `wait`, until the
  * queue closes. */
-static void work(struct td_analysis *a, struct td_wq *q, int wait)
+static void work(struct td_analysis *a, struct td_wq *q, int wait, struct td_rp_times *r)
 {
-	struct td_rp_times r; /* each replay of this thread in the same buffers */
-
-	memset(&r, 0, sizeof(r));
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		if (q->next < q->n) {
 			struct wq_task *tk = q->task[q->next++];
 			int d = td_an_dev_index(a, tk->device);
 			pthread_mutex_unlock(&q->mu);
-			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->ed, tk->ned, &r);
+			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->ed, tk->ned, r);
 			pthread_mutex_lock(&q->mu);
 			tk->done = 1;
 			let_go(a, q, tk);
@@ -93,7 +94,6 @@ static void work(struct td_analysis *a, struct td_wq *q, int wait)
 		pthread_cond_wait(&q->cv, &q->mu);
 	}
 	pthread_mutex_unlock(&q->mu);
-	td_rp_times_free(&r);
 }
 
 static void *second(void *arg)
@@ -101,6 +101,8 @@ static void *second(void *arg)
 	struct td_analysis *a = arg;
 	struct td_whatif *w = a->whatif;
 	struct td_wq *q = w->wq;
+	struct td_rp_times r; /* each replay of this thread in the same buffers */
+	void (*pool)(void *, struct td_rp_times *);
 
 	td_whatif_build(a, w);
 	if (w->built) /* the baseline: pinned allocations (set later) change only a fix's replay */
@@ -109,7 +111,17 @@ static void *second(void *arg)
 	q->built = 1;
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
-	work(a, q, 1);
+	memset(&r, 0, sizeof(r));
+	work(a, q, 1, &r);
+	/* then the sizing's replays, beside the caller's thread, once it has stated them */
+	pthread_mutex_lock(&q->mu);
+	while (!q->shared)
+		pthread_cond_wait(&q->cv, &q->mu);
+	pool = q->pool;
+	pthread_mutex_unlock(&q->mu);
+	if (pool)
+		pool(q->pool_arg, &r);
+	td_rp_times_free(&r);
 	return NULL;
 }
 
@@ -233,19 +245,76 @@ void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *ed
 	pthread_mutex_unlock(&q->mu);
 }
 
-void td_wq_close(struct td_analysis *a)
+int td_wq_close(struct td_analysis *a)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+	int share;
+
+	if (!q || q->joined)
+		return 0;
+	pthread_mutex_lock(&q->mu);
+	q->closing = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	/* a second replay beside the thread's where the memory budget holds two */
+	share = td_whatif_replays_at_once(a, a->jobs, 2) > 1;
+	if (!share) {
+		td_wq_share(a, NULL, NULL);
+		td_wq_join(a);
+	}
+	return share;
+}
+
+int td_wq_pending(struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
+		  size_t npre, const struct td_rp_edit *edits, size_t nedits)
+{
+	struct td_wq *q = w->wq;
+	uint64_t h;
+	size_t i;
+	int found = 0;
+
+	if (!q || q->joined)
+		return 0;
+	h = edits_hash(pre, npre, edits, nedits);
+	pthread_mutex_lock(&q->mu);
+	for (i = 0; i < q->n && !found; i++) {
+		const struct wq_task *tk = q->task[i];
+		found = tk->kind == kind && tk->device == device && tk->ned == npre + nedits &&
+			tk->hash == h;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return found;
+}
+
+void td_wq_share(struct td_analysis *a, void (*pool)(void *arg, struct td_rp_times *r),
+		 void *arg)
 {
 	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
 
 	if (!q || q->joined)
 		return;
 	pthread_mutex_lock(&q->mu);
-	q->closing = 1;
+	q->pool = pool;
+	q->pool_arg = arg;
+	q->shared = 1;
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
-	/* a second replay beside the thread's where the memory budget holds two */
-	if (td_whatif_replays_at_once(a, a->jobs, 2) > 1)
-		work(a, q, 0);
+}
+
+void td_wq_help(struct td_analysis *a, struct td_rp_times *r)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+
+	if (q && !q->joined)
+		work(a, q, 0, r);
+}
+
+void td_wq_join(struct td_analysis *a)
+{
+	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
+
+	if (!q || q->joined)
+		return;
 	pthread_join(q->th, NULL);
 	q->joined = 1;
 }
@@ -284,6 +353,10 @@ void td_wq_free(struct td_whatif *w)
 		pthread_mutex_lock(&q->mu);
 		q->closing = 1;
 		q->next = q->n; /* what is queued is not wanted any more */
+		if (!q->shared) {
+			q->shared = 1;
+			q->pool = NULL;
+		}
 		pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 		pthread_join(q->th, NULL);
