@@ -263,6 +263,9 @@ struct td_rp_times {
 				    * last call (node: that call; [v, w): the range dropped), which no
 				    * call's gap holds - td_replay_map() takes it out */
 	size_t n;
+	uint32_t *over_ix;         /* the replay's own: over's entries by node while the edits are
+				    * applied (1 + index, 0: a free slot) */
+	size_t over_slots;         /* a power of two, or 0 */
 	uint8_t *state;            /* the replay's own: 2 bits a node */
 	struct td_vec stack;       /* the replay's own: uint32_t */
 };

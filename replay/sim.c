@@ -378,22 +378,55 @@ static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 	return hi > lo ? hi - lo : 0;
 }
 
+static size_t over_slot(uint32_t k, size_t mask)
+{
+	return (size_t)((k * 2654435761u) & mask);
+}
+
+/* Files over entry i by its node; the table grows to keep it at most half full. */
+static void over_index(struct td_rp_times *r, size_t i)
+{
+	const struct td_rp_side *o = r->over.data;
+	size_t h, j;
+
+	if (2 * r->over.len > r->over_slots) {
+		r->over_slots = r->over_slots ? 2 * r->over_slots : 1024;
+		free(r->over_ix);
+		r->over_ix = td_calloc(r->over_slots, sizeof(uint32_t));
+		for (j = 0; j < r->over.len; j++) {
+			for (h = over_slot(o[j].node, r->over_slots - 1); r->over_ix[h];
+			     h = (h + 1) & (r->over_slots - 1))
+				;
+			r->over_ix[h] = (uint32_t)j + 1;
+		}
+		return;
+	}
+	for (h = over_slot(o[i].node, r->over_slots - 1); r->over_ix[h];
+	     h = (h + 1) & (r->over_slots - 1))
+		;
+	r->over_ix[h] = (uint32_t)i + 1;
+}
+
 /* The over entry of k, made (its lane gap and own cost start as the graph's). */
 static struct td_rp_side *over_make(const struct td_replay *g, struct td_rp_times *r, uint32_t k)
 {
-	struct td_rp_side *o = r->over.data;
-	size_t i;
+	struct td_rp_side *o;
+	size_t h;
 
-	if (r->flag[k] & (F_COST | F_GAP)) /* it has one: edits go in time order, look back */
-		for (i = r->over.len; i-- > 0;)
-			if (o[i].node == k)
-				return &o[i];
+	if (r->flag[k] & (F_COST | F_GAP)) { /* it has one */
+		o = r->over.data;
+		for (h = over_slot(k, r->over_slots - 1); o[r->over_ix[h] - 1].node != k;
+		     h = (h + 1) & (r->over_slots - 1))
+			;
+		return &o[r->over_ix[h] - 1];
+	}
 	o = td_vec_push(&r->over);
 	o->node = k;
 	o->ref = TD_NONE;
 	o->w = td_rp_prev(g, k) == TD_NONE ? 0 : td_rp_gap(g, k);
 	o->v = 0;
-	return o;
+	over_index(r, r->over.len - 1);
+	return &TD_VEC_AT(&r->over, struct td_rp_side, r->over.len - 1);
 }
 
 static void set_gap(const struct td_replay *g, struct td_rp_times *r, uint32_t k, int64_t gap)
@@ -650,6 +683,8 @@ static void times_ready(const struct td_replay *g, struct td_rp_times *out, int 
 		memset(out->state, 0, g->n / 4 + 1);
 		out->over.len = out->anchors.len = out->sides.len = out->stack.len = 0;
 		out->tails.len = 0;
+		if (out->over_slots)
+			memset(out->over_ix, 0, out->over_slots * sizeof(uint32_t));
 		return;
 	}
 	if (reuse)
@@ -722,6 +757,7 @@ void td_rp_times_free(struct td_rp_times *r)
 	free(r->flag);
 	free(r->gate_off);
 	free(r->state);
+	free(r->over_ix);
 	td_vec_free(&r->over);
 	td_vec_free(&r->anchors);
 	td_vec_free(&r->sides);
