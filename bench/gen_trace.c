@@ -32,7 +32,9 @@
  * __next__ waits for it (--loader-us is then what receiving a ready batch costs), so a loop
  * made faster elsewhere waits longer there. --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
- * samples per op: ~400 per MB).
+ * samples per op: ~400 per MB). --host-bound: each op's host time ten times as long (90 us),
+ * so that the GPU waits while the host runs each op (gpu-idle's host-bound case: a piece of
+ * idle per op, each a bound's edit).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P]
@@ -40,7 +42,7 @@
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
  *                  [--side-copies N [--side-pinned] [--inline-copies | --consumer-wait]]
  *                  [--gather-mb M [--prefetch]]
- *                  [--profile-mix] [--seed S] [-o FILE]
+ *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -59,6 +61,7 @@ struct gen {
 	int rank, world;
 	int64_t extra_host_ns;    /* host-only work before the all-reduce, per step */
 	int kernel_pct;           /* extra compute per kernel, percent */
+	int host_x;               /* each op's host time this many times as long (0: once) */
 	int64_t step_ts;
 	uint64_t comm_seq;
 	/* a bottleneck, or its fix, for what-if pairs (tests/whatif_pairs.py) */
@@ -475,7 +478,7 @@ static void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable
 	fwd_ts = g->now_ns;
 	for (i = 0; i < ops; i++) {
 		int k = (int)(rnd(g) % 4);
-		int64_t host = jitter(g, 9000, 50), dev = k == 0 ? jitter(g, 60000, 40) : jitter(g, 3000, 80);
+		int64_t host = jitter(g, 9000 * (g->host_x ? g->host_x : 1), 50), dev = k == 0 ? jitter(g, 60000, 40) : jitter(g, 3000, 80);
 		dev += dev * g->kernel_pct / 100;
 		if (g->profile_mix) /* the Python stack above the op: 11 frames, as with_stack */
 			python_stack(g, host);
@@ -766,6 +769,8 @@ int main(int argc, char **argv)
 			g.prefetch = 1;
 		else if (!strcmp(argv[i], "--profile-mix"))
 			g.profile_mix = 1;
+		else if (!strcmp(argv[i], "--host-bound"))
+			g.host_x = 10;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -787,7 +792,7 @@ int main(int argc, char **argv)
 					"[--side-copies N [--side-pinned] [--inline-copies | "
 					"--consumer-wait]] "
 					"[--gather-mb M [--prefetch]] "
-					"[--profile-mix] [--seed S] [-o FILE]\n"
+					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

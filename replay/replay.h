@@ -276,6 +276,10 @@ int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, siz
 /* The same into r, zeroed or from an earlier replay of g, whose buffers it reuses. */
 int td_replay_again(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		    struct td_rp_times *r);
+/* The same with pre's edits applied before edits' (a fix replayed after another's), as one
+ * list of both would be, without one made. */
+int td_replay_after(const struct td_replay *g, const struct td_rp_edit *pre, size_t npre,
+		    const struct td_rp_edit *edits, size_t nedits, struct td_rp_times *r);
 void td_rp_times_free(struct td_rp_times *r);
 /* The op on another stream of op k's device that ended last, at or before k started (TD_NONE:
  * none). */

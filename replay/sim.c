@@ -702,14 +702,16 @@ static void times_ready(const struct td_replay *g, struct td_rp_times *out, int 
 	td_vec_init(&out->tails, sizeof(struct td_rp_side));
 }
 
-static int replay(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
-		  struct td_rp_times *out, int reuse)
+static int replay(const struct td_replay *g, const struct td_rp_edit *pre, size_t npre,
+		  const struct td_rp_edit *edits, size_t nedits, struct td_rp_times *out, int reuse)
 {
 	struct sim s;
 	struct near nr = {TD_NONE, 0};
 	size_t k;
 
 	times_ready(g, out, reuse);
+	for (k = 0; k < npre; k++)
+		apply(g, &pre[k], out, &nr);
 	for (k = 0; k < nedits; k++)
 		apply(g, &edits[k], out, &nr);
 	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
@@ -742,13 +744,19 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *edits, siz
 int td_replay_run(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		  struct td_rp_times *out)
 {
-	return replay(g, edits, nedits, out, 0);
+	return replay(g, NULL, 0, edits, nedits, out, 0);
 }
 
 int td_replay_again(const struct td_replay *g, const struct td_rp_edit *edits, size_t nedits,
 		    struct td_rp_times *r)
 {
-	return replay(g, edits, nedits, r, 1);
+	return replay(g, NULL, 0, edits, nedits, r, 1);
+}
+
+int td_replay_after(const struct td_replay *g, const struct td_rp_edit *pre, size_t npre,
+		    const struct td_rp_edit *edits, size_t nedits, struct td_rp_times *r)
+{
+	return replay(g, pre, npre, edits, nedits, r, 1);
 }
 
 void td_rp_times_free(struct td_rp_times *r)

@@ -38,15 +38,6 @@ struct resid {
 					* (bound_launch) */
 };
 
-static void item_add(struct td_vec *v, uint8_t cause, uint32_t what, int64_t ns)
-{
-	struct td_idle_item *it = td_vec_push(v);
-
-	it->cause = cause;
-	it->what = what;
-	it->ns = ns;
-}
-
 #define KEY_LESS(x, y) ((x)->cause < (y)->cause || ((x)->cause == (y)->cause && (x)->what < (y)->what))
 TD_DEFINE_SORT(sort_keys, struct td_idle_item, KEY_LESS)
 
@@ -64,6 +55,21 @@ static void reduce_items(struct td_vec *v)
 			it[m++] = it[i];
 	}
 	v->len = m;
+}
+
+/* An item; reduced as they pile up (a piece per gap: a host-bound trace has one or two for each
+ * of its ops), so that they take the room of their keys, not of the pieces. */
+#define ITEMS_REDUCE 65536
+static void item_add(struct td_vec *v, uint8_t cause, uint32_t what, int64_t ns)
+{
+	struct td_idle_item *it;
+
+	if (v->len >= ITEMS_REDUCE && !(v->len % ITEMS_REDUCE))
+		reduce_items(v);
+	it = td_vec_push(v);
+	it->cause = cause;
+	it->what = what;
+	it->ns = ns;
 }
 
 static void flush_gap(struct resid *rs)
@@ -136,6 +142,11 @@ static void bound_drop(struct td_finding *f, struct resid *rs)
 	size_t i;
 
 	sort_edits(rs->drop.data, rs->drop.len);
+	if (!f->bound.len) { /* handed over: one per piece, they run to megabytes */
+		struct td_vec v = f->bound;
+		f->bound = rs->drop;
+		rs->drop = v;
+	}
 	for (i = 0; i < rs->drop.len; i++)
 		td_finding_bound_edit(f, &TD_VEC_AT(&rs->drop, struct td_rp_edit, i));
 	f->bound_what = "with the host's work in its gaps removed";

@@ -265,16 +265,17 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 
 /* The window of device d replayed with the edits, into r (zeroed, or holding an earlier
  * replay's buffers to reuse). */
-int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			    size_t nedits, struct td_rp_times *r)
+int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
+			    size_t npre, const struct td_rp_edit *edits, size_t nedits,
+			    struct td_rp_times *r)
 {
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
-	if (!nedits) {
+	if (!npre && !nedits) {
 		run_base(a);
 		return a->whatif->ok ? a->whatif->base_win[d] : -1;
 	}
-	if (td_replay_again(&a->whatif->g, edits, nedits, r) != 0)
+	if (td_replay_after(&a->whatif->g, pre, npre, edits, nedits, r) != 0)
 		return -1;
 	return window(a, d, r);
 }
@@ -286,21 +287,9 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	int64_t w;
 
 	memset(&r, 0, sizeof(r));
-	w = td_whatif_window_in(a, d, edits, nedits, &r);
+	w = td_whatif_window_in(a, d, NULL, 0, edits, nedits, &r);
 	td_rp_times_free(&r);
 	return w;
-}
-
-struct td_rp_edit *td_whatif_join(const struct td_rp_edit *pre, size_t npre,
-				  const struct td_rp_edit *edits, size_t nedits)
-{
-	struct td_rp_edit *both = td_malloc((npre + nedits + 1) * sizeof(*both));
-
-	if (npre)
-		memcpy(both, pre, npre * sizeof(*both));
-	if (nedits)
-		memcpy(both + npre, edits, nedits * sizeof(*both));
-	return both;
 }
 
 int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *pre, size_t npre,
@@ -308,20 +297,15 @@ int td_whatif_starts(struct td_analysis *a, size_t d, const struct td_rp_edit *p
 		     int64_t *out)
 {
 	const struct td_dev_analysis *dv;
-	struct td_rp_edit *both;
 	struct td_rp_times r;
 	int64_t w0;
 	size_t i;
-	int rc;
 
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a) || !a->whatif->ok)
 		return -1;
 	dv = &a->dev[d];
 	memset(&r, 0, sizeof(r));
-	both = td_whatif_join(pre, npre, edits, nedits);
-	rc = td_replay_run(&a->whatif->g, both, npre + nedits, &r);
-	free(both);
-	if (rc != 0) {
+	if (td_replay_after(&a->whatif->g, pre, npre, edits, nedits, &r) != 0) {
 		td_rp_times_free(&r);
 		return -1;
 	}
@@ -508,19 +492,14 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 {
 	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
 	const struct td_vec *e;
-	struct td_rp_edit *both;
-	int64_t w;
 	int d = td_an_dev_index(j->a, f->device);
 
 	if (d < 0)
 		return -1;
 	e = task_edits(f, tk->kind);
 	if (tk->kind != T_BOTH)
-		return td_whatif_window_in(j->a, (size_t)d, e->data, e->len, r);
-	both = td_whatif_join(l->edits.data, l->edits.len, e->data, e->len);
-	w = td_whatif_window_in(j->a, (size_t)d, both, l->edits.len + e->len, r);
-	free(both);
-	return w;
+		return td_whatif_window_in(j->a, (size_t)d, NULL, 0, e->data, e->len, r);
+	return td_whatif_window_in(j->a, (size_t)d, l->edits.data, l->edits.len, e->data, e->len, r);
 }
 
 /* Runs the job's replays left, into r (each in the same buffers). */

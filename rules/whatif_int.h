@@ -16,13 +16,11 @@ enum { T_ALONE, T_BOTH, T_BOUND };
 /* The graph of a's trace into w, from the names' classes alone; w->built when it can be
  * replayed. */
 void td_whatif_build(const struct td_analysis *a, struct td_whatif *w);
-/* The window of device index d replayed with the edits, into r (reused as td_replay_again
- * does); -1 when nothing can be replayed. */
-int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *edits,
-			    size_t nedits, struct td_rp_times *r);
-/* pre's edits, then edits', in one malloc'd array (a fix replayed after another). */
-struct td_rp_edit *td_whatif_join(const struct td_rp_edit *pre, size_t npre,
-				  const struct td_rp_edit *edits, size_t nedits);
+/* The window of device index d replayed with pre's edits, then edits', into r (reused as
+ * td_replay_again does); -1 when nothing can be replayed. */
+int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
+			    size_t npre, const struct td_rp_edit *edits, size_t nedits,
+			    struct td_rp_times *r);
 /* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
 int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
 

@@ -15,6 +15,8 @@
 
 struct wq_task {
 	int kind, device;
+	const struct td_rp_edit *pre; /* T_BOTH: the loader's (the queue's copy), applied first */
+	size_t npre;
 	struct td_rp_edit *ed;     /* a copy while it is needed (NULL after: a fix's edits run to
 				    * megabytes), then known by its hash */
 	size_t ned;
@@ -82,7 +84,8 @@ static void work(struct td_analysis *a, struct td_wq *q, int wait, struct td_rp_
 			struct wq_task *tk = q->task[q->next++];
 			int d = td_an_dev_index(a, tk->device);
 			pthread_mutex_unlock(&q->mu);
-			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->ed, tk->ned, r);
+			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->pre, tk->npre,
+								   tk->ed, tk->ned, r);
 			pthread_mutex_lock(&q->mu);
 			tk->done = 1;
 			let_go(a, q, tk);
@@ -151,6 +154,7 @@ void td_wq_built(struct td_whatif *w)
 	pthread_mutex_unlock(&q->mu);
 }
 
+/* A task of edits (copied) after pre's (kept: the queue's loader copy, or NULL). */
 static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *pre, size_t npre,
 				const struct td_rp_edit *edits, size_t nedits)
 {
@@ -158,8 +162,12 @@ static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *p
 
 	tk->kind = kind;
 	tk->device = device;
-	tk->ned = npre + nedits;
-	tk->ed = td_whatif_join(pre, npre, edits, nedits);
+	tk->pre = pre;
+	tk->npre = npre;
+	tk->ned = nedits;
+	tk->ed = td_malloc((nedits + 1) * sizeof(*edits));
+	if (nedits)
+		memcpy(tk->ed, edits, nedits * sizeof(*edits));
 	tk->hash = edits_hash(pre, npre, edits, nedits);
 	tk->win = -1;
 	return tk;
@@ -174,6 +182,11 @@ static int full(const struct td_wq *q)
 {
 	return q->closing || q->n - q->next >= WQ_WAITING;
 }
+
+/* The most edits a task copies: a fix with more (a host-bound trace's bound, an edit per
+ * piece of idle: 25 MB of them on 1 GB) is replayed by td_whatif_size() from its finding's
+ * own, without a copy. */
+#define WQ_EDITS_MAX ((size_t)1 << 17)
 
 /* Queues tk (the lock held; not full). */
 static void push(struct td_wq *q, struct wq_task *tk)
@@ -191,6 +204,7 @@ static void push(struct td_wq *q, struct wq_task *tk)
 static void push_after_loader(struct td_wq *q, const struct wq_task *alone)
 {
 	if (full(q) || alone->kind == T_BOTH || !alone->ed || alone->device != q->loader_device ||
+	    alone->ned > WQ_EDITS_MAX ||
 	    (alone->ned == q->nloader && !memcmp(alone->ed, q->loader, q->nloader * sizeof(*q->loader))))
 		return;
 	push(q, task_new(T_BOTH, alone->device, q->loader, q->nloader, alone->ed, alone->ned));
@@ -203,7 +217,7 @@ void td_wq_submit(struct td_analysis *a, int kind, int device, const struct td_r
 	struct wq_task *tk;
 	int no_room;
 
-	if (!q || !nedits)
+	if (!q || !nedits || nedits > WQ_EDITS_MAX)
 		return;
 	pthread_mutex_lock(&q->mu);
 	no_room = full(q);
@@ -226,7 +240,7 @@ void td_wq_loader(struct td_analysis *a, int device, const struct td_rp_edit *ed
 	struct td_wq *q = a->whatif ? a->whatif->wq : NULL;
 	size_t i, n;
 
-	if (!q)
+	if (!q || nedits > WQ_EDITS_MAX)
 		return;
 	pthread_mutex_lock(&q->mu);
 	if (!q->has_loader && !q->closing) {
@@ -279,8 +293,8 @@ int td_wq_pending(struct td_whatif *w, int kind, int device, const struct td_rp_
 	pthread_mutex_lock(&q->mu);
 	for (i = 0; i < q->n && !found; i++) {
 		const struct wq_task *tk = q->task[i];
-		found = tk->kind == kind && tk->device == device && tk->ned == npre + nedits &&
-			tk->hash == h;
+		found = tk->kind == kind && tk->device == device &&
+			tk->npre + tk->ned == npre + nedits && tk->hash == h;
 	}
 	pthread_mutex_unlock(&q->mu);
 	return found;
@@ -334,7 +348,7 @@ int td_wq_result(const struct td_whatif *w, int kind, int device, const struct t
 		/* the edits as they were handed over: a rule that changed a finding's edits later
 		 * gets a replay of its own */
 		if (tk->done && tk->kind == kind && tk->device == device &&
-		    tk->ned == npre + nedits && tk->hash == h) {
+		    tk->npre + tk->ned == npre + nedits && tk->hash == h) {
 			*win = tk->win;
 			return 1;
 		}
