@@ -77,78 +77,106 @@ static void add_new(struct td_vec *out, int64_t s, int64_t e, uint32_t owner)
 	last->owner = owner;
 }
 
+/* What is left of piece p after the pieces before it (covered: how far they reach) and the
+ * claims: into fresh, and counted. */
+static void take_piece(const struct td_dev_analysis *dv, const struct piece *p, int64_t *covered,
+		       struct td_vec *fresh, uint32_t owner, int64_t *total, int64_t *per_tag,
+		       size_t ntags)
+{
+	int64_t s = p->s > *covered ? p->s : *covered, e = p->e, got = 0;
+	size_t j;
+
+	if (s >= e)
+		return;
+	*covered = e;
+	for (j = claim_after(&dv->claims, s); s < e; j++) {
+		const struct td_claim *cl = j < dv->claims.len
+			? &TD_VEC_AT(&dv->claims, struct td_claim, j) : NULL;
+		int64_t stop = cl && cl->start < e ? cl->start : e;
+		if (stop > s) {
+			add_new(fresh, s, stop, owner);
+			got += stop - s;
+		}
+		if (!cl || cl->start >= e)
+			break;
+		s = cl->end;
+	}
+	*total += got;
+	if (per_tag && p->tag < ntags)
+		per_tag[p->tag] += got;
+}
+
+/* Merges the fresh pieces into dv's claims, both sorted and disjoint, in place (from the end of
+ * the claims made longer), then joins the neighbours of one owner that touch. */
+static void merge_fresh(struct td_dev_analysis *dv, const struct td_vec *fresh)
+{
+	size_t n = dv->claims.len, m = fresh->len, i = n, j = m, k = n + m, w;
+	struct td_claim *c;
+	const struct td_claim *f = fresh->data;
+
+	td_vec_reserve(&dv->claims, n + m);
+	c = dv->claims.data;
+	while (j > 0) {
+		if (i > 0 && c[i - 1].start >= f[j - 1].start) /* a fresh one first, as before */
+			c[--k] = c[--i];
+		else
+			c[--k] = f[--j];
+	}
+	for (i = 0, w = 0; i < n + m; i++) {
+		if (w && c[w - 1].end == c[i].start && c[w - 1].owner == c[i].owner)
+			c[w - 1].end = c[i].end;
+		else
+			c[w++] = c[i];
+	}
+	dv->claims.len = w;
+}
+
 int64_t td_claims_commit(struct td_analysis *a, size_t d, struct td_claims *c, uint32_t owner,
 			 int64_t *per_tag, size_t ntags)
 {
 	struct td_dev_analysis *dv = &a->dev[d];
-	struct td_vec pieces, fresh, merged;
-	int64_t covered = INT64_MIN, total = 0;
-	size_t i, j, k;
+	struct td_vec pieces, fresh;
+	int64_t covered = INT64_MIN, total = 0, reach = INT64_MIN;
+	size_t i, k;
+	int in_order = 1;
 
+	/* candidates in order and apart give their pieces in order: taken as they come (the
+	 * whole window, a piece per segment, would be tens of MB on a host-bound trace) */
+	for (i = 0; i < c->cand.len && in_order; i++) {
+		const struct cand *x = &TD_VEC_AT(&c->cand, struct cand, i);
+		in_order = x->from >= reach;
+		reach = x->to;
+	}
 	td_vec_init(&pieces, sizeof(struct piece));
+	td_vec_init(&fresh, sizeof(struct td_claim));
 	/* candidates into pieces of idle segments (of the wanted cause) */
 	for (i = 0; i < c->cand.len; i++) {
 		const struct cand *x = &TD_VEC_AT(&c->cand, struct cand, i);
 		for (k = seg_after(dv, x->from); k < dv->nsegs && dv->segs[k].start < x->to; k++) {
 			const struct td_seg *g = &dv->segs[k];
-			struct piece *p;
+			struct piece pc, *p = in_order ? &pc : NULL;
 			if (x->cause < CAUSE_COUNT && g->cause != x->cause)
 				continue;
-			p = td_vec_push(&pieces);
+			if (!p)
+				p = td_vec_push(&pieces);
 			p->s = g->start > x->from ? g->start : x->from;
 			p->e = g->end < x->to ? g->end : x->to;
 			p->tag = x->tag;
 			p->order = (uint32_t)i;
+			if (in_order)
+				take_piece(dv, p, &covered, &fresh, owner, &total, per_tag, ntags);
 		}
 	}
 	c->cand.len = 0;
+	/* else sorted, then what is left of each after earlier pieces and earlier claims */
 	sort_pieces(pieces.data, pieces.len);
-	/* what is left of each piece after earlier pieces and earlier claims */
-	td_vec_init(&fresh, sizeof(struct td_claim));
-	for (i = 0; i < pieces.len; i++) {
-		const struct piece *p = &TD_VEC_AT(&pieces, struct piece, i);
-		int64_t s = p->s > covered ? p->s : covered, e = p->e, got = 0;
-		if (s >= e)
-			continue;
-		covered = e;
-		for (j = claim_after(&dv->claims, s); s < e; j++) {
-			const struct td_claim *cl = j < dv->claims.len
-				? &TD_VEC_AT(&dv->claims, struct td_claim, j) : NULL;
-			int64_t stop = cl && cl->start < e ? cl->start : e;
-			if (stop > s) {
-				add_new(&fresh, s, stop, owner);
-				got += stop - s;
-			}
-			if (!cl || cl->start >= e)
-				break;
-			s = cl->end;
-		}
-		total += got;
-		if (per_tag && p->tag < ntags)
-			per_tag[p->tag] += got;
-	}
+	for (i = 0; i < pieces.len; i++)
+		take_piece(dv, &TD_VEC_AT(&pieces, struct piece, i), &covered, &fresh, owner, &total,
+			   per_tag, ntags);
 	td_vec_free(&pieces);
-	if (!fresh.len) {
-		td_vec_free(&fresh);
-		return 0;
-	}
-	/* merge the fresh pieces into the claims, both sorted and disjoint */
-	td_vec_init(&merged, sizeof(struct td_claim));
-	td_vec_reserve(&merged, dv->claims.len + fresh.len);
-	for (i = 0, j = 0; i < dv->claims.len || j < fresh.len;) {
-		const struct td_claim *x = i < dv->claims.len ? &TD_VEC_AT(&dv->claims, struct td_claim, i)
-			: NULL;
-		const struct td_claim *y = j < fresh.len ? &TD_VEC_AT(&fresh, struct td_claim, j) : NULL;
-		const struct td_claim *m = !y || (x && x->start < y->start) ? x : y;
-		add_new(&merged, m->start, m->end, m->owner);
-		if (m == x)
-			i++;
-		else
-			j++;
-	}
+	if (fresh.len)
+		merge_fresh(dv, &fresh);
 	td_vec_free(&fresh);
-	td_vec_free(&dv->claims);
-	dv->claims = merged;
 	return total;
 }
 
