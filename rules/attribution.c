@@ -115,11 +115,9 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 		*cause = alloc != TD_NONE ? CAUSE_ALLOC : CAUSE_LAUNCH;
 		*what = td_an_ev_label(a, r);
 	} else if (py != TD_NONE || op != TD_NONE) {
-		char buf[512];
 		*cause = CAUSE_HOST;
 		if (py != TD_NONE)
-			*what = td_an_mark(a, td_frame_label(td_trace_name(t, td_trace_ev(t, py)->name), buf,
-							     sizeof(buf)));
+			*what = td_an_frame_mark(a, td_trace_ev(t, py)->name);
 		else
 			*what = td_an_ev_label(a, op);
 	} else {

@@ -18,6 +18,8 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d);
  * internal op, a step or a DataLoader span). */
 uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev);
 int td_an_public_op(const struct td_analysis *a, const struct td_event *x);
+/* td_an_mark() of a python_function name's frame label (td_frame_label()), made once. */
+uint32_t td_an_frame_mark(struct td_analysis *a, uint32_t name);
 
 /* Finds the runtime calls that do one-off start-up work (startup.c): fills a->warm_ev. */
 void td_an_detect_warmup(struct td_analysis *a);

@@ -38,10 +38,6 @@ const char *td_an_name(struct td_analysis *a, uint32_t name)
 	return td_an_label(a, td_an_mark(a, td_trace_name(a->t, name)));
 }
 
-uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev)
-{
-	return td_an_mark(a, td_trace_name(a->t, td_trace_ev(a->t, ev)->name));
-}
 
 int td_an_public_op(const struct td_analysis *a, const struct td_event *x)
 {
@@ -78,6 +74,26 @@ static uint32_t *site_slot(struct td_analysis *a, const uint32_t key[3])
 		a->site_n++;
 	}
 	return &a->site_cache[j].label;
+}
+
+/* Labels of one name, made once for each (td_an_site()'s keys begin 0-4; these 5 and 6). */
+uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev)
+{
+	uint32_t key[3] = {5, td_trace_ev(a->t, ev)->name, 0}, *slot = site_slot(a, key);
+
+	if (!*slot)
+		*slot = td_an_mark(a, td_trace_name(a->t, key[1]));
+	return *slot;
+}
+
+uint32_t td_an_frame_mark(struct td_analysis *a, uint32_t name)
+{
+	uint32_t key[3] = {6, name, 0}, *slot = site_slot(a, key);
+	char buf[512];
+
+	if (!*slot)
+		*slot = td_an_mark(a, td_frame_label(td_trace_name(a->t, name), buf, sizeof(buf)));
+	return *slot;
 }
 
 uint32_t td_an_site(struct td_analysis *a, uint32_t ev)
