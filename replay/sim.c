@@ -709,15 +709,17 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *pre, size_
 	struct sim s;
 	struct near nr = {TD_NONE, 0};
 	size_t k;
+	int calls = 0; /* an edit removed calls or made them pinned */
 
 	times_ready(g, out, reuse);
-	for (k = 0; k < npre; k++)
-		apply(g, &pre[k], out, &nr);
-	for (k = 0; k < nedits; k++)
-		apply(g, &edits[k], out, &nr);
+	for (k = 0; k < npre + nedits; k++) {
+		const struct td_rp_edit *ed = k < npre ? &pre[k] : &edits[k - npre];
+		apply(g, ed, out, &nr);
+		calls |= ed->kind == TD_RP_REMOVE || ed->kind == TD_RP_COST;
+	}
 	/* a removed call's GPU ops go with it; a pageable copy made pinned runs at the link's
-	 * pinned bandwidth */
-	for (k = g->nhost; k < g->n; k++) {
+	 * pinned bandwidth (a pass over the GPU ops, only for the edits that need it) */
+	for (k = calls ? g->nhost : g->n; k < g->n; k++) {
 		uint32_t h = g->src[k];
 		if (h == TD_NONE)
 			continue;
@@ -726,7 +728,8 @@ static int replay(const struct td_replay *g, const struct td_rp_edit *pre, size_
 		else if ((out->flag[h] & F_PINNED) && (g->fl[k] & TD_RPF_PAGEABLE))
 			set_cost(g, out, (uint32_t)k, td_rp_pinned_dur(g, (uint32_t)k));
 	}
-	pin_allocs(g, out);
+	if (calls)
+		pin_allocs(g, out);
 	side_links(g, out);
 	sort_over(out->sides.data, out->sides.len);
 	sort_over(out->over.data, out->over.len);
