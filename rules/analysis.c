@@ -222,6 +222,7 @@ void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struc
 		if (TD_VEC_AT(&t->devices, struct td_device, i).ops)
 			a->ndev++;
 	a->dev = td_calloc(a->ndev ? a->ndev : 1, sizeof(*a->dev));
+	a->small = td_calloc(t->events.len / 8 + 1, 1);
 	for (i = 0; i < t->devices.len; i++) {
 		const struct td_device *dv = &TD_VEC_AT(&t->devices, struct td_device, i);
 		if (!dv->ops)
@@ -246,6 +247,7 @@ void td_analysis_free(struct td_analysis *a)
 		td_vec_free(&a->dev[i].claims);
 	}
 	free(a->dev);
+	free(a->small);
 	free(a->name_class);
 	free(a->skip_name);
 	free(a->steps);

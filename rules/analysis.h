@@ -124,6 +124,8 @@ struct td_analysis {
 	struct td_strtab labels;    /* strings the analysis composes ("aten::item <- ...") */
 	uint32_t *name_class;       /* NC_* per trace name id */
 	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
+	uint8_t *small;             /* a bit per event: a kernel in its device's window that
+				     * td_an_is_small() (set by the attribution, read by the runs) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_comm;               /* some name is a collective's (NC_COMM) */
 	int training;               /* backward or optimizer names: a training step */

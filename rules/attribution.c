@@ -549,7 +549,10 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		d->ops_in_window++;
 		if (td_trace_ev(t, ops[i].ev)->kind == TD_K_KERNEL) {
 			d->kernels++;
-			d->small_kernels += td_an_is_small(a, ops[i].ev) != 0;
+			if (td_an_is_small(a, ops[i].ev)) {
+				d->small_kernels++;
+				a->small[ops[i].ev >> 3] |= (uint8_t)(1u << (ops[i].ev & 7));
+			}
 		}
 	}
 

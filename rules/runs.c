@@ -50,7 +50,7 @@ void td_an_small_runs(const struct td_analysis *a, size_t d, td_run_fn fn, void 
 
 			if (e && (e->kind != TD_K_KERNEL || e->ts < dv->win_start || e->ts >= dv->win_end))
 				continue;
-			small = e && td_an_is_small(a, k);
+			small = e && (a->small[k >> 3] & (1u << (k & 7))); /* td_an_is_small() */
 			if (open && small && e->ts - prev_end <= a->params.small_run_gap_ns) {
 				int64_t gap = e->ts > prev_end ? e->ts - prev_end : 0;
 				if (gap)
