@@ -5,7 +5,8 @@
 # is compared to (A and B in turn, RUNS pairs, medians), with PASS or MISS; then a table.
 # usage: bench/run.sh [SIZE_MB] [BUILD_DIR]   (RUNS=N pairs, default 5; TABLE=0 skips the table;
 #        BASELINE=an earlier build's tracedoc that takes -j, for the -j 1 row; MIX=1: the mix of
-#        a real profile, with_stack and profile_memory on: gen_trace --profile-mix)
+#        a real profile, with_stack and profile_memory on: gen_trace --profile-mix; HOST=1: a
+#        host-bound run, the GPU waiting on each op's host time: gen_trace --host-bound)
 set -eu
 cd "$(dirname "$0")/.."
 size=${1:-1000}
@@ -19,6 +20,9 @@ mix=${MIX:-0}
 if [ "$mix" = 1 ]; then
 	trace=$out/trace-mix-${size}MB.json
 	genflags=--profile-mix
+elif [ "${HOST:-0}" = 1 ]; then
+	trace=$out/trace-host-${size}MB.json
+	genflags=--host-bound
 else
 	trace=$out/trace-${size}MB.json
 	genflags=
@@ -105,6 +109,7 @@ echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" 
 echo "capacity check: two CPU loops at once take ${cap}x one (1.0: the cores are all there;"
 echo "  2.0: they share one core's worth, and parallel figures mean nothing)"
 echo
+[ "${HOST:-0}" = 1 ] && echo "host-bound: the targets are the plain and mix traces'; this one shows where they stand"
 echo "targets (A against B side by side, $runs pairs, medians; x = B's time / A's time):"
 # the reader's: stats 1.5x and 10% (#14); diagnose with the replay's sizing: 1.1x and 12% (#25)
 j=$(nproc)
