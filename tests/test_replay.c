@@ -149,6 +149,89 @@ static void test_edges(void **state)
 	done(&x);
 }
 
+/* A fix replayed after another's (td_replay_after): the two lists as one. On edges.json the
+ * 60 us of host work dropped before the last launch, split in two edits of the same gap, one
+ * in each list, replays as the one edit did; then 3000 launches, each gap's 20 us dropped half
+ * by each list, 6000 edits over 3000 nodes (the table of edited nodes grows through its sizes):
+ * every call follows the one before it, as the joined list gives. */
+static void test_after(void **state)
+{
+	struct run x;
+	struct td_rp_times r, j;
+	struct td_rp_edit e[2], *pre, *ed, *both;
+	uint32_t l3, k3, sync;
+	enum { N = 3000 };
+	char *buf;
+	size_t len = 0, cap = (size_t)N * 400, i;
+	struct td_error err;
+	(void)state;
+
+	load(th_fixture("replay/edges.json"), &x);
+	l3 = node(&x, "cudaLaunchKernel", 100);
+	k3 = node(&x, "k3", 106);
+	sync = node(&x, "cudaDeviceSynchronize", 110);
+	e[0] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 35 * US, 65 * US, 0, 0};
+	e[1] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1), 65 * US, 95 * US, 0, 0};
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(td_replay_after(&x.w->g, &e[0], 1, &e[1], 1, &r), 0);
+	assert_int_equal(r.start[l3], 40 * US);
+	assert_int_equal(r.start[k3], 80 * US);
+	assert_int_equal(td_rp_end(&x.w->g, &r, sync), 124 * US);
+	/* the same buffers again, the second list empty */
+	e[0].to = 95 * US;
+	assert_int_equal(td_replay_after(&x.w->g, e, 1, NULL, 0, &r), 0);
+	assert_int_equal(r.start[l3], 40 * US);
+	td_rp_times_free(&r);
+	done(&x);
+
+	buf = malloc(cap);
+	assert_non_null(buf);
+	len += (size_t)snprintf(buf + len, cap - len, "{\"traceEvents\": [");
+	for (i = 0; i < N; i++)
+		len += (size_t)snprintf(buf + len, cap - len,
+			"%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+			"\"pid\": 1, \"tid\": 1, \"ts\": %zu, \"dur\": 5, \"args\": {\"correlation\": %zu}},\n"
+			"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+			"\"ts\": %zu, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, "
+			"\"correlation\": %zu}}", i ? "," : "", 25 * i, i + 1, 25 * i + 6, i + 1);
+	len += (size_t)snprintf(buf + len, cap - len, "]}");
+	assert_true(len < cap);
+	memset(&x, 0, sizeof(x));
+	assert_int_equal(th_parse_mem((unsigned char *)buf, len, 1 << 16, &x.t, &err), 0);
+	free(buf);
+	td_analysis_run(&x.a, &x.t, NULL);
+	x.w = td_an_whatif(&x.a);
+	assert_non_null(x.w);
+	assert_int_equal(x.w->g.nhost, N);
+	pre = calloc(N, sizeof(*pre));
+	ed = calloc(N, sizeof(*ed));
+	both = calloc(2 * N, sizeof(*both));
+	assert_true(pre && ed && both);
+	for (i = 0; i < N; i++) {
+		pre[i] = (struct td_rp_edit){TD_RP_DROP_HOST, track(&x, 1),
+					     (int64_t)(25 * i + 5) * US, (int64_t)(25 * i + 15) * US, 0, 0};
+		ed[i] = pre[i];
+		ed[i].from += 10 * US;
+		ed[i].to += 10 * US;
+		both[2 * i] = pre[i];
+		both[2 * i + 1] = ed[i];
+	}
+	memset(&r, 0, sizeof(r));
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(td_replay_after(&x.w->g, pre, N, ed, N, &r), 0);
+	assert_int_equal(td_replay_run(&x.w->g, both, 2 * N, &j), 0);
+	assert_true(r.over_slots >= 2 * 1024);
+	for (i = 0; i < N; i++)
+		assert_int_equal(r.start[i], (int64_t)(5 * i) * US);
+	assert_memory_equal(r.start, j.start, x.w->g.n * sizeof(*r.start));
+	td_rp_times_free(&r);
+	td_rp_times_free(&j);
+	free(pre);
+	free(ed);
+	free(both);
+	done(&x);
+}
+
 /* Another thread's burst of calls inside the main thread's gap (the autograd thread) starts
  * after the main thread's call before it and holds up the main thread's next call. */
 static void test_threads(void **state)
@@ -609,6 +692,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_loader_gate),
 		cmocka_unit_test(test_second_thread),

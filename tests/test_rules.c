@@ -56,6 +56,62 @@ static const char *plain(const char *s)
 	return r;
 }
 
+/* Claims (rules/claims.c): candidates in order are taken as they come, others sorted first -
+ * both give the same claims. Every other gap claimed by finding 1, in order and then in
+ * reverse, on two analyses of one trace; then the whole window by finding 2, which gets the
+ * rest: each gap claimed whole by one finding (its segments joined), the two alternating. */
+static void test_claims(void **state)
+{
+	struct run x[2];
+	int64_t got[2][2], odd = 0;
+	size_t i, k;
+	(void)state;
+
+	for (k = 0; k < 2; k++) {
+		struct td_error err;
+		struct td_dev_analysis *dv;
+		struct td_claims c;
+		td_trace_init(&x[k].t);
+		if (td_trace_load(th_fixture("rules/dataloader.json"), NULL, &x[k].t, &err) != 0)
+			fail_msg("%s", err.msg);
+		td_analysis_run(&x[k].a, &x[k].t, NULL);
+		dv = &x[k].a.dev[0];
+		assert_true(dv->ngaps >= 4);
+		td_claims_init(&c);
+		for (i = 0; i < dv->ngaps; i++) {
+			size_t g = k ? dv->ngaps - 1 - i : i;
+			if (g % 2)
+				td_claims_add(&c, dv->gaps[g].start, dv->gaps[g].end, CAUSE_COUNT, 0);
+		}
+		got[k][0] = td_claims_commit(&x[k].a, 0, &c, 1, NULL, 0);
+		td_claims_add(&c, dv->win_start, dv->win_end, CAUSE_COUNT, 0);
+		got[k][1] = td_claims_commit(&x[k].a, 0, &c, 2, NULL, 0);
+		td_claims_free(&c);
+	}
+	for (i = 1; i < x[0].a.dev[0].ngaps; i += 2)
+		odd += x[0].a.dev[0].gaps[i].end - x[0].a.dev[0].gaps[i].start;
+	assert_int_equal(got[0][0], odd);
+	assert_int_equal(got[0][1], x[0].a.dev[0].idle_ns - odd);
+	assert_int_equal(got[1][0], got[0][0]);
+	assert_int_equal(got[1][1], got[0][1]);
+	assert_int_equal(x[0].a.dev[0].claims.len, x[0].a.dev[0].ngaps);
+	assert_int_equal(x[1].a.dev[0].claims.len, x[0].a.dev[0].claims.len);
+	for (i = 0; i < x[0].a.dev[0].claims.len; i++) {
+		const struct td_claim *a = &TD_VEC_AT(&x[0].a.dev[0].claims, struct td_claim, i);
+		const struct td_claim *b = &TD_VEC_AT(&x[1].a.dev[0].claims, struct td_claim, i);
+		assert_int_equal(a->start, x[0].a.dev[0].gaps[i].start);
+		assert_int_equal(a->end, x[0].a.dev[0].gaps[i].end);
+		assert_int_equal(a->owner, i % 2 ? 1 : 2);
+		assert_int_equal(b->start, a->start);
+		assert_int_equal(b->end, a->end);
+		assert_int_equal(b->owner, a->owner);
+	}
+	for (k = 0; k < 2; k++) {
+		td_analysis_free(&x[k].a);
+		td_trace_free(&x[k].t);
+	}
+}
+
 static const struct td_finding *finding(const struct run *x, const char *rule, const char *in_title)
 {
 	size_t i;
@@ -1260,6 +1316,7 @@ static void test_flops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_claims),
 		cmocka_unit_test(test_dataloader),
 		cmocka_unit_test(test_sync_stall),
 		cmocka_unit_test(test_transfer),
