@@ -36,6 +36,9 @@ struct resid {
 					* thread (bound_drop) */
 	struct td_vec launch_gaps;     /* size_t: the gaps with unclaimed launch overhead in them
 					* (bound_launch) */
+	struct td_vec blocked;         /* struct td_rp_edit: the unclaimed pieces a blocking call
+					* held (a sync, a copy, an allocation: the cause in
+					* residual, the piece's thread and span) - bound_calls */
 };
 
 #define KEY_LESS(x, y) ((x)->cause < (y)->cause || ((x)->cause == (y)->cause && (x)->what < (y)->what))
@@ -113,6 +116,10 @@ static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 	int64_t ns = p->end - p->start;
 
 	drop_piece(rs, p, gap);
+	if ((p->cause == CAUSE_SYNC || p->cause == CAUSE_TRANSFER || p->cause == CAUSE_ALLOC) &&
+	    rs->a->dev[rs->d].gaps[gap].host != TD_NONE)
+		*(struct td_rp_edit *)td_vec_push(&rs->blocked) = (struct td_rp_edit){
+			TD_RP_COST, rs->a->dev[rs->d].gaps[gap].host, p->start, p->end, p->cause, 0};
 	if (p->cause == CAUSE_LAUNCH && (!rs->launch_gaps.len ||
 					 TD_VEC_AT(&rs->launch_gaps, size_t, rs->launch_gaps.len - 1) != gap))
 		*(size_t *)td_vec_push(&rs->launch_gaps) = gap;
@@ -182,6 +189,50 @@ static void bound_launch(struct td_analysis *a, struct td_finding *f, struct res
 		td_finding_bound_edit(f, &TD_VEC_AT(&ed, struct td_rp_edit, i));
 	if (ed.len)
 		f->bound_what = "with its launch gaps closed";
+	td_vec_free(&ed);
+}
+
+/* Where the residual is mostly a blocking call below its own rule's thresholds (a sync, a
+ * copy, an allocation), its waits removed outright bound what any fix of them wins: each call
+ * of that cause that held unclaimed idle (the host's top-level call the piece falls in, a
+ * call that waits for the GPU) costs what such a call costs when it does not wait, and waits
+ * for nothing (TD_RP_COST, as a copy made pinned and non-blocking). */
+static void bound_calls(struct td_analysis *a, struct td_finding *f, struct resid *rs,
+			enum td_cause top)
+{
+	const struct td_whatif *w = td_an_whatif(a);
+	struct td_vec ed;
+	size_t i;
+
+	if (!w || !w->ok)
+		return;
+	td_vec_init(&ed, sizeof(struct td_rp_edit));
+	for (i = 0; i < rs->blocked.len; i++) {
+		const struct td_rp_edit *b = &TD_VEC_AT(&rs->blocked, struct td_rp_edit, i);
+		uint32_t fst = w->g.track_first[b->track], k;
+		size_t lo;
+		if (b->residual != (int64_t)top || fst == TD_NONE)
+			continue;
+		/* the last call on the thread starting at or before the piece */
+		TD_LOWER_BOUND(lo, w->g.track_count[b->track],
+			       td_rp_event(&w->g, fst + (uint32_t)mid)->ts <= b->from);
+		if (!lo)
+			continue;
+		k = fst + (uint32_t)lo - 1;
+		if (td_ev_end(td_rp_event(&w->g, k)) < b->to || !td_rp_syncs(&w->g, k))
+			continue;
+		*(struct td_rp_edit *)td_vec_push(&ed) = (struct td_rp_edit){
+			TD_RP_COST, b->track, td_rp_event(&w->g, k)->ts, td_rp_event(&w->g, k)->ts + 1,
+			(w->g.fl[k] & TD_RPF_COPY) ? w->g.copy_cost : w->g.wait_cost, 0};
+	}
+	sort_edits(ed.data, ed.len);
+	for (i = 0; i < ed.len; i++) { /* a call once, however many pieces it held */
+		const struct td_rp_edit *e = &TD_VEC_AT(&ed, struct td_rp_edit, i);
+		if (!i || e->track != e[-1].track || e->from != e[-1].from)
+			td_finding_bound_edit(f, e);
+	}
+	if (f->bound.len)
+		f->bound_what = "with those calls' waits removed";
 	td_vec_free(&ed);
 }
 
@@ -465,6 +516,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_vec_init(&rs.items, sizeof(struct td_idle_item));
 		td_vec_init(&rs.drop, sizeof(struct td_rp_edit));
 		td_vec_init(&rs.launch_gaps, sizeof(size_t));
+		td_vec_init(&rs.blocked, sizeof(struct td_rp_edit));
 		rs.a = a;
 		rs.d = d;
 		rs.maxtop = a->params.evidence_max > 0 ? (size_t)a->params.evidence_max : 0;
@@ -525,10 +577,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 				bound_drop(f, &rs);
 			else if (!f->edits.len && top == CAUSE_LAUNCH)
 				bound_launch(a, f, &rs);
+			else if (!f->edits.len && (top == CAUSE_SYNC || top == CAUSE_TRANSFER ||
+						   top == CAUSE_ALLOC))
+				bound_calls(a, f, &rs, top);
 		}
 		td_vec_free(&rs.items);
 		td_vec_free(&rs.drop);
 		td_vec_free(&rs.launch_gaps);
+		td_vec_free(&rs.blocked);
 		free(rs.top);
 	}
 }

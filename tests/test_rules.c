@@ -367,6 +367,23 @@ static void test_transfer(void **state)
 	diagnose_path(th_fixture("rules/transfer-nearmiss.json"), &x); /* pinned, made on device */
 	check_invariants(&x, "transfer-nearmiss.json");
 	assert_null(finding(&x, "transfer", NULL));
+	/* below the transfer rule's thresholds, its idle is gpu-idle's, mostly the blocking copy:
+	 * bounded by the copy calls waiting no more - each step's cudaMemcpyAsync, blocked 480 us,
+	 * then costs what a copy call costs alone (5 us), and the step 475 us less */
+	f = finding(&x, "gpu-idle", NULL);
+	assert_non_null(f);
+	assert_int_equal(f->bound.len, 2);
+	{
+		const struct td_rp_edit *e = f->bound.data;
+		int64_t t0 = td_trace_ev(&x.t, 0)->ts;
+		assert_int_equal(e[0].kind, TD_RP_COST);
+		assert_int_equal(e[0].from - t0, 20000);
+		assert_int_equal(e[1].from - t0, 2020000);
+		assert_int_equal(e[0].residual, td_an_whatif(&x.a)->g.copy_cost);
+	}
+	assert_true(f->bounded);
+	assert_int_equal(f->bound_ns, 2 * 475000);
+	assert_int_equal(f->savings_ns, 2 * 475000);
 	done(&x);
 }
 
