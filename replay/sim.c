@@ -41,6 +41,8 @@ struct sim {
 	uint32_t lane_lo[2], lane_hi[2]; /* the last two lanes a GPU op's device was looked up */
 	int32_t lane_dev[2];  /* in (a node's track is a search over the tracks) */
 	uint32_t blocked;     /* where the last walk() stopped, its predecessors not done */
+	int strict, miss;     /* compute() notes when it reads a node not done (miss), and
+			       * whether it matters (strict) */
 };
 
 /* The device index of GPU op k, from the last two lanes asked about when it is on one. */
@@ -207,8 +209,10 @@ static int64_t compute(struct sim *s, uint32_t k)
 								 : NULL;
 	int64_t v = NONE_T, gap;
 
-#define END(n) (ST(s, n) == S_DONE ? td_rp_end(g, r, n) : td_ev_end(td_rp_event(g, n)))
-#define START(n) (ST(s, n) == S_DONE ? r->start[n] : td_rp_event(g, n)->ts)
+	/* a node not done counts as measured (a cycle, cut); when strict, that is a miss */
+#define END(n) (ST(s, n) == S_DONE && (!s->strict || !waits(s, n) || ST(s, g->src[n]) == S_DONE) \
+		? td_rp_end(g, r, n) : (s->miss = 1, td_ev_end(td_rp_event(g, n))))
+#define START(n) (ST(s, n) == S_DONE ? r->start[n] : (s->miss = 1, td_rp_event(g, n)->ts))
 	if (gpu && (removed || (r->flag[k] & F_FUSED))) {
 		/* a removed op passes its stream's time on; a fused one follows the part before */
 		if (p != TD_NONE)
@@ -292,8 +296,7 @@ static void push(struct sim *s, uint32_t k)
  * no start; s->blocked remembers where the last walk stopped, so a chain is walked once. */
 static int walk(struct sim *s, uint32_t q)
 {
-	uint32_t pre[8], j;
-	size_t n, i;
+	uint32_t j;
 
 	if (ST(s, q) != S_NEW)
 		return ST(s, q) == S_DONE;
@@ -302,14 +305,16 @@ static int walk(struct sim *s, uint32_t q)
 	if (j == s->blocked)
 		return 0;
 	for (; j <= q; j++) {
-		n = preds(s, j, pre);
-		for (i = 0; i < n && ST(s, pre[i]) == S_DONE; i++)
-			;
-		if (i < n) {
+		int64_t v;
+		s->strict = 1;
+		s->miss = 0;
+		v = compute(s, j); /* what it reads is what preds() names */
+		s->strict = 0;
+		if (s->miss) {
 			s->blocked = j;
 			return 0;
 		}
-		s->r->start[j] = compute(s, j);
+		s->r->start[j] = v;
 		SET_ST(s, j, S_DONE);
 	}
 	return 1;
