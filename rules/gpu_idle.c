@@ -36,9 +36,15 @@ struct resid {
 					* thread (bound_drop) */
 	struct td_vec launch_gaps;     /* size_t: the gaps with unclaimed launch overhead in them
 					* (bound_launch) */
-	struct td_vec blocked;         /* struct td_rp_edit: the unclaimed pieces a blocking call
-					* held (a sync, a copy, an allocation: the cause in
-					* residual, the piece's thread and span) - bound_calls */
+	struct td_vec blocked;         /* struct held: the unclaimed pieces a blocking call held
+					* (a sync, a copy, an allocation) - bound_calls */
+};
+
+/* A piece of idle a blocking call held: its cause, the thread and its span. */
+struct held {
+	uint32_t track;
+	uint8_t cause;
+	int64_t from, to;
 };
 
 #define KEY_LESS(x, y) ((x)->cause < (y)->cause || ((x)->cause == (y)->cause && (x)->what < (y)->what))
@@ -118,8 +124,8 @@ static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 	drop_piece(rs, p, gap);
 	if ((p->cause == CAUSE_SYNC || p->cause == CAUSE_TRANSFER || p->cause == CAUSE_ALLOC) &&
 	    rs->a->dev[rs->d].gaps[gap].host != TD_NONE)
-		*(struct td_rp_edit *)td_vec_push(&rs->blocked) = (struct td_rp_edit){
-			TD_RP_COST, rs->a->dev[rs->d].gaps[gap].host, p->start, p->end, p->cause, 0};
+		*(struct held *)td_vec_push(&rs->blocked) = (struct held){
+			rs->a->dev[rs->d].gaps[gap].host, p->cause, p->start, p->end};
 	if (p->cause == CAUSE_LAUNCH && (!rs->launch_gaps.len ||
 					 TD_VEC_AT(&rs->launch_gaps, size_t, rs->launch_gaps.len - 1) != gap))
 		*(size_t *)td_vec_push(&rs->launch_gaps) = gap;
@@ -208,10 +214,10 @@ static void bound_calls(struct td_analysis *a, struct td_finding *f, struct resi
 		return;
 	td_vec_init(&ed, sizeof(struct td_rp_edit));
 	for (i = 0; i < rs->blocked.len; i++) {
-		const struct td_rp_edit *b = &TD_VEC_AT(&rs->blocked, struct td_rp_edit, i);
+		const struct held *b = &TD_VEC_AT(&rs->blocked, struct held, i);
 		uint32_t fst = w->g.track_first[b->track], k;
 		size_t lo;
-		if (b->residual != (int64_t)top || fst == TD_NONE)
+		if (b->cause != top || fst == TD_NONE)
 			continue;
 		/* the last call on the thread starting at or before the piece */
 		TD_LOWER_BOUND(lo, w->g.track_count[b->track],
@@ -516,7 +522,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_vec_init(&rs.items, sizeof(struct td_idle_item));
 		td_vec_init(&rs.drop, sizeof(struct td_rp_edit));
 		td_vec_init(&rs.launch_gaps, sizeof(size_t));
-		td_vec_init(&rs.blocked, sizeof(struct td_rp_edit));
+		td_vec_init(&rs.blocked, sizeof(struct held));
 		rs.a = a;
 		rs.d = d;
 		rs.maxtop = a->params.evidence_max > 0 ? (size_t)a->params.evidence_max : 0;
