@@ -80,6 +80,7 @@ const char *td_severity_name(enum td_severity s)
 	return n[s];
 }
 
+static char *vfmt(const char *fmt, va_list ap) TD_PRINTF(1, 0);
 static char *vfmt(const char *fmt, va_list ap)
 {
 	va_list ap2;
