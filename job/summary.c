@@ -197,8 +197,8 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 }
 
 /* The edits f's saving was replayed with, when the job view may replay them across the ranks:
- * its fix's, or its bound's where that keeps every GPU op's time (the host's work removed; not
- * collectives made free - the ranks' replay takes a collective's own time as measured). */
+ * its fix's, or its bound's where that frees no collective (the ranks' replay takes a
+ * collective's own time as measured). */
 static const struct td_vec *shift_edits(const struct td_finding *f, int sz)
 {
 	size_t i;

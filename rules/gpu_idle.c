@@ -146,23 +146,38 @@ static void on_piece(void *vc, const struct td_seg *p, size_t gap)
 #define EDIT_LESS(x, y) ((x)->track < (y)->track || ((x)->track == (y)->track && (x)->from < (y)->from))
 TD_DEFINE_SORT(sort_edits, struct td_rp_edit, EDIT_LESS)
 
+/* A bound's edits into f (sorted by thread and time, as the replay applies them; an edit once,
+ * however many pieces gave it), handed over whole where f has none yet (one per piece, they run
+ * to megabytes on a host-bound trace); what says how it is replayed. */
+static void take_bound(struct td_finding *f, struct td_vec *ed, const char *what)
+{
+	struct td_rp_edit *e = ed->data;
+	size_t i, m = 0;
+
+	sort_edits(e, ed->len);
+	for (i = 0; i < ed->len; i++)
+		if (!m || e[i].track != e[m - 1].track || e[i].from != e[m - 1].from)
+			e[m++] = e[i];
+	ed->len = m;
+	if (!m)
+		return;
+	if (!f->bound.len) {
+		struct td_vec v = f->bound;
+		f->bound = *ed;
+		*ed = v;
+	} else {
+		for (i = 0; i < m; i++)
+			td_finding_bound_edit(f, &e[i]);
+	}
+	f->bound_what = what;
+}
+
 /* Where the fix is the host's (its work moved off the step, its Python loops cut) and cannot be
  * replayed as such, the host's work in the unclaimed idle removed outright bounds what it wins
- * (the replay then holds the step where the GPU's work, a wait or another thread does), by
- * thread and time as the replay applies edits. */
+ * (the replay then holds the step where the GPU's work, a wait or another thread does). */
 static void bound_drop(struct td_finding *f, struct resid *rs)
 {
-	size_t i;
-
-	sort_edits(rs->drop.data, rs->drop.len);
-	if (!f->bound.len) { /* handed over: one per piece, they run to megabytes */
-		struct td_vec v = f->bound;
-		f->bound = rs->drop;
-		rs->drop = v;
-	}
-	for (i = 0; i < rs->drop.len; i++)
-		td_finding_bound_edit(f, &TD_VEC_AT(&rs->drop, struct td_rp_edit, i));
-	f->bound_what = "with the host's work in its gaps removed";
+	take_bound(f, &rs->drop, "with the host's work in its gaps removed");
 }
 
 /* Where the fix is fewer launches and no graph replays it, the launch overhead removed bounds
@@ -190,11 +205,7 @@ static void bound_launch(struct td_analysis *a, struct td_finding *f, struct res
 			TD_RP_FUSE, td_rp_track(&w->g, k), td_rp_event(&w->g, p)->ts,
 			td_rp_event(&w->g, k)->ts + 1, 0, 0};
 	}
-	sort_edits(ed.data, ed.len);
-	for (i = 0; i < ed.len; i++)
-		td_finding_bound_edit(f, &TD_VEC_AT(&ed, struct td_rp_edit, i));
-	if (ed.len)
-		f->bound_what = "with its launch gaps closed";
+	take_bound(f, &ed, "with its launch gaps closed");
 	td_vec_free(&ed);
 }
 
@@ -231,14 +242,7 @@ static void bound_calls(struct td_analysis *a, struct td_finding *f, struct resi
 			TD_RP_COST, b->track, td_rp_event(&w->g, k)->ts, td_rp_event(&w->g, k)->ts + 1,
 			(w->g.fl[k] & TD_RPF_COPY) ? w->g.copy_cost : w->g.wait_cost, 0};
 	}
-	sort_edits(ed.data, ed.len);
-	for (i = 0; i < ed.len; i++) { /* a call once, however many pieces it held */
-		const struct td_rp_edit *e = &TD_VEC_AT(&ed, struct td_rp_edit, i);
-		if (!i || e->track != e[-1].track || e->from != e[-1].from)
-			td_finding_bound_edit(f, e);
-	}
-	if (f->bound.len)
-		f->bound_what = "with those calls' waits removed";
+	take_bound(f, &ed, "with those calls' waits removed");
 	td_vec_free(&ed);
 }
 

@@ -33,20 +33,15 @@ uint32_t td_an_mark(struct td_analysis *a, const char *name)
 	return id;
 }
 
-const char *td_an_name(struct td_analysis *a, uint32_t name)
-{
-	return td_an_label(a, td_an_mark(a, td_trace_name(a->t, name)));
-}
-
-
 int td_an_public_op(const struct td_analysis *a, const struct td_event *x)
 {
 	return (x->kind == TD_K_CPU_OP || x->kind == TD_K_USER_ANNOTATION) &&
 	       !(a->name_class[x->name] & (NC_INTERNAL_OP | NC_STEP | NC_DATALOADER));
 }
 
-/* A site's label by the names it is made of (td_an_site): kind 0-3 (a Python frame with or
- * without an op, two ops, one op, the event's own name), then up to two name ids. */
+/* A label by the names it is made of: td_an_site()'s kinds 0-4 (a Python frame with an op or
+ * without, two ops, one op, the event's own name), a name marked (5), a Python frame's label
+ * (6); then up to two name ids. */
 struct td_site_slot {
 	uint32_t key[3], label; /* label 0: an empty slot (label ids start at 1) */
 };
@@ -76,14 +71,24 @@ static uint32_t *site_slot(struct td_analysis *a, const uint32_t key[3])
 	return &a->site_cache[j].label;
 }
 
-/* Labels of one name, made once for each (td_an_site()'s keys begin 0-4; these 5 and 6). */
-uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev)
+/* Labels of one name, made once for each. */
+static uint32_t name_mark(struct td_analysis *a, uint32_t name)
 {
-	uint32_t key[3] = {5, td_trace_ev(a->t, ev)->name, 0}, *slot = site_slot(a, key);
+	uint32_t key[3] = {5, name, 0}, *slot = site_slot(a, key);
 
 	if (!*slot)
-		*slot = td_an_mark(a, td_trace_name(a->t, key[1]));
+		*slot = td_an_mark(a, td_trace_name(a->t, name));
 	return *slot;
+}
+
+const char *td_an_name(struct td_analysis *a, uint32_t name)
+{
+	return td_an_label(a, name_mark(a, name));
+}
+
+uint32_t td_an_ev_label(struct td_analysis *a, uint32_t ev)
+{
+	return name_mark(a, td_trace_ev(a->t, ev)->name);
 }
 
 uint32_t td_an_frame_mark(struct td_analysis *a, uint32_t name)
