@@ -98,41 +98,98 @@ static void run_base(struct td_analysis *a)
  * __next__ waited for one, the loop's work after it cannot start earlier than it did, whatever
  * fix speeds up the loop elsewhere (only the loader's own fix moves it). A wait is a span longer
  * than twice the shortest (a batch that was ready: what receiving one costs) where the shortest
- * stands out (a quarter of the median or less), or, where none does, every span when the
- * shortest is LOADER_WAIT_NS or more (each batch waited: receiving one takes far less; spans
- * alike and short are receiving, as dlrm-v100-rank1's 81-118 us). In the main process
- * (num_workers=0) the loading is the loop's own host work, which moves with it: no gate. */
+ * stands out (a quarter of the median or less). Where none does, the spans are waits when the
+ * shortest is LOADER_WAIT_NS or more (receiving a batch takes far less; spans alike and short
+ * are receiving, as dlrm-v100-rank1's 81-118 us) and they keep the workers' pace (paced()). In
+ * the main process (num_workers=0) the loading is the loop's own host work, which moves with
+ * it: no gate. */
 #define LOADER_WAIT_NS 1000000
+#define PACE_MIN_PAIRS 4
+
+struct dl_span {
+	uint32_t track;
+	int64_t ts, end;
+};
+#define DL_SPAN_LESS(x, y)                                                                   \
+	((x)->track != (y)->track ? (x)->track < (y)->track : (x)->ts < (y)->ts)
+TD_DEFINE_SORT(sort_dl_spans, struct dl_span, DL_SPAN_LESS)
+
+/* Whether spans (sorted by thread, then time) that all waited end at the workers' pace, not
+ * the loop's. A wait for a batch made at the workers' pace ends when that batch is ready, so it
+ * takes up whatever the loop's own work before it varied by: the loop's work from one __next__
+ * to the next (rest) plus the next __next__ varies far less than the two do apart. A fixed
+ * cost of receiving each batch adds its own variation to the loop's: var(rest + next) /
+ * (var(rest) + var(next)) is near 0 for a wait (0.00-0.01 on gen_trace --workers-us) and near 1
+ * for a cost (0.9-1.2 on gen_trace's receiving, demo-train's included). Too few pairs, or none
+ * that varies, cannot tell the two apart: they are taken for waits, as the length says. */
+static int paced(const struct dl_span *s, size_t n)
+{
+	double sr = 0, sn = 0, srr = 0, snn = 0, sss = 0, ss = 0, m, vr, vn, vs;
+	size_t i, k = 0;
+
+	for (i = 1; i < n; i++) {
+		double r, nx;
+		if (s[i].track != s[i - 1].track || s[i].ts < s[i - 1].end)
+			continue;
+		r = (double)(s[i].ts - s[i - 1].end);
+		nx = (double)(s[i].end - s[i].ts);
+		sr += r;
+		sn += nx;
+		ss += r + nx;
+		srr += r * r;
+		snn += nx * nx;
+		sss += (r + nx) * (r + nx);
+		k++;
+	}
+	if (k < PACE_MIN_PAIRS)
+		return 1;
+	m = (double)k;
+	vr = srr / m - (sr / m) * (sr / m);
+	vn = snn / m - (sn / m) * (sn / m);
+	vs = sss / m - (ss / m) * (ss / m);
+	if (!(vr + vn > 0))
+		return 1;
+	return vs < 0.5 * (vr + vn);
+}
+
 static void loader_gates(const struct td_analysis *a, struct td_replay *g)
 {
 	const struct td_trace *t = a->t;
-	struct td_vec spans; /* uint32_t: the worker loaders' outermost spans */
+	struct td_vec spans; /* struct dl_span: the worker loaders' outermost spans */
 	int64_t shortest = INT64_MAX, *dur, med;
+	struct dl_span *s;
 	size_t i, n;
+	int all;
 
-	td_vec_init(&spans, sizeof(uint32_t));
+	td_vec_init(&spans, sizeof(struct dl_span));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		struct dl_span *p;
 		if (!(a->name_class[e->name] & NC_DATALOADER) ||
 		    (a->name_class[e->name] & NC_SINGLE_PROC_DL) ||
 		    !td_an_outer_dataloader(a, (uint32_t)i))
 			continue;
-		*(uint32_t *)td_vec_push(&spans) = (uint32_t)i;
+		p = td_vec_push(&spans);
+		p->track = td_trace_track_of(t, (uint32_t)i);
+		p->ts = e->ts;
+		p->end = td_ev_end(e);
 		if (td_ev_dur(e) < shortest)
 			shortest = td_ev_dur(e);
 	}
 	n = spans.len;
+	s = spans.data;
 	dur = td_calloc(n + 1, sizeof(*dur));
 	for (i = 0; i < n; i++)
-		dur[i] = td_ev_dur(td_trace_ev(t, TD_VEC_AT(&spans, uint32_t, i)));
+		dur[i] = s[i].end - s[i].ts;
 	med = n ? td_median_i64(dur, n) : 0;
 	free(dur);
-	for (i = 0; i < n; i++) {
-		uint32_t k = TD_VEC_AT(&spans, uint32_t, i);
-		const struct td_event *e = td_trace_ev(t, k);
-		if (shortest * 4 > med ? shortest >= LOADER_WAIT_NS : td_ev_dur(e) > 2 * shortest)
-			td_replay_gate(g, td_trace_track_of(t, k), e->ts, td_ev_end(e));
-	}
+	sort_dl_spans(s, n);
+	all = shortest * 4 > med; /* none stands out */
+	if (all && (shortest < LOADER_WAIT_NS || !paced(s, n)))
+		n = 0;
+	for (i = 0; i < n; i++)
+		if (all || s[i].end - s[i].ts > 2 * shortest)
+			td_replay_gate(g, s[i].track, s[i].ts, s[i].end);
 	td_vec_free(&spans);
 }
 

@@ -11,8 +11,11 @@ import subprocess
 import sys
 import tempfile
 
-# gen_trace's __next__ takes a fixed time; with workers, that is a loop that waits for them
-# (the replay holds it there), so the pairs of other mechanisms load in the main process
+# gen_trace's __next__ takes a fixed time: with workers, what receiving a batch costs, which
+# a faster loop keeps paying (the loader's spans vary on their own: no gate); with
+# --workers-us, a wait for batches made at the workers' pace, which a faster loop waits longer
+# in (the replay holds the loop there and sizes the loop's fixes after the loader's). The pairs
+# of other mechanisms load in the main process unless they are about the loader.
 PAIRS = [
     # rule, the bottleneck, the fix, what it is
     ("dataloader", ["--loader-us", "2000"], ["--loader-us", "481"],
@@ -20,6 +23,10 @@ PAIRS = [
     ("sync-stall", ["--items", "30", "--no-loss-item", "--single-loader"],
      ["--items", "30", "--items-fixed", "--no-loss-item", "--single-loader"],
      "30 per-element .item() per step against one launch each (the value kept on the GPU)"),
+    ("sync-stall", ["--items", "30", "--no-loss-item"],
+     ["--items", "30", "--items-fixed", "--no-loss-item"],
+     "the same with DataLoader workers whose batches cost 2 ms each to receive, a cost that "
+     "stays: the fix alone wins its whole time (sized alone)"),
     ("sync-stall", ["--items", "30", "--no-loss-item", "--workers-us", "6000",
                     "--loader-us", "100"],
      ["--items", "30", "--items-fixed", "--no-loss-item", "--workers-us", "6000",
@@ -77,6 +84,23 @@ def main():
                 bad += 1
                 continue
             assert f[0]["sizing"] == "replay", f[0]
+            paced = "--workers-us" in before
+            if paced != ("alone_ns" in f[0]) and rule != "dataloader":
+                print(f"FAIL: {rule}: sized {'alone' if paced else 'after the loader'} on a "
+                      f"loader {'paced by its workers' if paced else 'with a fixed cost'}: {what}")
+                bad += 1
+            if paced:  # whatif says so too, in text and JSON, and for a bound as well
+                text = " ".join(run(tracedoc, "whatif", a).split())
+                w = json.loads(run(tracedoc, "whatif", "--format", "json", a))
+                after = [x["rule"] for x in w["fixes"] if x.get("after") == "dataloader"]
+                bound = [x["rule"] for x in w.get("not_replayed", [])
+                         if x["sizing"] == "bound" and x.get("sized_after") == "dataloader"]
+                if (after != [rule] or bound != ["gpu-idle"] or
+                        "after the dataloader fix" not in text or
+                        "gpu-idle" not in text.split("not replayed")[-1]):
+                    print(f"FAIL: whatif on a paced loader: after {after}, bounds after {bound}:"
+                          f" {text}")
+                    bad += 1
             # a fix sized after another's (the loader's) is compared by what it wins alone
             replayed = sum(x.get("alone_ns", x["est_savings_ns"]) for x in f) / n
             ratio = replayed / measured if measured else float("inf")
