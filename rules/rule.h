@@ -35,6 +35,9 @@ struct td_finding {
 	int64_t idle_ns;           /* GPU idle the fix wins back, claimed: no other finding has it */
 	int64_t busy_ns;           /* GPU busy time it removes or hides (exposed communication) */
 	int64_t host_ns;           /* host time it frees besides (not GPU time, not in savings) */
+	int frees_host;            /* 1: its fix only takes waits off the host (no GPU time): a
+				    * replayed saving far beyond its claim is said to be the host's
+				    * work after the waits now beside the GPU's */
 	int64_t savings_ns;        /* what ranks and grades the finding: replay_ns when replayed,
 				    * else idle_ns + busy_ns */
 	int replayed;              /* 1: sized by replaying the trace with the fix (rules/whatif.h) */

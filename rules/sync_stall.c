@@ -113,6 +113,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	}
 	f->count = mine;
 	f->host_ns = blocked;
+	f->frees_host = 1;
 	/* the sites that hold the most, by GPU idle won back, then host time */
 	for (;;) {
 		uint32_t best = 0, s;
