@@ -66,7 +66,7 @@ static void put_str(struct tdc_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
-	tdc_buf_put(b, "\"", 1);
+	TDC_PUT_LIT(b, "\"");
 	while (*p) {
 		unsigned char c = *p;
 		size_t k = 1;
@@ -89,11 +89,11 @@ static void put_str(struct tdc_buf *b, const char *s)
 			if (k)
 				tdc_buf_put(b, (const char *)p, k);
 			else
-				tdc_buf_put(b, "\xef\xbf\xbd", 3), k = 1;
+				TDC_PUT_LIT(b, "\xef\xbf\xbd"), k = 1;
 		}
 		p += k;
 	}
-	tdc_buf_put(b, "\"", 1);
+	TDC_PUT_LIT(b, "\"");
 }
 
 /* --- context ----------------------------------------------------------------------------- */
@@ -168,7 +168,7 @@ static void put_us(struct tdc_buf *b, uint64_t ns)
 static void begin(struct tdc_ctx *c, struct tdc_buf *b)
 {
 	if (!c->first)
-		tdc_buf_put(b, ",\n", 2);
+		TDC_PUT_LIT(b, ",\n");
 	c->first = 0;
 	c->events++;
 }
@@ -184,9 +184,9 @@ static void open_x(struct tdc_ctx *c, struct tdc_buf *b, const char *cat, const 
 	put_str(b, name);
 	tdc_buf_printf(b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)pid, (long long)tid);
 	put_us(b, s);
-	tdc_buf_put(b, ",\"dur\":", 7);
+	TDC_PUT_LIT(b, ",\"dur\":");
 	put_us(b, end > start ? end - start : 0);
-	tdc_buf_put(b, ",\"args\":{", 9);
+	TDC_PUT_LIT(b, ",\"args\":{");
 }
 
 static void flow(struct tdc_ctx *c, struct tdc_buf *b, char ph, uint32_t id, int64_t pid,
@@ -367,9 +367,9 @@ static void marker(struct tdc_ctx *c, const CUpti_ActivityMarker2 *m, struct tdc
 			if (mk->id != m->id)
 				continue;
 			open_x(c, b, "user_annotation", mk->name, mk->pid, mk->tid, mk->ts, m->timestamp);
-			tdc_buf_put(b, "\"source\":\"nvtx\",\"domain\":", 26);
+			TDC_PUT_LIT(b, "\"source\":\"nvtx\",\"domain\":");
 			put_str(b, mk->domain);
-			tdc_buf_put(b, "}}", 2);
+			TDC_PUT_LIT(b, "}}");
 			free(mk->name);
 			free(mk->domain);
 			c->markers[i] = c->markers[--c->nmarkers];
@@ -380,11 +380,11 @@ static void marker(struct tdc_ctx *c, const CUpti_ActivityMarker2 *m, struct tdc
 	}
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
 		begin(c, b);
-		tdc_buf_put(b, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":", 49);
+		TDC_PUT_LIT(b, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
 		put_str(b, m->name);
 		tdc_buf_printf(b, ",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
 		put_us(b, m->timestamp > c->base_ns ? m->timestamp - c->base_ns : 0);
-		tdc_buf_put(b, "}", 1);
+		TDC_PUT_LIT(b, "}");
 	}
 }
 
@@ -400,7 +400,7 @@ static void overhead(struct tdc_ctx *c, const CUpti_ActivityOverhead3 *o, struct
 	default: name = "CUPTI Overhead"; break;
 	}
 	open_x(c, b, "overhead", name, -1, 0, o->start, o->end);
-	tdc_buf_put(b, "}}", 2);
+	TDC_PUT_LIT(b, "}}");
 }
 
 static void device(struct tdc_ctx *c, const CUpti_ActivityDevice5 *d)
@@ -478,7 +478,7 @@ void tdc_format_head(struct tdc_ctx *c, const char *process_name, struct tdc_buf
 	tdc_buf_printf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"ts\":0,"
 			    "\"args\":{\"name\":", c->pid);
 	put_str(out, process_name);
-	tdc_buf_put(out, "}}", 2);
+	TDC_PUT_LIT(out, "}}");
 	c->first = 0; /* the events that follow need their comma */
 }
 
@@ -487,7 +487,7 @@ void tdc_format_tail(const struct tdc_ctx *c, uint64_t dropped, uint64_t buffers
 {
 	size_t i;
 
-	tdc_buf_put(out, "\n],\n\"deviceProperties\": [", 25);
+	TDC_PUT_LIT(out, "\n],\n\"deviceProperties\": [");
 	for (i = 0; i < c->ndevices; i++) {
 		const struct tdc_device *d = &c->devices[i];
 		tdc_buf_printf(out, "%s\n  {\"id\": %u, \"name\": ", i ? "," : "", d->id);
@@ -505,5 +505,5 @@ void tdc_format_tail(const struct tdc_ctx *c, uint64_t dropped, uint64_t buffers
 		       (unsigned long long)c->no_timestamp, (unsigned long long)c->unmatched_marker_ends,
 		       c->nmarkers);
 	put_str(out, trace_name);
-	tdc_buf_put(out, "\n}\n", 3);
+	TDC_PUT_LIT(out, "\n}\n");
 }

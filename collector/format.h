@@ -18,6 +18,9 @@ struct tdc_buf {
 	int oom; /* an allocation failed: the text is incomplete */
 };
 void tdc_buf_put(struct tdc_buf *b, const char *s, size_t n);
+/* A string literal's bytes, without its terminating NUL (a length counted by hand once wrote
+ * one into every NVTX range's JSON). */
+#define TDC_PUT_LIT(b, lit) tdc_buf_put((b), "" lit, sizeof(lit) - 1)
 void tdc_buf_printf(struct tdc_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
 	__attribute__((format(printf, 2, 3)))

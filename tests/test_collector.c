@@ -144,6 +144,8 @@ static const char *fmt1(struct tdc_ctx *c, struct tdc_buf *b, const void *rec)
 		b->s[0] = '\0';
 	c->first = 1;
 	tdc_format_record(rec, c, b);
+	/* every byte is JSON text: no NUL inside (strstr below would stop at one) */
+	assert_int_equal(b->s ? strlen(b->s) : 0, b->len);
 	return b->s ? b->s : "";
 }
 
@@ -203,7 +205,7 @@ static void test_format_every_kind(void **state)
 	assert_int_equal(tdc_format_record((const CUpti_Activity *)&m1, &c, &b), 0);
 	HAS(fmt1(&c, &b, &m2), "\"cat\":\"user_annotation\",\"name\":\"train_step\",\"pid\":4242,"
 			       "\"tid\":4243,\"ts\":1000000.500,\"dur\":89.500");
-	HAS(b.s, "\"source\":\"nvtx\"");
+	HAS(b.s, "\"args\":{\"source\":\"nvtx\",\"domain\":\"\"}}");
 	fmt1(&c, &b, &m3);
 	assert_int_equal(c.unmatched_marker_ends, 1);
 	memset(&o, 0, sizeof(o));
@@ -256,6 +258,8 @@ static void write_trace(const char *path, int cut_last_frame)
 					CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
 					CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 33554432, 850000, 890000, 4);
 	CUpti_ActivitySynchronization2 y = sync_rec(3, 511000, 520000, 3, 7);
+	CUpti_ActivityMarker2 m1 = mark(CUPTI_ACTIVITY_FLAG_MARKER_START, 5, 1510000, "eval");
+	CUpti_ActivityMarker2 m2 = mark(CUPTI_ACTIVITY_FLAG_MARKER_END, 5, 1600000, NULL);
 	CUpti_Activity *rec = NULL;
 	struct tdc_ctx c;
 	struct tdc_buf b = {0};
@@ -275,6 +279,8 @@ static void write_trace(const char *path, int cut_last_frame)
 	add(&w, &c1, sizeof(c1));
 	add(&w, &c2, sizeof(c2));
 	add(&w, &y, sizeof(y));
+	add(&w, &m1, sizeof(m1)); /* an NVTX range after the step: read back as JSON */
+	add(&w, &m2, sizeof(m2));
 
 	tdc_ctx_init(&c, BASE, 4242);
 	c.api_name = names;
@@ -289,7 +295,7 @@ static void write_trace(const char *path, int cut_last_frame)
 		tdc_format_record(rec, &c, &b);
 		n++;
 	}
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 13);
 	assert_int_equal(tdc_zw_write(zw, b.s, b.len), 0);
 	assert_int_equal(tdc_zw_frame(zw), 0);
 	b.len = 0;
@@ -345,6 +351,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(t.by_kind[TD_K_MEMCPY], 2);
 	assert_int_equal(t.by_kind[TD_K_RUNTIME], 5);
 	assert_int_equal(t.by_kind[TD_K_SYNC], 1);
+	assert_int_equal(t.by_kind[TD_K_USER_ANNOTATION], 1);
 	assert_int_equal(t.dropped_records, 3);
 	assert_string_equal(td_trace_name(&t, TD_VEC_AT(&t.devices, struct td_device, 0).name), "Test H100");
 	assert_int_equal(t.base_time_ns, (int64_t)BASE);
