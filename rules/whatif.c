@@ -178,17 +178,21 @@ static void loader_gates(const struct td_analysis *a, struct td_replay *g)
 	}
 	n = spans.len;
 	s = spans.data;
+	if (!n) {
+		td_vec_free(&spans);
+		return;
+	}
 	dur = td_calloc(n + 1, sizeof(*dur));
 	for (i = 0; i < n; i++)
 		dur[i] = s[i].end - s[i].ts;
-	med = n ? td_median_i64(dur, n) : 0;
+	med = td_median_i64(dur, n);
 	free(dur);
 	sort_dl_spans(s, n);
-	all = shortest * 4 > med; /* none stands out */
+	all = shortest > med / 4; /* none stands out (shortest * 4 > med, without overflow) */
 	if (all && (shortest < LOADER_WAIT_NS || !paced(s, n)))
 		n = 0;
 	for (i = 0; i < n; i++)
-		if (all || s[i].end - s[i].ts > 2 * shortest)
+		if (all || s[i].end - s[i].ts - shortest > shortest)
 			td_replay_gate(g, s[i].track, s[i].ts, s[i].end);
 	td_vec_free(&spans);
 }
