@@ -194,10 +194,11 @@ static void push_i64(struct td_vec *v, int64_t x)
 }
 
 
-/* The launch latency of ops launched onto an idle stream (not behind a blocking copy, nor a
- * pageable copy itself: that lag is the host staging it; not a kernel's first launch where the call took over twice a launch's median: it loaded
- * the module, a cold start - 114 us against 24 on the H200's probe, where it was the one kernel
- * launched onto an idle stream), then the mean gap of queued ops: one pass each. */
+/* The launch latency of ops launched onto an idle stream, then the mean gap of queued ops:
+ * one pass each. Not samples: an op behind a blocking copy, or a pageable copy itself (that
+ * lag is the host staging it), nor a kernel's first launch where the call took over twice a
+ * launch's median (it loaded the module: a cold start, 114 us against 24 on the H200's probe,
+ * where it was the one kernel launched onto an idle stream). */
 struct lag_sample {
 	int64_t lag;
 	uint32_t key;  /* device * 3 + kind slot */

@@ -120,7 +120,7 @@ TD_DEFINE_SORT(sort_dl_spans, struct dl_span, DL_SPAN_LESS)
  * to the next (rest) plus the next __next__ varies far less than the two do apart. A fixed
  * cost of receiving each batch adds its own variation to the loop's: var(rest + next) /
  * (var(rest) + var(next)) is near 0 for a wait (0.00-0.01 on gen_trace --workers-us) and near 1
- * for a cost (0.9-1.2 on gen_trace's receiving, demo-train's included). Too few pairs, or none
+ * for a cost (0.7-1.2 on gen_trace's receiving, demo-train's included). Too few pairs, or none
  * that varies, cannot tell the two apart: they are taken for waits, as the length says. */
 static int paced(const struct dl_span *s, size_t n)
 {
