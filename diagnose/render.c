@@ -408,8 +408,9 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			td_fmt_dur(b2, sizeof(b2), td_an_median_step(a)), a->warm_steps ? "\n         " : "",
 			left_out(a, lo, sizeof(lo)) + (a->warm_steps ? 2 : 0));
 	else if (a->ndev)
-		fprintf(f, "window   first to last GPU op, %s (no ProfilerStep# markers)\n",
-			td_fmt_dur(b1, sizeof(b1), we - ws));
+		fprintf(f, "window   first to last GPU op, %s (%s)\n", td_fmt_dur(b1, sizeof(b1), we - ws),
+			(a->ctx.on & TD_ON_COLLECTOR) ? "no steps: no NVTX range repeats"
+						      : "no ProfilerStep# markers");
 	if (!a->ndev) {
 		fprintf(f, "GPU      no kernels, copies or memsets in this trace: nothing to say about "
 			   "GPU time\n");
@@ -488,7 +489,9 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
 	else
-		fprintf(f, "no ProfilerStep# markers: window is first to last GPU op, %s",
+		fprintf(f, "%s: window is first to last GPU op, %s",
+			(a->ctx.on & TD_ON_COLLECTOR) ? "no steps (no NVTX range repeats)"
+						      : "no ProfilerStep# markers",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
 	for (i = 0; i < a->ndev; i++) {
 		const struct td_dev_analysis *d = &a->dev[i];

@@ -428,6 +428,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	int backward = 0, bwd_kernels = 0, inference = 0, nvidia = 0, amd = t->rocm, moe = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (t->dropped_records >= 0)
+		c->on |= TD_ON_COLLECTOR;
 	for (i = 0; i < t->devices.len; i++) {
 		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
 		const char *n = td_trace_name(t, d->name);
@@ -617,6 +619,8 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", %s", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16" : "autocast");
 	if (c->batch > 0)
 		ADD(", batch %lld", (long long)c->batch);
+	if (c->on & TD_ON_COLLECTOR)
+		ADD(", tracedoc record");
 	if (c->on & TD_ON_LOADER_MAIN)
 		ADD(", DataLoader in the main process");
 	else if (c->on & TD_ON_LOADER_WORKERS)

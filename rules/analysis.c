@@ -33,6 +33,35 @@ const char *td_cause_title(enum td_cause c)
 }
 
 
+/* A trace tracedoc record wrote has no ProfilerStep#: where the program marks its loop's body
+ * with an NVTX range (torch.cuda.nvtx.range("step"), nvtxRangePush), the outermost range
+ * repeated most (3 times or more) is the step - unless the configuration names step markers,
+ * or some name is one already. Before the replay's thread reads the names' classes. */
+static void nvtx_steps(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	uint32_t *cnt, best = 0, i;
+
+	if (t->dropped_records < 0) /* not the collector's */
+		return;
+	for (i = 1; i <= t->names.count; i++)
+		if (a->name_class[i] & NC_STEP)
+			return;
+	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
+		    e->name <= t->names.count && td_trace_parent(t, i) == TD_NONE)
+			cnt[e->name]++;
+	}
+	for (i = 1; i <= t->names.count; i++)
+		if (cnt[i] > cnt[best])
+			best = i;
+	if (best && cnt[best] >= 3)
+		a->name_class[best] |= NC_STEP;
+	free(cnt);
+}
+
 #define STEP_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end > (y)->end))
 TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
 
@@ -209,6 +238,7 @@ void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struc
 		a->name_class[i] = c;
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
+	nvtx_steps(a);
 	if (jobs > 1) /* what it needs is known: the names' classes */
 		td_whatif_start(a);
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;

@@ -180,10 +180,11 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 		const struct td_event *e = td_trace_ev(t, u[longest].copy);
 		uint64_t bytes = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
 		const struct td_event *c0 = td_trace_ev(t, u[longest].first);
+		const char *call = td_an_name(a, c0->name), *at = td_an_label(a, u[longest].site);
+		int same = !strcmp(call, at); /* no op above the call: its own name */
 		td_finding_evidence(f, c0->ts, td_ev_end(td_trace_ev(t, u[longest].last)) - c0->ts,
-				    "%s at %s blocked the host %s; its %s, %s copy ran %s on the GPU "
-				    "(%.1f GB/s)", td_an_name(a, c0->name),
-				    td_an_label(a, u[longest].site),
+				    "%s%s%s blocked the host %s; its %s, %s copy ran %s on the GPU "
+				    "(%.1f GB/s)", call, same ? "" : " at ", same ? "" : at,
 				    td_fmt_dur(b1, sizeof(b1), u[longest].blocked), td_an_name(a, e->name),
 				    td_fmt_bytes(b3, sizeof(b3), (double)bytes),
 				    td_fmt_dur(b2, sizeof(b2), td_ev_dur(e)),

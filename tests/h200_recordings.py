@@ -75,8 +75,22 @@ def recorded(tracedoc, root):
     ok = abs(rp["window_error"]) <= 0.01
     print(f"{'ok  ' if ok else 'FAIL'} h200-probe replays within 1%: {rp['window_error']:+.4f}")
     bad += not ok
-    s = json.loads(run(tracedoc, "stats", "--format", "json",
-                       os.path.join(d, "h200-torch-loop.json.zst")))
+    # the probe marks each step with an NVTX range: its 20 are the steps, and the run is
+    # named as tracedoc record's
+    dg = json.loads(run(tracedoc, "diagnose", "--format", "json", probe))
+    ok = dg["window"]["steps"] == 20 and "tracedoc record" in dg["context"]["line"]
+    print(f"{'ok  ' if ok else 'FAIL'} h200-probe: {dg['window']['steps']} steps from its NVTX "
+          f"ranges, context {dg['context']['line']!r}")
+    bad += not ok
+    # a loop with no NVTX range: no steps, and the advice is the collector's (mark the steps)
+    loop = os.path.join(d, "h200-torch-loop.json.zst")
+    dg = json.loads(run(tracedoc, "diagnose", "--format", "json", loop))
+    fixes = " ".join(f["fix"] for f in dg["findings"] if f["rule"] in ("gpu-idle", "warmup"))
+    ok = dg["window"]["steps"] == 0 and fixes.count("torch.cuda.nvtx.range") == 2
+    print(f"{'ok  ' if ok else 'FAIL'} h200-torch-loop: no steps, its gpu-idle and warmup fixes "
+          "say to mark the loop with an NVTX range")
+    bad += not ok
+    s = json.loads(run(tracedoc, "stats", "--format", "json", loop))
     ok = s["anomalies"].get("gpu_ops_without_launch", 0) == 0 and s.get("dropped_records") == 0
     print(f"{'ok  ' if ok else 'FAIL'} h200-torch-loop: {s['events']} events, every GPU op linked "
           "to its launch, no record dropped")
