@@ -320,10 +320,10 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "tracedoc record sees the CUDA calls, not the host's work between them: the GPU waited "
 	 "on host work that makes no CUDA call - Python, data loading, a library loading on its "
 	 "first use (cuDNN and cuBLAS take seconds, once). Mark the loop's body with an NVTX "
-	 "range (with torch.cuda.nvtx.range(\"step\"): ...) so the report keeps to the steps, "
-	 "then sample the host there (py-spy record --native --pid PID) or profile it with "
-	 "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
-	 "with_stack=True), and move that work out of the step."},
+	 "range (with torch.cuda.nvtx.range(\"step\"): ... in Python, nvtxRangePushA(\"step\") "
+	 "and nvtxRangePop() in C++) so the report keeps to the steps, then sample the host there "
+	 "(py-spy record --native --pid PID for Python, perf record -g -p PID for native code) "
+	 "and move that work out of the step."},
 	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_STACKS, 0, -1, 0,
 	 "The launching thread recorded nothing while the GPU waited, though the trace records "
 	 "Python frames: the time goes to what the profiler cannot see - another thread holding "
@@ -616,9 +616,9 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, TD_ON_COLLECTOR, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: tracedoc "
 	 "record traces the whole process, its start included. Mark the loop's body with an NVTX "
-	 "range (with torch.cuda.nvtx.range(\"step\"): ...): its ranges are then the steps and "
-	 "the slow first ones are left out, and run enough steps that the steady state is most "
-	 "of the trace."},
+	 "range (with torch.cuda.nvtx.range(\"step\"): ... in Python, nvtxRangePushA(\"step\") "
+	 "and nvtxRangePop() in C++): its ranges are then the steps and the slow first ones are "
+	 "left out, and run enough steps that the steady state is most of the trace."},
 	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: profile the "
 	 "steady state with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, "
