@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,23 @@ static void give_up(const char *what, CUptiResult r)
 	}
 }
 
+/* NVTX ranges reach CUPTI only through the libcupti NVTX_INJECTION64_PATH names, loaded at the
+ * program's first NVTX call. A process can hold two: PyTorch loads its wheel's libcupti before
+ * cuInit injects this collector, whose libcupti.so.13 is then that one, while tracedoc record
+ * names the toolkit's (a second copy, no activity enabled in it: the H200's PyTorch loop
+ * recorded no range). Where tracedoc record set the path (TRACEDOC_NVTX_SET) or none is set,
+ * it becomes the file this collector's CUPTI was loaded from. */
+static void nvtx_to_this_cupti(void)
+{
+	Dl_info info;
+
+	if (getenv("NVTX_INJECTION64_PATH") && !getenv("TRACEDOC_NVTX_SET"))
+		return; /* the user's own */
+	if (dladdr((void *)(uintptr_t)cuptiActivityEnable, &info) && info.dli_fname &&
+	    info.dli_fname[0] == '/')
+		setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
+}
+
 static void init(void)
 {
 	static const CUpti_ActivityKind kinds[] = {
@@ -249,6 +267,7 @@ static void init(void)
 		say(what, r);
 		return;
 	}
+	nvtx_to_this_cupti(); /* before the program's first NVTX call, which loads it */
 	*(void **)&S.demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (open_trace() != 0) {
 		char what[PATH_MAX + 64];

@@ -122,8 +122,12 @@ int cmd_record(int argc, char **argv)
 		if (!realpath(dir, absdir))
 			snprintf(absdir, sizeof(absdir), "%s", dir);
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
-		/* libcupti serves NVTX when it is the NVTX injection library */
-		setenv("NVTX_INJECTION64_PATH", TD_CUPTI_LIBRARY, 0);
+		/* libcupti serves NVTX when it is the NVTX injection library: the one the collector
+		 * loads, which it names itself once loaded (TRACEDOC_NVTX_SET: ours to change) */
+		if (!getenv("NVTX_INJECTION64_PATH")) {
+			setenv("NVTX_INJECTION64_PATH", TD_CUPTI_LIBRARY, 1);
+			setenv("TRACEDOC_NVTX_SET", "1", 1);
+		}
 		setenv("TRACEDOC_RECORD_DIR", absdir, 1);
 		/* like time(1): the signals a terminal sends go to the program, not to us */
 		memset(&ign, 0, sizeof(ign));

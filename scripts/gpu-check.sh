@@ -32,6 +32,7 @@ trace=$(ls "$out"/trace/*.json.zst)
 [ -z "${TD_KEEP:-}" ] || cp "$trace" "$TD_KEEP/" # TD_KEEP=DIR: the probe's trace kept there
 "$build/tracedoc" stats --format json "$trace" >"$out/stats.json"
 "$build/tracedoc" diagnose --format json "$trace" >"$out/diag.json"
-"$build/tracedoc" diagnose "$trace" | head -40
+"$build/tracedoc" diagnose "$trace" >"$out/diag.txt"
+head -40 "$out/diag.txt" # not through a pipe: head leaving early is no failure under pipefail
 python3 scripts/gpu/check_probe.py "$out/stats.json" "$out/diag.json" "$trace"
 echo "gpu-check: passed"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Does what the CUDA driver does with CUDA_INJECTION64_PATH: dlopen the library and call its
  * InitializeInjection, twice (it must be idempotent), then exit normally (atexit handlers run).
+ * Prints NVTX_INJECTION64_PATH as the collector left it.
  * usage: collector_harness LIB */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -23,5 +25,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("InitializeInjection: %d %d\n", init(), init());
+	printf("NVTX_INJECTION64_PATH=%s\n", getenv("NVTX_INJECTION64_PATH") ? getenv("NVTX_INJECTION64_PATH") : "");
 	return 0;
 }

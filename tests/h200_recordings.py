@@ -90,6 +90,14 @@ def recorded(tracedoc, root):
     print(f"{'ok  ' if ok else 'FAIL'} h200-torch-loop: no steps, its gpu-idle and warmup fixes "
           "say to mark the loop with an NVTX range")
     bad += not ok
+    # the same loop with each step in torch.cuda.nvtx.range("step"), as that advice says, once
+    # the collector pointed NVTX at its own libcupti: 14 steady steps, the first left out
+    nv = json.loads(run(tracedoc, "diagnose", "--format", "json",
+                        os.path.join(d, "h200-torch-nvtx.json.zst")))
+    ok = nv["window"]["steps"] == 14 and nv["window"]["warmup_steps"] == 1
+    print(f"{'ok  ' if ok else 'FAIL'} h200-torch-nvtx: {nv['window']['steps']} steps from "
+          f"torch.cuda.nvtx ranges, {nv['window']['warmup_steps']} warm-up step left out")
+    bad += not ok
     s = json.loads(run(tracedoc, "stats", "--format", "json", loop))
     ok = s["anomalies"].get("gpu_ops_without_launch", 0) == 0 and s.get("dropped_records") == 0
     print(f"{'ok  ' if ok else 'FAIL'} h200-torch-loop: {s['events']} events, every GPU op linked "

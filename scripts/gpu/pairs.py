@@ -7,7 +7,8 @@ really measured (tests/real_pairs.py reads the traces this writes).
 
 usage: pairs.py OUT_DIR [--device cuda] [--only NAME,...]
        pairs.py --variant NAME --side before|after --out FILE   (one run; what the above calls;
-                 --plain: no torch.profiler, for `tracedoc record` to trace it instead)
+                 --plain: no torch.profiler, for `tracedoc record` to trace it instead;
+                 --nvtx: each step in an NVTX range named "step", as tracedoc's advice says)
 
 The pairs, each a mechanism the replay models:
   sync        30 per-element .item() a step and the loss read each step | kept on the GPU
@@ -53,7 +54,7 @@ def net(torch, ch):
         nn.Flatten(), nn.Linear(2 * ch, 10))
 
 
-def run(variant, side, out, device, plain=False):
+def run(variant, side, out, device, plain=False, nvtx=False):
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
     torch.manual_seed(0)
@@ -82,6 +83,8 @@ def run(variant, side, out, device, plain=False):
           profile(activities=acts, schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE),
                   on_trace_ready=lambda p: p.export_chrome_trace(out))) as prof:
         for step in range(steps):
+            if nvtx:
+                torch.cuda.nvtx.range_push("step")
             if loader is not None:
                 x, y = next(loader)
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
@@ -111,6 +114,8 @@ def run(variant, side, out, device, plain=False):
                     total += v.item()
             else:
                 acc += loss.detach()
+            if nvtx:
+                torch.cuda.nvtx.range_pop()
             if prof is not None:
                 prof.step()
     if cuda:
@@ -127,9 +132,10 @@ def main():
     ap.add_argument("--side")
     ap.add_argument("--out")
     ap.add_argument("--plain", action="store_true")
+    ap.add_argument("--nvtx", action="store_true")
     a = ap.parse_args()
     if a.variant:
-        run(a.variant, a.side, a.out, a.device, a.plain)
+        run(a.variant, a.side, a.out, a.device, a.plain, a.nvtx)
         return 0
     os.makedirs(a.out_dir, exist_ok=True)
     bad = 0
