@@ -549,18 +549,30 @@ static const struct td_vec *task_edits(const struct td_finding *f, int kind)
 	return kind == T_BOUND || (kind == T_BOTH && !f->edits.len) ? &f->bound : &f->edits;
 }
 
+/* A task's two edit lists, replayed in order: the loader's (T_BOTH), then its own. */
+struct task_lists {
+	const struct td_rp_edit *pre, *ed;
+	size_t npre, ned;
+};
+
+static struct task_lists lists_of(const struct size_job *j, const struct size_task *tk)
+{
+	const struct td_vec *e = task_edits(j->fs[tk->f], tk->kind);
+	struct task_lists l = {NULL, e->data, 0, e->len};
+
+	if (tk->kind == T_BOTH) {
+		l.pre = j->loader->edits.data;
+		l.npre = j->loader->edits.len;
+	}
+	return l;
+}
+
 static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_times *r)
 {
-	const struct td_finding *f = j->fs[tk->f], *l = j->loader;
-	const struct td_vec *e;
-	int d = td_an_dev_index(j->a, f->device);
+	struct task_lists l = lists_of(j, tk);
+	int d = td_an_dev_index(j->a, j->fs[tk->f]->device);
 
-	if (d < 0)
-		return -1;
-	e = task_edits(f, tk->kind);
-	if (tk->kind != T_BOTH)
-		return td_whatif_window_in(j->a, (size_t)d, NULL, 0, e->data, e->len, r);
-	return td_whatif_window_in(j->a, (size_t)d, l->edits.data, l->edits.len, e->data, e->len, r);
+	return d < 0 ? -1 : td_whatif_window_in(j->a, (size_t)d, l.pre, l.npre, l.ed, l.ned, r);
 }
 
 /* Runs the job's replays left, into r (each in the same buffers). */
@@ -697,17 +709,14 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 		    (fs[i]->edits.len || fs[i]->bound.len))
 			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0, 0};
 	for (i = 0; i < j.ntask; i++) {
-		const struct td_finding *f = fs[j.task[i].f];
-		const struct td_vec *e = task_edits(f, j.task[i].kind);
-		const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
+		struct task_lists l = lists_of(&j, &j.task[i]);
+		int32_t dev = fs[j.task[i].f]->device;
 		if (shared)
-			j.task[i].queued = td_wq_pending(a->whatif, j.task[i].kind, f->device,
-							 pre ? pre->data : NULL, pre ? pre->len : 0,
-							 e->data, e->len);
+			j.task[i].queued = td_wq_pending(a->whatif, j.task[i].kind, dev, l.pre, l.npre,
+							 l.ed, l.ned);
 		else
-			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, f->device,
-						      pre ? pre->data : NULL, pre ? pre->len : 0,
-						      e->data, e->len, &j.task[i].win);
+			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, dev, l.pre, l.npre,
+						      l.ed, l.ned, &j.task[i].win);
 		pending += !j.task[i].done && !j.task[i].queued;
 	}
 	pthread_mutex_init(&j.mu, NULL);
@@ -726,13 +735,10 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	if (shared) {
 		td_wq_join(a);
 		for (i = 0; i < j.ntask; i++) {
-			const struct td_finding *f = fs[j.task[i].f];
-			const struct td_vec *e = task_edits(f, j.task[i].kind);
-			const struct td_vec *pre = j.task[i].kind == T_BOTH ? &j.loader->edits : NULL;
+			struct task_lists l = lists_of(&j, &j.task[i]);
 			if (j.task[i].queued &&
-			    !td_wq_result(a->whatif, j.task[i].kind, f->device,
-					  pre ? pre->data : NULL, pre ? pre->len : 0, e->data,
-					  e->len, &j.task[i].win))
+			    !td_wq_result(a->whatif, j.task[i].kind, fs[j.task[i].f]->device, l.pre,
+					  l.npre, l.ed, l.ned, &j.task[i].win))
 				j.task[i].win = run_task(&j, &j.task[i], &r); /* not expected */
 		}
 	}
