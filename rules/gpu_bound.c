@@ -29,6 +29,9 @@
 #include "rules/whatif.h"
 #include "replay/replay.h"
 
+/* the longest kernel-name prefix a profiler command is given (see the fix below) */
+#define RE_MAX 64
+
 enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
 
 struct kt {
@@ -222,13 +225,12 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s ", one);
 		}
 		/* the top kernel's name as a regex: its identifier, up to the first template or
-		 * argument list, without regex metacharacters */
-		for (j = 0; top[j] && j + 1 < sizeof(re) && !strchr("<( ", top[j]); j++)
-			re[j] = strchr(".*+?[]{}|^$\\", top[j]) ? '.' : top[j];
-		re[j] = '\0';
-		if (!strncmp(top, "void ", 5)) { /* "void at::native::..." : skip the return type */
-			const char *p = top + 5;
-			for (j = 0; p[j] && j + 1 < sizeof(re) && !strchr("<( ", p[j]); j++)
+		 * argument list, without regex metacharacters; at most RE_MAX characters, a prefix
+		 * both profilers match (a mangled or Tensile name runs to 200), so the command
+		 * stays one token the report can print within its width */
+		{
+			const char *p = strncmp(top, "void ", 5) ? top : top + 5; /* skip the return type */
+			for (j = 0; p[j] && j < RE_MAX && j + 1 < sizeof(re) && !strchr("<( ", p[j]); j++)
 				re[j] = strchr(".*+?[]{}|^$\\", p[j]) ? '.' : p[j];
 			re[j] = '\0';
 		}

@@ -22,6 +22,18 @@ def raw(path):
     return data
 
 
+def common_prefix(a, b):
+    """The length of the bytes a and b start with: slices compared in C, halving the span."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # a[:lo] == b[:lo]; the first difference is below hi
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def stats(td, path):
     out = subprocess.run([td, "stats", "--format", "json", path], capture_output=True, check=True)
     return json.loads(out.stdout)
@@ -37,7 +49,7 @@ def main():
     n, gaps, slices, counters, meta, pid = map(int, m.groups())
     problems = []
     a, b = raw(src), raw(dst)
-    i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+    i = common_prefix(a, b)
     if not b.endswith(a[i:]) or len(b) <= len(a):
         problems.append("the input is not kept whole around one insertion")
     s0, s1 = stats(td, src), stats(td, dst)

@@ -41,8 +41,9 @@ def step_name(name):
     return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
 
 
-def main():
-    evs = load(sys.argv[1])
+def rows(path):
+    """key_averages() of the trace at path, as a list of rows"""
+    evs = load(path)
     mem = defaultdict(list)  # (pid, tid) -> [(ts, bytes, device type)]
     for e in evs:
         if e.get("ph") == "i" and e.get("name") == "[memory]":
@@ -101,9 +102,9 @@ def main():
         fe.cpu_children, fe.cpu_parent = [], None
     el = EventList(fes, use_cuda=True, profile_memory=True)
     el._build_tree()
-    rows = []
+    out = []
     for r in el.key_averages():
-        rows.append({"name": r.key, "calls": r.count,
+        out.append({"name": r.key, "calls": r.count,
                      "device": "cuda" if r.device_type == DeviceType.CUDA else "cpu",
                      "self_cpu_ns": r.self_cpu_time_total, "cpu_total_ns": r.cpu_time_total,
                      "self_cuda_ns": r.self_cuda_time_total, "cuda_total_ns": r.cuda_time_total,
@@ -111,7 +112,11 @@ def main():
                      "self_cpu_mem_bytes": r.self_cpu_memory_usage,
                      "cuda_mem_bytes": r.cuda_memory_usage,
                      "self_cuda_mem_bytes": r.self_cuda_memory_usage})
-    json.dump(rows, sys.stdout)
+    return out
+
+
+def main():
+    json.dump(rows(sys.argv[1]), sys.stdout)
 
 
 if __name__ == "__main__":

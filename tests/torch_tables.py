@@ -17,6 +17,7 @@
 
 usage: torch_tables.py TRACEDOC [SHARED_TRACES_DIR]"""
 import json
+import multiprocessing
 import os
 import re
 import subprocess
@@ -30,6 +31,8 @@ from torch.profiler import ProfilerActivity, profile, record_function
 TD = sys.argv[1]
 SHARED = sys.argv[2] if len(sys.argv) > 2 else ""
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import torch_reference  # noqa: E402  (PyTorch's key_averages over a saved trace)
 failures = []
 
 
@@ -221,10 +224,10 @@ def shared_traces():
         paths += [os.path.join(dlrm, sorted(os.listdir(dlrm))[0])]
     fields = ["calls", "self_cpu_ns", "cpu_total_ns", "self_cuda_ns", "cuda_total_ns",
               "cpu_mem_bytes", "self_cpu_mem_bytes", "cuda_mem_bytes", "self_cuda_mem_bytes"]
-    for path in paths:
-        ref = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "torch_reference.py"),
-                                         path], capture_output=True, text=True,
-                                        check=True).stdout)
+    # PyTorch's tables of every trace, two at a time in processes that share the import
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        refs = pool.map(torch_reference.rows, paths, chunksize=1)
+    for path, ref in zip(paths, refs):
         js = json.loads(run("ops", path, "--window", "all", "--format", "json"))
         td = {(r["name"], "cuda" if r["kind"] == "gpu" else "cpu"): r for r in js["rows"]}
         if len(td) != len(ref):
