@@ -22,7 +22,7 @@
 #include "diagnose/out.h"
 #include "diagnose/zout.h"
 #include "parser/input.h"
-#include "rules/config.h"
+#include "config/config.h"
 #include "rules/rule.h"
 
 #define UTIL_BUCKETS 200

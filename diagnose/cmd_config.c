@@ -6,7 +6,7 @@
 
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 static void config_usage(FILE *f)
 {

@@ -18,9 +18,9 @@
 #include "diagnose/render_html.h"
 #include "diagnose/render_job.h"
 #include "parser/trace.h"
-#include "rules/config.h"
-#include "rules/whatif.h"
-#include "rules/metrics.h"
+#include "config/config.h"
+#include "sizing/whatif.h"
+#include "analysis/metrics.h"
 #include "rules/rule.h"
 
 static void diagnose_usage(FILE *f)

@@ -8,7 +8,7 @@
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/render_diff.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 static void diff_usage(FILE *f)
 {

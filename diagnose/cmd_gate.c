@@ -23,8 +23,8 @@
 #include "diagnose/out.h"
 #include "parser/input.h"
 #include "parser/trace.h"
-#include "rules/config.h"
-#include "rules/metrics.h"
+#include "config/config.h"
+#include "analysis/metrics.h"
 #include "rules/rule.h"
 
 #define MAX_CHECKS 64

@@ -11,7 +11,7 @@
 #include "diagnose/out.h"
 #include "diagnose/render_memory.h"
 #include "parser/input.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 static void memory_usage(FILE *f)
 {

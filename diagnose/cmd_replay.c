@@ -11,8 +11,8 @@
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
-#include "rules/config.h"
-#include "rules/whatif.h"
+#include "config/config.h"
+#include "sizing/whatif.h"
 
 struct replay_ctx {
 	const char *path;

@@ -13,7 +13,7 @@
 #include "diagnose/jobload.h"
 #include "diagnose/out.h"
 #include "job/summary.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 static void summarize_usage(FILE *f)
 {

@@ -11,9 +11,9 @@
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
 #include "diagnose/out.h"
-#include "rules/config.h"
+#include "config/config.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 struct whatif_ctx {
 	const char *path;

@@ -19,7 +19,7 @@
 #include "diagnose/cli.h"
 #include "diagnose/doc.h"
 #include "parser/trace.h"
-#include "rules/config.h"
+#include "config/config.h"
 #include "rules/rule.h"
 
 

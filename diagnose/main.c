@@ -24,8 +24,9 @@
 #include "parser/load.h"
 #include "parser/scan.h"
 #include "parser/trace.h"
-#include "rules/analysis.h"
-#include "rules/config.h"
+#include "analysis/analysis.h"
+#include "config/config.h"
+#include "sizing/whatif.h"
 #include "td_version.h"
 
 struct cmd {

@@ -3,7 +3,7 @@
  * GitHub Markdown for pull requests (everything from the trace escaped), and JSON
  * (tracedoc.report/1, documented in the README). Same input, same bytes. */
 #include "diagnose/render.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "common/utf8.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 #include "rules/rule.h"
 
 #define WIDTH 100

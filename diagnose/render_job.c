@@ -9,7 +9,7 @@
 #include "common/fmt.h"
 #include "diagnose/out.h"
 #include "diagnose/render.h"
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 
 static const char *source_name(int s)
 {

@@ -9,8 +9,8 @@
 
 #include "diagnose/render_table.h"
 #include "parser/trace.h"
-#include "rules/analysis.h"
-#include "rules/config.h"
+#include "analysis/analysis.h"
+#include "config/config.h"
 #include "tables/table.h"
 
 struct table_cmd {

@@ -12,7 +12,7 @@
 #include "common/sat.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 void td_job_init(struct td_job *j)
 {

@@ -16,7 +16,7 @@
 #include "common/error.h"
 #include "common/vec.h"
 #include "job/summary.h"
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 #include "rules/rule.h"
 
 struct td_config;

@@ -29,7 +29,7 @@
 #include "common/alloc.h"
 #include "common/sat.h"
 #include "common/sort.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 int64_t td_job_joint(size_t n, size_t m, const int64_t *wait, const int64_t *shift,
 		     const int64_t *own, size_t *holder, size_t *arrives)

@@ -14,10 +14,10 @@
 #include "common/sort.h"
 #include "common/utf8.h"
 #include "parser/jsoncheck.h"
-#include "rules/blocking.h"
-#include "rules/intervals.h"
+#include "analysis/blocking.h"
+#include "analysis/intervals.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 void td_summary_init(struct td_summary *s)
 {

@@ -13,8 +13,8 @@
 #include "common/error.h"
 #include "common/strtab.h"
 #include "common/vec.h"
-#include "rules/analysis.h"
-#include "rules/metrics.h"
+#include "analysis/analysis.h"
+#include "analysis/metrics.h"
 
 #define TD_SUMMARY_SCHEMA "tracedoc.summary/1"
 #define TD_SUMMARY_KERNELS 32 /* the compute kernels kept, by time */

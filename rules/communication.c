@@ -11,10 +11,10 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/intervals.h"
+#include "analysis/intervals.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 #define BUCKET_BYTES (25ll << 20) /* DDP's bucket_cap_mb default: the tail left exposed */
 

@@ -10,7 +10,7 @@
 #include "common/sort.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 /* What fetching a batch from workers that keep up still costs the loop: the batch received,
  * about one host copy of it (at FETCH_BYTES_PER_US, 10 GB/s; a ResNet-50 batch of 19 MB took

@@ -22,11 +22,11 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/intervals.h"
-#include "rules/names.h"
+#include "analysis/intervals.h"
+#include "analysis/names.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 #include "replay/replay.h"
 
 /* the longest kernel-name prefix a profiler command is given (see the fix below) */

@@ -11,7 +11,7 @@
 #include "common/sort.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/fmt.h"
-#include "rules/internal.h"
-#include "rules/memcurve.h"
+#include "analysis/internal.h"
+#include "analysis/memcurve.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
 

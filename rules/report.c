@@ -8,10 +8,10 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/analysis.h"
-#include "rules/config.h"
+#include "analysis/analysis.h"
+#include "config/config.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_dataloader, &rule_communication, &rule_sync_stall, &rule_transfer,
@@ -26,52 +26,6 @@ const struct td_rule *td_rule_find(const char *id)
 		if (!strcmp(td_rules[i]->id, id))
 			return td_rules[i];
 	return NULL;
-}
-
-int td_rule_known(const char *id)
-{
-	return td_rule_find(id) != NULL;
-}
-
-/* edit distance, case and '_' / '-' / ' ' folded */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, row[64], prev, tmp;
-
-	if (la >= 63 || lb >= 63)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			char x = a[i - 1], y = b[j - 1];
-			size_t cost;
-			x = (char)(x == '_' || x == ' ' ? '-' : x >= 'A' && x <= 'Z' ? x + 32 : x);
-			y = (char)(y == '_' || y == ' ' ? '-' : y >= 'A' && y <= 'Z' ? y + 32 : y);
-			cost = x != y;
-			tmp = row[j];
-			row[j] = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-			if (prev + cost < row[j])
-				row[j] = prev + cost;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
-
-const char *td_rule_nearest(const char *id)
-{
-	size_t i, best = SIZE_MAX, d;
-	const char *near = NULL;
-
-	for (i = 0; td_rules[i]; i++)
-		if ((d = distance(id, td_rules[i]->id)) < best) {
-			best = d;
-			near = td_rules[i]->id;
-		}
-	return best <= 3 ? near : NULL;
 }
 
 const char *td_severity_name(enum td_severity s)

@@ -11,7 +11,8 @@
 #include "common/error.h"
 #include "common/fmt.h"
 #include "common/vec.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
+#include "config/config.h"
 
 enum td_severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH };
 const char *td_severity_name(enum td_severity s);
@@ -96,12 +97,8 @@ extern const struct td_rule rule_warmup, rule_dataloader, rule_communication, ru
  * first, gpu-idle (the residual) last. */
 extern const struct td_rule *const td_rules[];
 
-/* 1 when id is a rule's id; the id nearest to a misspelt one ("sync_stall": "sync-stall"),
- * or NULL when none is close. */
-int td_rule_known(const char *id);
-/* The rule of that id, or NULL. */
+/* The rule of that id, or NULL (config/config.h: td_rule_known(), td_rule_nearest()). */
 const struct td_rule *td_rule_find(const char *id);
-const char *td_rule_nearest(const char *id);
 
 struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);
 void td_finding_title(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);

@@ -14,9 +14,9 @@
 
 #include "common/alloc.h"
 #include "fixes/catalogue.h"
-#include "rules/blocking.h"
+#include "analysis/blocking.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 struct site {
 	uint64_t calls;

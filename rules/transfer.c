@@ -15,9 +15,9 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "fixes/catalogue.h"
-#include "rules/blocking.h"
+#include "analysis/blocking.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 struct kind_stat {
 	uint64_t n, bytes;

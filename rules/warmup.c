@@ -11,10 +11,10 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/internal.h"
+#include "analysis/internal.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 #define K_CALL 1    /* context / stream / handle / first allocation */
 #define K_LAZY 2    /* lazy module loading */

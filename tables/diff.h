@@ -7,7 +7,7 @@
 #ifndef TD_TABLES_DIFF_H
 #define TD_TABLES_DIFF_H
 
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 #include "tables/table.h"
 
 #define TD_DIFF_WHY 5

@@ -9,7 +9,7 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/names.h"
+#include "analysis/names.h"
 #include "tables/groups.h"
 #include "tables/ops.h"
 

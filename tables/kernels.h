@@ -6,7 +6,7 @@
 #ifndef TD_TABLES_KERNELS_H
 #define TD_TABLES_KERNELS_H
 
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 #include "tables/table.h"
 
 extern const struct td_col td_kernel_cols[];

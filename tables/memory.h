@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rules/analysis.h"
-#include "rules/memcurve.h"
+#include "analysis/analysis.h"
+#include "analysis/memcurve.h"
 
 #define TD_MEM_POINTS 120 /* points of the downsampled curve */
 

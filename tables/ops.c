@@ -9,7 +9,7 @@
 #include "common/fmt.h"
 #include "common/sat.h"
 #include "common/sort.h"
-#include "rules/names.h"
+#include "analysis/names.h"
 #include "tables/flops.h"
 #include "tables/groups.h"
 

@@ -22,7 +22,7 @@
 #ifndef TD_TABLES_OPS_H
 #define TD_TABLES_OPS_H
 
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 #include "tables/table.h"
 
 enum td_group_by { TD_GROUP_NAME, TD_GROUP_SHAPE, TD_GROUP_STACK };

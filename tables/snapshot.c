@@ -10,7 +10,7 @@
 #include "common/sat.h"
 #include "common/vec.h"
 #include "parser/input.h"
-#include "rules/names.h"
+#include "analysis/names.h"
 
 /* --- what the reader keeps --------------------------------------------------------------- */
 

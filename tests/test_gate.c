@@ -13,8 +13,8 @@
 
 #include "common/buf.h"
 
-#include "rules/config.h"
-#include "rules/metrics.h"
+#include "config/config.h"
+#include "analysis/metrics.h"
 
 static void expect_error(const char *json, const char *msg)
 {

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "job/internal.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 /* Every rank wins the same in every segment: the ranks keep meeting as before, and the job
  * wins what each rank does. */

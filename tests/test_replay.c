@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 struct run {
 	struct td_trace t;

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "parser/load.h"
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 #include "tables/flops.h"
 #include "tests/helpers.h"
 

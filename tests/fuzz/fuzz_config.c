@@ -8,7 +8,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "job/summary.h"
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "job/job.h"
 #include "job/summary.h"
-#include "rules/config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

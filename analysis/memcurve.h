@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 struct td_mem_dev {
 	int32_t device;            /* -1: host memory */

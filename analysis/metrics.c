@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/metrics.h"
+#include "analysis/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,8 +10,8 @@
 #include "common/alloc.h"
 #include "parser/jsoncheck.h"
 #include "common/sort.h"
-#include "rules/blocking.h"
-#include "rules/config.h"
+#include "analysis/blocking.h"
+#include "config/config.h"
 #include "rules/rule.h"
 
 static const struct {

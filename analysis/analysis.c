@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,8 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/config.h"
-#include "rules/internal.h"
-#include "rules/whatif.h"
+#include "config/config.h"
+#include "analysis/internal.h"
 
 
 const char *td_cause_id(enum td_cause c)
@@ -194,13 +193,14 @@ static void group_threads(struct td_analysis *a)
 
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg)
 {
-	td_analysis_run_jobs(a, t, cfg, 0);
+	td_analysis_begin(a, t, cfg, 0);
+	td_analysis_finish(a);
 }
 
-void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
-			  int jobs)
+void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+		       int jobs)
 {
-	size_t i, k = 0;
+	size_t i;
 
 	memset(a, 0, sizeof(*a));
 	a->t = t;
@@ -239,8 +239,13 @@ void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struc
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
 	nvtx_steps(a);
-	if (jobs > 1) /* what it needs is known: the names' classes */
-		td_whatif_start(a);
+}
+
+void td_analysis_finish(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	size_t i, k = 0;
+
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
 	td_context_derive(t, &a->ctx);
 	a->training = a->ctx.run == TD_RUN_TRAINING;
@@ -267,7 +272,8 @@ void td_analysis_free(struct td_analysis *a)
 {
 	size_t i;
 
-	td_whatif_free(a); /* first: its builder may still read the names' classes */
+	if (a->detach) /* first: the replay's builder may still read the names' classes */
+		a->detach(a);
 	for (i = 0; i < a->ndev; i++) {
 		free(a->dev[i].busy);
 		free(a->dev[i].gaps);

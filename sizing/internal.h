@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rules/whatif.h"
+#include "sizing/whatif.h"
 
 /* What a sizing replay applies: a fix's edits alone, after the DataLoader's fix, or its
  * mechanism removed (the bound). */

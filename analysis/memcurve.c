@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/memcurve.h"
+#include "analysis/memcurve.h"
 
 #include <stdlib.h>
 #include <string.h>

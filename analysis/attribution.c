@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Idle attribution: per device the window, busy time and every idle gap credited to one cause
  * (classify: what the host was in; queued causes: what the GPU waited on). */
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/config.h"
-#include "rules/internal.h"
+#include "config/config.h"
+#include "analysis/internal.h"
 
 /* Other threads of a process looked at when the launching thread recorded nothing. */
 #define MAX_OTHER_THREADS 64

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/params.h"
+#include "config/params.h"
 
 void td_params_default(struct td_params *p)
 {

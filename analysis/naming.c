@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host-site naming: the labels the analysis interns - an event's name, the site of a runtime
  * call (its op, its user frame), start-up events. */
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/config.h"
-#include "rules/internal.h"
+#include "config/config.h"
+#include "analysis/internal.h"
 
 /* --- labels ------------------------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/names.h"
+#include "analysis/names.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/intervals.h"
+#include "analysis/intervals.h"
 
 #include <stdlib.h>
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 size_t td_iv_minus(const struct td_interval *c, size_t nc, const struct td_interval *p,
 		   size_t np, struct td_interval *out)

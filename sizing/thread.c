@@ -11,7 +11,7 @@
 
 #include "common/alloc.h"
 #include "rules/rule.h"
-#include "rules/whatif_int.h"
+#include "sizing/internal.h"
 
 struct wq_task {
 	int kind, device;

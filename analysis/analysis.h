@@ -23,8 +23,8 @@
 #include "common/vec.h"
 #include "fixes/context.h"
 #include "parser/trace.h"
-#include "rules/names.h"
-#include "rules/params.h"
+#include "analysis/names.h"
+#include "config/params.h"
 
 enum td_cause {
 	CAUSE_DATALOADER, /* inside enumerate(DataLoader)#... */
@@ -147,8 +147,11 @@ struct td_analysis {
 	struct td_block_unit *block_units; /* rules/blocking.h, found on first use */
 	size_t nblock;
 	int block_done;
-	struct td_whatif *whatif;   /* rules/whatif.h: the replay, built on first use (or while
+	struct td_whatif *whatif;   /* sizing/whatif.h: the replay, built on first use (or while
 				     * the analysis runs: td_analysis_run_jobs) */
+	void (*detach)(struct td_analysis *a); /* what frees whatif: the floor above that made
+				     * it (sizing) sets it; td_analysis_free() calls it first, while
+				     * what that floor's thread may read is still there */
 	int jobs;                   /* threads the replays may run on (0, 1: the caller's only) */
 	struct td_site_slot *site_cache; /* td_an_site()'s labels by the names they are made of */
 	size_t site_cap, site_n;
@@ -157,11 +160,13 @@ struct td_analysis {
 /* Analyses a finalized trace with cfg's thresholds and patterns (NULL: the defaults); cfg
  * must outlive the analysis. */
 void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg);
-/* The same for a caller that sizes findings by replaying them (td_diagnose()) on `jobs`
- * threads: with more than one, the replay's graph is built, and the trace replayed as
- * recorded, on a thread of its own while the analysis runs (rules/whatif.h). */
-void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
-			  int jobs);
+/* The same in two halves, for a caller that starts work once the names are classified
+ * (sizing/whatif.h: td_analysis_run_jobs() builds the replay's graph on a thread of its own
+ * meanwhile): td_analysis_begin() classifies the names and finds NVTX steps, recording that
+ * the replays may run on `jobs` threads; td_analysis_finish() does the rest. */
+void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+		       int jobs);
+void td_analysis_finish(struct td_analysis *a);
 /* Median steady-state step duration as the host sees it (the mean of the two middle steps for
  * an even count), 0 without steps; td_an_mean_step() the mean. */
 int64_t td_an_median_step(const struct td_analysis *a);

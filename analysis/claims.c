@@ -7,7 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 struct cand {
 	int64_t from, to;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "replay/replay.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 struct td_wq;
 struct td_finding;
@@ -41,6 +41,11 @@ struct td_whatif {
 size_t td_whatif_dev_index(const struct td_analysis *a, size_t d);
 /* The graph and its baseline replay (NULL when the trace has nothing to replay). */
 const struct td_whatif *td_an_whatif(struct td_analysis *a);
+/* td_analysis_run() (analysis/analysis.h) for a caller that sizes findings by replaying them
+ * (td_diagnose()) on `jobs` threads: with more than one, the replay's graph is built, and the
+ * trace replayed as recorded, on a thread of its own while the analysis runs. */
+void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+			  int jobs);
 /* Starts the analysis's second thread: it builds the graph and replays the trace as recorded
  * from what the analysis knows once the names are classified (td_an_whatif() waits for it),
  * then replays each fix td_whatif_early() hands it while the rules go on. */
@@ -106,7 +111,7 @@ size_t td_whatif_main_device(const struct td_analysis *a);
  * (each holds its own replay: 10 bytes a node). */
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs);
 
-/* Frees what td_an_whatif() built (td_analysis_free() calls it). */
+/* Frees what td_an_whatif() built (td_analysis_free() calls it through a->detach). */
 void td_whatif_free(struct td_analysis *a);
 
 #endif

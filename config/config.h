@@ -13,7 +13,7 @@
 
 #include "common/error.h"
 #include "common/vec.h"
-#include "rules/params.h"
+#include "config/params.h"
 
 struct td_pattern_set; /* compiled patterns of one kind */
 
@@ -73,5 +73,12 @@ int td_config_match(struct td_config *c, enum td_pattern_kind k, const char *nam
 /* The suppression that covers a finding (rule id, title and where lines), or NULL. */
 const struct td_suppression *td_config_suppressed(struct td_config *c, const char *rule,
 						  const char *const *texts, size_t ntexts);
+
+/* The rules' ids (config/ids.c), NULL-terminated, in the registry's order (rules/rule.h). */
+extern const char *const td_rule_ids[];
+/* 1 when id is a rule's id; the id nearest to a misspelt one ("sync_stall": "sync-stall"),
+ * or NULL when none is close. */
+int td_rule_known(const char *id);
+const char *td_rule_nearest(const char *id);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Small kernels and their runs: what is small, and the runs of small kernels back to back. */
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/config.h"
-#include "rules/internal.h"
+#include "config/config.h"
+#include "analysis/internal.h"
 
 /* A collective is not a small kernel, however short: its time is the link's and its peers',
  * and fewer, larger collectives are communication's fix, not fusing or graphs. */

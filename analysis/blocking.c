@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules/blocking.h"
-#include "rules/whatif.h"
+#include "analysis/blocking.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/analysis.h"
+#include "analysis/analysis.h"
 
 struct pair {
 	uint32_t runtime, op;
@@ -202,30 +201,4 @@ void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 	if (from < e)
 		from = e;
 	td_claims_add(c, from, stop, CAUSE_COUNT, tag);
-}
-
-void td_unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct td_rp_edit *e)
-{
-	const struct td_trace *t = a->t;
-	const struct td_event *f = td_trace_ev(t, u->first), *l = td_trace_ev(t, u->last);
-	const struct td_whatif *w = td_an_whatif(a);
-	int64_t launch = w ? w->launch_cost : 0;
-
-	e->track = td_trace_track_of(t, u->first);
-	e->from = f->ts;
-	e->to = td_ev_end(l);
-	e->residual = 0;
-	if (u->kinds & BK_HTOD) {
-		e->kind = TD_RP_COST;
-		e->residual = launch;
-	} else if ((u->kinds & (BK_ITEM | BK_DTOH | BK_NONZERO)) && u->user != TD_NONE) {
-		const struct td_event *op = td_trace_ev(t, u->user);
-		e->kind = TD_RP_REMOVE;
-		e->track = td_trace_track_of(t, u->user);
-		e->from = op->ts < e->from ? op->ts : e->from;
-		e->to = td_ev_end(op) > e->to ? td_ev_end(op) : e->to;
-		e->residual = launch;
-	} else {
-		e->kind = TD_RP_UNWAIT;
-	}
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "rules/config.h"
+#include "config/config.h"
 
 #include "parser/jsoncheck.h"
 

@@ -44,11 +44,4 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 			const struct td_block_unit *u, uint32_t tag);
 
-/* The unit's fix as a replay edit (rules/whatif.h): a value read to the host (.item(), .cpu(),
- * nonzero) leaves the loop, its op's whole host cost going and one launch coming instead (the
- * value kept on the GPU); a pageable upload becomes a non-blocking copy from pinned memory
- * costing one launch; a synchronize stops waiting. */
-struct td_rp_edit;
-void td_unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct td_rp_edit *e);
-
 #endif

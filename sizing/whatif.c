@@ -9,10 +9,10 @@
 
 #include "common/alloc.h"
 #include "common/sort.h"
-#include "rules/blocking.h"
+#include "analysis/blocking.h"
 #include "rules/rule.h"
-#include "rules/whatif.h"
-#include "rules/whatif_int.h"
+#include "sizing/whatif.h"
+#include "sizing/internal.h"
 
 /* The thread the steps are measured on: the one with the ProfilerStep# spans when the graph
  * has its calls, else the one that launches most of the device's work. */
@@ -279,14 +279,28 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 	free(role);
 }
 
+/* a->whatif made here: td_analysis_free() frees it through a->detach */
+static struct td_whatif *attach(struct td_analysis *a)
+{
+	a->detach = td_whatif_free;
+	return a->whatif = td_calloc(1, sizeof(*a->whatif));
+}
+
 void td_whatif_start(struct td_analysis *a)
 {
-	struct td_whatif *w;
-
 	if (a->whatif)
 		return;
-	w = a->whatif = td_calloc(1, sizeof(*w));
+	attach(a);
 	td_wq_start(a); /* when it cannot start, td_an_whatif() builds */
+}
+
+void td_analysis_run_jobs(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
+			  int jobs)
+{
+	td_analysis_begin(a, t, cfg, jobs);
+	if (jobs > 1) /* what it needs is known: the names' classes */
+		td_whatif_start(a);
+	td_analysis_finish(a);
 }
 
 const struct td_whatif *td_an_whatif(struct td_analysis *a)
@@ -297,7 +311,7 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 	if (w && w->finished)
 		return w->ok ? w : NULL;
 	if (!w)
-		w = a->whatif = td_calloc(1, sizeof(*w));
+		w = attach(a);
 	if (w->wq)
 		td_wq_built(w);
 	else
@@ -477,6 +491,36 @@ void td_rp_report_free(struct td_rp_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The unit's fix as a replay edit: a value read to the host (.item(), .cpu(),
+ * nonzero) leaves the loop, its op's whole host cost going and one launch coming instead (the
+ * value kept on the GPU); a pageable upload becomes a non-blocking copy from pinned memory
+ * costing one launch; a synchronize stops waiting. */
+static void unit_edit(struct td_analysis *a, const struct td_block_unit *u, struct td_rp_edit *e)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *f = td_trace_ev(t, u->first), *l = td_trace_ev(t, u->last);
+	const struct td_whatif *w = td_an_whatif(a);
+	int64_t launch = w ? w->launch_cost : 0;
+
+	e->track = td_trace_track_of(t, u->first);
+	e->from = f->ts;
+	e->to = td_ev_end(l);
+	e->residual = 0;
+	if (u->kinds & BK_HTOD) {
+		e->kind = TD_RP_COST;
+		e->residual = launch;
+	} else if ((u->kinds & (BK_ITEM | BK_DTOH | BK_NONZERO)) && u->user != TD_NONE) {
+		const struct td_event *op = td_trace_ev(t, u->user);
+		e->kind = TD_RP_REMOVE;
+		e->track = td_trace_track_of(t, u->user);
+		e->from = op->ts < e->from ? op->ts : e->from;
+		e->to = td_ev_end(op) > e->to ? td_ev_end(op) : e->to;
+		e->residual = launch;
+	} else {
+		e->kind = TD_RP_UNWAIT;
+	}
+}
+
 /* Whether a copy call starting in [e->from, e->to) on e's thread copies on a compute stream. */
 static int copies_on_compute(const struct td_whatif *w, const struct td_rp_edit *e)
 {
@@ -502,7 +546,7 @@ void td_whatif_units(struct td_analysis *a, struct td_finding *f,
 
 	for (i = 0; i < n; i++) {
 		struct td_rp_edit e;
-		td_unit_edit(a, us[i], &e);
+		unit_edit(a, us[i], &e);
 		td_finding_edit(f, &e);
 		/* an upload on the compute stream waits for the compute queued before it: the fix
 		 * issues it on a side stream too, which the compute waits for before use */

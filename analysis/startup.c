@@ -12,8 +12,8 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "common/sort.h"
-#include "rules/analysis.h"
-#include "rules/internal.h"
+#include "analysis/analysis.h"
+#include "analysis/internal.h"
 
 #define MS 1000000
 
