@@ -171,6 +171,10 @@ void td_analysis_finish(struct td_analysis *a);
  * an even count), 0 without steps; td_an_mean_step() the mean. */
 int64_t td_an_median_step(const struct td_analysis *a);
 int64_t td_an_mean_step(const struct td_analysis *a);
+/* The window of device `device` (-1: the first) that a finding is measured against; the
+ * steady-state steps' count. */
+int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
+size_t td_an_steps(const struct td_analysis *a);
 void td_analysis_free(struct td_analysis *a);
 
 static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)

@@ -12,7 +12,9 @@
 #include "common/sort.h"
 #include "analysis/blocking.h"
 #include "config/config.h"
-#include "rules/rule.h"
+#include "common/fmt.h"
+#include "analysis/analysis.h"
+#include "analysis/finding.h"
 
 static const struct {
 	const char *id;

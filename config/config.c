@@ -14,7 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/buf.h"
-#include "rules/rule.h"
+#include "common/fmt.h"
 
 #define MATCH_LIMIT 100000
 #define DEPTH_LIMIT 1000

@@ -164,6 +164,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		return;
 	}
 	f = td_report_add(r, "dataloader", a->dev[best_dev].device);
+	f->lifts_gates = 1; /* the loop's waits for the workers go with it */
 	for (d = 0; d < a->ndev; d++)
 		td_finding_claim_cause(a, f, d, CAUSE_DATALOADER);
 	f->count = calls;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Between the analysis's replay (rules/whatif.c) and its second thread (rules/whatif_thread.c):
- * not for rules. */
+/* Inside sizing/: the replay's graph and windows (graph.c), the second thread that replays
+ * fixes while the rules run (thread.c), and the sizing that asks them (whatif.c). Not for
+ * rules. */
 #ifndef TD_RULES_WHATIF_INT_H
 #define TD_RULES_WHATIF_INT_H
 
@@ -16,17 +17,24 @@ enum { T_ALONE, T_BOTH, T_BOUND };
 /* The graph of a's trace into w, from the names' classes alone; w->built when it can be
  * replayed. */
 void td_whatif_build(const struct td_analysis *a, struct td_whatif *w);
+/* The thread the steps are measured on: the one with the ProfilerStep# spans when the graph
+ * has its calls, else the one that launches most of device index d's work. */
+uint32_t td_whatif_step_track(const struct td_analysis *a, size_t d);
+/* Device index d's steady-state window in the replay r (NULL: as recorded). */
+int64_t td_whatif_win(struct td_analysis *a, size_t d, const struct td_rp_times *r);
 /* The window of device index d replayed with pre's edits, then edits', into r (reused as
- * td_replay_again does); -1 when nothing can be replayed. */
-int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
-			    size_t npre, const struct td_rp_edit *edits, size_t nedits,
-			    struct td_rp_times *r);
+ * td_replay_again does); -1 when nothing can be replayed (whatif.c). */
+typedef int64_t td_whatif_replay_fn(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
+				    size_t npre, const struct td_rp_edit *edits, size_t nedits,
+				    struct td_rp_times *r);
+td_whatif_replay_fn td_whatif_window_in;
 /* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
 int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
 
 /* The second thread: 0 when it started (it builds w's graph and replays the trace as
- * recorded, then replays what td_wq_submit() hands it). */
-int td_wq_start(struct td_analysis *a);
+ * recorded, then replays what td_wq_submit() hands it through `replay`: the sizing's
+ * td_whatif_window_in(), handed down so that the thread needs nothing above it). */
+int td_wq_start(struct td_analysis *a, td_whatif_replay_fn *replay);
 /* Waits until the thread has built the graph and its baseline. */
 void td_wq_built(struct td_whatif *w);
 /* A replay for the thread: a copy of the edits is kept. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The analysis's second thread (rules/whatif_int.h). After the read, the analysis and the
+/* The analysis's second thread (sizing/internal.h). After the read, the analysis and the
  * rules run on one thread; this one builds the replay's graph and replays the trace as
  * recorded meanwhile, then replays each fix as soon as its rule has stated it, so that
  * td_whatif_size() finds most of them done. A replay's result depends on the graph and its
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
-#include "rules/rule.h"
+#include "analysis/finding.h"
 #include "sizing/internal.h"
 
 struct wq_task {
@@ -43,6 +43,7 @@ struct td_wq {
 	int loader_device;
 	struct td_rp_edit *loader;
 	size_t nloader;
+	td_whatif_replay_fn *replay; /* what a task runs (td_wq_start()) */
 };
 
 /* The edits' bytes, hashed 8 at a time (the tail zero-padded) - what a result is matched by
@@ -84,8 +85,8 @@ static void work(struct td_analysis *a, struct td_wq *q, int wait, struct td_rp_
 			struct wq_task *tk = q->task[q->next++];
 			int d = td_an_dev_index(a, tk->device);
 			pthread_mutex_unlock(&q->mu);
-			tk->win = d < 0 ? -1 : td_whatif_window_in(a, (size_t)d, tk->pre, tk->npre,
-								   tk->ed, tk->ned, r);
+			tk->win = d < 0 ? -1 : q->replay(a, (size_t)d, tk->pre, tk->npre, tk->ed,
+							 tk->ned, r);
 			pthread_mutex_lock(&q->mu);
 			tk->done = 1;
 			let_go(a, q, tk);
@@ -128,10 +129,11 @@ static void *second(void *arg)
 	return NULL;
 }
 
-int td_wq_start(struct td_analysis *a)
+int td_wq_start(struct td_analysis *a, td_whatif_replay_fn *replay)
 {
 	struct td_wq *q = td_calloc(1, sizeof(*q));
 
+	q->replay = replay;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	a->whatif->wq = q;
