@@ -175,6 +175,9 @@ int64_t td_an_mean_step(const struct td_analysis *a);
  * steady-state steps' count. */
 int64_t td_an_window_ns(const struct td_analysis *a, int32_t device);
 size_t td_an_steps(const struct td_analysis *a);
+/* Orders events ev[0..n) longest first, ties by event index (time order): how a finding's
+ * evidence is listed. */
+void td_an_longest_first(const struct td_trace *t, uint32_t *ev, size_t n);
 void td_analysis_free(struct td_analysis *a);
 
 static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)

@@ -156,3 +156,20 @@ size_t td_an_steps(const struct td_analysis *a)
 {
 	return a->nsteps;
 }
+
+void td_an_longest_first(const struct td_trace *t, uint32_t *ev, size_t n)
+{
+	size_t k, j, m;
+
+	for (k = 0; k < n; k++) { /* a selection: evidence lists are short */
+		uint32_t tmp;
+		for (m = k, j = k + 1; j < n; j++) {
+			int64_t dj = td_ev_dur(td_trace_ev(t, ev[j])), dm = td_ev_dur(td_trace_ev(t, ev[m]));
+			if (dj > dm || (dj == dm && ev[j] < ev[m]))
+				m = j;
+		}
+		tmp = ev[k];
+		ev[k] = ev[m];
+		ev[m] = tmp;
+	}
+}

@@ -137,18 +137,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 					 sites[best].calls == 1 ? "" : "s",
 					 td_fmt_dur(b1, sizeof(b1), sites[best].time));
 		}
-		for (k = 0; k < nev; k++) { /* longest first, ties by time */
-			size_t m = k, j;
-			uint32_t tmp;
-			for (j = k + 1; j < nev; j++) {
-				int64_t dj = td_ev_dur(td_trace_ev(t, ev[j])), dm = td_ev_dur(td_trace_ev(t, ev[m]));
-				if (dj > dm || (dj == dm && ev[j] < ev[m]))
-					m = j;
-			}
-			tmp = ev[k];
-			ev[k] = ev[m];
-			ev[m] = tmp;
-		}
+		td_an_longest_first(t, ev, nev);
 		for (k = 0; k < nev && (int)k < a->params.evidence_max; k++) {
 			const struct td_event *e = td_trace_ev(t, ev[k]);
 			td_finding_evidence(f, e->ts, td_ev_dur(e), "%s took %s",

@@ -185,18 +185,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 	td_finding_where(f, "%s (%llu call%s, %s in total, longest %s)", td_an_name(a, name),
 			 (unsigned long long)calls, calls == 1 ? "" : "s",
 			 td_fmt_dur(b1, sizeof(b1), total), td_fmt_dur(b2, sizeof(b2), longest));
-	/* evidence: longest first, ties by time */
-	for (k = 0; k < ntop; k++) {
-		size_t m = k, j;
-		for (j = k + 1; j < ntop; j++) {
-			int64_t dj = td_ev_dur(td_trace_ev(t, top[j])), dm = td_ev_dur(td_trace_ev(t, top[m]));
-			if (dj > dm || (dj == dm && top[j] < top[m]))
-				m = j;
-		}
-		i = top[k];
-		top[k] = top[m];
-		top[m] = i;
-	}
+	td_an_longest_first(t, top, ntop); /* the evidence */
 	for (k = 0; k < ntop && (int)k < a->params.evidence_max; k++) {
 		const struct td_event *e = td_trace_ev(t, top[k]);
 		int64_t busy = td_an_busy_between(a, best_dev, e->ts, td_ev_end(e));
