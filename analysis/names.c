@@ -57,7 +57,10 @@ unsigned td_name_class(const char *n)
 		{"torch/_dynamo/convert_frame.py(", {NULL}},
 		{"torch/_dynamo/symbolic_convert.py(", {NULL}},
 		{"torch/_dynamo/output_graph.py(", {"compile", NULL}},
-		{"torch/_inductor/compile_fx.py(", {NULL}},
+		/* its compile_fx*, fw/bw/inference_compiler and codegen functions; its `run` and
+		 * wrappers call the compiled graph every step (flux-mi300x: the four cudagraph
+		 * replays of the denoiser, 82% of the window, run under compile_fx.py run) */
+		{"torch/_inductor/compile_fx.py(", {"compile", "codegen", "cudagraphify", NULL}},
 		{"torch/_inductor/codecache.py(", {"compile", "load", "write", "build"}},
 		{"torch/_inductor/async_compile.py(", {NULL}},
 		{"torch/_inductor/graph.py(", {NULL}},
