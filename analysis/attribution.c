@@ -454,11 +454,18 @@ static void device_window(struct td_analysis *a, struct td_dev_analysis *d, cons
 		const struct td_device *dv = td_trace_find_device(t, d->device);
 		d->win_start = d->host_start = dv ? dv->first_ts : 0;
 		d->win_end = d->host_end = dv ? dv->last_end : 0;
-		/* the host side starts with the launch of the window's first op */
+		/* the host side starts with the launch of the window's first op; a launch that
+		 * loaded its module first (start-up) counts from its end: the cold start before
+		 * the GPU's first op is one-off time before the window (switch-a100: a first
+		 * cudaLaunchKernel of 347 ms ahead of a 244 ms window) */
 		for (i = 0; i < nops; i++) {
 			uint32_t l = td_trace_launch(t, ops[i].ev);
-			if (l != TD_NONE && td_trace_ev(t, l)->ts < d->host_start)
-				d->host_start = td_trace_ev(t, l)->ts;
+			int64_t at;
+			if (l == TD_NONE)
+				continue;
+			at = td_an_is_warm(a, l) ? td_ev_end(td_trace_ev(t, l)) : td_trace_ev(t, l)->ts;
+			if (at < d->host_start)
+				d->host_start = at;
 		}
 		return;
 	}
