@@ -245,6 +245,7 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->skip_name);
 	free(a->steps);
 	free(a->warm_ev);
+	free(a->capture_ev);
 	free(a->proc_tracks);
 	free(a->proc_of);
 	free(a->proc_len);

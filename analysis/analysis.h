@@ -137,8 +137,11 @@ struct td_analysis {
 	int64_t steps_start, steps_end;
 	size_t warm_steps;          /* leading steps left out as warm-up */
 	int64_t warm_start, warm_end; /* their span */
-	uint32_t *warm_ev;          /* runtime calls doing one-off start-up work, sorted */
+	uint32_t *warm_ev;          /* runtime calls doing one-off start-up work, and the spans
+				     * that hold a graph capture, sorted */
 	size_t nwarm_ev;
+	uint32_t *capture_ev;       /* those spans: from a Begin- to an EndCapture, sorted */
+	size_t ncapture;
 	uint32_t *proc_tracks;      /* CPU tracks grouped by process (for other-thread lookups) */
 	uint32_t *proc_of;          /* per track: index of its group's first entry in proc_tracks */
 	uint32_t *proc_len;         /* per track: size of its group */

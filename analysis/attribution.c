@@ -76,8 +76,7 @@ static void classify(struct td_analysis *a, uint32_t cur, uint8_t *cause, uint32
 		unsigned c = a->name_class[x->name];
 		if (c & NC_IGNORE)
 			continue;
-		if (warm == TD_NONE && ((c & (NC_COMPILE | NC_WARMUP)) ||
-					(x->kind == TD_K_RUNTIME && td_an_is_warm(a, e))))
+		if (warm == TD_NONE && ((c & (NC_COMPILE | NC_WARMUP)) || td_an_is_warm(a, e)))
 			warm = e;
 		if (c & NC_DATALOADER)
 			dl = e;

@@ -23,6 +23,8 @@ uint32_t td_an_frame_mark(struct td_analysis *a, uint32_t name);
 
 /* Finds the runtime calls that do one-off start-up work (startup.c): fills a->warm_ev. */
 void td_an_detect_warmup(struct td_analysis *a);
+/* 1 when ev is a span holding a graph capture (a->capture_ev). */
+int td_an_is_capture(const struct td_analysis *a, uint32_t ev);
 /* The label of warm-up event ev: what kind of start-up work it is. */
 uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev);
 

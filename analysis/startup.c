@@ -75,6 +75,64 @@ static size_t recurring(const struct td_trace *t, uint32_t *cand, size_t first, 
 	return m;
 }
 
+/* A graph capture (torch.cuda.graph, a server's graph warm-up) runs once: the host runs the
+ * forward pass under capture, its launches only recorded, from a BeginCapture call to the next
+ * EndCapture on its thread. The innermost span holding both (capture_32_FULL in vLLM's capture
+ * trace, its 54 ms of Python under capture) is start-up work as a whole; a step marker is not
+ * taken for one. Fills a->capture_ev, sorted. */
+struct cap_call {
+	uint32_t track, ev;
+	int64_t ts;
+	int begin;
+};
+#define CAP_LESS(x, y) ((x)->track < (y)->track || ((x)->track == (y)->track && (x)->ts < (y)->ts))
+TD_DEFINE_SORT(sort_cap, struct cap_call, CAP_LESS)
+
+static void captures(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	struct td_vec calls, spans;
+	uint8_t *kind = td_calloc(t->names.count + 1, 1); /* 1: begins a capture, 2: ends one */
+	size_t i;
+
+	for (i = 1; i <= t->names.count; i++)
+		if (a->name_class[i] & NC_CAPTURE) {
+			const char *n = td_trace_name(t, (uint32_t)i);
+			kind[i] = strstr(n, "BeginCapture") ? 1 : strstr(n, "EndCapture") ? 2 : 0;
+		}
+	td_vec_init(&calls, sizeof(struct cap_call));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+		if (e->kind == TD_K_RUNTIME && kind[e->name])
+			*(struct cap_call *)td_vec_push(&calls) = (struct cap_call){
+				td_trace_track_of(t, (uint32_t)i), (uint32_t)i, e->ts, kind[e->name] == 1};
+	}
+	free(kind);
+	sort_cap(calls.data, calls.len);
+	td_vec_init(&spans, sizeof(uint32_t));
+	for (i = 0; i + 1 < calls.len; i++) {
+		const struct cap_call *b = &TD_VEC_AT(&calls, struct cap_call, i), *e = b + 1;
+		int64_t end;
+		uint32_t p;
+		if (!b->begin || e->begin || e->track != b->track)
+			continue;
+		end = td_ev_end(td_trace_ev(t, e->ev));
+		for (p = td_trace_parent(t, b->ev); p != TD_NONE; p = td_trace_parent(t, p))
+			if (td_ev_end(td_trace_ev(t, p)) >= end)
+				break;
+		if (p != TD_NONE && !(a->name_class[td_trace_ev(t, p)->name] & NC_STEP))
+			*(uint32_t *)td_vec_push(&spans) = p;
+	}
+	td_vec_free(&calls);
+	sort_u32(spans.data, spans.len);
+	a->ncapture = 0;
+	for (i = 0; i < spans.len; i++) /* one span may hold several captures */
+		if (!a->ncapture || TD_VEC_AT(&spans, uint32_t, i) !=
+				    TD_VEC_AT(&spans, uint32_t, a->ncapture - 1))
+			TD_VEC_AT(&spans, uint32_t, a->ncapture++) = TD_VEC_AT(&spans, uint32_t, i);
+	a->capture_ev = spans.data;
+}
+
 void td_an_detect_warmup(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -158,6 +216,12 @@ void td_an_detect_warmup(struct td_analysis *a)
 	}
 	free(v);
 	free(first_call);
+	captures(a);
+	if (a->ncapture) {
+		cand = td_realloc(cand, (ncand + a->ncapture) * sizeof(*cand));
+		memcpy(cand + ncand, a->capture_ev, a->ncapture * sizeof(*cand));
+		ncand += a->ncapture;
+	}
 	sort_u32(cand, ncand);
 
 	/* a slow launch is lazy loading only when it launched the first op of its kernel */
@@ -207,10 +271,21 @@ uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev)
 			 td_mark(m, sizeof(m), n));
 	else if (e->kind == TD_K_RUNTIME)
 		snprintf(buf, sizeof(buf), "start-up call: %s", td_mark(m, sizeof(m), n));
+	else if (td_an_is_capture(a, ev))
+		snprintf(buf, sizeof(buf), "graph capture: %s",
+			 td_mark(m, sizeof(m), td_frame_label(n, fr, sizeof(fr))));
 	else if (c & NC_COMPILE)
 		snprintf(buf, sizeof(buf), "compilation: %s",
 			 td_mark(m, sizeof(m), td_frame_label(n, fr, sizeof(fr))));
 	else
 		snprintf(buf, sizeof(buf), "start-up: %s", td_mark(m, sizeof(m), n));
 	return td_an_intern(a, buf);
+}
+
+int td_an_is_capture(const struct td_analysis *a, uint32_t ev)
+{
+	size_t lo;
+
+	TD_LOWER_BOUND(lo, a->ncapture, a->capture_ev[mid] < ev);
+	return lo < a->ncapture && a->capture_ev[lo] == ev;
 }

@@ -20,6 +20,7 @@
 #define K_LAZY 2    /* lazy module loading */
 #define K_COMPILE 4 /* compilation, autotuning */
 #define K_OTHER 8   /* configured start-up spans */
+#define K_CAPTURE 16 /* a graph capture: the forward pass run under capture */
 
 struct wev {
 	uint32_t ev;
@@ -35,6 +36,8 @@ static unsigned kind_of(const struct td_analysis *a, uint32_t ev)
 
 	if (e->kind == TD_K_RUNTIME)
 		return (c & NC_LAUNCH) ? K_LAZY : K_CALL;
+	if (td_an_is_capture(a, ev))
+		return K_CAPTURE;
 	return (c & NC_COMPILE) ? K_COMPILE : K_OTHER;
 }
 
@@ -142,7 +145,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			char fr[256], m[300];
 			size_t len = strlen(what);
 			const char *n = td_trace_name(t, e->name);
-			if (kind_of(a, w[i].ev) == K_COMPILE)
+			if (kind_of(a, w[i].ev) & (K_COMPILE | K_CAPTURE))
 				n = td_frame_label(n, fr, sizeof(fr));
 			int64_t in = inside(dv, e->ts, w[i].dur);
 			snprintf(what + len, sizeof(what) - len, "%s%s%s %s%s%s%s", i ? " and " : "",
