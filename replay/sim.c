@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "replay/internal.h"
+#include "replay/links.h"
 #include "replay/replay.h"
 
 #define NONE_T INT64_MIN /* no constraint: a removed op nothing gates */
