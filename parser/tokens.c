@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <yajl/yajl_parse.h>
 
 #include "common/alloc.h"
@@ -831,10 +830,7 @@ static void finish_event(struct td_parser *p)
 		td_parser_ship(p);
 	if (need > BATCH_BYTES) {
 		/* an event larger than a batch (a huge name): let the builder drain, then add it here */
-		pthread_mutex_lock(&p->mt->mu);
-		while (p->mt->head != p->mt->tail)
-			pthread_cond_wait(&p->mt->cv, &p->mt->mu);
-		pthread_mutex_unlock(&p->mt->mu);
+		td_parser_drain(p);
 		td_builder_add(&p->builder, e, p->sbuf);
 		return;
 	}
