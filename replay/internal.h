@@ -22,6 +22,13 @@ static inline int64_t end_of(const struct td_replay *g, uint32_t k)
 	return td_ev_end(td_rp_event(g, k));
 }
 
+/* How much of [a0, a1) lies in [b0, b1). */
+static inline int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+	int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+	return hi > lo ? hi - lo : 0;
+}
+
 /* The device index of node k's track. */
 static inline int32_t td_rp_dev_of(const struct td_replay *g, uint32_t k)
 {
