@@ -55,6 +55,14 @@ struct gen {
 void span(struct gen *g, const char *cat, const char *name, int pid, int tid, int64_t ts,
 	  int64_t dur, const char *args);
 void flow(struct gen *g, char ph, uint64_t id, int pid, int tid, int64_t ts);
+/* a collective: its launch on the host at ts (record_param_comms, cudaLaunchKernel, the
+ * flow's start), and its NCCL kernel on a stream (with the flow's end) */
+#define ALLREDUCE_KERNEL                                                                     \
+	"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+void comm_launch(struct gen *g, uint64_t ext, uint64_t corr, int64_t ts);
+void comm_kernel(struct gen *g, const char *kernel, const char *coll, int stream, uint64_t ext,
+		 uint64_t corr, int64_t in_nelems, int64_t out_nelems, int group, int64_t ts,
+		 int64_t dur);
 /* a step: its work up to the end of the backward (a job's all-reduce comes after it), then
  * its end (the optimizer, loss.item(), the ProfilerStep span); step() is both */
 void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable);

@@ -196,13 +196,11 @@ static void side_copy(struct gen *g, int n)
 	g->now_ns = op_ts + call_dur + (g->side_pinned ? 5000 : 9000) + 1000;
 }
 
-/* An all-reduce of bytes on stream 13, at 20 GB/s plus 10 us, launched now: it starts once its
- * gradients are ready (the compute stream ran to here) and the stream is free. */
-static void grad_allreduce(struct gen *g, int64_t bytes)
+/* A collective's launch on the host at ts: record_param_comms, its cudaLaunchKernel 10 us in,
+ * and the flow's start there. */
+void comm_launch(struct gen *g, uint64_t ext, uint64_t corr, int64_t ts)
 {
-	char args[640];
-	uint64_t ext = ++g->ext, corr = ++g->corr;
-	int64_t ts = g->now_ns, k_ts, dur = bytes / 20 + 10000;
+	char args[256];
 
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
 		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
@@ -211,22 +209,44 @@ static void grad_allreduce(struct gen *g, int64_t bytes)
 		 PRIu64, ext, corr);
 	span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, ts + 10000, 8000, args);
 	flow(g, 's', corr, g->pid, g->tid, ts + 10000);
+}
+
+/* Its NCCL kernel on stream `stream` (device 0) from ts for dur, with the args PyTorch writes,
+ * and the flow's end there. */
+void comm_kernel(struct gen *g, const char *kernel, const char *coll, int stream, uint64_t ext,
+		 uint64_t corr, int64_t in_nelems, int64_t out_nelems, int group, int64_t ts,
+		 int64_t dur)
+{
+	char args[640];
+
+	snprintf(args, sizeof(args),
+		 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+		 "\"stream\": %d, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
+		 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
+		 "\"Collective name\": \"%s\", \"In msg nelems\": %" PRId64 ", "
+		 "\"Out msg nelems\": %" PRId64 ", \"Group size\": %d, \"dtype\": \"Float\", "
+		 "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
+		 "\"Process Group Ranks\": \"[all]\"", ext, stream, corr, coll, in_nelems, out_nelems,
+		 group);
+	span(g, "kernel", kernel, 0, stream, ts, dur, args);
+	flow(g, 'f', corr, 0, stream, ts);
+}
+
+/* An all-reduce of bytes on stream 13, at 20 GB/s plus 10 us, launched now: it starts once its
+ * gradients are ready (the compute stream ran to here) and the stream is free. */
+static void grad_allreduce(struct gen *g, int64_t bytes)
+{
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+	int64_t ts = g->now_ns, k_ts, dur = bytes / 20 + 10000;
+
+	comm_launch(g, ext, corr, ts);
 	k_ts = ts + 14000;
 	if (g->gpu_ns > k_ts)
 		k_ts = g->gpu_ns;
 	if (g->comm_free > k_ts)
 		k_ts = g->comm_free;
-	snprintf(args, sizeof(args),
-		 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
-		 "\"stream\": 13, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
-		 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
-		 "\"Collective name\": \"allreduce\", \"In msg nelems\": %" PRId64 ", "
-		 "\"Out msg nelems\": %" PRId64 ", \"Group size\": 8, \"dtype\": \"Float\", "
-		 "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
-		 "\"Process Group Ranks\": \"[all]\"", ext, corr, bytes / 4, bytes / 4);
-	span(g, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, "
-	     "ncclWork*)", 0, 13, k_ts, dur, args);
-	flow(g, 'f', corr, 0, 13, k_ts);
+	comm_kernel(g, ALLREDUCE_KERNEL, "allreduce", 13, ext, corr, bytes / 4, bytes / 4, 8, k_ts,
+		    dur);
 	g->comm_free = k_ts + dur;
 	g->now_ns = ts + 31000;
 }
@@ -237,32 +257,16 @@ static void grad_allreduce(struct gen *g, int64_t bytes)
  * it runs beside the compute. */
 static void param_allgather(struct gen *g, int l, int64_t bytes, int gated)
 {
-	char args[640];
 	uint64_t ext = ++g->ext, corr = ++g->corr;
 	int64_t ts = g->now_ns, k_ts = ts + 14000, dur = bytes / 20 + 10000;
 
-	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
-		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
-	span(g, "cpu_op", "record_param_comms", g->pid, g->tid, ts, 30000, args);
-	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %"
-		 PRIu64, ext, corr);
-	span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, ts + 10000, 8000, args);
-	flow(g, 's', corr, g->pid, g->tid, ts + 10000);
+	comm_launch(g, ext, corr, ts);
 	if (gated && g->gpu_ns > k_ts)
 		k_ts = g->gpu_ns;
 	if (g->comm_free > k_ts)
 		k_ts = g->comm_free;
-	snprintf(args, sizeof(args),
-		 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
-		 "\"stream\": 14, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
-		 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
-		 "\"Collective name\": \"_allgather_base\", \"In msg nelems\": %" PRId64 ", "
-		 "\"Out msg nelems\": %" PRId64 ", \"Group size\": 8, \"dtype\": \"Float\", "
-		 "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
-		 "\"Process Group Ranks\": \"[all]\"", ext, corr, bytes / 32, bytes / 4);
-	span(g, "kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
-	     0, 14, k_ts, dur, args);
-	flow(g, 'f', corr, 0, 14, k_ts);
+	comm_kernel(g, "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+		    "_allgather_base", 14, ext, corr, bytes / 32, bytes / 4, 8, k_ts, dur);
 	g->comm_free = g->gathered[l] = k_ts + dur;
 	g->now_ns = ts + 31000;
 }

@@ -70,17 +70,10 @@ static int64_t allreduce(struct gen *g, int nr, int64_t transfer_ns)
 
 	for (r = 0; r < nr; r++) {
 		struct gen *x = &g[r];
-		char args[256];
 		int64_t ts = x->now_ns;
 		ext[r] = ++x->ext;
 		corr[r] = ++x->corr;
-		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
-			 "\"Ev Idx\": %" PRIu64, ext[r], x->ev_idx++);
-		span(x, "cpu_op", "record_param_comms", x->pid, x->tid, ts, 30000, args);
-		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, "
-			 "\"correlation\": %" PRIu64, ext[r], corr[r]);
-		span(x, "cuda_runtime", "cudaLaunchKernel", x->pid, x->tid, ts + 10000, 8000, args);
-		flow(x, 's', corr[r], x->pid, x->tid, ts + 10000);
+		comm_launch(x, ext[r], corr[r], ts);
 		start[r] = ts + 14000 > x->gpu_ns ? ts + 14000 : x->gpu_ns;
 		if (start[r] > end)
 			end = start[r];
@@ -96,19 +89,8 @@ static int64_t allreduce(struct gen *g, int nr, int64_t transfer_ns)
 	end += transfer_ns;
 	for (r = 0; r < nr; r++) {
 		struct gen *x = &g[r];
-		char args[640];
-		snprintf(args, sizeof(args),
-			 "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, "
-			 "\"stream\": 13, \"correlation\": %" PRIu64 ", \"registers per thread\": 96, "
-			 "\"shared memory\": 0, \"grid\": [2, 1, 1], \"block\": [640, 1, 1], "
-			 "\"Collective name\": \"allreduce\", \"In msg nelems\": 25557032, "
-			 "\"Out msg nelems\": 25557032, \"Group size\": %d, \"dtype\": \"Float\", "
-			 "\"Process Group Name\": \"0\", \"Process Group Description\": "
-			 "\"default_pg\", \"Process Group Ranks\": \"[all]\"",
-			 ext[r], corr[r], nr);
-		span(x, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, "
-		     "ncclWork*)", 0, 13, start[r], end - start[r], args);
-		flow(x, 'f', corr[r], 0, 13, start[r]);
+		comm_kernel(x, ALLREDUCE_KERNEL, "allreduce", 13, ext[r], corr[r], 25557032, 25557032,
+			    nr, start[r], end - start[r]);
 		x->gpu_ns = end;
 		x->comm_seq++;
 	}
