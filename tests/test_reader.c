@@ -533,23 +533,6 @@ static void test_string_scan_agrees(void **state)
 	free(doc);
 }
 
-char *write_temp(const char *text, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	char *path = malloc(4096);
-	FILE *fp;
-	int fd;
-
-	snprintf(path, 4096, "%s/td-split-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	fp = fdopen(fd, "wb");
-	assert_non_null(fp);
-	assert_int_equal(fwrite(text, 1, len, fp), len);
-	fclose(fp);
-	return path;
-}
-
 /* record_shapes / with_stack arguments: an op's own, found from the op (with or without an
  * External id); ops with the same lists share one entry; a kernel's correlation stays its own */
 static void test_op_args(void **state)

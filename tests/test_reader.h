@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What the two files of the test_reader suite share: a temporary file written with text
- * (tests/test_reader.c), and the tests of the reader's parallel paths (test_reader_split.c). */
+/* What test_reader.c takes from test_reader_split.c, the two files of the test_reader suite:
+ * the tests of the reader's parallel paths, and a temporary file written with text (which
+ * both use). */
 #ifndef TD_TESTS_TEST_READER_H
 #define TD_TESTS_TEST_READER_H
 

@@ -20,6 +20,24 @@
 #include "tests/helpers.h"
 #include "tests/test_reader.h"
 
+/* A temporary file holding text (tests/test_reader.h). */
+char *write_temp(const char *text, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = malloc(4096);
+	FILE *fp;
+	int fd;
+
+	snprintf(path, 4096, "%s/td-split-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	fclose(fp);
+	return path;
+}
+
 /* --- the split-parallel reader (parser/split.c): the sequential reader's model, always ----- */
 
 struct outcome {
