@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What job/job.c and job/stragglers.c share. */
+/* What the job's files share (job/match.c, job.c, joint.c, stragglers.c). */
 #ifndef TD_JOB_INTERNAL_H
 #define TD_JOB_INTERNAL_H
 

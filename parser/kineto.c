@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Records to the model: the batches tokens.c fills go to the builder, on its own thread (the
- * model thread) or this one; and the parser's API (parser/parser.h) for the sequential reader
- * and the split reader's workers (parser/split.c), which run the same stages on blocks. */
+/* The parser's API (parser/parser.h) for the sequential reader and the split reader's workers
+ * (parser/split.c), which run the same stages on blocks: a parser made, primed, finished and
+ * merged. The records it makes go their way through parser/handoff.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <yajl/yajl_parse.h>
 
 #include "common/alloc.h"
@@ -18,79 +17,6 @@
 #include "parser/parser_state.h"
 #include "parser/scan.h"
 #include "parser/trace.h"
-
-/* --- events to the builder, on this thread or the builder's ----------------------------- */
-
-static void *model_main(void *arg)
-{
-	struct td_parser *p = arg;
-	struct model_thread *mt = p->mt;
-
-	for (;;) {
-		struct batch *b;
-
-		pthread_mutex_lock(&mt->mu);
-		while (mt->head == mt->tail && !mt->done)
-			pthread_cond_wait(&mt->cv, &mt->mu);
-		if (mt->head == mt->tail) {
-			pthread_mutex_unlock(&mt->mu);
-			return NULL;
-		}
-		b = &mt->b[mt->tail % NBATCH];
-		pthread_mutex_unlock(&mt->mu);
-		td_builder_add_records(&p->builder, b->buf, b->len);
-		pthread_mutex_lock(&mt->mu);
-		mt->tail++;
-		pthread_cond_broadcast(&mt->cv);
-		pthread_mutex_unlock(&mt->mu);
-	}
-}
-
-/* Hands the filled batch to the builder and takes the next free one. */
-void td_parser_ship(struct td_parser *p)
-{
-	struct model_thread *mt = p->mt;
-
-	pthread_mutex_lock(&mt->mu);
-	mt->head++;
-	pthread_cond_broadcast(&mt->cv);
-	while (mt->head - mt->tail == NBATCH)
-		pthread_cond_wait(&mt->cv, &mt->mu);
-	p->cur = &mt->b[mt->head % NBATCH];
-	p->cur->len = 0;
-	pthread_mutex_unlock(&mt->mu);
-}
-
-static void free_model_thread(struct td_parser *p)
-{
-	struct model_thread *mt = p->mt;
-	int i;
-
-	pthread_mutex_destroy(&mt->mu);
-	pthread_cond_destroy(&mt->cv);
-	for (i = 0; i < NBATCH; i++)
-		free(mt->b[i].buf);
-	free(mt);
-	p->mt = NULL;
-	p->cur = NULL;
-}
-
-/* Sends what is left and waits for the builder to finish. */
-static void stop_model_thread(struct td_parser *p)
-{
-	struct model_thread *mt = p->mt;
-
-	if (!mt)
-		return;
-	pthread_mutex_lock(&mt->mu);
-	if (p->cur && p->cur->len)
-		mt->head++;
-	mt->done = 1;
-	pthread_cond_broadcast(&mt->cv);
-	pthread_mutex_unlock(&mt->mu);
-	pthread_join(mt->th, NULL);
-	free_model_thread(p);
-}
 
 /* --- public API -------------------------------------------------------------------------- */
 
@@ -124,20 +50,10 @@ struct td_parser *td_parser_new(struct td_trace *t)
 struct td_parser *td_parser_new_threaded(struct td_trace *t)
 {
 	struct td_parser *p = td_parser_new(t);
-	struct model_thread *mt;
-	int i;
 
 	if (!p)
 		return NULL;
-	mt = td_calloc(1, sizeof(*mt));
-	for (i = 0; i < NBATCH; i++)
-		mt->b[i].buf = td_malloc(BATCH_BYTES);
-	pthread_mutex_init(&mt->mu, NULL);
-	pthread_cond_init(&mt->cv, NULL);
-	p->mt = mt;
-	p->cur = &mt->b[0];
-	if (pthread_create(&mt->th, NULL, model_main, p) != 0)
-		free_model_thread(p); /* no thread: build on this one */
+	td_parser_start_model(p);
 	return p;
 }
 
@@ -147,7 +63,7 @@ void td_parser_free(struct td_parser *p)
 
 	if (!p)
 		return;
-	stop_model_thread(p);
+	td_parser_stop_model(p);
 	if (p->h)
 		yajl_free(p->h);
 	td_builder_free(&p->builder);
@@ -174,7 +90,7 @@ static void apply_deferred(struct td_parser *p)
 {
 	struct td_parser *one[1];
 
-	stop_model_thread(p);
+	td_parser_stop_model(p);
 	one[0] = p;
 	td_parser_merge(one, 1, p->t, intern_to_builder, &p->builder);
 	td_builder_finish(&p->builder);
@@ -243,14 +159,6 @@ int td_parser_at_boundary(const struct td_parser *p)
 {
 	return !p->failed && !p->scan.in_str && !p->skipping && !p->event_depth && p->depth >= 1 &&
 	       ctx_at(p, p->depth) == C_EVENTS;
-}
-
-void td_parser_flush(struct td_parser *p)
-{
-	if (p->sink && p->wbuf) /* shipped, or (empty) back to the pool */
-		(void)p->sink(p->sink_ctx, p->wbuf, p->wlen, 0);
-	p->wbuf = NULL;
-	p->wlen = 0;
 }
 
 void td_parser_merge(struct td_parser *const *w, size_t n, struct td_trace *t,

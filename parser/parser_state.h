@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The reader's state, shared by its stages (private to parser/): feed.c hands the input's
  * bytes, scanned and squeezed, to yajl; tokens.c turns yajl's tokens into records (one per
- * event, into a batch); kineto.c sends the batches to the builder (on its thread or this one)
- * and is the parser's API, for the sequential reader and the split reader's workers alike.
+ * event, into a batch); handoff.c sends the batches to the builder (on its thread or this one);
+ * kineto.c is the parser's API, for the sequential reader and the split reader's workers alike.
  *
- *   bytes -> feed.c (scan.c, yajl) -> tokens.c (callbacks) -> records -> kineto.c -> builder.c
+ *   bytes -> feed.c (scan.c, yajl) -> tokens.c (callbacks) -> records -> handoff.c -> builder.c
  */
 #ifndef TD_PARSER_STATE_H
 #define TD_PARSER_STATE_H
@@ -160,8 +160,13 @@ static inline unsigned char ctx_at(const struct td_parser *p, unsigned d)
 
 /* tokens.c: yajl's callbacks, with the parser as their context */
 extern const yajl_callbacks td_token_callbacks;
-/* kineto.c: the batch being filled goes to the builder (it is full) */
+/* handoff.c: the model thread started (it builds the batches shipped to it), stopped (what is
+ * left sent, the builder finished); the batch being filled goes to the builder (it is full);
+ * every batch shipped taken by the builder */
+void td_parser_start_model(struct td_parser *p);
+void td_parser_stop_model(struct td_parser *p);
 void td_parser_ship(struct td_parser *p);
+void td_parser_drain(struct td_parser *p);
 /* feed.c: the last bytes of a chunk, kept for an error's quote; an error's position at byte k
  * of the range yajl was reading; the error yajl stopped at, with its position */
 void td_feed_remember_tail(struct td_parser *p, const unsigned char *b, size_t n);

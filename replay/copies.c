@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "replay/internal.h"
+#include "replay/links.h"
 #include "replay/replay.h"
 
 #define PIN_MIN_BYTES (1u << 20) /* smaller copies are their fixed cost more than bandwidth */

@@ -7,6 +7,7 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "replay/internal.h"
+#include "replay/links.h"
 #include "replay/replay.h"
 
 #define TOL_MIN_NS 10000    /* start delays under this (or the launch latency) are noise */
@@ -28,16 +29,6 @@ static int is_top_call(const struct td_trace *t, uint32_t i)
 static int same_pid(const struct td_track *a, const struct td_track *b)
 {
 	return a->pid == b->pid && a->pid_is_str == b->pid_is_str;
-}
-
-
-const struct td_rp_side *td_rp_side_of(const struct td_vec *v, uint32_t k)
-{
-	const struct td_rp_side *s = v->data;
-	size_t lo;
-
-	TD_LOWER_BOUND(lo, v->len, s[mid].node < k);
-	return lo < v->len && s[lo].node == k ? &s[lo] : NULL;
 }
 
 int64_t td_rp_gap(const struct td_replay *g, uint32_t k)
@@ -70,23 +61,6 @@ static uint32_t host_node_of(const struct td_replay *g, uint32_t ev, uint32_t *n
 	TD_LOWER_BOUND_NEAR(lo, n, near[tr], g->ev[first + mid] < ev);
 	near[tr] = (uint32_t)lo;
 	return lo < n && g->ev[first + lo] == ev ? first + (uint32_t)lo : TD_NONE;
-}
-
-void td_rp_add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w)
-{
-	struct td_rp_side *s = td_vec_push(v);
-	s->node = node;
-	s->ref = ref;
-	s->v = val;
-	s->w = w;
-}
-
-#define SIDE_LESS(x, y) ((x)->node != (y)->node ? (x)->node < (y)->node : (x)->ref < (y)->ref)
-TD_DEFINE_SORT(sort_side, struct td_rp_side, SIDE_LESS)
-
-void td_rp_sort_side(struct td_vec *v)
-{
-	sort_side(v->data, v->len);
 }
 
 /* --- the main thread of each process and the bursts of its other threads ----------------- */
@@ -557,7 +531,7 @@ static void add_joins(struct td_replay *g, struct td_vec *joins)
 	struct td_rp_side *j = joins->data;
 	size_t i, k;
 
-	sort_side(j, joins->len);
+	td_rp_sort_side(joins);
 	for (i = 0; i < joins->len; i = k) {
 		size_t best = i;
 		for (k = i; k < joins->len && j[k].node == j[i].node; k++)
@@ -670,7 +644,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 			link_bursts(g, (uint32_t)i, &joins);
 	add_joins(g, &joins);
 	td_vec_free(&joins);
-	sort_side(g->xs.data, g->xs.len); /* the gaps below look the joins up */
+	td_rp_sort_side(&g->xs); /* the gaps below look the joins up */
 	fit_model(g);
 	if (role)
 		link_waits(g, role, &tails, &plain_copy);
@@ -678,8 +652,8 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	td_vec_free(&tails);
 	td_vec_free(&plain_copy);
 	link_streams(g);
-	sort_side(g->xs.data, g->xs.len);
-	sort_side(g->extras.data, g->extras.len);
+	td_rp_sort_side(&g->xs);
+	td_rp_sort_side(&g->extras);
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What the replay's modules share (replay/graph.c, copies.c, sim.c): not an interface. */
+/* What the replay's modules share (replay/graph.c, copies.c, queue.c, sim.c): not an interface.
+ * Its inline helpers need only replay/side.c below them; what graph.c takes from copies.c and
+ * queue.c is in replay/links.h. */
 #ifndef TD_REPLAY_INTERNAL_H
 #define TD_REPLAY_INTERNAL_H
 
@@ -18,6 +20,13 @@ static inline int64_t ts_of(const struct td_replay *g, uint32_t k)
 static inline int64_t end_of(const struct td_replay *g, uint32_t k)
 {
 	return td_ev_end(td_rp_event(g, k));
+}
+
+/* How much of [a0, a1) lies in [b0, b1). */
+static inline int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+	int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+	return hi > lo ? hi - lo : 0;
 }
 
 /* The device index of node k's track. */
@@ -47,16 +56,9 @@ static inline int64_t td_rp_gap_on(const struct td_replay *g, uint32_t k, int32_
 	return gap; /* overlapping, or no launch: as measured */
 }
 
-/* Appends a side-table entry; td_rp_sort_side() orders a table by node, then ref. */
+/* Appends a side-table entry; td_rp_sort_side() orders a table by node, then ref
+ * (replay/side.c). */
 void td_rp_add_side(struct td_vec *v, uint32_t node, uint32_t ref, int64_t val, int64_t w);
 void td_rp_sort_side(struct td_vec *v);
-/* The copies over the host link: pageable ones marked, the link's pinned bandwidth, each
- * copy's edge from the one before it on its engine (replay/copies.c). */
-void td_rp_link_copies(struct td_replay *g, const uint8_t *role);
-/* The launch queue: its depth per device and each launch's edge from the op that frees its
- * slot, where the trace shows the queue full (replay/queue.c). */
-void td_rp_link_queue(struct td_replay *g);
-/* The bytes a copy op moves (0: unknown). */
-uint64_t td_rp_copy_bytes(const struct td_replay *g, uint32_t k);
 
 #endif

@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "common/sort.h"
 #include "replay/internal.h"
+#include "replay/links.h"
 #include "replay/replay.h"
 
 #define BLOCKED_MIN_NS 50000 /* a launch this long, and QUEUE_SLOW times a short one's median,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A CUDA caching-allocator snapshot: torch.cuda.memory._snapshot() (the data behind
  * _dump_snapshot()'s pickle and pytorch.org/memory_viz) saved as JSON, streamed like a trace
- * (plain, gzip or zstd). From `segments` (what is reserved, and the blocks live at the end) and
- * `device_traces` (alloc, free_requested, free_completed, segment_alloc, segment_free, oom,
- * with their frames) it replays allocated memory per device: the peak, the allocation sites
- * (innermost user Python frame) holding the most bytes there, and what was live at each oom.
- * Library code: never prints. */
+ * (plain, gzip or zstd) and read by parser/snapshot.h. From `segments` (what is reserved, and
+ * the blocks live at the end) and `device_traces` (alloc, free_requested, free_completed,
+ * segment_alloc, segment_free, oom, with their frames) it replays allocated memory per device:
+ * the peak, the allocation sites (innermost user Python frame) holding the most bytes there,
+ * and what was live at each oom. Library code: never prints. */
 #ifndef TD_TABLES_SNAPSHOT_H
 #define TD_TABLES_SNAPSHOT_H
 

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/* The caching-allocator snapshot's reader (parser/snapshot.h): yajl's callbacks over the
+ * document, a stack of contexts saying where each value is (segments, their blocks, the
+ * device traces, frames); the devices and blocks kept, then ordered for the replay
+ * (tables/snapshot.c). */
+#include "parser/snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "common/alloc.h"
+#include "common/sat.h"
+#include "common/vec.h"
+#include "parser/input.h"
+
+enum ctx {
+	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
+	X_EVENT,
+};
+#define MAXD 64
+
+struct reader {
+	struct td_strtab *strs;  /* the sites' text */
+	int (*is_user_frame)(const char *frame);
+	int has_traces;
+	unsigned depth;
+	uint8_t ctx[MAXD];
+	char key[32];
+	/* the object being read */
+	int32_t seg_device;
+	int64_t seg_size;
+	size_t seg_first_block; /* the segment's blocks start here in `blocks` */
+	uint64_t b_addr;
+	int64_t b_size;
+	char b_state[32];
+	struct td_snap_event e;
+	char act[32];
+	uint32_t site;       /* of the object whose frames these are */
+	int site_rank;       /* 3 user frame, 2 a Python frame, 1 any frame, 0 none */
+	char f_file[512], f_name[256];
+	int64_t f_line;
+	int trace_dev;       /* the device_traces index being read */
+	struct td_vec devs;  /* struct td_snap_devlog */
+	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
+	size_t dcap;
+	struct td_vec blocks; /* struct td_snap_block */
+	int failed;
+	char why[256];
+};
+
+static uint8_t at(const struct reader *r, unsigned d)
+{
+	return d < MAXD ? r->ctx[d] : X_SKIP;
+}
+
+static size_t dslot(const struct reader *r, int32_t device)
+{
+	size_t i = ((uint32_t)device * 0x9e3779b1u) & (r->dcap - 1);
+
+	while (r->dmap[i] &&
+	       TD_VEC_AT(&r->devs, struct td_snap_devlog, r->dmap[i] - 1).device != device)
+		i = (i + 1) & (r->dcap - 1);
+	return i;
+}
+
+/* The device's entry, made on first sight: hashed, so 200,000 devices read in linear time. */
+static struct td_snap_devlog *dev_of(struct reader *r, int32_t device)
+{
+	size_t i;
+	struct td_snap_devlog *d;
+
+	if ((r->devs.len + 1) * 2 > r->dcap) {
+		size_t k;
+		free(r->dmap);
+		r->dcap = r->dcap ? r->dcap * 2 : 64;
+		r->dmap = td_calloc(r->dcap, sizeof(*r->dmap));
+		for (k = 0; k < r->devs.len; k++)
+			r->dmap[dslot(r, TD_VEC_AT(&r->devs, struct td_snap_devlog, k).device)] = (uint32_t)k + 1;
+	}
+	i = dslot(r, device);
+	if (r->dmap[i])
+		return &TD_VEC_AT(&r->devs, struct td_snap_devlog, r->dmap[i] - 1);
+	d = td_vec_push(&r->devs);
+	memset(d, 0, sizeof(*d));
+	d->device = device;
+	td_vec_init(&d->ev, sizeof(struct td_snap_event));
+	r->dmap[i] = (uint32_t)r->devs.len;
+	return d;
+}
+
+static int push(struct reader *r, uint8_t c)
+{
+	r->depth++;
+	if (r->depth < MAXD)
+		r->ctx[r->depth] = c;
+	r->key[0] = '\0';
+	return 1;
+}
+
+/* the number's text as a C string, cut to 39 bytes (more is not a number we keep) */
+static const char *num_text(char *b, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	return b;
+}
+
+static int64_t num(const char *s, size_t n)
+{
+	char b[40];
+	return strtoll(num_text(b, sizeof(b), s, n), NULL, 10);
+}
+
+/* an address: every 64-bit value, 0 and all ones too */
+static uint64_t unum(const char *s, size_t n)
+{
+	char b[40];
+	return strtoull(num_text(b, sizeof(b), s, n), NULL, 10);
+}
+
+/* a size: never below 0 (a negative one would make memory out of nothing) */
+static int64_t size_of(int64_t v)
+{
+	return v < 0 ? 0 : v;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	switch (at(r, r->depth)) {
+	case X_SEG:
+		if (!strcmp(r->key, "device"))
+			r->seg_device = (int32_t)num(s, n);
+		else if (!strcmp(r->key, "total_size"))
+			r->seg_size = size_of(num(s, n));
+		break;
+	case X_BLOCK:
+		if (!strcmp(r->key, "address"))
+			r->b_addr = unum(s, n);
+		else if (!strcmp(r->key, "size"))
+			r->b_size = size_of(num(s, n));
+		break;
+	case X_EVENT:
+		if (!strcmp(r->key, "addr"))
+			r->e.addr = unum(s, n);
+		else if (!strcmp(r->key, "size"))
+			r->e.size = size_of(num(s, n));
+		else if (!strcmp(r->key, "time_us"))
+			r->e.time_us = num(s, n);
+		else if (!strcmp(r->key, "device_free"))
+			r->e.device_free = num(s, n);
+		break;
+	case X_FRAME:
+		if (!strcmp(r->key, "line"))
+			r->f_line = num(s, n);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static void copy(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	switch (at(r, r->depth)) {
+	case X_BLOCK:
+		if (!strcmp(r->key, "state"))
+			copy(r->b_state, sizeof(r->b_state), s, n);
+		break;
+	case X_EVENT:
+		if (!strcmp(r->key, "action"))
+			copy(r->act, sizeof(r->act), s, n);
+		break;
+	case X_FRAME:
+		if (!strcmp(r->key, "filename"))
+			copy(r->f_file, sizeof(r->f_file), s, n);
+		else if (!strcmp(r->key, "name"))
+			copy(r->f_name, sizeof(r->f_name), s, n);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+static int cb_bool(void *ctx, int v)
+{
+	(void)ctx;
+	(void)v;
+	return 1;
+}
+
+static int cb_key(void *ctx, const unsigned char *s, size_t n)
+{
+	struct reader *r = ctx;
+
+	copy(r->key, sizeof(r->key), s, n);
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = X_SKIP;
+
+	if (r->depth == 0)
+		return push(r, X_TOP);
+	switch (at(r, r->depth)) {
+	case X_SEGS:
+		r->seg_device = 0;
+		r->seg_size = 0;
+		r->seg_first_block = r->blocks.len;
+		c = X_SEG;
+		break;
+	case X_BLOCKS:
+		r->b_addr = 0;
+		r->b_size = 0;
+		r->b_state[0] = '\0';
+		r->site = 0;
+		r->site_rank = 0;
+		c = X_BLOCK;
+		break;
+	case X_FRAMES:
+		r->f_file[0] = r->f_name[0] = '\0';
+		r->f_line = 0;
+		c = X_FRAME;
+		break;
+	case X_DEVTRACE:
+		memset(&r->e, 0, sizeof(r->e));
+		r->e.time_us = -1;
+		r->e.device_free = -1;
+		r->act[0] = '\0';
+		r->site = 0;
+		r->site_rank = 0;
+		c = X_EVENT;
+		break;
+	default:
+		break;
+	}
+	return push(r, c);
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = X_SKIP;
+
+	if (r->depth == 0) {
+		r->failed = 1;
+		snprintf(r->why, sizeof(r->why), "%s", "the document is an array, not a snapshot "
+			 "(an object with \"segments\" and \"device_traces\")");
+		return 0;
+	}
+	switch (at(r, r->depth)) {
+	case X_TOP:
+		c = !strcmp(r->key, "segments") ? X_SEGS : !strcmp(r->key, "device_traces")
+			? X_TRACES : X_SKIP;
+		if (c == X_TRACES)
+			r->has_traces = 1;
+		break;
+	case X_SEG:
+		c = !strcmp(r->key, "blocks") ? X_BLOCKS : X_SKIP;
+		break;
+	case X_BLOCK:
+	case X_EVENT:
+		c = !strcmp(r->key, "frames") ? X_FRAMES : X_SKIP;
+		break;
+	case X_TRACES:
+		r->trace_dev++;
+		c = X_DEVTRACE;
+		break;
+	default:
+		break;
+	}
+	return push(r, c);
+}
+
+static enum td_snap_act act_of(const char *a)
+{
+	return !strcmp(a, "alloc") ? TD_SNAP_ALLOC : !strcmp(a, "free_requested") ? TD_SNAP_FREE_REQ
+		: !strcmp(a, "free_completed") ? TD_SNAP_FREE_DONE : !strcmp(a, "segment_alloc")
+		? TD_SNAP_SEG_ALLOC : !strcmp(a, "segment_free") ? TD_SNAP_SEG_FREE : !strcmp(a, "oom") ? TD_SNAP_OOM
+		: TD_SNAP_OTHER;
+}
+
+/* A frame just read: is it a better site for its object than the one kept? (innermost first:
+ * the first user frame wins, else the first Python frame, else the first frame) */
+static void frame_done(struct reader *r)
+{
+	char f[900];
+	int rank;
+
+	snprintf(f, sizeof(f), "%s(%lld): %s", r->f_file, (long long)r->f_line, r->f_name);
+	rank = r->is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
+	if (rank > r->site_rank) {
+		r->site_rank = rank;
+		r->site = td_strtab_intern(r->strs, f, strlen(f));
+	}
+}
+
+static int cb_end(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	switch (c) {
+	case X_FRAME:
+		frame_done(r);
+		break;
+	case X_BLOCK:
+		if (!strcmp(r->b_state, "active_allocated") || !strcmp(r->b_state, "active_pending_free")) {
+			struct td_snap_block *b = td_vec_push(&r->blocks);
+			b->addr = r->b_addr;
+			b->size = r->b_size;
+			b->site = r->site;
+			b->device = -1; /* set at the segment's end */
+		}
+		break;
+	case X_SEG: {
+		struct td_snap_devlog *d = dev_of(r, r->seg_device);
+		size_t i;
+		d->reserved = td_sat_add(d->reserved, r->seg_size);
+		d->segments++;
+		/* "device" may come after "blocks": the segment's blocks take it now */
+		for (i = r->seg_first_block; i < r->blocks.len; i++)
+			TD_VEC_AT(&r->blocks, struct td_snap_block, i).device = r->seg_device;
+		break;
+	}
+	case X_EVENT: {
+		struct td_snap_devlog *d = dev_of(r, r->trace_dev - 1);
+		struct td_snap_event *e = td_vec_push(&d->ev);
+		*e = r->e;
+		e->act = (uint8_t)act_of(r->act);
+		e->site = r->site;
+		break;
+	}
+	default:
+		break;
+	}
+	r->depth--;
+	r->key[0] = '\0';
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
+};
+
+static int by_device(const void *a, const void *b)
+{
+	const struct td_snap_devlog *x = a, *y = b;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+/* blocks by device, in the order read within one */
+static int block_order(const void *a, const void *b)
+{
+	const struct td_snap_block *x = a, *y = b;
+	if (x->device != y->device)
+		return (x->device > y->device) - (x->device < y->device);
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *strs,
+		     int (*is_user_frame)(const char *frame), struct td_snap_doc *d,
+		     struct td_error *err)
+{
+	struct reader r;
+	yajl_handle h;
+	unsigned char buf[1 << 16];
+	ssize_t n;
+	uint64_t offset = 0, line = 1, line_start = 0;
+	int rc = 0;
+	size_t i, b;
+
+	memset(d, 0, sizeof(*d));
+	memset(&r, 0, sizeof(r));
+	r.strs = strs;
+	r.is_user_frame = is_user_frame;
+	td_vec_init(&r.devs, sizeof(struct td_snap_devlog));
+	td_vec_init(&r.blocks, sizeof(struct td_snap_block));
+	h = yajl_alloc(&callbacks, NULL, &r);
+	for (;;) {
+		yajl_status st;
+		n = td_input_read(in, buf, sizeof(buf), err);
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		st = n ? yajl_parse(h, buf, (size_t)n) : yajl_complete_parse(h);
+		if (st != yajl_status_ok) {
+			size_t k = n ? yajl_get_bytes_consumed(h) : 0, j;
+			for (j = 0; j < k && j < (size_t)n; j++)
+				if (buf[j] == '\n') {
+					line++;
+					line_start = offset + j + 1;
+				}
+			err->has_pos = 1;
+			err->offset = offset + k;
+			err->line = (uint32_t)line;
+			err->col = (uint32_t)(offset + k - line_start + 1);
+			rc = td_error_set(err, r.failed ? TD_EFORMAT : TD_EPARSE, "%s:%u:%u (byte %llu): "
+					  "%s", name, err->line, err->col, (unsigned long long)err->offset,
+					  r.failed ? r.why : n ? "not valid JSON" : "the JSON ends early");
+			break;
+		}
+		if (!n)
+			break;
+		for (i = 0; i < (size_t)n; i++)
+			if (buf[i] == '\n') {
+				line++;
+				line_start = offset + i + 1;
+			}
+		offset += (uint64_t)n;
+	}
+	yajl_free(h);
+	if (!rc && !r.devs.len && !r.blocks.len)
+		rc = td_error_set(err, TD_EFORMAT, "%s: no \"segments\" or \"device_traces\": not a "
+				  "memory snapshot", name);
+	if (!rc) {
+		struct td_snap_block *blk = r.blocks.data;
+		for (b = 0; b < r.blocks.len; b++) { /* every device with live blocks is reported */
+			dev_of(&r, blk[b].device);
+			blk[b].order = b;
+		}
+		if (r.devs.len > 1)
+			qsort(r.devs.data, r.devs.len, sizeof(struct td_snap_devlog), by_device);
+		if (r.blocks.len > 1)
+			qsort(blk, r.blocks.len, sizeof(*blk), block_order);
+	}
+	free(r.dmap);
+	d->devs = r.devs;
+	d->blocks = r.blocks;
+	d->has_traces = r.has_traces;
+	if (rc)
+		td_snap_doc_free(d);
+	return rc;
+}
+
+void td_snap_doc_free(struct td_snap_doc *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->devs.len; i++)
+		td_vec_free(&TD_VEC_AT(&d->devs, struct td_snap_devlog, i).ev);
+	td_vec_free(&d->devs);
+	td_vec_free(&d->blocks);
+	memset(d, 0, sizeof(*d));
+}
