@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What the subcommands share: the command table, exit codes and loading a trace with the
- * standard error messages. Only diagnose/ prints and exits. */
+/* What the subcommands share: exit codes, loading a trace with the standard error messages
+ * (load.c), writing the output, the config, a job's ranks (cli.c). main.c holds the command
+ * table. Only diagnose/ prints and exits. */
 #ifndef TD_DIAGNOSE_CLI_H
 #define TD_DIAGNOSE_CLI_H
 
@@ -56,6 +57,8 @@ struct cli_doc;
 int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
 		     struct td_job *j);
 
+/* The machine's cores: the default for -j. */
+int cli_cores(void);
 /* The threads one trace's work may use: -j, else the cores (at most 8 unless asked). */
 int cli_threads(void);
 /* One trace for a command that replays it (replay, whatif): a job's ranks refused (a rank's
