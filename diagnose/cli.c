@@ -72,6 +72,29 @@ int cli_config(const char *path, struct td_config *cfg)
 	return EXIT_OK;
 }
 
+int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
+	      const struct cli_opt *opts, void (*usage)(FILE *), int want,
+	      const char *const *formats)
+{
+	int rc = cli_parse_exactly(cmd, argc, argv, opts, &s->ops, usage, want);
+
+	if (rc != EXIT_OK)
+		return rc;
+	if ((formats && cli_one_of(cmd, "--format", s->format, formats)) ||
+	    (rc = cli_config(s->cfgp, &s->cfg)) != EXIT_OK) {
+		cli_operands_free(&s->ops);
+		return rc ? rc : EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int cli_end(struct cli_std *s, int rc)
+{
+	td_config_free(&s->cfg);
+	cli_operands_free(&s->ops);
+	return rc;
+}
+
 int cli_is_ranks(const char *path)
 {
 	struct stat st;

@@ -5,6 +5,11 @@
 #ifndef TD_DIAGNOSE_CLI_H
 #define TD_DIAGNOSE_CLI_H
 
+#include <stdio.h>
+
+#include "diagnose/args.h"
+#include "rules/config.h"
+
 struct td_trace;
 
 /* Exit codes (documented in the README). */
@@ -37,10 +42,33 @@ int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, ch
 int cli_write(const char *outp, const char *format, const char *color,
 	      void (*fn)(FILE *f, const char *format, int color, const void *ctx), const void *ctx);
 
-struct td_config;
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
 int cli_config(const char *path, struct td_config *cfg);
+
+/* What a command that reads its inputs into a report takes from every command line: its
+ * operands, --format, --output, --config and the config read from it. Zeroed, with format
+ * set to the default, before cli_start. */
+struct cli_std {
+	const char *format, *outp, *cfgp;
+	struct cli_operands ops;
+	struct td_config cfg;
+};
+/* The options of cli_std, for a cli_opt table (a command without --format lists its own). */
+#define CLI_STD_OPTS(s) \
+	{"--format", 0, &(s)->format, NULL}, {"--output", 'o', &(s)->outp, NULL}, \
+	{"--config", 0, &(s)->cfgp, NULL}
+
+/* The start every such command shares, in one order so that their errors come in one order:
+ * argv parsed against opts with exactly `want` operands, --format checked against formats
+ * (NULL: the command has no --format), the config read. Returns EXIT_OK (cli_end() when
+ * done), or CLI_DONE (help or version printed) or the exit code with the message printed and
+ * nothing left to free. */
+int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
+	      const struct cli_opt *opts, void (*usage)(FILE *), int want,
+	      const char *const *formats);
+/* The command is done: its config and operands freed; returns rc. */
+int cli_end(struct cli_std *s, int rc);
 
 /* The ranks named by args (files, directories, globs; traces or summaries) read on `jobs`
  * threads into a job (td_job_free() it); each unreadable rank's error printed. Returns EXIT_OK,

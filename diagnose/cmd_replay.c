@@ -223,40 +223,28 @@ static void render(FILE *f, const char *format, int color, const void *ctx)
 
 int cmd_replay(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *cfgp = NULL;
 	static const char *const formats[] = {"text", "json", NULL};
-	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
-	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
+	struct cli_std s = {.format = "text"};
+	const struct cli_opt opts[] = {CLI_STD_OPTS(&s), {NULL, 0, NULL, NULL}};
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_rp_report rep;
 	struct replay_ctx c;
 	int rc;
 
-	rc = cli_parse_exactly("replay", argc, argv, opts, &ops, replay_usage, 1);
+	rc = cli_start("replay", &s, argc, argv, opts, replay_usage, 1, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (cli_one_of("replay", "--format", format, formats) ||
-	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc ? rc : EXIT_USAGE;
-	}
-	if ((rc = cli_load_replayable("replay", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
+	if ((rc = cli_load_replayable("replay", s.ops.v[0], &s.cfg, &t, &a)) == EXIT_OK) {
 		td_whatif_report(&a, &rep);
-		c.path = ops.v[0];
+		c.path = s.ops.v[0];
 		c.a = &a;
 		c.rep = &rep;
 		c.w = td_an_whatif(&a);
-		rc = cli_write(outp, format, NULL, render, &c);
+		rc = cli_write(s.outp, s.format, NULL, render, &c);
 		td_rp_report_free(&rep);
 		td_analysis_free(&a);
 		td_trace_free(&t);
 	}
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	return cli_end(&s, rc);
 }

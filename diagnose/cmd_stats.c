@@ -261,6 +261,25 @@ static void stats_usage(FILE *f)
 		   "          for stdin\n");
 }
 
+/* What the stats print, for cli_write. */
+struct stats_ctx {
+	const char *path;
+	const struct td_trace *t;
+	const struct dev_stat *ds;
+	size_t nds;
+};
+
+static void stats_out(FILE *f, const char *format, int color, const void *ctx)
+{
+	const struct stats_ctx *c = ctx;
+
+	(void)color;
+	if (strcmp(format, "json") == 0)
+		print_json(f, c->path, c->t, c->ds, c->nds);
+	else
+		print_text(f, c->path, c->t, c->ds, c->nds);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *outp = NULL;
@@ -268,26 +287,15 @@ int cmd_stats(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
 	struct td_trace t;
-	struct out_file of;
+	struct stats_ctx c;
 	struct dev_stat *ds;
 	size_t nds;
 	int rc;
 
-	rc = cli_parse("stats", argc, argv, opts, &ops, stats_usage);
-	if (rc == EXIT_OK && ops.n > 1) {
-		fprintf(stderr, "tracedoc stats: one trace at a time\n");
-		rc = EXIT_USAGE;
-	}
-	path = ops.n ? ops.v[0] : NULL;
-	cli_operands_free(&ops);
+	rc = cli_parse_one("stats", argc, argv, opts, stats_usage, "one trace at a time", &path);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (!path) {
-		stats_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("stats", "--format", format, formats))
 		return EXIT_USAGE;
 	td_trace_init(&t);
@@ -296,22 +304,12 @@ int cmd_stats(int argc, char **argv)
 		return rc;
 	}
 	ds = device_stats(&t, &nds);
-	if (out_open(&of, outp) != 0) {
-		cli_cannot_write(outp, errno);
-		free(ds);
-		td_trace_free(&t);
-		return EXIT_INTERNAL;
-	}
-	if (strcmp(format, "json") == 0)
-		print_json(of.f, path, &t, ds, nds);
-	else
-		print_text(of.f, path, &t, ds, nds);
-	rc = out_close(&of, 1);
+	c.path = path;
+	c.t = &t;
+	c.ds = ds;
+	c.nds = nds;
+	rc = cli_write(outp, format, NULL, stats_out, &c);
 	free(ds);
 	td_trace_free(&t);
-	if (rc != 0) {
-		cli_cannot_write(outp ? outp : "stdout", errno);
-		return EXIT_INTERNAL;
-	}
-	return EXIT_OK;
+	return rc;
 }

@@ -220,28 +220,21 @@ static void replay_all(struct whatif_ctx *c, const char *fix)
 
 int cmd_whatif(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *cfgp = NULL, *fix = NULL;
+	const char *fix = NULL;
 	static const char *const formats[] = {"text", "json", NULL};
+	struct cli_std s = {.format = "text"};
 	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {"--fix", 0, &fix, NULL}, {NULL, 0, NULL, NULL},
+		CLI_STD_OPTS(&s), {"--fix", 0, &fix, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_report r;
 	struct whatif_ctx c;
 	int rc;
 
-	rc = cli_parse_exactly("whatif", argc, argv, opts, &ops, whatif_usage, 1);
+	rc = cli_start("whatif", &s, argc, argv, opts, whatif_usage, 1, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (cli_one_of("whatif", "--format", format, formats) ||
-	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc ? rc : EXIT_USAGE;
-	}
 	if (fix) { /* every name a rule's */
 		char *dup = td_strndup(fix, strlen(fix)), *tok, *save = NULL;
 		for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -252,16 +245,13 @@ int cmd_whatif(int argc, char **argv)
 				rc = EXIT_USAGE;
 			}
 		free(dup);
-		if (rc != EXIT_OK) {
-			td_config_free(&cfg);
-			cli_operands_free(&ops);
-			return rc;
-		}
+		if (rc != EXIT_OK)
+			return cli_end(&s, rc);
 	}
-	if ((rc = cli_load_replayable("whatif", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
+	if ((rc = cli_load_replayable("whatif", s.ops.v[0], &s.cfg, &t, &a)) == EXIT_OK) {
 		td_diagnose(&a, &r);
 		memset(&c, 0, sizeof(c));
-		c.path = ops.v[0];
+		c.path = s.ops.v[0];
 		c.a = &a;
 		c.r = &r;
 		c.dev = a.ndev ? td_whatif_main_device(&a) : 0;
@@ -271,13 +261,11 @@ int cmd_whatif(int argc, char **argv)
 		c.together = -1;
 		if (c.base >= 0)
 			replay_all(&c, fix);
-		rc = cli_write(outp, format, NULL, render, &c);
+		rc = cli_write(s.outp, s.format, NULL, render, &c);
 		free(c.fx);
 		td_report_free(&r);
 		td_analysis_free(&a);
 		td_trace_free(&t);
 	}
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	return cli_end(&s, rc);
 }

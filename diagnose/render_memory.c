@@ -286,6 +286,24 @@ static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_sna
 	}
 }
 
+/* A row per device of a snapshot: reserved, allocated, entries, peak allocated, ooms; the
+ * text table's columns, or a Markdown table's rows when md. */
+static void snap_devices(FILE *f, const struct td_snapshot *s, int md)
+{
+	char b[4][40];
+	size_t k;
+
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		fprintf(f, md ? "| %s | %s | %s | %llu | %s | %zu |\n"
+			   : "%-7s %12s %12s %9llu %16s %6zu\n", dev_name(b[0], sizeof(b[0]), d->device),
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
+			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
+			(unsigned long long)d->events,
+			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
+	}
+}
+
 void render_snapshot_text(FILE *f, const struct snap_ctx *c)
 {
 	const struct td_snapshot *s = c->snap;
@@ -299,14 +317,7 @@ void render_snapshot_text(FILE *f, const struct snap_ctx *c)
 	fputs("\n\n", f);
 	fprintf(f, "%-7s %12s %12s %9s %16s %6s\n", "device", "reserved", "allocated", "entries",
 		"peak allocated", "ooms");
-	for (k = 0; k < s->ndev; k++) {
-		const struct td_snap_dev *d = &s->dev[k];
-		fprintf(f, "%-7s %12s %12s %9llu %16s %6zu\n", dev_name(b[0], sizeof(b[0]), d->device),
-			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
-			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
-			(unsigned long long)d->events,
-			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
-	}
+	snap_devices(f, s, 0);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		if (d->events && d->peak_entry >= 0)
@@ -368,14 +379,7 @@ void render_snapshot_md(FILE *f, const struct snap_ctx *c)
 	out_md(f, c->path);
 	fputs(" (caching-allocator snapshot)\n\n| device | reserved | allocated | entries | peak "
 	      "allocated | ooms |\n|---|---:|---:|---:|---:|---:|\n", f);
-	for (k = 0; k < s->ndev; k++) {
-		const struct td_snap_dev *d = &s->dev[k];
-		fprintf(f, "| %s | %s | %s | %llu | %s | %zu |\n", dev_name(b[0], sizeof(b[0]), d->device),
-			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
-			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
-			(unsigned long long)d->events,
-			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
-	}
+	snap_devices(f, s, 1);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		fprintf(f, "\n**%s at %s** (%s)\n\n", dev_name(b[0], sizeof(b[0]), d->device),
