@@ -40,6 +40,30 @@ int cli_write(const char *outp, const char *format, const char *color,
 	return EXIT_OK;
 }
 
+struct by_format {
+	const struct cli_render *r;
+	const void *ctx;
+};
+
+static void render_by(FILE *f, const char *format, int color, const void *ctx)
+{
+	const struct by_format *b = ctx;
+	const struct cli_render *r = b->r;
+
+	(void)color;
+	while (r->format && strcmp(r->format, format))
+		r++;
+	r->fn(f, b->ctx);
+}
+
+int cli_write_by(const char *outp, const char *format, const struct cli_render *r,
+		 const void *ctx)
+{
+	struct by_format b = {r, ctx};
+
+	return cli_write(outp, format, NULL, render_by, &b);
+}
+
 #define CONFIG_DOC_MAX (16u << 20)
 
 int cli_config(const char *path, struct td_config *cfg)

@@ -42,6 +42,16 @@ int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, ch
 int cli_write(const char *outp, const char *format, const char *color,
 	      void (*fn)(FILE *f, const char *format, int color, const void *ctx), const void *ctx);
 
+/* A renderer of a command's output in one format, from the command's context. */
+struct cli_render {
+	const char *format; /* NULL: the default, for any other format */
+	void (*fn)(FILE *f, const void *ctx);
+};
+/* cli_write without colour, by the renderer for format in r: the first entry that names it,
+ * else the {NULL, fn} entry that ends r. */
+int cli_write_by(const char *outp, const char *format, const struct cli_render *r,
+		 const void *ctx);
+
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
 int cli_config(const char *path, struct td_config *cfg);

@@ -24,27 +24,13 @@ static void memory_usage(FILE *f)
 		   "        the most there, and what was live at each out-of-memory\n");
 }
 
-static void mem_out(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (!strcmp(format, "json"))
-		render_memory_json(f, ctx);
-	else if (!strcmp(format, "md"))
-		render_memory_md(f, ctx);
-	else
-		render_memory_text(f, ctx);
-}
+static const struct cli_render mem_out[] = {
+	{"json", render_memory_json}, {"md", render_memory_md}, {NULL, render_memory_text},
+};
 
-static void snap_out(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (!strcmp(format, "json"))
-		render_snapshot_json(f, ctx);
-	else if (!strcmp(format, "md"))
-		render_snapshot_md(f, ctx);
-	else
-		render_snapshot_text(f, ctx);
-}
+static const struct cli_render snap_out[] = {
+	{"json", render_snapshot_json}, {"md", render_snapshot_md}, {NULL, render_snapshot_text},
+};
 
 int cmd_memory(int argc, char **argv)
 {
@@ -76,7 +62,7 @@ int cmd_memory(int argc, char **argv)
 			rc = err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 		} else {
 			struct snap_ctx c = {path, &snap};
-			rc = cli_write(s.outp, s.format, NULL, snap_out, &c);
+			rc = cli_write_by(s.outp, s.format, snap_out, &c);
 			td_snapshot_free(&snap);
 		}
 	} else {
@@ -95,7 +81,7 @@ int cmd_memory(int argc, char **argv)
 			c.path = path;
 			c.mem = &m;
 			c.r = &r;
-			rc = cli_write(s.outp, s.format, NULL, mem_out, &c);
+			rc = cli_write_by(s.outp, s.format, mem_out, &c);
 			td_report_free(&r);
 			td_mem_report_free(&m);
 			td_analysis_free(&a);

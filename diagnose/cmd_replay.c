@@ -42,8 +42,9 @@ static const struct td_rp_dev *main_dev(const struct replay_ctx *c)
 	return &c->w->g.dev[i < c->w->g.ndev ? i : 0];
 }
 
-static void out_json(FILE *f, const struct replay_ctx *c)
+static void out_json(FILE *f, const void *ctx)
 {
+	const struct replay_ctx *c = ctx;
 	yajl_gen g = out_json_new(f);
 	const struct td_rp_report *r = c->rep;
 	const struct td_replay *gr = c->w ? &c->w->g : NULL;
@@ -113,8 +114,9 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 	fputc('\n', f);
 }
 
-static void out_text(FILE *f, const struct replay_ctx *c)
+static void out_text(FILE *f, const void *ctx)
 {
+	const struct replay_ctx *c = ctx;
 	const struct td_rp_report *r = c->rep;
 	const struct td_replay *g = c->w ? &c->w->g : NULL;
 	char b1[32], b2[32], b3[32], line[512];
@@ -212,14 +214,7 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 	}
 }
 
-static void render(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (strcmp(format, "json") == 0)
-		out_json(f, ctx);
-	else
-		out_text(f, ctx);
-}
+static const struct cli_render render[] = {{"json", out_json}, {NULL, out_text}};
 
 int cmd_replay(int argc, char **argv)
 {
@@ -241,7 +236,7 @@ int cmd_replay(int argc, char **argv)
 		c.a = &a;
 		c.rep = &rep;
 		c.w = td_an_whatif(&a);
-		rc = cli_write(s.outp, s.format, NULL, render, &c);
+		rc = cli_write_by(s.outp, s.format, render, &c);
 		td_rp_report_free(&rep);
 		td_analysis_free(&a);
 		td_trace_free(&t);

@@ -57,8 +57,9 @@ static int64_t per_step(const struct whatif_ctx *c, int64_t ns)
 	return c->steps ? ns / (int64_t)c->steps : ns;
 }
 
-static void out_json(FILE *f, const struct whatif_ctx *c)
+static void out_json(FILE *f, const void *ctx)
 {
+	const struct whatif_ctx *c = ctx;
 	yajl_gen g = out_json_new(f);
 	size_t i;
 
@@ -116,8 +117,9 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 	fputc('\n', f);
 }
 
-static void out_text(FILE *f, const struct whatif_ctx *c)
+static void out_text(FILE *f, const void *ctx)
 {
+	const struct whatif_ctx *c = ctx;
 	char b1[32], b2[32], b3[32], line[2048] = "";
 	size_t i, n = 0;
 	int bound;
@@ -186,14 +188,7 @@ static void out_text(FILE *f, const struct whatif_ctx *c)
 	}
 }
 
-static void render(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (strcmp(format, "json") == 0)
-		out_json(f, ctx);
-	else
-		out_text(f, ctx);
-}
+static const struct cli_render render[] = {{"json", out_json}, {NULL, out_text}};
 
 /* The chosen replayed fixes of the main device, and the replay of all of them at once. */
 static void replay_all(struct whatif_ctx *c, const char *fix)
@@ -261,7 +256,7 @@ int cmd_whatif(int argc, char **argv)
 		c.together = -1;
 		if (c.base >= 0)
 			replay_all(&c, fix);
-		rc = cli_write(s.outp, s.format, NULL, render, &c);
+		rc = cli_write_by(s.outp, s.format, render, &c);
 		free(c.fx);
 		td_report_free(&r);
 		td_analysis_free(&a);

@@ -76,8 +76,9 @@ static const char *unit(const struct td_diff *d)
 	return d->base.steps && d->cur.steps ? "per step" : "per window";
 }
 
-void render_diff_text(FILE *f, const struct diff_ctx *c)
+void render_diff_text(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
 	char b[6][48], line[1600];
 	size_t i, k;
@@ -120,8 +121,9 @@ void render_diff_text(FILE *f, const struct diff_ctx *c)
 	render_table_text(f, &d->rows, &v);
 }
 
-void render_diff_md(FILE *f, const struct diff_ctx *c)
+void render_diff_md(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
 	char b[6][48], line[1600];
 	size_t i, k;
@@ -162,8 +164,9 @@ void render_diff_md(FILE *f, const struct diff_ctx *c)
 	render_table_md(f, &d->rows, &v);
 }
 
-void render_diff_csv(FILE *f, const struct diff_ctx *c)
+void render_diff_csv(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	struct table_view v;
 
 	memset(&v, 0, sizeof(v));
@@ -190,8 +193,9 @@ static void side_json(yajl_gen g, const struct td_diff_side *s)
 	yajl_gen_map_close(g);
 }
 
-void render_diff_json(FILE *f, const struct diff_ctx *c)
+void render_diff_json(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
 	const struct td_table *t = &d->rows;
 	yajl_gen g = out_json_new(f);

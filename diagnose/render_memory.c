@@ -49,8 +49,9 @@ static void spark(FILE *f, const struct td_mem_view *v)
 	(void)shown;
 }
 
-void render_memory_text(FILE *f, const struct mem_ctx *c)
+void render_memory_text(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
 	size_t k, i;
 	char b[8][40], title[1200];
@@ -124,8 +125,9 @@ void render_memory_text(FILE *f, const struct mem_ctx *c)
 	}
 }
 
-void render_memory_md(FILE *f, const struct mem_ctx *c)
+void render_memory_md(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
 	size_t k, i;
 	char b[8][40];
@@ -197,8 +199,9 @@ static void json_head(yajl_gen g, const char *source, const char *path)
 	out_json_kstr(g, "path", path);
 }
 
-void render_memory_json(FILE *f, const struct mem_ctx *c)
+void render_memory_json(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
 	yajl_gen g = out_json_new(f);
 	size_t k, i;
@@ -304,8 +307,9 @@ static void snap_devices(FILE *f, const struct td_snapshot *s, int md)
 	}
 }
 
-void render_snapshot_text(FILE *f, const struct snap_ctx *c)
+void render_snapshot_text(FILE *f, const void *ctx)
 {
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
 	size_t k, o;
 	char b[6][40], title[1200], m[1200];
@@ -369,8 +373,9 @@ static void sites_md(FILE *f, const struct td_snapshot *s, const struct td_snap_
 	}
 }
 
-void render_snapshot_md(FILE *f, const struct snap_ctx *c)
+void render_snapshot_md(FILE *f, const void *ctx)
 {
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
 	size_t k, o;
 	char b[6][40], m[1200];
@@ -416,8 +421,9 @@ static void sites_json(yajl_gen g, const struct td_snapshot *s, const struct td_
 	yajl_gen_array_close(g);
 }
 
-void render_snapshot_json(FILE *f, const struct snap_ctx *c)
+void render_snapshot_json(FILE *f, const void *ctx)
 {
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
 	yajl_gen g = out_json_new(f);
 	size_t k, o;
