@@ -417,24 +417,11 @@ static void json_out(FILE *f, const struct gate_out *o)
 	out_json_kstr(g, "schema", "tracedoc.gate/1");
 	out_json_kstr(g, "verdict", o->fails || o->partial ? "fail" : "pass");
 	out_json_kint(g, "failed", (int64_t)o->fails);
-	out_json_key(g, "partial");
-	if (o->partial && !o->empty)
-		out_json_str(g, o->partial);
-	else
-		yajl_gen_null(g);
-	out_json_key(g, "nothing_to_judge");
-	if (o->partial && o->empty)
-		out_json_str(g, o->partial);
-	else
-		yajl_gen_null(g);
-	out_json_key(g, "baseline");
-	if (o->base_path)
-		out_json_str(g, o->base_path);
-	else
-		yajl_gen_null(g);
+	out_json_kstr_or_null(g, "partial", o->partial && !o->empty ? o->partial : NULL);
+	out_json_kstr_or_null(g, "nothing_to_judge", o->partial && o->empty ? o->partial : NULL);
+	out_json_kstr_or_null(g, "baseline", o->base_path);
 	out_json_kstr(g, "current", o->cur_path);
-	out_json_key(g, "checks");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "checks");
 	for (i = 0; i < o->n; i++) {
 		const struct td_check *c = &o->checks[i];
 		yajl_gen_map_open(g);
@@ -452,8 +439,7 @@ static void json_out(FILE *f, const struct gate_out *o)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "findings");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "findings");
 	for (i = 0; side_report(o->cur) && i < side_report(o->cur)->findings.len && i < 5; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&side_report(o->cur)->findings,
 							 struct td_finding, i);
@@ -465,9 +451,7 @@ static void json_out(FILE *f, const struct gate_out *o)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void xml(FILE *f, const char *s)

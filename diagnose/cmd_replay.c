@@ -54,8 +54,7 @@ static void out_json(FILE *f, const void *ctx)
 	out_json_kstr(g, "schema", "tracedoc.replay/1");
 	out_json_kstr(g, "trace", c->path);
 	out_json_kbool(g, "replayed", gr != NULL);
-	out_json_key(g, "steps");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "steps");
 	for (i = 0; i < r->nsteps; i++) {
 		yajl_gen_map_open(g);
 		out_json_kint(g, "step", r->steps[i].number);
@@ -71,8 +70,7 @@ static void out_json(FILE *f, const void *ctx)
 	out_json_kint(g, "unexplained_delay_ns", gr ? gr->unexplained_ns : 0);
 	out_json_kint(g, "staging_ns", gr ? gr->staging_ns : 0);
 	if (gr) {
-		out_json_key(g, "graph");
-		yajl_gen_map_open(g);
+		out_json_kmap(g, "graph");
 		out_json_kint(g, "host_calls", (int64_t)gr->nhost);
 		out_json_kint(g, "gpu_ops", (int64_t)(gr->n - gr->nhost));
 		out_json_kint(g, "waits", (int64_t)gr->waits);
@@ -89,16 +87,14 @@ static void out_json(FILE *f, const void *ctx)
 		yajl_gen_map_close(g);
 		if (gr->ndev) { /* the host link of the main device, as a pinned copy is replayed */
 			const struct td_rp_dev *dv = main_dev(c);
-			out_json_key(g, "pinned_mb_per_s");
-			yajl_gen_map_open(g);
+			out_json_kmap(g, "pinned_mb_per_s");
 			out_json_kint(g, "htod", dv->pinned[0]);
 			out_json_kint(g, "dtoh", dv->pinned[1]);
 			out_json_kstr(g, "htod_from", (dv->pinned_measured & 1) ? "trace" : "table");
 			out_json_kstr(g, "dtoh_from", (dv->pinned_measured & 2) ? "trace" : "table");
 			yajl_gen_map_close(g);
 		}
-		out_json_key(g, "delays");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "delays");
 		for (i = 0; i < gr->ndelays; i++) {
 			const struct td_event *e = td_rp_event(gr, gr->delays[i].node);
 			yajl_gen_map_open(g);
@@ -109,9 +105,7 @@ static void out_json(FILE *f, const void *ctx)
 		}
 		yajl_gen_array_close(g);
 	}
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void out_text(FILE *f, const void *ctx)

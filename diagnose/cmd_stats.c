@@ -122,8 +122,7 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.stats/1");
 	out_json_kstr(g, "trace", path);
-	out_json_key(g, "format");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "format");
 	out_json_kstr(g, "layout", layout_name(t));
 	out_json_kstr(g, "era", era_name(t));
 	out_json_kbool(g, "rocm", t->rocm);
@@ -136,8 +135,7 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	if (t->partial) {
 		out_json_kstr(g, "partial_reason", t->partial_msg);
 	}
-	out_json_key(g, "by_kind");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "by_kind");
 	for (i = 0; i < TD_K_COUNT; i++) {
 		if (!t->by_kind[i])
 			continue;
@@ -150,13 +148,11 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "threads", (int64_t)threads);
 	out_json_kint(g, "streams", (int64_t)streams);
-	out_json_key(g, "steps");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "steps");
 	out_json_kint(g, "count", (int64_t)t->steps.len);
 	out_json_kint(g, "median_ns", td_trace_median_step(t));
 	yajl_gen_map_close(g);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (i = 0; i < nds; i++) {
 		yajl_gen_map_open(g);
 		out_json_kint(g, "id", ds[i].d->id);
@@ -169,16 +165,13 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	}
 	yajl_gen_array_close(g);
 	out_json_kint(g, "dropped_records", t->dropped_records);
-	out_json_key(g, "anomalies");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "anomalies");
 	for (i = 0; i < nrows; i++) {
 		out_json_key(g, rows[i].key);
 		out_json_int(g, (int64_t)rows[i].n);
 	}
 	yajl_gen_map_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void print_text(FILE *f, const char *path, const struct td_trace *t,

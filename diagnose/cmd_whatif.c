@@ -70,8 +70,7 @@ static void out_json(FILE *f, const void *ctx)
 	out_json_kint(g, "steps", (int64_t)c->steps);
 	out_json_kint(g, "window_measured_ns", c->measured);
 	out_json_kint(g, "window_replayed_ns", c->base);
-	out_json_key(g, "fixes");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "fixes");
 	for (i = 0; i < c->nfx; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "rule", c->fx[i]->rule);
@@ -97,8 +96,7 @@ static void out_json(FILE *f, const void *ctx)
 		out_json_kint(g, "step_after_ns", per_step(c, c->together));
 		yajl_gen_map_close(g);
 	}
-	out_json_key(g, "not_replayed");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "not_replayed");
 	for (i = 0; i < c->r->findings.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, i);
 		if (fd->replayed || fd->risk)
@@ -112,9 +110,7 @@ static void out_json(FILE *f, const void *ctx)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void out_text(FILE *f, const void *ctx)

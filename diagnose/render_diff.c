@@ -183,8 +183,7 @@ static void side_json(yajl_gen g, const struct td_diff_side *s)
 	out_json_kint(g, "step_median_ns", s->step_median_ns);
 	out_json_kint(g, "window_ns", s->window_ns);
 	out_json_kint(g, "gpu_busy_ns_per_step", s->busy_ns_per_step);
-	out_json_key(g, "idle_ns_per_step");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "idle_ns_per_step");
 	for (k = 0; k < CAUSE_COUNT; k++) {
 		out_json_key(g, td_cause_id((enum td_cause)k));
 		out_json_int(g, s->idle_ns_per_step[k]);
@@ -217,7 +216,5 @@ void render_diff_json(FILE *f, const void *ctx)
 	yajl_gen_array_close(g);
 	out_json_kint(g, "why_change_ns", d->why_ns);
 	render_table_rows_json(g, t, n);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

@@ -207,13 +207,11 @@ void render_job_json(FILE *f, const struct td_job *j)
 	out_json_kint(g, "world_size", j->world_size);
 	out_json_kint(g, "steps", (int64_t)j->steps);
 	out_json_kint(g, "window_ns", j->window_ns);
-	out_json_key(g, "collectives");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "collectives");
 	out_json_kint(g, "matched", (int64_t)j->matched);
 	out_json_kint(g, "unmatched", (int64_t)j->unmatched);
 	yajl_gen_map_close(g);
-	out_json_key(g, "ranks");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "ranks");
 	for (r = 0; r < j->n; r++) {
 		const struct td_job_row *w = &j->rows[r];
 		const struct td_summary *s = w->s;
@@ -243,15 +241,13 @@ void render_job_json(FILE *f, const struct td_job *j)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "missing");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "missing");
 	for (i = 0; i < j->missing.len; i++)
 		out_json_int(g, TD_VEC_AT(&j->missing, int64_t, i));
 	yajl_gen_array_close(g);
 	out_json_key(g, "missing_count"); /* "missing" lists the first TD_JOB_MISSING_LISTED */
 	out_json_int(g, (int64_t)j->missing_count);
-	out_json_key(g, "errors");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "errors");
 	for (i = 0; i < j->errors.len; i++) {
 		const struct td_job_error *e = &TD_VEC_AT(&j->errors, struct td_job_error, i);
 		yajl_gen_map_open(g);
@@ -262,8 +258,7 @@ void render_job_json(FILE *f, const struct td_job *j)
 	yajl_gen_array_close(g);
 	out_json_key(g, "findings");
 	render_findings_json(g, &j->report);
-	out_json_key(g, "metrics");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "metrics");
 	for (i = 0; i < j->metrics.n; i++) {
 		if (!j->metrics.m[i].present)
 			continue;
@@ -271,13 +266,11 @@ void render_job_json(FILE *f, const struct td_job *j)
 		out_json_fixed(g, j->metrics.m[i].value, j->metrics.m[i].kind == MK_FRACTION ? 6 : 3);
 	}
 	yajl_gen_map_close(g);
-	out_json_key(g, "high");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "high");
 	for (i = 0; i < j->metrics.nhigh; i++)
 		out_json_str(g, j->metrics.high[i]);
 	yajl_gen_array_close(g);
-	out_json_key(g, "suppressed");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "suppressed");
 	for (i = 0; i < j->metrics.nsuppressed; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "rule", j->metrics.suppressed[i]);
@@ -285,7 +278,5 @@ void render_job_json(FILE *f, const struct td_job *j)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

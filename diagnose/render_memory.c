@@ -210,8 +210,7 @@ void render_memory_json(FILE *f, const void *ctx)
 	out_json_kint(g, "samples", (int64_t)m->samples);
 	out_json_kint(g, "start_ns", m->start);
 	out_json_kint(g, "end_ns", m->end);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (k = 0; k < m->n; k++) {
 		const struct td_mem_view *v = &m->dev[k];
 		yajl_gen_map_open(g);
@@ -231,8 +230,7 @@ void render_memory_json(FILE *f, const void *ctx)
 		out_json_kstr(g, "peak_op", v->peak_op);
 		out_json_kstr(g, "peak_frame", v->peak_frame);
 		out_json_kint(g, "peak_step", v->peak_step);
-		out_json_key(g, "steps");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "steps");
 		for (i = 0; i < v->d.nstep; i++) {
 			yajl_gen_map_open(g);
 			out_json_kint(g, "step", v->step_number[i]);
@@ -255,8 +253,7 @@ void render_memory_json(FILE *f, const void *ctx)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "findings");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "findings");
 	for (k = 0; c->r && k < c->r->findings.len; k++) {
 		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, k);
 		yajl_gen_map_open(g);
@@ -267,9 +264,7 @@ void render_memory_json(FILE *f, const void *ctx)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 /* --- a caching-allocator snapshot -------------------------------------------------------- */
@@ -430,8 +425,7 @@ void render_snapshot_json(FILE *f, const void *ctx)
 
 	json_head(g, "snapshot", c->path);
 	out_json_kbool(g, "history", s->has_traces);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		yajl_gen_map_open(g);
@@ -448,8 +442,7 @@ void render_snapshot_json(FILE *f, const void *ctx)
 		out_json_kint(g, "peak_time_us", d->peak_time_us);
 		out_json_key(g, "peak_sites");
 		sites_json(g, s, d->top, d->ntop);
-		out_json_key(g, "ooms");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "ooms");
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
 			yajl_gen_map_open(g);
@@ -468,7 +461,5 @@ void render_snapshot_json(FILE *f, const void *ctx)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
