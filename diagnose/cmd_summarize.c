@@ -20,19 +20,16 @@ static void summarize_usage(FILE *f)
 		   "  gate read in place of the trace\n");
 }
 
-/* The summary's bytes, for cli_write. */
-struct bytes {
-	const char *s;
-	size_t n;
-};
-
-static void write_bytes(FILE *f, const char *format, int color, const void *ctx)
+/* The summary as JSON, for cli_write. */
+static void write_summary(FILE *f, const char *format, int color, const void *sum)
 {
-	const struct bytes *b = ctx;
+	size_t len;
+	char *json = td_summary_json(sum, &len);
 
 	(void)format;
 	(void)color;
-	fwrite(b->s, 1, b->n, f);
+	fwrite(json, 1, len, f);
+	free(json);
 }
 
 int cmd_summarize(int argc, char **argv)
@@ -42,8 +39,7 @@ int cmd_summarize(int argc, char **argv)
 		{"--output", 'o', &s.outp, NULL}, {"--config", 0, &s.cfgp, NULL}, {NULL, 0, NULL, NULL},
 	};
 	struct td_summary sum;
-	char msg[1024], *json;
-	size_t len;
+	char msg[1024];
 	int rc;
 
 	rc = cli_start("summarize", &s, argc, argv, opts, summarize_usage, 1, NULL);
@@ -52,14 +48,8 @@ int cmd_summarize(int argc, char **argv)
 	rc = jobin_summarize(s.ops.v[0], &s.cfg, &sum, msg, sizeof(msg));
 	if (*msg)
 		fprintf(stderr, "tracedoc: %s%s\n", rc == EXIT_OK ? "warning: " : "", msg);
-	if (rc == EXIT_OK) {
-		struct bytes b;
-		json = td_summary_json(&sum, &len);
-		b.s = json;
-		b.n = len;
-		rc = cli_write(s.outp, "json", NULL, write_bytes, &b);
-		free(json);
-	}
+	if (rc == EXIT_OK)
+		rc = cli_write(s.outp, "json", NULL, write_summary, &sum);
 	td_summary_free(&sum);
 	return cli_end(&s, rc);
 }
