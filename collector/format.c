@@ -125,12 +125,20 @@ uint64_t tdc_base_time(uint64_t now_ns)
 	return now_ns / unit * unit;
 }
 
-static void note_ctx(struct tdc_ctx *c, uint32_t ctx, uint32_t dev)
+/* Where ctx is in the context -> device map, or -1. */
+static long ctx_slot(const struct tdc_ctx *c, uint32_t ctx)
 {
 	size_t i;
 	for (i = 0; i < c->nctxdev; i++)
 		if (c->ctxdev[i].ctx == ctx)
-			return;
+			return (long)i;
+	return -1;
+}
+
+static void note_ctx(struct tdc_ctx *c, uint32_t ctx, uint32_t dev)
+{
+	if (ctx_slot(c, ctx) >= 0)
+		return;
 	if (c->nctxdev < sizeof(c->ctxdev) / sizeof(c->ctxdev[0])) {
 		c->ctxdev[c->nctxdev].ctx = ctx;
 		c->ctxdev[c->nctxdev].dev = dev;
@@ -152,11 +160,8 @@ static int stamped(struct tdc_ctx *c, uint32_t ctx, uint32_t dev, uint64_t start
 
 static uint32_t dev_of_ctx(const struct tdc_ctx *c, uint32_t ctx)
 {
-	size_t i;
-	for (i = 0; i < c->nctxdev; i++)
-		if (c->ctxdev[i].ctx == ctx)
-			return c->ctxdev[i].dev;
-	return 0;
+	long i = ctx_slot(c, ctx);
+	return i >= 0 ? c->ctxdev[i].dev : 0;
 }
 
 static uint32_t sms_of(const struct tdc_ctx *c, uint32_t dev)

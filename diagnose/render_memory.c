@@ -191,22 +191,26 @@ void render_memory_md(FILE *f, const void *ctx)
 }
 
 /* tracedoc.memory/1's first keys, its object opened */
-static void json_head(yajl_gen g, const char *source, const char *path)
+/* A tracedoc.memory/1 document begun on f: its schema, source and path; the generator the
+ * rest goes to (out_json_end() ends it). */
+static yajl_gen json_head(FILE *f, const char *source, const char *path)
 {
+	yajl_gen g = out_json_new(f);
+
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.memory/1");
 	out_json_kstr(g, "source", source);
 	out_json_kstr(g, "path", path);
+	return g;
 }
 
 void render_memory_json(FILE *f, const void *ctx)
 {
 	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
-	yajl_gen g = out_json_new(f);
+	yajl_gen g = json_head(f, "trace", c->path);
 	size_t k, i;
 
-	json_head(g, "trace", c->path);
 	out_json_kint(g, "samples", (int64_t)m->samples);
 	out_json_kint(g, "start_ns", m->start);
 	out_json_kint(g, "end_ns", m->end);
@@ -420,10 +424,9 @@ void render_snapshot_json(FILE *f, const void *ctx)
 {
 	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
-	yajl_gen g = out_json_new(f);
+	yajl_gen g = json_head(f, "snapshot", c->path);
 	size_t k, o;
 
-	json_head(g, "snapshot", c->path);
 	out_json_kbool(g, "history", s->has_traces);
 	out_json_karray(g, "devices");
 	for (k = 0; k < s->ndev; k++) {
