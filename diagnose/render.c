@@ -365,6 +365,12 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 }
 
 
+/* A value of the text report's header: after its 9-column label, wrapped at 100 columns. */
+static void wrap_at_9(FILE *f, const char *s)
+{
+	out_text_wrap(f, s, 9, 9, 100);
+}
+
 void render_text(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
@@ -390,13 +396,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			fprintf(f, " of %lld", (long long)t->world_size);
 	}
 	fputc('\n', f);
-	{
-		char cx[512];
-		td_context_line(t, &a->ctx, cx, sizeof(cx));
-		fputs("context  ", f);
-		out_text_wrap(f, cx, 9, 9, 100);
-		fputc('\n', f);
-	}
+	render_context_line(f, t, &a->ctx, "context  ", wrap_at_9, "\n");
 	if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
@@ -474,13 +474,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		out_md(f, t->partial_msg);
 		fputs("\n\n", f);
 	}
-	{
-		char cx[512];
-		td_context_line(t, &a->ctx, cx, sizeof(cx));
-		fputs("Context: ", f);
-		out_md(f, cx);
-		fputs("\n\n", f);
-	}
+	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
 	if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
@@ -530,6 +524,17 @@ void render_md(FILE *f, const struct render_ctx *rc)
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
+
+void render_context_line(FILE *f, const struct td_trace *t, const struct td_context *c,
+			 const char *label, void (*esc)(FILE *, const char *), const char *end)
+{
+	char cx[512];
+
+	td_context_line(t, c, cx, sizeof(cx));
+	fputs(label, f);
+	esc(f, cx);
+	fputs(end, f);
+}
 
 void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c)
 {
