@@ -14,6 +14,7 @@ mkdir -p "$out"
 cmake --build "$build" -j2 --target tracedoc gen_trace rssrun >/dev/null
 td=$build/tracedoc
 rss=$build/bench/rssrun
+. bench/lib.sh
 job=$out/job-$ranks
 if [ ! -s "$job/truth.txt" ]; then
 	rm -rf "$job" && mkdir -p "$job"
@@ -25,17 +26,9 @@ bytes=$(du -sb "$job" | cut -f1)
 
 # row LABEL CMD...: the fastest of 3 runs and the largest peak RSS
 row() {
-	local label=$1 i line secs kb best="" maxkb=0
+	local label=$1 best maxkb
 	shift
-	for i in 1 2 3; do
-		line=$("$rss" "$@" 2>&1 >/dev/null | grep '^rssrun:')
-		secs=$(echo "$line" | sed 's/rssrun: \([0-9.]*\) s.*/\1/')
-		kb=$(echo "$line" | sed 's/.*, \([0-9]*\) KB/\1/')
-		if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$secs
-		fi
-		[ "$kb" -gt "$maxkb" ] && maxkb=$kb
-	done
+	best_of 3 "$@"
 	awk -v l="$label" -v s="$best" -v kb="$maxkb" 'BEGIN {
 		printf "%-46s %8.2f s %9.1f MB peak RSS\n", l, s, kb / 1024 }'
 }

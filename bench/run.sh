@@ -16,6 +16,7 @@ mkdir -p "$out"
 cmake --build "$build" -j2 --target tracedoc gen_trace rssrun yajl_empty burn >/dev/null
 td=$build/tracedoc
 rss=$build/bench/rssrun
+. bench/lib.sh
 mix=${MIX:-0}
 if [ "$mix" = 1 ]; then
 	trace=$out/trace-mix-${size}MB.json
@@ -46,17 +47,9 @@ runs=${RUNS:-5}
 # row LABEL CMD...: runs CMD $runs times, reports the fastest run (this machine is shared, and
 # the minimum is the figure least disturbed by other load) and the largest peak RSS.
 row() {
-	local label=$1 i line secs kb best="" maxkb=0
+	local label=$1 best maxkb
 	shift
-	for i in $(seq "$runs"); do
-		line=$("$rss" "$@" 2>&1 >/dev/null | grep '^rssrun:')
-		secs=$(echo "$line" | sed 's/rssrun: \([0-9.]*\) s.*/\1/')
-		kb=$(echo "$line" | sed 's/.*, \([0-9]*\) KB/\1/')
-		if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$secs
-		fi
-		[ "$kb" -gt "$maxkb" ] && maxkb=$kb
-	done
+	best_of "$runs" "$@"
 	awk -v l="$label" -v s="$best" -v kb="$maxkb" -v b="$bytes" 'BEGIN {
 		printf "%-40s %7.2f s %8.1f MB/s %9.1f MB RSS %7.2f%% of trace\n",
 		       l, s, b / 1e6 / s, kb / 1024, 100 * kb * 1024 / b }'

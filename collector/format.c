@@ -125,12 +125,20 @@ uint64_t tdc_base_time(uint64_t now_ns)
 	return now_ns / unit * unit;
 }
 
-static void note_ctx(struct tdc_ctx *c, uint32_t ctx, uint32_t dev)
+/* Where ctx is in the context -> device map, or -1. */
+static long ctx_slot(const struct tdc_ctx *c, uint32_t ctx)
 {
 	size_t i;
 	for (i = 0; i < c->nctxdev; i++)
 		if (c->ctxdev[i].ctx == ctx)
-			return;
+			return (long)i;
+	return -1;
+}
+
+static void note_ctx(struct tdc_ctx *c, uint32_t ctx, uint32_t dev)
+{
+	if (ctx_slot(c, ctx) >= 0)
+		return;
 	if (c->nctxdev < sizeof(c->ctxdev) / sizeof(c->ctxdev[0])) {
 		c->ctxdev[c->nctxdev].ctx = ctx;
 		c->ctxdev[c->nctxdev].dev = dev;
@@ -138,13 +146,22 @@ static void note_ctx(struct tdc_ctx *c, uint32_t ctx, uint32_t dev)
 	}
 }
 
+/* A GPU record's start: its context noted (the context -> device map), then 1 when it
+ * has timestamps; 0, counted, when CUPTI left both at zero (nothing to place on a timeline). */
+static int stamped(struct tdc_ctx *c, uint32_t ctx, uint32_t dev, uint64_t start, uint64_t end)
+{
+	note_ctx(c, ctx, dev);
+	if (start == 0 && end == 0) {
+		c->no_timestamp++;
+		return 0;
+	}
+	return 1;
+}
+
 static uint32_t dev_of_ctx(const struct tdc_ctx *c, uint32_t ctx)
 {
-	size_t i;
-	for (i = 0; i < c->nctxdev; i++)
-		if (c->ctxdev[i].ctx == ctx)
-			return c->ctxdev[i].dev;
-	return 0;
+	long i = ctx_slot(c, ctx);
+	return i >= 0 ? c->ctxdev[i].dev : 0;
 }
 
 static uint32_t sms_of(const struct tdc_ctx *c, uint32_t dev)
@@ -239,11 +256,8 @@ static void kernel(struct tdc_ctx *c, const CUpti_ActivityKernel10 *k, struct td
 	uint32_t sms;
 	double blocks;
 
-	note_ctx(c, k->contextId, k->deviceId);
-	if (k->start == 0 && k->end == 0) {
-		c->no_timestamp++;
+	if (!stamped(c, k->contextId, k->deviceId, k->start, k->end))
 		return;
-	}
 	if (c->demangle && k->name) {
 		const char *d = c->demangle(k->name, dm, sizeof(dm), c->arg);
 		if (d)
@@ -269,11 +283,8 @@ static void memcpy_rec(struct tdc_ctx *c, const CUpti_ActivityMemcpy6 *m, struct
 {
 	char name[96];
 
-	note_ctx(c, m->contextId, m->deviceId);
-	if (m->start == 0 && m->end == 0) {
-		c->no_timestamp++;
+	if (!stamped(c, m->contextId, m->deviceId, m->start, m->end))
 		return;
-	}
 	snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", copy_kind(m->copyKind),
 		 mem_kind(m->srcKind), mem_kind(m->dstKind));
 	open_x(c, b, "gpu_memcpy", name, m->deviceId, m->streamId, m->start, m->end);
@@ -291,11 +302,8 @@ static void memset_rec(struct tdc_ctx *c, const CUpti_ActivityMemset4 *m, struct
 {
 	char name[64];
 
-	note_ctx(c, m->contextId, m->deviceId);
-	if (m->start == 0 && m->end == 0) {
-		c->no_timestamp++;
+	if (!stamped(c, m->contextId, m->deviceId, m->start, m->end))
 		return;
-	}
 	snprintf(name, sizeof(name), "Memset (%s)", mem_kind(m->memoryKind));
 	open_x(c, b, "gpu_memset", name, m->deviceId, m->streamId, m->start, m->end);
 	tdc_buf_printf(b, "\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u,"

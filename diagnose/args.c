@@ -203,6 +203,25 @@ int cli_parse_exactly(const char *cmd, int argc, char **argv, const struct cli_o
 	return rc;
 }
 
+int cli_parse_one(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
+		  void (*usage)(FILE *), const char *too_many, const char **operand)
+{
+	struct cli_operands ops = {0};
+	int rc = cli_parse(cmd, argc, argv, opts, &ops, usage);
+
+	if (rc == EXIT_OK && ops.n > 1) {
+		fprintf(stderr, "tracedoc %s: %s\n", cmd, too_many);
+		rc = EXIT_USAGE;
+	}
+	*operand = ops.n ? ops.v[0] : NULL; /* argv's, not the array's */
+	cli_operands_free(&ops);
+	if (rc == EXIT_OK && !*operand) {
+		usage(stderr);
+		rc = EXIT_USAGE;
+	}
+	return rc;
+}
+
 void cli_operands_free(struct cli_operands *ops)
 {
 	free(ops->v);

@@ -43,6 +43,11 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
  * as cli_parse; ops is freed unless it returns EXIT_OK. */
 int cli_parse_exactly(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
 		      struct cli_operands *ops, void (*usage)(FILE *), int want);
+/* cli_parse for a command of one operand, which it needs: more than one prints "tracedoc CMD:
+ * too_many", none the usage on stderr (both EXIT_USAGE). Returns as cli_parse, the operand in
+ * *operand; nothing left to free. */
+int cli_parse_one(const char *cmd, int argc, char **argv, const struct cli_opt *opts,
+		  void (*usage)(FILE *), const char *too_many, const char **operand);
 void cli_operands_free(struct cli_operands *ops);
 /* A whole number option value in [min, max] into *out; else prints why and EXIT_USAGE. */
 int cli_count(const char *cmd, const char *opt, const char *value, long min, long max, int *out);

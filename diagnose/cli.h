@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* What the subcommands share: the command table, exit codes and loading a trace with the
- * standard error messages. Only diagnose/ prints and exits. */
+/* What the subcommands share: exit codes, loading a trace with the standard error messages
+ * (load.c), writing the output, the config, a job's ranks (cli.c). main.c holds the command
+ * table. Only diagnose/ prints and exits. */
 #ifndef TD_DIAGNOSE_CLI_H
 #define TD_DIAGNOSE_CLI_H
+
+#include <stdio.h>
+
+#include "diagnose/args.h"
+#include "config/config.h"
 
 struct td_trace;
 
@@ -36,10 +42,43 @@ int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, ch
 int cli_write(const char *outp, const char *format, const char *color,
 	      void (*fn)(FILE *f, const char *format, int color, const void *ctx), const void *ctx);
 
-struct td_config;
+/* A renderer of a command's output in one format, from the command's context. */
+struct cli_render {
+	const char *format; /* NULL: the default, for any other format */
+	void (*fn)(FILE *f, const void *ctx);
+};
+/* cli_write without colour, by the renderer for format in r: the first entry that names it,
+ * else the {NULL, fn} entry that ends r. */
+int cli_write_by(const char *outp, const char *format, const struct cli_render *r,
+		 const void *ctx);
+
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
 int cli_config(const char *path, struct td_config *cfg);
+
+/* What a command that reads its inputs into a report takes from every command line: its
+ * operands, --format, --output, --config and the config read from it. Zeroed, with format
+ * set to the default, before cli_start. */
+struct cli_std {
+	const char *format, *outp, *cfgp;
+	struct cli_operands ops;
+	struct td_config cfg;
+};
+/* The options of cli_std, for a cli_opt table (a command without --format lists its own). */
+#define CLI_STD_OPTS(s) \
+	{"--format", 0, &(s)->format, NULL}, {"--output", 'o', &(s)->outp, NULL}, \
+	{"--config", 0, &(s)->cfgp, NULL}
+
+/* The start every such command shares, in one order so that their errors come in one order:
+ * argv parsed against opts with exactly `want` operands, --format checked against formats
+ * (NULL: the command has no --format), the config read. Returns EXIT_OK (cli_end() when
+ * done), or CLI_DONE (help or version printed) or the exit code with the message printed and
+ * nothing left to free. */
+int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
+	      const struct cli_opt *opts, void (*usage)(FILE *), int want,
+	      const char *const *formats);
+/* The command is done: its config and operands freed; returns rc. */
+int cli_end(struct cli_std *s, int rc);
 
 /* The ranks named by args (files, directories, globs; traces or summaries) read on `jobs`
  * threads into a job (td_job_free() it); each unreadable rank's error printed. Returns EXIT_OK,
@@ -56,6 +95,8 @@ struct cli_doc;
 int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
 		     struct td_job *j);
 
+/* The machine's cores: the default for -j. */
+int cli_cores(void);
 /* The threads one trace's work may use: -j, else the cores (at most 8 unless asked). */
 int cli_threads(void);
 /* One trace for a command that replays it (replay, whatif): a job's ranks refused (a rank's

@@ -36,61 +36,42 @@ static void diagnose_usage(FILE *f)
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
 
-struct renderers {
-	void (*text)(FILE *, const void *, int);
-	void (*md)(FILE *, const void *);
-	void (*json)(FILE *, const void *);
-	void (*html)(FILE *, const void *);
-	const void *what;
+/* What diagnose writes: one trace's report (one), or a job's (job). */
+struct report_out {
+	const struct render_ctx *one;
+	const struct td_job *job;
 };
 
+/* The report in format, for cli_write; colour for text */
 static void render_any(FILE *f, const char *format, int color, const void *ctx)
 {
-	const struct renderers *r = ctx;
+	const struct report_out *o = ctx;
 
-	if (!strcmp(format, "json"))
-		r->json(f, r->what);
-	else if (!strcmp(format, "html"))
-		r->html(f, r->what);
-	else if (!strcmp(format, "md"))
-		r->md(f, r->what);
-	else
-		r->text(f, r->what, color);
-}
-
-static int write_out(const char *outp, const char *format, const char *color,
-		     void (*text)(FILE *, const void *, int), void (*md)(FILE *, const void *),
-		     void (*json)(FILE *, const void *), void (*html)(FILE *, const void *),
-		     const void *what)
-{
-	struct renderers r = {text, md, json, html, what};
-
-	return cli_write(outp, format, color, render_any, &r);
+	if (!strcmp(format, "json")) {
+		if (o->one)
+			render_json(f, o->one);
+		else
+			render_job_json(f, o->job);
+	} else if (!strcmp(format, "html")) {
+		if (o->one)
+			render_html(f, o->one);
+		else
+			render_job_html(f, o->job);
+	} else if (!strcmp(format, "md")) {
+		if (o->one)
+			render_md(f, o->one);
+		else
+			render_job_md(f, o->job);
+	} else if (o->one) {
+		struct render_ctx c = *o->one;
+		c.color = color;
+		render_text(f, &c);
+	} else {
+		render_job_text(f, o->job, color);
+	}
 }
 
 /* --- one trace --------------------------------------------------------------------------- */
-
-static void one_text(FILE *f, const void *rc, int color)
-{
-	struct render_ctx c = *(const struct render_ctx *)rc;
-	c.color = color;
-	render_text(f, &c);
-}
-
-static void one_md(FILE *f, const void *rc)
-{
-	render_md(f, rc);
-}
-
-static void one_json(FILE *f, const void *rc)
-{
-	render_json(f, rc);
-}
-
-static void one_html(FILE *f, const void *rc)
-{
-	render_html(f, rc);
-}
 
 static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *format,
 			const char *outp, const char *color)
@@ -101,6 +82,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	struct td_analysis a;
 	struct td_report r;
 	struct render_ctx rc;
+	struct report_out out = {NULL, NULL};
 	struct td_rp_report rep;
 	int rc_exit, replayed;
 
@@ -120,7 +102,8 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	/* the JSON report says how closely the replay its savings come from fits the trace */
 	replayed = !strcmp(format, "json") && td_whatif_report(&a, &rep) == 0;
 	rc.replay = replayed ? &rep : NULL;
-	rc_exit = write_out(outp, format, color, one_text, one_md, one_json, one_html, &rc);
+	out.one = &rc;
+	rc_exit = cli_write(outp, format, color, render_any, &out);
 	if (replayed)
 		td_rp_report_free(&rep);
 	td_report_free(&r);
@@ -131,26 +114,6 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 
 /* --- a job ------------------------------------------------------------------------------- */
 
-static void job_text(FILE *f, const void *j, int color)
-{
-	render_job_text(f, j, color);
-}
-
-static void job_md(FILE *f, const void *j)
-{
-	render_job_md(f, j);
-}
-
-static void job_json(FILE *f, const void *j)
-{
-	render_job_json(f, j);
-}
-
-static void job_html(FILE *f, const void *j)
-{
-	render_job_html(f, j);
-}
-
 /* The job's report, when its ranks could be read (lrc: how loading it went); j is freed. */
 static int job_out(int lrc, struct td_job *j, const char *format, const char *outp,
 		   const char *color)
@@ -158,91 +121,12 @@ static int job_out(int lrc, struct td_job *j, const char *format, const char *ou
 	int rc = lrc;
 
 	if (j->n && lrc != EXIT_USAGE) {
-		rc = write_out(outp, format, color, job_text, job_md, job_json, job_html, j);
+		struct report_out out = {NULL, j};
+		rc = cli_write(outp, format, color, render_any, &out);
 		if (rc == EXIT_OK)
 			rc = lrc; /* a rank that could not be read still fails the run */
 	}
 	td_job_free(j);
-	return rc;
-}
-
-int cli_is_ranks(const char *path)
-{
-	struct stat st;
-
-	if (!strcmp(path, "-"))
-		return 0;
-	if (stat(path, &st) != 0) /* a glob the shell left alone; else the reader says why */
-		return strpbrk(path, "*?[") != NULL;
-	return S_ISDIR(st.st_mode);
-}
-
-int cli_load_job_doc(const char *cmd, struct cli_doc *d, int jobs, struct td_config *cfg,
-		     struct td_job *j)
-{
-	struct td_summary *s;
-	struct td_error err;
-	char msg[1024];
-
-	if (d->regular) { /* read as any rank is */
-		const char *path = d->path;
-		cli_doc_close(d);
-		return cli_load_job(cmd, &path, 1, jobs, cfg, j);
-	}
-	td_job_init(j);
-	s = td_calloc(1, sizeof(*s));
-	if (jobin_summary_text(d, s, msg, sizeof(msg)) != EXIT_OK) {
-		fprintf(stderr, "tracedoc: %s\n", msg);
-		free(s); /* all zero */
-		return EXIT_INPUT;
-	}
-	memset(&err, 0, sizeof(err));
-	if (td_job_build(j, s, 1, cfg, &err) != 0) {
-		cli_error(cmd, err.msg);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
-}
-
-int cli_load_job(const char *cmd, const char *const *args, size_t nargs, int jobs,
-		 struct td_config *cfg, struct td_job *j)
-{
-	struct job_inputs in;
-	struct td_error err;
-	char msg[1024], *warn[64];
-	size_t nwarn = 64, i;
-	int rc;
-
-	td_job_init(j);
-	if ((rc = jobin_expand(args, nargs, &in, msg, sizeof(msg))) != EXIT_OK) {
-		fprintf(stderr, "tracedoc %s: %s\n", cmd, msg);
-		return rc;
-	}
-	memset(&err, 0, sizeof(err));
-	rc = jobin_load(&in, jobs > 0 ? jobs : jobin_default_jobs(), cfg, j, warn, &nwarn, &err);
-	for (i = 0; i < nwarn; i++) {
-		fprintf(stderr, "tracedoc: warning: ");
-		out_text_wrap(stderr, warn[i], 19, 2, 100);
-		fputc('\n', stderr);
-		free(warn[i]);
-	}
-	for (i = 0; i < j->errors.len; i++) { /* each unreadable rank, with its position */
-		fprintf(stderr, "tracedoc: ");
-		out_text_wrap(stderr, TD_VEC_AT(&j->errors, struct td_job_error, i).message, 10, 2, 100);
-		fputc('\n', stderr);
-	}
-	jobin_free(&in);
-	if (rc == EXIT_USAGE) {
-		cli_error(cmd, err.msg);
-		return rc;
-	}
-	if (!j->n) {
-		fprintf(stderr, "tracedoc %s: no rank could be read\n", cmd);
-		return rc != EXIT_OK ? rc : EXIT_INPUT;
-	}
-	if (j->errors.len)
-		fprintf(stderr, "tracedoc %s: %zu of %zu rank files could not be read; the report covers "
-				"the rest\n", cmd, j->errors.len, j->errors.len + j->n);
 	return rc;
 }
 

@@ -20,18 +20,10 @@ static void diff_usage(FILE *f)
 		   "  both sides, by the size of the change; top 25 in text and md\n");
 }
 
-static void out(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (!strcmp(format, "json"))
-		render_diff_json(f, ctx);
-	else if (!strcmp(format, "csv"))
-		render_diff_csv(f, ctx);
-	else if (!strcmp(format, "md"))
-		render_diff_md(f, ctx);
-	else
-		render_diff_text(f, ctx);
-}
+static const struct cli_render out[] = {
+	{"json", render_diff_json}, {"csv", render_diff_csv}, {"md", render_diff_md},
+	{NULL, render_diff_text},
+};
 
 int cmd_diff(int argc, char **argv)
 {
@@ -75,7 +67,7 @@ int cmd_diff(int argc, char **argv)
 		c.d = &d;
 		c.top = top ? (size_t)top : !strcmp(format, "text") || !strcmp(format, "md") ? 25 : 0;
 		c.wide = wide;
-		rc = cli_write(outp, format, NULL, out, &c);
+		rc = cli_write_by(outp, format, out, &c);
 		td_diff_free(&d);
 	}
 	while (loaded-- > 0) {

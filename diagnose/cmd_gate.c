@@ -258,8 +258,28 @@ static void text_out(FILE *f, const struct gate_out *g)
 	}
 }
 
+/* The baseline and current paths, then the reason the gate fails whatever its checks (a
+ * partial trace, nothing to judge), each escaped by esc: what md and html both say under
+ * their verdict. mark: the format's text before the baseline, between the paths, after the
+ * current, and around the reason. */
+static void paths_and_reason(FILE *f, const struct gate_out *g, void (*esc)(FILE *, const char *),
+			     const char *const mark[5])
+{
+	fputs(mark[0], f);
+	esc(f, g->base_path ? g->base_path : "(none: budgets only)");
+	fputs(mark[1], f);
+	esc(f, g->cur_path);
+	fputs(mark[2], f);
+	if (g->partial) {
+		fputs(mark[3], f);
+		esc(f, g->partial);
+		fputs(mark[4], f);
+	}
+}
+
 static void md_out(FILE *f, const struct gate_out *g)
 {
+	static const char *const md_marks[] = {"Baseline ", " · current ", "\n\n", "> ", "\n\n"};
 	char b1[48], b2[48], b3[32];
 	size_t i;
 
@@ -269,16 +289,7 @@ static void md_out(FILE *f, const struct gate_out *g)
 		fprintf(f, "### :x: tracedoc gate failed: %zu of %zu checks\n\n", g->fails, g->n);
 	else
 		fprintf(f, "### :white_check_mark: tracedoc gate passed: %zu checks\n\n", g->n);
-	fputs("Baseline ", f);
-	out_md(f, g->base_path ? g->base_path : "(none: budgets only)");
-	fputs(" · current ", f);
-	out_md(f, g->cur_path);
-	fputs("\n\n", f);
-	if (g->partial) {
-		fputs("> ", f);
-		out_md(f, g->partial);
-		fputs("\n\n", f);
-	}
+	paths_and_reason(f, g, out_md, md_marks);
 	fputs("| metric | baseline | current | change | threshold | verdict |\n"
 	      "|---|---|---|---|---|---|\n", f);
 	for (i = 0; i < g->n; i++) {
@@ -339,6 +350,8 @@ static void md_out(FILE *f, const struct gate_out *g)
 
 static void html_out(FILE *f, const struct gate_out *g)
 {
+	static const char *const html_marks[] = {"Baseline <code>", "</code>, current <code>",
+						 "</code>.</p>\n", "<p><b>", "</b></p>\n"};
 	char b1[48], b2[48], b3[32];
 	size_t i;
 	const struct td_report *r = side_report(g->cur);
@@ -347,16 +360,8 @@ static void html_out(FILE *f, const struct gate_out *g)
 	fprintf(f, "<h1 style=\"color:%s\">tracedoc gate: %s</h1>\n<p>", g->fails || g->partial
 		? "#a00" : "#006e4f", g->partial ? (g->empty ? "FAIL (nothing to judge)"
 		: "FAIL (the current trace is partial)") : g->fails ? "FAIL" : "PASS");
-	fprintf(f, "%zu of %zu checks failed. Baseline <code>", g->fails, g->n);
-	html_text(f, g->base_path ? g->base_path : "(none: budgets only)");
-	fputs("</code>, current <code>", f);
-	html_text(f, g->cur_path);
-	fputs("</code>.</p>\n", f);
-	if (g->partial) {
-		fputs("<p><b>", f);
-		html_text(f, g->partial);
-		fputs("</b></p>\n", f);
-	}
+	fprintf(f, "%zu of %zu checks failed. ", g->fails, g->n);
+	paths_and_reason(f, g, html_text, html_marks);
 	fputs("<table><tr><th>metric</th><th class=\"n\">baseline</th><th class=\"n\">current</th>"
 	      "<th class=\"n\">change</th><th>threshold</th><th>verdict</th></tr>\n", f);
 	for (i = 0; i < g->n; i++) {
@@ -412,24 +417,11 @@ static void json_out(FILE *f, const struct gate_out *o)
 	out_json_kstr(g, "schema", "tracedoc.gate/1");
 	out_json_kstr(g, "verdict", o->fails || o->partial ? "fail" : "pass");
 	out_json_kint(g, "failed", (int64_t)o->fails);
-	out_json_key(g, "partial");
-	if (o->partial && !o->empty)
-		out_json_str(g, o->partial);
-	else
-		yajl_gen_null(g);
-	out_json_key(g, "nothing_to_judge");
-	if (o->partial && o->empty)
-		out_json_str(g, o->partial);
-	else
-		yajl_gen_null(g);
-	out_json_key(g, "baseline");
-	if (o->base_path)
-		out_json_str(g, o->base_path);
-	else
-		yajl_gen_null(g);
+	out_json_kstr_or_null(g, "partial", o->partial && !o->empty ? o->partial : NULL);
+	out_json_kstr_or_null(g, "nothing_to_judge", o->partial && o->empty ? o->partial : NULL);
+	out_json_kstr_or_null(g, "baseline", o->base_path);
 	out_json_kstr(g, "current", o->cur_path);
-	out_json_key(g, "checks");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "checks");
 	for (i = 0; i < o->n; i++) {
 		const struct td_check *c = &o->checks[i];
 		yajl_gen_map_open(g);
@@ -447,8 +439,7 @@ static void json_out(FILE *f, const struct gate_out *o)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "findings");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "findings");
 	for (i = 0; side_report(o->cur) && i < side_report(o->cur)->findings.len && i < 5; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&side_report(o->cur)->findings,
 							 struct td_finding, i);
@@ -460,9 +451,7 @@ static void json_out(FILE *f, const struct gate_out *o)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void xml(FILE *f, const char *s)
@@ -538,6 +527,14 @@ static void junit_out(FILE *f, const struct gate_out *g)
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 }
 
+/* junit_out for cli_write (the format is JUnit's, whatever --format says) */
+static void junit_write(FILE *f, const char *format, int color, const void *g)
+{
+	(void)format;
+	(void)color;
+	junit_out(f, g);
+}
+
 /* --- the command ------------------------------------------------------------------------- */
 
 static void gate_usage(FILE *f)
@@ -562,7 +559,6 @@ int cmd_gate(int argc, char **argv)
 		{"--format", 0, &format, NULL}, {"--junit", 0, &junitp, NULL},
 		{"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
 	struct td_config cfg;
 	struct side *base = NULL, *cur;
 	struct td_check checks[MAX_CHECKS];
@@ -574,20 +570,10 @@ int cmd_gate(int argc, char **argv)
 	struct timespec t0, t1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = cli_parse("gate", argc, argv, opts, &ops, gate_usage);
-	if (rc == EXIT_OK && ops.n > 1) {
-		fprintf(stderr, "tracedoc gate: one current trace (the baseline goes with "
-				"--baseline)\n");
-		rc = EXIT_USAGE;
-	}
-	curp = ops.n ? ops.v[0] : NULL;
-	cli_operands_free(&ops);
+	rc = cli_parse_one("gate", argc, argv, opts, gate_usage, "one current trace (the baseline "
+			   "goes with --baseline)", &curp);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (!curp) {
-		gate_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("gate", "--format", format, formats))
 		return EXIT_USAGE;
 	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK)
@@ -646,19 +632,8 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (junitp) {
-		if (out_open(&of, junitp) != 0) {
-			cli_cannot_write(junitp, errno);
-			rc = EXIT_INTERNAL;
-			goto out;
-		}
-		junit_out(of.f, &g);
-		if (out_close(&of, 1) != 0) {
-			cli_cannot_write(junitp, errno);
-			rc = EXIT_INTERNAL;
-			goto out;
-		}
-	}
+	if (junitp && (rc = cli_write(junitp, "xml", NULL, junit_write, &g)) != EXIT_OK)
+		goto out;
 	if (g.partial) {
 		fputs("tracedoc gate: failing: ", stderr);
 		out_text_wrap(stderr, g.partial, 24, 2, 100);

@@ -24,57 +24,35 @@ static void memory_usage(FILE *f)
 		   "        the most there, and what was live at each out-of-memory\n");
 }
 
-static void mem_out(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (!strcmp(format, "json"))
-		render_memory_json(f, ctx);
-	else if (!strcmp(format, "md"))
-		render_memory_md(f, ctx);
-	else
-		render_memory_text(f, ctx);
-}
+static const struct cli_render mem_out[] = {
+	{"json", render_memory_json}, {"md", render_memory_md}, {NULL, render_memory_text},
+};
 
-static void snap_out(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (!strcmp(format, "json"))
-		render_snapshot_json(f, ctx);
-	else if (!strcmp(format, "md"))
-		render_snapshot_md(f, ctx);
-	else
-		render_snapshot_text(f, ctx);
-}
+static const struct cli_render snap_out[] = {
+	{"json", render_snapshot_json}, {"md", render_snapshot_md}, {NULL, render_snapshot_text},
+};
 
 int cmd_memory(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *cfgp = NULL;
 	static const char *const formats[] = {"text", "md", "json", NULL};
-	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
-	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
+	struct cli_std s = {.format = "text"};
+	const struct cli_opt opts[] = {CLI_STD_OPTS(&s), {NULL, 0, NULL, NULL}};
+	const char *path;
 	struct cli_doc d;
 	char msg[1024];
 	int rc;
 
-	rc = cli_parse_exactly("memory", argc, argv, opts, &ops, memory_usage, 1);
+	rc = cli_start("memory", &s, argc, argv, opts, memory_usage, 1, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (cli_one_of("memory", "--format", format, formats) ||
-	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc ? rc : EXIT_USAGE;
-	}
-	if ((rc = cli_doc_open(ops.v[0], REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+	path = s.ops.v[0];
+	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
 	} else if (d.kind == TD_SNIFF_SNAPSHOT) {
-		struct td_snapshot s;
+		struct td_snapshot snap;
 		struct td_error err;
 		memset(&err, 0, sizeof(err));
-		rc = td_snapshot_read(cli_doc_input(&d), cli_shown(ops.v[0], msg, sizeof(msg)), &s,
+		rc = td_snapshot_read(cli_doc_input(&d), cli_shown(path, msg, sizeof(msg)), &snap,
 				      &err);
 		cli_doc_close(&d);
 		if (rc != 0) {
@@ -83,9 +61,9 @@ int cmd_memory(int argc, char **argv)
 			fputc('\n', stderr);
 			rc = err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 		} else {
-			struct snap_ctx c = {ops.v[0], &s};
-			rc = cli_write(outp, format, NULL, snap_out, &c);
-			td_snapshot_free(&s);
+			struct snap_ctx c = {path, &snap};
+			rc = cli_write_by(s.outp, s.format, snap_out, &c);
+			td_snapshot_free(&snap);
 		}
 	} else {
 		struct td_trace t;
@@ -95,22 +73,20 @@ int cmd_memory(int argc, char **argv)
 		td_trace_init(&t);
 		if ((rc = cli_doc_trace(&d, &t)) == EXIT_OK) {
 			struct mem_ctx c;
-			td_analysis_run(&a, &t, &cfg);
+			td_analysis_run(&a, &t, &s.cfg);
 			td_mem_report(&a, &m);
 			td_report_init(&r);
 			rule_memory.run(&a, &r);
 			td_report_sort(&r);
-			c.path = ops.v[0];
+			c.path = path;
 			c.mem = &m;
 			c.r = &r;
-			rc = cli_write(outp, format, NULL, mem_out, &c);
+			rc = cli_write_by(s.outp, s.format, mem_out, &c);
 			td_report_free(&r);
 			td_mem_report_free(&m);
 			td_analysis_free(&a);
 		}
 		td_trace_free(&t);
 	}
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	return cli_end(&s, rc);
 }

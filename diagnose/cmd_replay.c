@@ -42,8 +42,9 @@ static const struct td_rp_dev *main_dev(const struct replay_ctx *c)
 	return &c->w->g.dev[i < c->w->g.ndev ? i : 0];
 }
 
-static void out_json(FILE *f, const struct replay_ctx *c)
+static void out_json(FILE *f, const void *ctx)
 {
+	const struct replay_ctx *c = ctx;
 	yajl_gen g = out_json_new(f);
 	const struct td_rp_report *r = c->rep;
 	const struct td_replay *gr = c->w ? &c->w->g : NULL;
@@ -53,8 +54,7 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 	out_json_kstr(g, "schema", "tracedoc.replay/1");
 	out_json_kstr(g, "trace", c->path);
 	out_json_kbool(g, "replayed", gr != NULL);
-	out_json_key(g, "steps");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "steps");
 	for (i = 0; i < r->nsteps; i++) {
 		yajl_gen_map_open(g);
 		out_json_kint(g, "step", r->steps[i].number);
@@ -70,8 +70,7 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 	out_json_kint(g, "unexplained_delay_ns", gr ? gr->unexplained_ns : 0);
 	out_json_kint(g, "staging_ns", gr ? gr->staging_ns : 0);
 	if (gr) {
-		out_json_key(g, "graph");
-		yajl_gen_map_open(g);
+		out_json_kmap(g, "graph");
 		out_json_kint(g, "host_calls", (int64_t)gr->nhost);
 		out_json_kint(g, "gpu_ops", (int64_t)(gr->n - gr->nhost));
 		out_json_kint(g, "waits", (int64_t)gr->waits);
@@ -88,16 +87,14 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		yajl_gen_map_close(g);
 		if (gr->ndev) { /* the host link of the main device, as a pinned copy is replayed */
 			const struct td_rp_dev *dv = main_dev(c);
-			out_json_key(g, "pinned_mb_per_s");
-			yajl_gen_map_open(g);
+			out_json_kmap(g, "pinned_mb_per_s");
 			out_json_kint(g, "htod", dv->pinned[0]);
 			out_json_kint(g, "dtoh", dv->pinned[1]);
 			out_json_kstr(g, "htod_from", (dv->pinned_measured & 1) ? "trace" : "table");
 			out_json_kstr(g, "dtoh_from", (dv->pinned_measured & 2) ? "trace" : "table");
 			yajl_gen_map_close(g);
 		}
-		out_json_key(g, "delays");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "delays");
 		for (i = 0; i < gr->ndelays; i++) {
 			const struct td_event *e = td_rp_event(gr, gr->delays[i].node);
 			yajl_gen_map_open(g);
@@ -108,13 +105,12 @@ static void out_json(FILE *f, const struct replay_ctx *c)
 		}
 		yajl_gen_array_close(g);
 	}
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
-static void out_text(FILE *f, const struct replay_ctx *c)
+static void out_text(FILE *f, const void *ctx)
 {
+	const struct replay_ctx *c = ctx;
 	const struct td_rp_report *r = c->rep;
 	const struct td_replay *g = c->w ? &c->w->g : NULL;
 	char b1[32], b2[32], b3[32], line[512];
@@ -212,51 +208,32 @@ static void out_text(FILE *f, const struct replay_ctx *c)
 	}
 }
 
-static void render(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (strcmp(format, "json") == 0)
-		out_json(f, ctx);
-	else
-		out_text(f, ctx);
-}
+static const struct cli_render render[] = {{"json", out_json}, {NULL, out_text}};
 
 int cmd_replay(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *cfgp = NULL;
 	static const char *const formats[] = {"text", "json", NULL};
-	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
-	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
+	struct cli_std s = {.format = "text"};
+	const struct cli_opt opts[] = {CLI_STD_OPTS(&s), {NULL, 0, NULL, NULL}};
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_rp_report rep;
 	struct replay_ctx c;
 	int rc;
 
-	rc = cli_parse_exactly("replay", argc, argv, opts, &ops, replay_usage, 1);
+	rc = cli_start("replay", &s, argc, argv, opts, replay_usage, 1, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (cli_one_of("replay", "--format", format, formats) ||
-	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc ? rc : EXIT_USAGE;
-	}
-	if ((rc = cli_load_replayable("replay", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
+	if ((rc = cli_load_replayable("replay", s.ops.v[0], &s.cfg, &t, &a)) == EXIT_OK) {
 		td_whatif_report(&a, &rep);
-		c.path = ops.v[0];
+		c.path = s.ops.v[0];
 		c.a = &a;
 		c.rep = &rep;
 		c.w = td_an_whatif(&a);
-		rc = cli_write(outp, format, NULL, render, &c);
+		rc = cli_write_by(s.outp, s.format, render, &c);
 		td_rp_report_free(&rep);
 		td_analysis_free(&a);
 		td_trace_free(&t);
 	}
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	return cli_end(&s, rc);
 }

@@ -122,8 +122,7 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.stats/1");
 	out_json_kstr(g, "trace", path);
-	out_json_key(g, "format");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "format");
 	out_json_kstr(g, "layout", layout_name(t));
 	out_json_kstr(g, "era", era_name(t));
 	out_json_kbool(g, "rocm", t->rocm);
@@ -136,8 +135,7 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	if (t->partial) {
 		out_json_kstr(g, "partial_reason", t->partial_msg);
 	}
-	out_json_key(g, "by_kind");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "by_kind");
 	for (i = 0; i < TD_K_COUNT; i++) {
 		if (!t->by_kind[i])
 			continue;
@@ -150,13 +148,11 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "threads", (int64_t)threads);
 	out_json_kint(g, "streams", (int64_t)streams);
-	out_json_key(g, "steps");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "steps");
 	out_json_kint(g, "count", (int64_t)t->steps.len);
 	out_json_kint(g, "median_ns", td_trace_median_step(t));
 	yajl_gen_map_close(g);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (i = 0; i < nds; i++) {
 		yajl_gen_map_open(g);
 		out_json_kint(g, "id", ds[i].d->id);
@@ -169,16 +165,13 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	}
 	yajl_gen_array_close(g);
 	out_json_kint(g, "dropped_records", t->dropped_records);
-	out_json_key(g, "anomalies");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "anomalies");
 	for (i = 0; i < nrows; i++) {
 		out_json_key(g, rows[i].key);
 		out_json_int(g, (int64_t)rows[i].n);
 	}
 	yajl_gen_map_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 static void print_text(FILE *f, const char *path, const struct td_trace *t,
@@ -261,6 +254,25 @@ static void stats_usage(FILE *f)
 		   "          for stdin\n");
 }
 
+/* What the stats print, for cli_write. */
+struct stats_ctx {
+	const char *path;
+	const struct td_trace *t;
+	const struct dev_stat *ds;
+	size_t nds;
+};
+
+static void stats_out(FILE *f, const char *format, int color, const void *ctx)
+{
+	const struct stats_ctx *c = ctx;
+
+	(void)color;
+	if (strcmp(format, "json") == 0)
+		print_json(f, c->path, c->t, c->ds, c->nds);
+	else
+		print_text(f, c->path, c->t, c->ds, c->nds);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *outp = NULL;
@@ -268,26 +280,15 @@ int cmd_stats(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
 	struct td_trace t;
-	struct out_file of;
+	struct stats_ctx c;
 	struct dev_stat *ds;
 	size_t nds;
 	int rc;
 
-	rc = cli_parse("stats", argc, argv, opts, &ops, stats_usage);
-	if (rc == EXIT_OK && ops.n > 1) {
-		fprintf(stderr, "tracedoc stats: one trace at a time\n");
-		rc = EXIT_USAGE;
-	}
-	path = ops.n ? ops.v[0] : NULL;
-	cli_operands_free(&ops);
+	rc = cli_parse_one("stats", argc, argv, opts, stats_usage, "one trace at a time", &path);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (!path) {
-		stats_usage(stderr);
-		return EXIT_USAGE;
-	}
 	if (cli_one_of("stats", "--format", format, formats))
 		return EXIT_USAGE;
 	td_trace_init(&t);
@@ -296,22 +297,12 @@ int cmd_stats(int argc, char **argv)
 		return rc;
 	}
 	ds = device_stats(&t, &nds);
-	if (out_open(&of, outp) != 0) {
-		cli_cannot_write(outp, errno);
-		free(ds);
-		td_trace_free(&t);
-		return EXIT_INTERNAL;
-	}
-	if (strcmp(format, "json") == 0)
-		print_json(of.f, path, &t, ds, nds);
-	else
-		print_text(of.f, path, &t, ds, nds);
-	rc = out_close(&of, 1);
+	c.path = path;
+	c.t = &t;
+	c.ds = ds;
+	c.nds = nds;
+	rc = cli_write(outp, format, NULL, stats_out, &c);
 	free(ds);
 	td_trace_free(&t);
-	if (rc != 0) {
-		cli_cannot_write(outp ? outp : "stdout", errno);
-		return EXIT_INTERNAL;
-	}
-	return EXIT_OK;
+	return rc;
 }

@@ -2,7 +2,6 @@
 /* tracedoc summarize TRACE [-o FILE] [--config FILE]: one rank's summary (tracedoc.summary/1),
  * kilobytes that `diagnose` and `gate` take in place of the trace - what each task of a Slurm
  * array writes where the traces are, for one reduce job to read. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,6 @@
 #include "diagnose/cli.h"
 #include "diagnose/doc.h"
 #include "diagnose/jobload.h"
-#include "diagnose/out.h"
 #include "job/summary.h"
 #include "config/config.h"
 
@@ -22,46 +20,36 @@ static void summarize_usage(FILE *f)
 		   "  gate read in place of the trace\n");
 }
 
+/* The summary as JSON, for cli_write. */
+static void write_summary(FILE *f, const char *format, int color, const void *sum)
+{
+	size_t len;
+	char *json = td_summary_json(sum, &len);
+
+	(void)format;
+	(void)color;
+	fwrite(json, 1, len, f);
+	free(json);
+}
+
 int cmd_summarize(int argc, char **argv)
 {
-	const char *outp = NULL, *cfgp = NULL;
+	struct cli_std s = {0};
 	const struct cli_opt opts[] = {
-		{"--output", 'o', &outp, NULL}, {"--config", 0, &cfgp, NULL}, {NULL, 0, NULL, NULL},
+		{"--output", 'o', &s.outp, NULL}, {"--config", 0, &s.cfgp, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
-	struct td_summary s;
-	struct out_file of;
-	char msg[1024], *json;
-	size_t len;
+	struct td_summary sum;
+	char msg[1024];
 	int rc;
 
-	rc = cli_parse_exactly("summarize", argc, argv, opts, &ops, summarize_usage, 1);
+	rc = cli_start("summarize", &s, argc, argv, opts, summarize_usage, 1, NULL);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc;
-	}
-	rc = jobin_summarize(ops.v[0], &cfg, &s, msg, sizeof(msg));
+	rc = jobin_summarize(s.ops.v[0], &s.cfg, &sum, msg, sizeof(msg));
 	if (*msg)
 		fprintf(stderr, "tracedoc: %s%s\n", rc == EXIT_OK ? "warning: " : "", msg);
-	if (rc == EXIT_OK) {
-		json = td_summary_json(&s, &len);
-		if (out_open(&of, outp) != 0) {
-			cli_cannot_write(outp, errno);
-			rc = EXIT_INTERNAL;
-		} else {
-			fwrite(json, 1, len, of.f);
-			if (out_close(&of, 1) != 0) {
-				cli_cannot_write(outp ? outp : "stdout", errno);
-				rc = EXIT_INTERNAL;
-			}
-		}
-		free(json);
-	}
-	td_summary_free(&s);
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	if (rc == EXIT_OK)
+		rc = cli_write(s.outp, "json", NULL, write_summary, &sum);
+	td_summary_free(&sum);
+	return cli_end(&s, rc);
 }

@@ -57,8 +57,9 @@ static int64_t per_step(const struct whatif_ctx *c, int64_t ns)
 	return c->steps ? ns / (int64_t)c->steps : ns;
 }
 
-static void out_json(FILE *f, const struct whatif_ctx *c)
+static void out_json(FILE *f, const void *ctx)
 {
+	const struct whatif_ctx *c = ctx;
 	yajl_gen g = out_json_new(f);
 	size_t i;
 
@@ -69,8 +70,7 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 	out_json_kint(g, "steps", (int64_t)c->steps);
 	out_json_kint(g, "window_measured_ns", c->measured);
 	out_json_kint(g, "window_replayed_ns", c->base);
-	out_json_key(g, "fixes");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "fixes");
 	for (i = 0; i < c->nfx; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "rule", c->fx[i]->rule);
@@ -96,8 +96,7 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 		out_json_kint(g, "step_after_ns", per_step(c, c->together));
 		yajl_gen_map_close(g);
 	}
-	out_json_key(g, "not_replayed");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "not_replayed");
 	for (i = 0; i < c->r->findings.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, i);
 		if (fd->replayed || fd->risk)
@@ -111,13 +110,12 @@ static void out_json(FILE *f, const struct whatif_ctx *c)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
-static void out_text(FILE *f, const struct whatif_ctx *c)
+static void out_text(FILE *f, const void *ctx)
 {
+	const struct whatif_ctx *c = ctx;
 	char b1[32], b2[32], b3[32], line[2048] = "";
 	size_t i, n = 0;
 	int bound;
@@ -186,14 +184,7 @@ static void out_text(FILE *f, const struct whatif_ctx *c)
 	}
 }
 
-static void render(FILE *f, const char *format, int color, const void *ctx)
-{
-	(void)color;
-	if (strcmp(format, "json") == 0)
-		out_json(f, ctx);
-	else
-		out_text(f, ctx);
-}
+static const struct cli_render render[] = {{"json", out_json}, {NULL, out_text}};
 
 /* The chosen replayed fixes of the main device, and the replay of all of them at once. */
 static void replay_all(struct whatif_ctx *c, const char *fix)
@@ -220,28 +211,21 @@ static void replay_all(struct whatif_ctx *c, const char *fix)
 
 int cmd_whatif(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *cfgp = NULL, *fix = NULL;
+	const char *fix = NULL;
 	static const char *const formats[] = {"text", "json", NULL};
+	struct cli_std s = {.format = "text"};
 	const struct cli_opt opts[] = {
-		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
-		{"--config", 0, &cfgp, NULL}, {"--fix", 0, &fix, NULL}, {NULL, 0, NULL, NULL},
+		CLI_STD_OPTS(&s), {"--fix", 0, &fix, NULL}, {NULL, 0, NULL, NULL},
 	};
-	struct cli_operands ops = {0};
-	struct td_config cfg;
 	struct td_trace t;
 	struct td_analysis a;
 	struct td_report r;
 	struct whatif_ctx c;
 	int rc;
 
-	rc = cli_parse_exactly("whatif", argc, argv, opts, &ops, whatif_usage, 1);
+	rc = cli_start("whatif", &s, argc, argv, opts, whatif_usage, 1, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
-	if (cli_one_of("whatif", "--format", format, formats) ||
-	    (rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
-		cli_operands_free(&ops);
-		return rc ? rc : EXIT_USAGE;
-	}
 	if (fix) { /* every name a rule's */
 		char *dup = td_strndup(fix, strlen(fix)), *tok, *save = NULL;
 		for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -252,16 +236,13 @@ int cmd_whatif(int argc, char **argv)
 				rc = EXIT_USAGE;
 			}
 		free(dup);
-		if (rc != EXIT_OK) {
-			td_config_free(&cfg);
-			cli_operands_free(&ops);
-			return rc;
-		}
+		if (rc != EXIT_OK)
+			return cli_end(&s, rc);
 	}
-	if ((rc = cli_load_replayable("whatif", ops.v[0], &cfg, &t, &a)) == EXIT_OK) {
+	if ((rc = cli_load_replayable("whatif", s.ops.v[0], &s.cfg, &t, &a)) == EXIT_OK) {
 		td_diagnose(&a, &r);
 		memset(&c, 0, sizeof(c));
-		c.path = ops.v[0];
+		c.path = s.ops.v[0];
 		c.a = &a;
 		c.r = &r;
 		c.dev = a.ndev ? td_whatif_main_device(&a) : 0;
@@ -271,13 +252,11 @@ int cmd_whatif(int argc, char **argv)
 		c.together = -1;
 		if (c.base >= 0)
 			replay_all(&c, fix);
-		rc = cli_write(outp, format, NULL, render, &c);
+		rc = cli_write_by(s.outp, s.format, render, &c);
 		free(c.fx);
 		td_report_free(&r);
 		td_analysis_free(&a);
 		td_trace_free(&t);
 	}
-	td_config_free(&cfg);
-	cli_operands_free(&ops);
-	return rc;
+	return cli_end(&s, rc);
 }

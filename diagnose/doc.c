@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "diagnose/doc.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,31 +10,7 @@
 #include "common/error.h"
 #include "common/utf8.h"
 #include "diagnose/cli.h"
-#include "diagnose/out.h"
 #include "parser/input.h"
-
-const char *cli_shown(const char *path, char *buf, size_t cap)
-{
-	if (!strcmp(path, "-"))
-		return "<stdin>";
-	td_utf8_escape_controls(buf, cap, path, strlen(path));
-	return buf;
-}
-
-void cli_error(const char *cmd, const char *msg)
-{
-	fprintf(stderr, "tracedoc %s: ", cmd);
-	out_text_wrap(stderr, msg, 11 + (int)strlen(cmd), 2, 100);
-	fputc('\n', stderr);
-}
-
-void cli_cannot_write(const char *path, int e)
-{
-	char s[512];
-
-	fprintf(stderr, "tracedoc: cannot write %s: %s\n", strcmp(path, "-") ? cli_shown(path, s,
-		sizeof(s)) : "stdout", strerror(e));
-}
 
 static int grow_read(struct cli_doc *d, size_t want, char *msg, size_t cap)
 {

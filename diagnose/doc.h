@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "diagnose/msg.h" /* cli_shown(): how a path is shown */
 #include "parser/sniff.h"
 
 struct td_input;
@@ -40,14 +41,6 @@ int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t
 void cli_doc_close(struct cli_doc *d);
 /* The input from its first byte again (what was read given back); d still owns it. */
 struct td_input *cli_doc_input(struct cli_doc *d);
-
-/* The path as messages show it: "<stdin>" for "-", and every control or bidi character
- * escaped (\x1b, \u202e), so a file name cannot drive the terminal. */
-const char *cli_shown(const char *path, char *buf, size_t cap);
-/* "tracedoc CMD: msg", wrapped at 100 columns, every control in msg escaped. */
-void cli_error(const char *cmd, const char *msg);
-/* "tracedoc: cannot write PATH: why (errno e)", the path shown as above. */
-void cli_cannot_write(const char *path, int e);
 
 /* What d is by its "schema" (kind TD_SNIFF_SCHEMA): 1 when it is one of the NULL-ended
  * schemas; else 0 with msg naming what it is and what is read here ("its schema is

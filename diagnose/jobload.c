@@ -284,9 +284,3 @@ int jobin_load(const struct job_inputs *in, int jobs, struct td_config *cfg, str
 		return EXIT_USAGE;
 	return worst;
 }
-
-int jobin_default_jobs(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 && n < 1024 ? (int)n : 1;
-}

@@ -34,7 +34,5 @@ int jobin_summarize(const char *path, struct td_config *cfg, struct td_summary *
  * read, EXIT_USAGE when the ranks do not make one job (err says why). */
 int jobin_load(const struct job_inputs *in, int jobs, struct td_config *cfg, struct td_job *j,
 	       char **warnings, size_t *nwarnings, struct td_error *err);
-/* The machine's cores: the default for -j. */
-int jobin_default_jobs(void);
 
 #endif

@@ -353,6 +353,34 @@ void out_json_kbool(yajl_gen g, const char *k, int v)
 	out_json_bool(g, v);
 }
 
+void out_json_kstr_or_null(yajl_gen g, const char *k, const char *s)
+{
+	out_json_key(g, k);
+	if (s)
+		out_json_str(g, s);
+	else
+		yajl_gen_null(g);
+}
+
+void out_json_karray(yajl_gen g, const char *k)
+{
+	out_json_key(g, k);
+	yajl_gen_array_open(g);
+}
+
+void out_json_kmap(yajl_gen g, const char *k)
+{
+	out_json_key(g, k);
+	yajl_gen_map_open(g);
+}
+
+void out_json_end(yajl_gen g, FILE *f)
+{
+	yajl_gen_map_close(g);
+	yajl_gen_free(g);
+	fputc('\n', f);
+}
+
 void out_json_kfixed(yajl_gen g, const char *k, double v, int decimals)
 {
 	out_json_key(g, k);

@@ -38,6 +38,14 @@ void out_json_kint(yajl_gen g, const char *k, int64_t v);
 void out_json_kstr(yajl_gen g, const char *k, const char *s);
 void out_json_kbool(yajl_gen g, const char *k, int v);
 void out_json_kfixed(yajl_gen g, const char *k, double v, int decimals);
+/* the key and s, or null when s is NULL */
+void out_json_kstr_or_null(yajl_gen g, const char *k, const char *s);
+/* the key, then an array or a map opened under it */
+void out_json_karray(yajl_gen g, const char *k);
+void out_json_kmap(yajl_gen g, const char *k);
+/* the end of a document out_json_new began with a map: the map closed, g freed, the line
+ * ended on f */
+void out_json_end(yajl_gen g, FILE *f);
 
 /* An output stream: stdout, or a temporary file beside `path` renamed over it on success. */
 struct out_file {

@@ -332,19 +332,16 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kint(g, "host_freed_ns", fd->host_ns);
 		out_json_kint(g, "count", (int64_t)fd->count);
 		if (fd->ranks.len) {
-			out_json_key(g, "ranks");
-			yajl_gen_array_open(g);
+			out_json_karray(g, "ranks");
 			for (j = 0; j < fd->ranks.len; j++)
 				out_json_int(g, TD_VEC_AT(&fd->ranks, int64_t, j));
 			yajl_gen_array_close(g);
 		}
-		out_json_key(g, "where");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "where");
 		for (j = 0; j < fd->where.len; j++)
 			out_json_str(g, TD_VEC_AT(&fd->where, char *, j));
 		yajl_gen_array_close(g);
-		out_json_key(g, "evidence");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "evidence");
 		for (j = 0; j < fd->evidence.len; j++) {
 			const struct td_evidence *e = &TD_VEC_AT(&fd->evidence, struct td_evidence, j);
 			yajl_gen_map_open(g);
@@ -354,8 +351,7 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
-		out_json_key(g, "values");
-		yajl_gen_map_open(g);
+		out_json_kmap(g, "values");
 		for (j = 0; j < fd->values.len; j++) {
 			const struct td_value *v = &TD_VEC_AT(&fd->values, struct td_value, j);
 			out_json_key(g, v->key);
@@ -368,6 +364,12 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 	yajl_gen_array_close(g);
 }
 
+
+/* A value of the text report's header: after its 9-column label, wrapped at 100 columns. */
+static void wrap_at_9(FILE *f, const char *s)
+{
+	out_text_wrap(f, s, 9, 9, 100);
+}
 
 void render_text(FILE *f, const struct render_ctx *rc)
 {
@@ -394,13 +396,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			fprintf(f, " of %lld", (long long)t->world_size);
 	}
 	fputc('\n', f);
-	{
-		char cx[512];
-		td_context_line(t, &a->ctx, cx, sizeof(cx));
-		fputs("context  ", f);
-		out_text_wrap(f, cx, 9, 9, 100);
-		fputc('\n', f);
-	}
+	render_context_line(f, t, &a->ctx, "context  ", wrap_at_9, "\n");
 	if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
@@ -478,13 +474,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		out_md(f, t->partial_msg);
 		fputs("\n\n", f);
 	}
-	{
-		char cx[512];
-		td_context_line(t, &a->ctx, cx, sizeof(cx));
-		fputs("Context: ", f);
-		out_md(f, cx);
-		fputs("\n\n", f);
-	}
+	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
 	if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
@@ -535,14 +525,24 @@ void render_md(FILE *f, const struct render_ctx *rc)
 
 /* --- JSON -------------------------------------------------------------------------------- */
 
+void render_context_line(FILE *f, const struct td_trace *t, const struct td_context *c,
+			 const char *label, void (*esc)(FILE *, const char *), const char *end)
+{
+	char cx[512];
+
+	td_context_line(t, c, cx, sizeof(cx));
+	fputs(label, f);
+	esc(f, cx);
+	fputs(end, f);
+}
+
 void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c)
 {
 	char line[512];
 	int k;
 
 	td_context_line(t, c, line, sizeof(line));
-	out_json_key(g, "context");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "context");
 	out_json_kstr(g, "line", line);
 	out_json_kstr(g, "vendor", td_vendor_name(c->vendor));
 	out_json_kstr(g, "device", c->device ? td_trace_name(t, c->device) : "");
@@ -564,15 +564,13 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 	out_json_kstr(g, "data_loader", c->on & TD_ON_LOADER_MAIN ? "main process"
 		      : c->on & TD_ON_LOADER_WORKERS ? "workers" : "");
 	out_json_kbool(g, "pin_memory", !!(c->on & TD_ON_PIN_MEMORY));
-	out_json_key(g, "collectives");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "collectives");
 	for (k = 0; k < TD_COLL_NKINDS; k++)
 		if (c->coll[k])
 			out_json_str(g, td_coll_kind_name((enum td_coll_kind)k));
 	yajl_gen_array_close(g);
 	/* what the groups' descriptions name, then what the collectives' pattern implies */
-	out_json_key(g, "parallelism");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "parallelism");
 	for (k = TD_PAR_DP; k < TD_PAR_NKINDS; k++) {
 		if (!((c->par | c->par_inferred) & (1u << k)))
 			continue;
@@ -600,8 +598,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	window_of(a, &ws, &we);
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.report/1");
-	out_json_key(g, "trace");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "trace");
 	out_json_kstr(g, "path", rc->path);
 	out_json_kint(g, "events", (int64_t)t->n_trace_events);
 	out_json_kbool(g, "partial", t->partial);
@@ -610,8 +607,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "dropped_records", t->dropped_records);
 	yajl_gen_map_close(g);
 	render_context_json(g, t, &a->ctx);
-	out_json_key(g, "window");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "window");
 	out_json_kint(g, "start_ns", ws);
 	out_json_kint(g, "end_ns", we);
 	out_json_kint(g, "duration_ns", we - ws);
@@ -621,12 +617,10 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "warmup_steps", (int64_t)a->warm_steps);
 	out_json_kint(g, "warmup_ns", a->warm_end - a->warm_start);
 	yajl_gen_map_close(g);
-	out_json_key(g, "summary");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "summary");
 	out_json_kfixed(g, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0, 6);
 	out_json_kint(g, "gpu_idle_ns", idle);
-	out_json_key(g, "idle_by_cause");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "idle_by_cause");
 	for (i = 0; i < nrows; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "cause", td_cause_id(rows[i].cause));
@@ -636,8 +630,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (i = 0; i < a->ndev; i++) {
 		const struct td_dev_analysis *d = &a->dev[i];
 		int64_t w = d->win_end - d->win_start;
@@ -651,8 +644,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		out_json_kfixed(g, "busy_fraction", w ? (double)d->busy_ns / (double)w : 0.0, 6);
 		out_json_kint(g, "kernels", (int64_t)d->kernels);
 		out_json_kint(g, "small_kernels", (int64_t)d->small_kernels);
-		out_json_key(g, "idle");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "idle");
 		for (j = 0; j < d->idle.len && j < 20; j++) {
 			const struct td_idle_item *it = &TD_VEC_AT(&d->idle, struct td_idle_item, j);
 			yajl_gen_map_open(g);
@@ -667,8 +659,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	yajl_gen_array_close(g);
 	if (rc->replay) { /* what the replayed savings stand on */
 		const struct td_rp_report *rp = rc->replay;
-		out_json_key(g, "replay");
-		yajl_gen_map_open(g);
+		out_json_kmap(g, "replay");
 		out_json_kint(g, "device", rc->a->dev[rp->device].device);
 		out_json_kint(g, "steps", (int64_t)rp->nsteps);
 		out_json_kint(g, "window_measured_ns", rp->window_measured_ns);
@@ -680,8 +671,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	}
 	out_json_key(g, "findings");
 	render_findings_json(g, rc->r);
-	out_json_key(g, "suppressed");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "suppressed");
 	for (i = 0; i < rc->r->suppressed.len; i++) {
 		const struct td_finding *fd = &TD_VEC_AT(&rc->r->suppressed, struct td_finding, i);
 		yajl_gen_map_open(g);
@@ -693,8 +683,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	}
 	yajl_gen_array_close(g);
 	if (rc->m) {
-		out_json_key(g, "metrics");
-		yajl_gen_map_open(g);
+		out_json_kmap(g, "metrics");
 		for (i = 0; i < rc->m->n; i++) {
 			if (!rc->m->m[i].present)
 				continue;
@@ -706,7 +695,5 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		}
 		yajl_gen_map_close(g);
 	}
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

@@ -33,5 +33,9 @@ void render_json(FILE *f, const struct render_ctx *rc);
 /* "context": what the run is (fixes/context.h), into an open JSON object */
 #include "fixes/context.h"
 void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c);
+/* The context's line (td_context_line) after label, escaped for the format by esc, then end:
+ * how the text, md and html reports state it. */
+void render_context_line(FILE *f, const struct td_trace *t, const struct td_context *c,
+			 const char *label, void (*esc)(FILE *, const char *), const char *end);
 
 #endif

@@ -71,47 +71,74 @@ static void why_line(FILE *f, const struct td_diff *d, size_t i, int md)
 	}
 }
 
+/* The verdict, then the rows that make up most of the change: text, or Markdown when md. */
+static void why_lines(FILE *f, const struct td_diff *d, int md)
+{
+	char line[1600];
+	size_t i;
+
+	verdict(line, sizeof(line), d);
+	if (md) {
+		out_md(f, line);
+		fputs("\n\n", f);
+	} else {
+		out_text_wrap(f, line, 0, 2, 100);
+		fputc('\n', f);
+	}
+	for (i = 0; i < d->nwhy; i++)
+		why_line(f, d, i, md);
+}
+
 static const char *unit(const struct td_diff *d)
 {
 	return d->base.steps && d->cur.steps ? "per step" : "per window";
 }
 
-void render_diff_text(FILE *f, const struct diff_ctx *c)
+/* A labelled duration row: BASE x, CURRENT y and the change, with its percentage when
+ * with_pct; text columns, or a Markdown table's row when md. */
+static void dur_row(FILE *f, int md, const char *label, int64_t x, int64_t y, int with_pct)
 {
+	char b[4][48];
+
+	fprintf(f, md ? "| %s | %s | %s | %s%s |\n" : "%-22s %12s %12s  %s%s\n", label,
+		td_fmt_dur(b[0], sizeof(b[0]), x), td_fmt_dur(b[1], sizeof(b[1]), y),
+		sdur(b[2], sizeof(b[2]), y - x), with_pct ? pct(b[3], sizeof(b[3]), x, y) : "");
+}
+
+/* The idle of each cause on both sides, a row each (the causes idle on neither left out). */
+static void idle_rows(FILE *f, int md, const struct td_diff *d)
+{
+	char label[128];
+	size_t k;
+
+	for (k = 0; k < CAUSE_COUNT; k++) {
+		int64_t x = d->base.idle_ns_per_step[k], y = d->cur.idle_ns_per_step[k];
+		if (!x && !y)
+			continue;
+		snprintf(label, sizeof(label), "%s%s", md ? "idle: " : "  ",
+			 td_cause_id((enum td_cause)k));
+		dur_row(f, md, label, x, y, 0);
+	}
+}
+
+void render_diff_text(FILE *f, const void *ctx)
+{
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
-	char b[6][48], line[1600];
-	size_t i, k;
+	char line[1600];
 	struct table_view v;
 
 	snprintf(line, sizeof(line), "tracedoc diff: BASE %s, CURRENT %s", c->base_path, c->cur_path);
 	out_text_wrap(f, line, 0, 2, 100);
 	fprintf(f, "\n\n%-22s %12s %12s  %s\n", "", "BASE", "CURRENT", "change");
 	fprintf(f, "%-22s %12zu %12zu\n", "steps", d->base.steps, d->cur.steps);
-	fprintf(f, "%-22s %12s %12s  %s%s\n", "median step",
-		td_fmt_dur(b[0], sizeof(b[0]), d->base.step_median_ns),
-		td_fmt_dur(b[1], sizeof(b[1]), d->cur.step_median_ns),
-		sdur(b[2], sizeof(b[2]), d->cur.step_median_ns - d->base.step_median_ns),
-		pct(b[3], sizeof(b[3]), d->base.step_median_ns, d->cur.step_median_ns));
-	fprintf(f, "%-22s %12s %12s  %s%s\n", d->base.steps && d->cur.steps ? "GPU busy per step"
-		: "GPU busy", td_fmt_dur(b[0], sizeof(b[0]), d->base.busy_ns_per_step),
-		td_fmt_dur(b[1], sizeof(b[1]), d->cur.busy_ns_per_step),
-		sdur(b[2], sizeof(b[2]), d->cur.busy_ns_per_step - d->base.busy_ns_per_step),
-		pct(b[3], sizeof(b[3]), d->base.busy_ns_per_step, d->cur.busy_ns_per_step));
+	dur_row(f, 0, "median step", d->base.step_median_ns, d->cur.step_median_ns, 1);
+	dur_row(f, 0, d->base.steps && d->cur.steps ? "GPU busy per step" : "GPU busy",
+		d->base.busy_ns_per_step, d->cur.busy_ns_per_step, 1);
 	fputc('\n', f);
-	verdict(line, sizeof(line), d);
-	out_text_wrap(f, line, 0, 2, 100);
-	fputc('\n', f);
-	for (i = 0; i < d->nwhy; i++)
-		why_line(f, d, i, 0);
+	why_lines(f, d, 0);
 	fprintf(f, "\nGPU idle by cause, %s:\n", unit(d));
-	for (k = 0; k < CAUSE_COUNT; k++) {
-		int64_t x = d->base.idle_ns_per_step[k], y = d->cur.idle_ns_per_step[k];
-		if (!x && !y)
-			continue;
-		fprintf(f, "  %-20s %12s %12s  %s\n", td_cause_id((enum td_cause)k),
-			td_fmt_dur(b[0], sizeof(b[0]), x), td_fmt_dur(b[1], sizeof(b[1]), y),
-			sdur(b[2], sizeof(b[2]), y - x));
-	}
+	idle_rows(f, 0, d);
 	fputc('\n', f);
 	memset(&v, 0, sizeof(v));
 	v.top = c->top;
@@ -120,11 +147,11 @@ void render_diff_text(FILE *f, const struct diff_ctx *c)
 	render_table_text(f, &d->rows, &v);
 }
 
-void render_diff_md(FILE *f, const struct diff_ctx *c)
+void render_diff_md(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
-	char b[6][48], line[1600];
-	size_t i, k;
+	char line[1600];
 	struct table_view v;
 
 	fputs("### tracedoc diff: BASE ", f);
@@ -133,37 +160,21 @@ void render_diff_md(FILE *f, const struct diff_ctx *c)
 	out_md(f, c->cur_path);
 	fputs("\n\n| | BASE | CURRENT | change |\n|---|---:|---:|---:|\n", f);
 	fprintf(f, "| steps | %zu | %zu | |\n", d->base.steps, d->cur.steps);
-	fprintf(f, "| median step | %s | %s | %s%s |\n",
-		td_fmt_dur(b[0], sizeof(b[0]), d->base.step_median_ns),
-		td_fmt_dur(b[1], sizeof(b[1]), d->cur.step_median_ns),
-		sdur(b[2], sizeof(b[2]), d->cur.step_median_ns - d->base.step_median_ns),
-		pct(b[3], sizeof(b[3]), d->base.step_median_ns, d->cur.step_median_ns));
-	fprintf(f, "| GPU busy %s | %s | %s | %s |\n", unit(d),
-		td_fmt_dur(b[0], sizeof(b[0]), d->base.busy_ns_per_step),
-		td_fmt_dur(b[1], sizeof(b[1]), d->cur.busy_ns_per_step),
-		sdur(b[2], sizeof(b[2]), d->cur.busy_ns_per_step - d->base.busy_ns_per_step));
-	for (k = 0; k < CAUSE_COUNT; k++) {
-		int64_t x = d->base.idle_ns_per_step[k], y = d->cur.idle_ns_per_step[k];
-		if (!x && !y)
-			continue;
-		fprintf(f, "| idle: %s | %s | %s | %s |\n", td_cause_id((enum td_cause)k),
-			td_fmt_dur(b[0], sizeof(b[0]), x), td_fmt_dur(b[1], sizeof(b[1]), y),
-			sdur(b[2], sizeof(b[2]), y - x));
-	}
-	verdict(line, sizeof(line), d);
+	dur_row(f, 1, "median step", d->base.step_median_ns, d->cur.step_median_ns, 1);
+	snprintf(line, sizeof(line), "GPU busy %s", unit(d));
+	dur_row(f, 1, line, d->base.busy_ns_per_step, d->cur.busy_ns_per_step, 0);
+	idle_rows(f, 1, d);
 	fputs("\n", f);
-	out_md(f, line);
-	fputs("\n\n", f);
-	for (i = 0; i < d->nwhy; i++)
-		why_line(f, d, i, 1);
+	why_lines(f, d, 1);
 	fputc('\n', f);
 	memset(&v, 0, sizeof(v));
 	v.top = c->top;
 	render_table_md(f, &d->rows, &v);
 }
 
-void render_diff_csv(FILE *f, const struct diff_ctx *c)
+void render_diff_csv(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	struct table_view v;
 
 	memset(&v, 0, sizeof(v));
@@ -180,8 +191,7 @@ static void side_json(yajl_gen g, const struct td_diff_side *s)
 	out_json_kint(g, "step_median_ns", s->step_median_ns);
 	out_json_kint(g, "window_ns", s->window_ns);
 	out_json_kint(g, "gpu_busy_ns_per_step", s->busy_ns_per_step);
-	out_json_key(g, "idle_ns_per_step");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "idle_ns_per_step");
 	for (k = 0; k < CAUSE_COUNT; k++) {
 		out_json_key(g, td_cause_id((enum td_cause)k));
 		out_json_int(g, s->idle_ns_per_step[k]);
@@ -190,8 +200,9 @@ static void side_json(yajl_gen g, const struct td_diff_side *s)
 	yajl_gen_map_close(g);
 }
 
-void render_diff_json(FILE *f, const struct diff_ctx *c)
+void render_diff_json(FILE *f, const void *ctx)
 {
+	const struct diff_ctx *c = ctx;
 	const struct td_diff *d = c->d;
 	const struct td_table *t = &d->rows;
 	yajl_gen g = out_json_new(f);
@@ -213,7 +224,5 @@ void render_diff_json(FILE *f, const struct diff_ctx *c)
 	yajl_gen_array_close(g);
 	out_json_kint(g, "why_change_ns", d->why_ns);
 	render_table_rows_json(g, t, n);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

@@ -15,9 +15,11 @@ struct diff_ctx {
 	int wide;
 };
 
-void render_diff_text(FILE *f, const struct diff_ctx *c);
-void render_diff_md(FILE *f, const struct diff_ctx *c);
-void render_diff_json(FILE *f, const struct diff_ctx *c);
-void render_diff_csv(FILE *f, const struct diff_ctx *c);
+/* ctx: a struct diff_ctx; untyped so that the command picks one by format from a table
+ * (cli_write_by). */
+void render_diff_text(FILE *f, const void *ctx);
+void render_diff_md(FILE *f, const void *ctx);
+void render_diff_json(FILE *f, const void *ctx);
+void render_diff_csv(FILE *f, const void *ctx);
 
 #endif

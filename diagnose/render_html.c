@@ -460,13 +460,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	fputs("<h1>tracedoc diagnose: <code>", f);
 	html_text(f, rc->path);
 	fputs("</code></h1>\n<p>", f);
-	{
-		char cx[512];
-		td_context_line(t, &a->ctx, cx, sizeof(cx));
-		fputs("<b>Context:</b> ", f);
-		html_text(f, cx);
-		fputs("<br>", f);
-	}
+	render_context_line(f, t, &a->ctx, "<b>Context:</b> ", html_text, "<br>");
 	fprintf(f, "%llu events", (unsigned long long)t->n_trace_events); /* as stats counts them */
 	if (t->rank >= 0)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);

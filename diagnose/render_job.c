@@ -26,6 +26,24 @@ static const char *cause_of(const struct td_summary *s)
 	return s->top_cause >= 0 ? td_cause_id((enum td_cause)s->top_cause) : "-";
 }
 
+/* A rank's figures after its rank (and device): steps, median step, busy, top idle cause,
+ * collectives, waiting in them, exposed, data loading, syncs per step; text columns, or the
+ * rest of a Markdown row when md. */
+static void rank_figures(FILE *f, const struct td_job_row *w, int md)
+{
+	const struct td_summary *s = w->s;
+	char b[5][32];
+
+	fprintf(f, md ? " %llu | %s | %.1f%% | %s | %s | %s | %s | %s | %.2f |\n"
+		   : "%5llu %11s %5.1f%%  %-11.11s %11s %9s %9s %9s %6.2f\n",
+		(unsigned long long)s->steps,
+		s->steps ? td_fmt_dur(b[0], sizeof(b[0]), s->step_median_ns) : "-",
+		100.0 * busy_of(s), cause_of(s), td_fmt_dur(b[1], sizeof(b[1]), s->comm_ns),
+		td_fmt_dur(b[2], sizeof(b[2]), w->wait_ns),
+		td_fmt_dur(b[3], sizeof(b[3]), s->exposed_ns),
+		td_fmt_dur(b[4], sizeof(b[4]), s->dataloader_ns), s->syncs_per_step);
+}
+
 /* the devices, once: "8 x Tesla V100" when they agree */
 static void devices_line(FILE *f, const struct td_job *j, int md)
 {
@@ -118,7 +136,6 @@ static void problems_text(FILE *f, const struct td_job *j)
 void render_job_text(FILE *f, const struct td_job *j, int color)
 {
 	size_t r;
-	char b[6][32];
 
 	fprintf(f, "tracedoc diagnose: a job of %zu rank%s", j->n, j->n == 1 ? "" : "s");
 	if (j->world_size > 0)
@@ -134,15 +151,8 @@ void render_job_text(FILE *f, const struct td_job *j, int color)
 	fprintf(f, "\n%5s %5s %11s %6s  %-11s %11s %9s %9s %9s %6s\n", "rank", "steps", "median step",
 		"busy", "top idle", "collectives", "waiting", "exposed", "data load", "syncs");
 	for (r = 0; r < j->n; r++) {
-		const struct td_job_row *w = &j->rows[r];
-		const struct td_summary *s = w->s;
-		fprintf(f, "%5lld %5llu %11s %5.1f%%  %-11.11s %11s %9s %9s %9s %6.2f\n",
-			(long long)w->rank, (unsigned long long)s->steps,
-			s->steps ? td_fmt_dur(b[0], sizeof(b[0]), s->step_median_ns) : "-",
-			100.0 * busy_of(s), cause_of(s), td_fmt_dur(b[1], sizeof(b[1]), s->comm_ns),
-			td_fmt_dur(b[2], sizeof(b[2]), w->wait_ns),
-			td_fmt_dur(b[3], sizeof(b[3]), s->exposed_ns),
-			td_fmt_dur(b[4], sizeof(b[4]), s->dataloader_ns), s->syncs_per_step);
+		fprintf(f, "%5lld ", (long long)j->rows[r].rank);
+		rank_figures(f, &j->rows[r], 0);
 	}
 	fputc('\n', f);
 	render_findings_text(f, &j->report, color);
@@ -151,7 +161,7 @@ void render_job_text(FILE *f, const struct td_job *j, int color)
 void render_job_md(FILE *f, const struct td_job *j)
 {
 	size_t r, i;
-	char b[6][32], buf[4096];
+	char buf[4096];
 
 	fprintf(f, "### tracedoc: a job of %zu rank%s, %zu finding%s\n\n", j->n, j->n == 1 ? "" : "s",
 		j->report.findings.len, j->report.findings.len == 1 ? "" : "s");
@@ -181,17 +191,11 @@ void render_job_md(FILE *f, const struct td_job *j)
 	      "top idle cause | collectives | waiting in them | exposed | data loading | syncs/step |\n"
 	      "|---|---|---|---|---|---|---|---|---|---|---|\n", f);
 	for (r = 0; r < j->n; r++) {
-		const struct td_job_row *w = &j->rows[r];
-		const struct td_summary *s = w->s;
-		fprintf(f, "| %lld | ", (long long)w->rank);
+		const struct td_summary *s = j->rows[r].s;
+		fprintf(f, "| %lld | ", (long long)j->rows[r].rank);
 		out_md(f, s->device_name ? s->device_name : "");
-		fprintf(f, " | %llu | %s | %.1f%% | %s | %s | %s | %s | %s | %.2f |\n",
-			(unsigned long long)s->steps,
-			s->steps ? td_fmt_dur(b[0], sizeof(b[0]), s->step_median_ns) : "-",
-			100.0 * busy_of(s), cause_of(s), td_fmt_dur(b[1], sizeof(b[1]), s->comm_ns),
-			td_fmt_dur(b[2], sizeof(b[2]), w->wait_ns),
-			td_fmt_dur(b[3], sizeof(b[3]), s->exposed_ns),
-			td_fmt_dur(b[4], sizeof(b[4]), s->dataloader_ns), s->syncs_per_step);
+		fputs(" |", f);
+		rank_figures(f, &j->rows[r], 1);
 	}
 	fputs("\n</details>\n\n", f);
 	render_findings_md(f, &j->report);
@@ -207,13 +211,11 @@ void render_job_json(FILE *f, const struct td_job *j)
 	out_json_kint(g, "world_size", j->world_size);
 	out_json_kint(g, "steps", (int64_t)j->steps);
 	out_json_kint(g, "window_ns", j->window_ns);
-	out_json_key(g, "collectives");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "collectives");
 	out_json_kint(g, "matched", (int64_t)j->matched);
 	out_json_kint(g, "unmatched", (int64_t)j->unmatched);
 	yajl_gen_map_close(g);
-	out_json_key(g, "ranks");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "ranks");
 	for (r = 0; r < j->n; r++) {
 		const struct td_job_row *w = &j->rows[r];
 		const struct td_summary *s = w->s;
@@ -243,15 +245,13 @@ void render_job_json(FILE *f, const struct td_job *j)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "missing");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "missing");
 	for (i = 0; i < j->missing.len; i++)
 		out_json_int(g, TD_VEC_AT(&j->missing, int64_t, i));
 	yajl_gen_array_close(g);
 	out_json_key(g, "missing_count"); /* "missing" lists the first TD_JOB_MISSING_LISTED */
 	out_json_int(g, (int64_t)j->missing_count);
-	out_json_key(g, "errors");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "errors");
 	for (i = 0; i < j->errors.len; i++) {
 		const struct td_job_error *e = &TD_VEC_AT(&j->errors, struct td_job_error, i);
 		yajl_gen_map_open(g);
@@ -262,8 +262,7 @@ void render_job_json(FILE *f, const struct td_job *j)
 	yajl_gen_array_close(g);
 	out_json_key(g, "findings");
 	render_findings_json(g, &j->report);
-	out_json_key(g, "metrics");
-	yajl_gen_map_open(g);
+	out_json_kmap(g, "metrics");
 	for (i = 0; i < j->metrics.n; i++) {
 		if (!j->metrics.m[i].present)
 			continue;
@@ -271,13 +270,11 @@ void render_job_json(FILE *f, const struct td_job *j)
 		out_json_fixed(g, j->metrics.m[i].value, j->metrics.m[i].kind == MK_FRACTION ? 6 : 3);
 	}
 	yajl_gen_map_close(g);
-	out_json_key(g, "high");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "high");
 	for (i = 0; i < j->metrics.nhigh; i++)
 		out_json_str(g, j->metrics.high[i]);
 	yajl_gen_array_close(g);
-	out_json_key(g, "suppressed");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "suppressed");
 	for (i = 0; i < j->metrics.nsuppressed; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "rule", j->metrics.suppressed[i]);
@@ -285,7 +282,5 @@ void render_job_json(FILE *f, const struct td_job *j)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

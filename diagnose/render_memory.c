@@ -49,8 +49,9 @@ static void spark(FILE *f, const struct td_mem_view *v)
 	(void)shown;
 }
 
-void render_memory_text(FILE *f, const struct mem_ctx *c)
+void render_memory_text(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
 	size_t k, i;
 	char b[8][40], title[1200];
@@ -124,8 +125,9 @@ void render_memory_text(FILE *f, const struct mem_ctx *c)
 	}
 }
 
-void render_memory_md(FILE *f, const struct mem_ctx *c)
+void render_memory_md(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
 	size_t k, i;
 	char b[8][40];
@@ -189,26 +191,30 @@ void render_memory_md(FILE *f, const struct mem_ctx *c)
 }
 
 /* tracedoc.memory/1's first keys, its object opened */
-static void json_head(yajl_gen g, const char *source, const char *path)
+/* A tracedoc.memory/1 document begun on f: its schema, source and path; the generator the
+ * rest goes to (out_json_end() ends it). */
+static yajl_gen json_head(FILE *f, const char *source, const char *path)
 {
+	yajl_gen g = out_json_new(f);
+
 	yajl_gen_map_open(g);
 	out_json_kstr(g, "schema", "tracedoc.memory/1");
 	out_json_kstr(g, "source", source);
 	out_json_kstr(g, "path", path);
+	return g;
 }
 
-void render_memory_json(FILE *f, const struct mem_ctx *c)
+void render_memory_json(FILE *f, const void *ctx)
 {
+	const struct mem_ctx *c = ctx;
 	const struct td_mem_report *m = c->mem;
-	yajl_gen g = out_json_new(f);
+	yajl_gen g = json_head(f, "trace", c->path);
 	size_t k, i;
 
-	json_head(g, "trace", c->path);
 	out_json_kint(g, "samples", (int64_t)m->samples);
 	out_json_kint(g, "start_ns", m->start);
 	out_json_kint(g, "end_ns", m->end);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (k = 0; k < m->n; k++) {
 		const struct td_mem_view *v = &m->dev[k];
 		yajl_gen_map_open(g);
@@ -228,8 +234,7 @@ void render_memory_json(FILE *f, const struct mem_ctx *c)
 		out_json_kstr(g, "peak_op", v->peak_op);
 		out_json_kstr(g, "peak_frame", v->peak_frame);
 		out_json_kint(g, "peak_step", v->peak_step);
-		out_json_key(g, "steps");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "steps");
 		for (i = 0; i < v->d.nstep; i++) {
 			yajl_gen_map_open(g);
 			out_json_kint(g, "step", v->step_number[i]);
@@ -252,8 +257,7 @@ void render_memory_json(FILE *f, const struct mem_ctx *c)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	out_json_key(g, "findings");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "findings");
 	for (k = 0; c->r && k < c->r->findings.len; k++) {
 		const struct td_finding *fd = &TD_VEC_AT(&c->r->findings, struct td_finding, k);
 		yajl_gen_map_open(g);
@@ -264,9 +268,7 @@ void render_memory_json(FILE *f, const struct mem_ctx *c)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }
 
 /* --- a caching-allocator snapshot -------------------------------------------------------- */
@@ -286,8 +288,27 @@ static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_sna
 	}
 }
 
-void render_snapshot_text(FILE *f, const struct snap_ctx *c)
+/* A row per device of a snapshot: reserved, allocated, entries, peak allocated, ooms; the
+ * text table's columns, or a Markdown table's rows when md. */
+static void snap_devices(FILE *f, const struct td_snapshot *s, int md)
 {
+	char b[4][40];
+	size_t k;
+
+	for (k = 0; k < s->ndev; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		fprintf(f, md ? "| %s | %s | %s | %llu | %s | %zu |\n"
+			   : "%-7s %12s %12s %9llu %16s %6zu\n", dev_name(b[0], sizeof(b[0]), d->device),
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
+			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
+			(unsigned long long)d->events,
+			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
+	}
+}
+
+void render_snapshot_text(FILE *f, const void *ctx)
+{
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
 	size_t k, o;
 	char b[6][40], title[1200], m[1200];
@@ -299,14 +320,7 @@ void render_snapshot_text(FILE *f, const struct snap_ctx *c)
 	fputs("\n\n", f);
 	fprintf(f, "%-7s %12s %12s %9s %16s %6s\n", "device", "reserved", "allocated", "entries",
 		"peak allocated", "ooms");
-	for (k = 0; k < s->ndev; k++) {
-		const struct td_snap_dev *d = &s->dev[k];
-		fprintf(f, "%-7s %12s %12s %9llu %16s %6zu\n", dev_name(b[0], sizeof(b[0]), d->device),
-			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
-			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
-			(unsigned long long)d->events,
-			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
-	}
+	snap_devices(f, s, 0);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		if (d->events && d->peak_entry >= 0)
@@ -358,8 +372,9 @@ static void sites_md(FILE *f, const struct td_snapshot *s, const struct td_snap_
 	}
 }
 
-void render_snapshot_md(FILE *f, const struct snap_ctx *c)
+void render_snapshot_md(FILE *f, const void *ctx)
 {
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
 	size_t k, o;
 	char b[6][40], m[1200];
@@ -368,14 +383,7 @@ void render_snapshot_md(FILE *f, const struct snap_ctx *c)
 	out_md(f, c->path);
 	fputs(" (caching-allocator snapshot)\n\n| device | reserved | allocated | entries | peak "
 	      "allocated | ooms |\n|---|---:|---:|---:|---:|---:|\n", f);
-	for (k = 0; k < s->ndev; k++) {
-		const struct td_snap_dev *d = &s->dev[k];
-		fprintf(f, "| %s | %s | %s | %llu | %s | %zu |\n", dev_name(b[0], sizeof(b[0]), d->device),
-			td_fmt_bytes(b[1], sizeof(b[1]), (double)d->reserved),
-			td_fmt_bytes(b[2], sizeof(b[2]), (double)d->allocated),
-			(unsigned long long)d->events,
-			d->events ? td_fmt_bytes(b[3], sizeof(b[3]), (double)d->peak) : "-", d->nooms);
-	}
+	snap_devices(f, s, 1);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		fprintf(f, "\n**%s at %s** (%s)\n\n", dev_name(b[0], sizeof(b[0]), d->device),
@@ -412,16 +420,15 @@ static void sites_json(yajl_gen g, const struct td_snapshot *s, const struct td_
 	yajl_gen_array_close(g);
 }
 
-void render_snapshot_json(FILE *f, const struct snap_ctx *c)
+void render_snapshot_json(FILE *f, const void *ctx)
 {
+	const struct snap_ctx *c = ctx;
 	const struct td_snapshot *s = c->snap;
-	yajl_gen g = out_json_new(f);
+	yajl_gen g = json_head(f, "snapshot", c->path);
 	size_t k, o;
 
-	json_head(g, "snapshot", c->path);
 	out_json_kbool(g, "history", s->has_traces);
-	out_json_key(g, "devices");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "devices");
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		yajl_gen_map_open(g);
@@ -438,8 +445,7 @@ void render_snapshot_json(FILE *f, const struct snap_ctx *c)
 		out_json_kint(g, "peak_time_us", d->peak_time_us);
 		out_json_key(g, "peak_sites");
 		sites_json(g, s, d->top, d->ntop);
-		out_json_key(g, "ooms");
-		yajl_gen_array_open(g);
+		out_json_karray(g, "ooms");
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
 			yajl_gen_map_open(g);
@@ -458,7 +464,5 @@ void render_snapshot_json(FILE *f, const struct snap_ctx *c)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

@@ -20,11 +20,13 @@ struct snap_ctx {
 	const struct td_snapshot *snap;
 };
 
-void render_memory_text(FILE *f, const struct mem_ctx *c);
-void render_memory_md(FILE *f, const struct mem_ctx *c);
-void render_memory_json(FILE *f, const struct mem_ctx *c);
-void render_snapshot_text(FILE *f, const struct snap_ctx *c);
-void render_snapshot_md(FILE *f, const struct snap_ctx *c);
-void render_snapshot_json(FILE *f, const struct snap_ctx *c);
+/* ctx: a struct mem_ctx for render_memory_*, a struct snap_ctx for render_snapshot_*; untyped
+ * so that the command picks one by format from a table (cli_write_by). */
+void render_memory_text(FILE *f, const void *ctx);
+void render_memory_md(FILE *f, const void *ctx);
+void render_memory_json(FILE *f, const void *ctx);
+void render_snapshot_text(FILE *f, const void *ctx);
+void render_snapshot_md(FILE *f, const void *ctx);
+void render_snapshot_json(FILE *f, const void *ctx);
 
 #endif

@@ -410,8 +410,7 @@ void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n)
 	size_t r, c;
 
 	out_json_kint(g, "rows_total", (int64_t)t->nrows);
-	out_json_key(g, "rows");
-	yajl_gen_array_open(g);
+	out_json_karray(g, "rows");
 	for (r = 0; r < n; r++) {
 		yajl_gen_map_open(g);
 		for (c = 0; c < t->ncols; c++) {
@@ -447,7 +446,5 @@ void render_table_json(FILE *f, const struct td_table *t, const struct table_vie
 			out_json_str(g, t->meta[m].s);
 	}
 	render_table_rows_json(g, t, n);
-	yajl_gen_map_close(g);
-	yajl_gen_free(g);
-	fputc('\n', f);
+	out_json_end(g, f);
 }

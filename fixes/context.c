@@ -568,6 +568,15 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	elem_loop_of(t, c);
 }
 
+/* The frameworks the context line names, in its order. */
+static const struct {
+	uint32_t on;
+	const char *name;
+} frameworks[] = {
+	{TD_ON_DDP, "DDP"}, {TD_ON_FSDP, "FSDP"}, {TD_ON_TORCHREC, "torchrec"},
+	{TD_ON_DEEPSPEED, "DeepSpeed"}, {TD_ON_MEGATRON, "Megatron"}, {TD_ON_DEEPEP, "DeepEP"},
+};
+
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
 		     size_t cap)
 {
@@ -587,18 +596,9 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", %s", td_run_name(c->run));
 	if (c->engine)
 		ADD(", %s", td_engine_name(c->engine));
-	if (c->on & TD_ON_DDP)
-		ADD(", DDP");
-	if (c->on & TD_ON_FSDP)
-		ADD(", FSDP");
-	if (c->on & TD_ON_TORCHREC)
-		ADD(", torchrec");
-	if (c->on & TD_ON_DEEPSPEED)
-		ADD(", DeepSpeed");
-	if (c->on & TD_ON_MEGATRON)
-		ADD(", Megatron");
-	if (c->on & TD_ON_DEEPEP)
-		ADD(", DeepEP");
+	for (k = 0; k < (int)(sizeof(frameworks) / sizeof(frameworks[0])); k++)
+		if (c->on & frameworks[k].on)
+			ADD(", %s", frameworks[k].name);
 	for (k = 0; k < TD_COLL_NKINDS; k++)
 		if (c->coll[k])
 			ADD(", %s", td_coll_kind_name((enum td_coll_kind)k));
