@@ -633,6 +633,19 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "between runs (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR on persistent storage; "
 	 "TORCHINDUCTOR_FX_GRAPH_CACHE=1) and mark dynamic dimensions "
 	 "(torch._dynamo.mark_dynamic) to avoid recompiles."},
+	{TD_FIX_WARMUP_CAPTURE, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
+	 " This trace records the engine capturing its @GRAPHS@ at start-up, one per batch size: "
+	 "the forward passes run under capture, their kernels only recorded, so nothing here is "
+	 "the serving loop. Profile requests sent after the server reports ready; to shorten "
+	 "start-up, capture fewer sizes (compilation_config's cudagraph_capture_sizes)."},
+	{TD_FIX_WARMUP_CAPTURE, ANY_V, ANY_R, SGLANG, 0, 0, -1, 0,
+	 " This trace records the engine capturing its @GRAPHS@ at start-up, one per batch size: "
+	 "the forward passes run under capture, their kernels only recorded, so nothing here is "
+	 "the serving loop. Profile requests sent after the server reports ready; to shorten "
+	 "start-up, capture fewer sizes (--cuda-graph-max-bs, or the sizes with --cuda-graph-bs)."},
+	{TD_FIX_WARMUP_CAPTURE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 " This trace records @GRAPHS@ being captured: the work runs under capture, its kernels "
+	 "only recorded, once. Profile the iterations that replay the graphs after capture."},
 	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, VLLM | SGLANG, 0, 0, -1, 0,
 	 " The engine creates its contexts and handles once, at start-up: time and profile "
 	 "requests sent after the server reports ready."},

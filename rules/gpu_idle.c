@@ -360,6 +360,23 @@ static void graph_region(const struct td_replay *g, struct td_finding *f, uint32
 	td_finding_edit(f, &ed);
 }
 
+/* The start-up spans of host thread tr (warm calls, graph captures), sorted and merged, into
+ * *out; their count. */
+static size_t warm_spans(const struct td_analysis *a, uint32_t tr, struct td_interval **out)
+{
+	const struct td_trace *t = a->t;
+	struct td_interval *v = td_malloc((a->nwarm_ev + 1) * sizeof(*v));
+	size_t i, n = 0;
+
+	for (i = 0; i < a->nwarm_ev; i++)
+		if (td_trace_track_of(t, a->warm_ev[i]) == tr) {
+			const struct td_event *e = td_trace_ev(t, a->warm_ev[i]);
+			v[n++] = (struct td_interval){e->ts, td_ev_end(e)};
+		}
+	*out = v;
+	return td_iv_merge(v, n);
+}
+
 static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 {
 	const struct td_whatif *w = td_an_whatif(a);
@@ -367,7 +384,8 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 	const struct td_trace *t = a->t;
 	const struct td_replay *g;
 	uint32_t tr, k, first, n, r0 = TD_NONE, last = 0, nl = 0, id = 0, *region;
-	size_t i, step0 = 0;
+	size_t i, step0 = 0, nwarm, iw = 0;
+	struct td_interval *warm;
 
 	if (!w || dv->host_track == TD_NONE || w->g.track_first[dv->host_track] == TD_NONE)
 		return;
@@ -378,10 +396,15 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 	region = td_malloc((n + 1) * sizeof(*region));
 	for (k = 0; k < n; k++)
 		region[k] = TD_NONE;
+	nwarm = warm_spans(a, tr, &warm);
 	for (k = first; k <= first + n; k++) {
 		const struct td_event *e = k < first + n ? td_rp_event(g, k) : NULL;
 		unsigned c = e ? td_an_class(a, e->name) : 0;
 		int in = e && e->ts >= dv->host_start && e->ts < dv->host_end;
+		/* start-up (a graph being captured, a first call) is no loop to capture */
+		while (e && iw < nwarm && warm[iw].end <= e->ts)
+			iw++;
+		in = in && !(iw < nwarm && warm[iw].start <= e->ts);
 		size_t step = e ? td_an_step_of(a, e->ts) : SIZE_MAX;
 		/* a device-to-device copy or a memset that does not wait is captured too */
 		int dev_copy = e && td_whatif_capturable(w, k);
@@ -432,6 +455,7 @@ static void graph_edits(struct td_analysis *a, struct td_finding *f, size_t d)
 		}
 	}
 	free(region);
+	free(warm);
 }
 
 /* Writes f's fix; returns the catalogue's mechanism it took the fix from, or -1. */

@@ -202,6 +202,10 @@ static void run(struct td_analysis *a, struct td_report *r)
 				o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s",
 						      td_fix_text(&a->ctx, TD_FIX_WARMUP_COMPILE, -1, NULL,
 								  part, sizeof(part)));
+			if ((kinds & K_CAPTURE) && o < sizeof(fix))
+				o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s",
+						      td_fix_text(&a->ctx, TD_FIX_WARMUP_CAPTURE, -1, NULL,
+								  part, sizeof(part)));
 			if ((kinds & K_CALL) && o < sizeof(fix))
 				snprintf(fix + o, sizeof(fix) - o, "%s",
 					 td_fix_text(&a->ctx, TD_FIX_WARMUP_CALLS, -1, NULL, part,
