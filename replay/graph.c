@@ -370,6 +370,8 @@ static void mark_copies(struct td_replay *g, const uint8_t *role, struct td_vec 
 	}
 }
 
+#define POST_MIN_NS 500000
+
 static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *tails,
 		       struct td_vec *plain_copy)
 {
@@ -393,15 +395,37 @@ static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *
 		else
 			push_i64(&plain_wait, td_ev_dur(e));
 	}
-	g->tail = median_vec(tails, 0);
-	if (g->tail < 0)
-		g->tail = 0;
+	{ /* the tail of a plain return: the median, again without the waits that worked on
+	   * past it (below), where some did */
+		size_t n = tails->len, m;
+		int64_t *all = td_malloc((n + 1) * sizeof(*all)), med;
+		memcpy(all, tails->data, n * sizeof(*all));
+		med = median_vec(tails, 0); /* reorders and empties tails */
+		for (m = 0; m < n; m++)
+			if (all[m] <= med + POST_MIN_NS)
+				push_i64(tails, all[m]);
+		g->tail = tails->len < n ? median_vec(tails, med) : med;
+		tails->len = 0;
+		if (g->tail < 0)
+			g->tail = 0;
+		free(all);
+	}
 	g->wait_cost = median_vec(&plain_wait, 5000);
 	g->copy_cost = median_vec(plain_copy, 5000);
-	/* a call that waited costs what one that did not wait costs, plus the wait */
+	/* a call that waited costs what one that did not wait costs, plus the wait; a wait that
+	 * ran on more than POST_MIN_NS past its op's end and the tail did its own work after it,
+	 * kept (hipfree-mi300x: hipFree takes 1-70 ms once the device is idle, the caching
+	 * allocator off) */
 	for (k = 0; k < g->nhost; k++)
-		if ((g->fl[k] & TD_RPF_WAITS) && end_of(g, g->src[k]) > ts_of(g, (uint32_t)k))
+		if ((g->fl[k] & TD_RPF_WAITS) && end_of(g, g->src[k]) > ts_of(g, (uint32_t)k)) {
+			int64_t post = end_of(g, (uint32_t)k) - end_of(g, g->src[k]) - g->tail;
 			g->fl[k] |= TD_RPF_OWNCOST;
+			if (role[td_rp_event(g, (uint32_t)k)->name] == TD_RP_WAIT &&
+			    post > POST_MIN_NS) {
+				g->fl[k] |= TD_RPF_POST;
+				td_rp_add_side(&g->posts, (uint32_t)k, TD_NONE, post, 0);
+			}
+		}
 	td_vec_free(&plain_wait);
 }
 
@@ -596,6 +620,7 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	g->delays = td_calloc(DELAYS_KEEP, sizeof(*g->delays));
 	td_vec_init(&g->xs, sizeof(struct td_rp_side));
 	td_vec_init(&g->extras, sizeof(struct td_rp_side));
+	td_vec_init(&g->posts, sizeof(struct td_rp_side));
 	td_vec_init(&g->engine, sizeof(struct td_rp_side));
 	td_vec_init(&g->gates, sizeof(struct td_rp_side));
 	for (i = 0; i < ntr; i++) {
@@ -670,6 +695,7 @@ void td_replay_free(struct td_replay *g)
 	free(g->delays);
 	td_vec_free(&g->xs);
 	td_vec_free(&g->extras);
+	td_vec_free(&g->posts);
 	td_vec_free(&g->engine);
 	td_vec_free(&g->gates);
 	memset(g, 0, sizeof(*g));

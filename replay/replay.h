@@ -78,6 +78,7 @@ enum td_rp_role {
 #define TD_RPF_QUEUE 0x4000  /* host: a launch that waits (src) for a slot in its device's full
 			      * launch queue, not for GPU work it needs (a fix that stops waits
 			      * leaves it) */
+#define TD_RPF_POST 0x8000   /* host: a wait that works on after the GPU is done (g->posts) */
 
 /* A side-table entry, by node: an edge into its start from ref after v ns (w: the lane gap
  * that replaces the measured one, TD_RP_NOGAP for none), or a start delay v. */
@@ -138,6 +139,9 @@ struct td_replay {
 	struct td_vec gates;       /* struct td_rp_side: a start no earlier than v (a DataLoader
 				    * worker's batch ready), unless an edit drops the host time of
 				    * the wait that began at w; by node (td_replay_gate) */
+	struct td_vec posts;       /* struct td_rp_side: the work a wait call does after its wait
+				    * (v), beyond the usual tail, by node: a cudaFree / hipFree
+				    * releasing memory once the device is idle */
 	int64_t tail;              /* median from the awaited op's end to a wait call's end */
 	int64_t wait_cost, copy_cost; /* what a sync, a copy call costs when it does not wait */
 	int64_t unexplained_ns;    /* sum of the start delays nothing in the trace explains */

@@ -127,6 +127,8 @@ int64_t td_rp_end(const struct td_replay *g, const struct td_rp_times *r, uint32
 		if (oe != NONE_T && oe + tail > v)
 			v = oe + tail;
 	}
+	if ((g->fl[k] & TD_RPF_POST) && !(r->flag[k] & F_COST)) /* its work after the wait */
+		v += td_rp_side_of(&g->posts, k)->v;
 	return v;
 }
 

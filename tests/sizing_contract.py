@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The sizing contract, on every real trace in ../shared/traces, the bundled fixtures and the
+generated before/after pairs: what diagnose and whatif promise must be a saving a replay can
+give, on the window it is measured against.
+- every finding: 0 <= saving <= the window (est_savings_fraction <= 1), the same in whatif;
+- a replayed saving more than 2x away from the time its mechanism holds (the GPU idle it
+  claims plus the GPU time it removes; for a fix that frees the host, that host time too)
+  says why in a where line (one of the sizing's explanations);
+- whatif's fixes together save at most the window and at least the largest single fix.
+usage: sizing_contract.py TRACEDOC SOURCE_DIR [GEN_TRACE]"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TD, SRC = sys.argv[1], sys.argv[2]
+GEN = sys.argv[3] if len(sys.argv) > 3 else None
+SHARED = os.path.join(SRC, "..", "shared", "traces")
+# where lines that say why a replayed saving is far from what the mechanism holds: the
+# sizing's own words (sizing/whatif.c, the rules' bound texts)
+WHY = ("replayed with", "once the host's", "the rest is", "beside the GPU", "off the critical",
+       "the freed time", "holds the step", "after the fix")
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL " + msg)
+
+
+def run(*args):
+    r = subprocess.run([TD] + list(args), capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        fail(f"{' '.join(args)}: exit {r.returncode}: {r.stderr.strip()[:200]}")
+        return None
+    return json.loads(r.stdout)
+
+
+def check(path):
+    name = os.path.basename(path)
+    d = run("diagnose", "--format", "json", path)
+    w = run("whatif", "--format", "json", path)
+    if d is None or w is None:
+        return 0
+    window = d["window"]["duration_ns"]
+    n = 0
+    for f in d["findings"]:
+        s, fr = f.get("est_savings_ns", 0), f.get("est_savings_fraction", 0)
+        n += 1
+        if s < 0 or (window and s > window * 1.0001) or fr > 1.0001:
+            fail(f"{name}: {f['rule']} saves {s} ns ({fr:.1%}) of a {window} ns window")
+        # what the mechanism holds: the GPU time the finding claims (idle it explains, busy
+        # time it removes), and up to the host time its fix frees besides
+        lo = f.get("gpu_idle_ns", 0) + f.get("gpu_busy_ns", 0)
+        hi = lo + f.get("host_freed_ns", 0)
+        if f.get("sizing") in ("replay", "bound") and hi > 0 and s > 0.01 * window and \
+                (s > 2 * hi or 2 * s < lo):
+            if not any(any(k in line for k in WHY) for line in f.get("where", [])):
+                fail(f"{name}: {f['rule']} saves {s / 1e6:.1f} ms; its mechanism holds "
+                     f"{lo / 1e6:.1f} ms of GPU time and frees {(hi - lo) / 1e6:.1f} ms of "
+                     f"host time; no where line says why")
+    fixes = w.get("fixes", [])
+    wm = w.get("window_replayed_ns") or w.get("window_measured_ns") or 0
+    for x in fixes:
+        if x["saves_ns"] < 0 or (wm and x["saves_ns"] > wm):
+            fail(f"{name}: whatif {x['rule']} saves {x['saves_ns']} of {wm}")
+    t = w.get("together")
+    if t and fixes:
+        best = max(x["saves_ns"] for x in fixes)
+        if t["saves_ns"] > wm or t["saves_ns"] < best * 0.99:
+            fail(f"{name}: together {t['saves_ns']} ns, the largest alone {best}, window {wm}")
+    return n
+
+
+def main():
+    paths = sorted(glob.glob(os.path.join(SRC, "fixtures", "*.json*")) +
+                   glob.glob(os.path.join(SRC, "fixtures", "rules", "*.json")))
+    if os.path.isdir(SHARED):
+        paths += sorted(glob.glob(os.path.join(SHARED, "*.json*")))
+    else:
+        print("SKIPPED: the real traces: ../shared/traces is absent")
+    with tempfile.TemporaryDirectory() as tmp:
+        if GEN:
+            for i, opts in enumerate((["--workers-us", "3000"], ["--items", "4"],
+                                      ["--pageable"], ["--allocs", "8"],
+                                      ["--launch-loop", "200"], ["--allreduce-mb", "64"],
+                                      ["--side-copies", "4", "--consumer-wait"])):
+                out = os.path.join(tmp, f"gen{i}.json")
+                r = subprocess.run([GEN, "--steps", "20", "-o", out] + opts,
+                                   capture_output=True, text=True)
+                if r.returncode == 0:
+                    paths.append(out)
+        n = sum(check(p) for p in paths)
+    print(f"sizing contract: {len(paths)} traces, {n} findings")
+    print(f"{n - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
