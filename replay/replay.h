@@ -314,5 +314,9 @@ int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, ui
  * to's image and the end of the last GPU op launched in it. */
 int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 			 int64_t from, int64_t to);
+/* The time the GPU ops of device `device` (its id) launched in that window are busy in r, within
+ * the window's image: their union (r NULL: as measured). */
+int64_t td_replay_busy(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
+		       int64_t from, int64_t to, int32_t device);
 
 #endif

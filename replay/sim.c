@@ -497,3 +497,43 @@ int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r,
 	}
 	return b - a;
 }
+
+int64_t td_replay_busy(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
+		       int64_t from, int64_t to, int32_t device)
+{
+	const struct td_trace *t = g->t;
+	int64_t a = td_replay_map(g, r, track, from);
+	int64_t b = a + td_replay_window(g, r, track, from, to), sum = 0;
+	struct td_vec v;
+	size_t i, n;
+
+	td_vec_init(&v, sizeof(struct td_interval));
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		uint32_t f = g->track_first[i], k;
+		if (f == TD_NONE || !tr->is_gpu || tr->device != device)
+			continue;
+		for (k = f; k < f + g->track_count[i]; k++) {
+			uint32_t h = g->src[k];
+			int64_t s, e, lts;
+			if (h == TD_NONE || (r && (r->flag[k] & F_REMOVED)))
+				continue;
+			lts = td_rp_event(g, h)->ts;
+			if (lts < from || lts >= to)
+				continue;
+			s = td_rp_start(g, r, k);
+			e = td_rp_end(g, r, k);
+			if (s == NONE_T || e == NONE_T)
+				continue;
+			s = s > a ? s : a;
+			e = e < b ? e : b;
+			if (e > s)
+				*(struct td_interval *)td_vec_push(&v) = (struct td_interval){s, e};
+		}
+	}
+	n = td_iv_merge(v.data, v.len);
+	for (i = 0; i < n; i++)
+		sum += TD_VEC_AT(&v, struct td_interval, i).end - TD_VEC_AT(&v, struct td_interval, i).start;
+	td_vec_free(&v);
+	return sum;
+}

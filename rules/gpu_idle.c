@@ -358,6 +358,8 @@ static void graph_region(const struct td_replay *g, struct td_finding *f, uint32
 	for (k = r0; k <= last; k++)
 		region[k - g->track_first[ed.track]] = id;
 	td_finding_edit(f, &ed);
+	if (ed.to - ed.from > launch) /* the host time the graph takes off the step */
+		f->host_ns += ed.to - ed.from - launch;
 }
 
 /* The start-up spans of host thread tr (warm calls, graph captures), sorted and merged, into

@@ -35,6 +35,7 @@ struct ctx {
 	size_t nev;
 	struct td_claims claims;
 	struct td_vec edits;       /* struct td_rp_edit: each run fused, for the replay */
+	int64_t launch_ns;         /* the launch calls fusion removes: all but each run's first */
 };
 
 /* What the launching op chain says about a run: optimizer, zero_grad, DDP's reducer. */
@@ -90,13 +91,17 @@ static void on_run(void *vc, const struct td_small_run *run)
 		if (*opt)
 			snprintf(c->g[site].opt, sizeof(c->g[site].opt), "%s", opt);
 	}
-	/* the gaps between the run's kernels are what fusion or a graph removes */
+	/* the gaps between the run's kernels are what fusion or a graph removes, and the
+	 * launches of all its kernels but the first */
 	for (k = run->first; k <= run->last && k < tr->first + tr->count; k++) {
 		const struct td_event *e = td_trace_ev(t, k);
+		uint32_t kl;
 		if (e->kind != TD_K_KERNEL)
 			continue;
 		if (prev_end != INT64_MIN && e->ts > prev_end)
 			td_claims_add(&c->claims, prev_end, e->ts, CAUSE_COUNT, site);
+		if (prev_end != INT64_MIN && (kl = td_trace_launch(t, k)) != TD_NONE)
+			c->launch_ns += td_ev_dur(td_trace_ev(t, kl));
 		if (td_ev_end(e) > prev_end)
 			prev_end = td_ev_end(e);
 	}
@@ -180,6 +185,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			td_finding_edit(f, &TD_VEC_AT(&c.edits, struct td_rp_edit, k));
 		td_vec_free(&c.edits);
 		f->count = c.kernels;
+		f->host_ns = c.launch_ns; /* fused, the launches go: the host is freed that much */
 		td_finding_title(f, "%llu of %llu kernels are small (< %s); %llu of them run back to "
 				 "back in %llu launch-bound run%s, with %s of GPU idle between them",
 				 (unsigned long long)dv->small_kernels, (unsigned long long)dv->kernels,

@@ -168,13 +168,15 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	{
 		const struct td_whatif *w = td_an_whatif(a);
 		const struct td_rp_dev *rd = w ? &w->g.dev[td_whatif_dev_index(a, d)] : NULL;
-		if (rd && rd->pinned[0] > 0 && pg.pinned < pg.time - pg.time / 20) /* 5% or more */
+		if (rd && rd->pinned[0] > 0 && pg.pinned < pg.time - pg.time / 20) { /* 5% or more */
+			f->busy_ns = pg.time - pg.pinned; /* the GPU time the pinned rate removes */
 			td_finding_where(f, "from pinned memory: %s of those copies in %s, at %.1f GB/s "
 					 "(%s)", td_fmt_dur(b1, sizeof(b1), pg.time),
 					 td_fmt_dur(b2, sizeof(b2), pg.pinned),
 					 (double)rd->pinned[0] / 1000.0,
 					 (rd->pinned_measured & 1) ? "the trace's pinned copies"
 					 : "the device's host link, from a table");
+		}
 	}
 	if (longest != SIZE_MAX && u[longest].copy != TD_NONE) {
 		const struct td_event *e = td_trace_ev(t, u[longest].copy);

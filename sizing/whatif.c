@@ -482,6 +482,43 @@ static void bounded(struct td_finding *f, int64_t b)
 	f->bound_ns = b;
 }
 
+/* A replayed saving less than half the GPU time its finding holds (and 1% of the window or
+ * more) says what holds the step once the fix is in: the window replayed with it, and how busy
+ * the GPU is there - its own work, or idle behind what the fix does not touch. */
+static void explain_short(struct td_analysis *a, struct td_finding **fs, size_t n)
+{
+	struct td_rp_times r;
+	char b1[32], b2[32];
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < n; i++) {
+		struct td_finding *f = fs[i];
+		int d = td_an_dev_index(a, f->device);
+		const struct td_dev_analysis *dv;
+		int64_t held = f->idle_ns + f->busy_ns, w0, w1, busy;
+		if (!f->replayed || f->after || d < 0 || 2 * f->replay_ns >= held)
+			continue;
+		w0 = a->whatif->base_win[d];
+		if (w0 <= 0 || f->replay_ns * 100 < w0)
+			continue;
+		w1 = td_whatif_window_in(a, (size_t)d, NULL, 0, f->edits.data, f->edits.len, &r);
+		if (w1 <= 0)
+			continue;
+		dv = &a->dev[d];
+		busy = td_replay_busy(&a->whatif->g, &r, td_whatif_step_track(a, (size_t)d),
+				      dv->host_start, dv->host_end, dv->device);
+		td_finding_where(f, "replayed, the window shrinks by %s of the %s of GPU time it holds: "
+				 "after the fix the GPU is busy %.0f%% of it, %s",
+				 td_fmt_dur(b1, sizeof(b1), f->replay_ns), td_fmt_dur(b2, sizeof(b2), held),
+				 100.0 * (double)busy / (double)w1, 10 * busy >= 9 * w1
+				 ? "its own work then holds the step"
+				 : "the rest of its idle held by what the fix does not touch (the host's "
+				   "other work, a wait, another stream)");
+	}
+	td_rp_times_free(&r);
+}
+
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
 {
 	struct size_job j;
@@ -564,6 +601,8 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	if (a->whatif->ok)
 		size_after_loader(a, &j);
 	free(j.task);
+	if (a->whatif->ok)
+		explain_short(a, fs, n);
 }
 
 void td_whatif_early(struct td_analysis *a, const struct td_finding *f)
