@@ -245,6 +245,18 @@ void out_md(FILE *f, const char *s)
 	}
 }
 
+const char *out_markup_entity(unsigned char c, int xml)
+{
+	switch (c) {
+	case '&': return "&amp;";
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '"': return "&quot;";
+	case '\'': return xml ? "&apos;" : "&#39;";
+	default: return NULL;
+	}
+}
+
 size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n)
 {
 	size_t k = p[0] < 0x80 ? 1 : td_utf8_seq(p, n);
