@@ -5,36 +5,13 @@
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 
-static int c0(void *c)
-{
-	(void)c;
-	return 1;
-}
+#include "parser/yajl_ignore.h"
 
-static int cb(void *c, int b)
-{
-	(void)c;
-	(void)b;
-	return 1;
-}
-
-static int cn(void *c, const char *s, size_t n)
-{
-	(void)c;
-	(void)s;
-	(void)n;
-	return 1;
-}
-
-static int cs(void *c, const unsigned char *s, size_t n)
-{
-	(void)c;
-	(void)s;
-	(void)n;
-	return 1;
-}
-
-static const yajl_callbacks cbs = {c0, cb, NULL, NULL, cn, cs, c0, cs, c0, c0, c0};
+static const yajl_callbacks cbs = {
+	td_yajl_ignore, td_yajl_ignore_bool, NULL, NULL, td_yajl_ignore_number,
+	td_yajl_ignore_string, td_yajl_ignore, td_yajl_ignore_string, td_yajl_ignore,
+	td_yajl_ignore, td_yajl_ignore,
+};
 
 int main(void)
 {

@@ -54,24 +54,37 @@ int td_utf8_valid(const char *s, size_t n)
 	return 1;
 }
 
-char *td_utf8_fix(const char *s)
+size_t td_utf8_fix_into(char *out, const char *s, size_t n, const char *drop)
 {
-	size_t n = strlen(s), i = 0, o = 0;
-	char *r = td_malloc(n * 3 + 1);
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
 
 	while (i < n) {
-		size_t k = td_utf8_seq((const unsigned char *)s + i, n - i);
+		size_t k;
+		if (drop && p[i] && strchr(drop, p[i])) {
+			i++;
+			continue;
+		}
+		k = td_utf8_seq(p + i, n - i);
 		if (k) {
-			memcpy(r + o, s + i, k);
+			memcpy(out + o, s + i, k);
 			o += k;
 			i += k;
 		} else {
-			memcpy(r + o, "\xef\xbf\xbd", 3);
+			memcpy(out + o, "\xef\xbf\xbd", 3);
 			o += 3;
 			i++;
 		}
 	}
-	r[o] = '\0';
+	return o;
+}
+
+char *td_utf8_fix(const char *s)
+{
+	size_t n = strlen(s);
+	char *r = td_malloc(n * 3 + 1);
+
+	r[td_utf8_fix_into(r, s, n, NULL)] = '\0';
 	return r;
 }
 

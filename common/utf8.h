@@ -13,6 +13,9 @@ size_t td_utf8_seq(const unsigned char *s, size_t n);
 
 /* A malloc'd copy of s with each byte that starts no valid sequence replaced by U+FFFD. */
 char *td_utf8_fix(const char *s);
+/* s[0..n) into out (room for n * 3 bytes) as td_utf8_fix has it, every byte in drop (a
+ * string, NULL: none) left out; no NUL added. Returns the length written. */
+size_t td_utf8_fix_into(char *out, const char *s, size_t n, const char *drop);
 
 /* The code point of the k-byte sequence at p when it must not reach a terminal raw: a C1
  * control (U+0080-U+009F: U+009B is a CSI) or a bidi control (U+061C, U+200E-U+200F,

@@ -460,13 +460,11 @@ static void xml(FILE *f, const char *s)
 	size_t n = strlen(s), i = 0;
 
 	while (i < n) {
-		switch (p[i]) {
-		case '&': fputs("&amp;", f); i++; continue;
-		case '<': fputs("&lt;", f); i++; continue;
-		case '>': fputs("&gt;", f); i++; continue;
-		case '"': fputs("&quot;", f); i++; continue;
-		case '\'': fputs("&apos;", f); i++; continue;
-		default: break;
+		const char *e = out_markup_entity(p[i], 1);
+		if (e) {
+			fputs(e, f);
+			i++;
+			continue;
 		}
 		if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\t') {
 			i++;

@@ -245,6 +245,18 @@ void out_md(FILE *f, const char *s)
 	}
 }
 
+const char *out_markup_entity(unsigned char c, int xml)
+{
+	switch (c) {
+	case '&': return "&amp;";
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '"': return "&quot;";
+	case '\'': return xml ? "&apos;" : "&#39;";
+	default: return NULL;
+	}
+}
+
 size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n)
 {
 	size_t k = p[0] < 0x80 ? 1 : td_utf8_seq(p, n);
@@ -282,32 +294,17 @@ void out_json_key(yajl_gen g, const char *k)
 
 void out_json_str(yajl_gen g, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, o = 0;
+	static const char marks[] = {TD_NAME_OPEN, TD_NAME_CLOSE, '\0'};
+	size_t n = strlen(s), o;
 	char *buf;
 
 	if (td_utf8_valid(s, n) && !strchr(s, TD_NAME_OPEN) && !strchr(s, TD_NAME_CLOSE)) {
-		yajl_gen_string(g, p, n);
+		yajl_gen_string(g, (const unsigned char *)s, n);
 		return;
 	}
 	/* drop the name marks; replace each invalid byte by U+FFFD so the output stays valid JSON */
 	buf = td_malloc(n * 3 + 1);
-	while (i < n) {
-		size_t k = td_utf8_seq(p + i, n - i);
-		if (p[i] == TD_NAME_OPEN || p[i] == TD_NAME_CLOSE) {
-			i++;
-			continue;
-		}
-		if (k) {
-			memcpy(buf + o, p + i, k);
-			o += k;
-			i += k;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
+	o = td_utf8_fix_into(buf, s, n, marks);
 	yajl_gen_string(g, (const unsigned char *)buf, o);
 	free(buf);
 }

@@ -18,6 +18,10 @@ void out_md(FILE *f, const char *s);
 /* Writes the UTF-8 character at p (n bytes left), U+FFFD for an invalid byte, or a C1 or bidi
  * control as \uNNNN (common/utf8.h); returns the bytes consumed. */
 size_t out_utf8_char(FILE *f, const unsigned char *p, size_t n);
+/* The entity c is written as in HTML or XML text and attribute values: &amp; &lt; &gt; &quot;
+ * and for ' &apos; (xml) or &#39; (HTML, which had no &apos; before HTML5); NULL when c stands
+ * for itself. */
+const char *out_markup_entity(unsigned char c, int xml);
 /* Writes s with control bytes and invalid UTF-8 shown as \xNN, cut to max characters with
  * "..." (max 0 = no limit); marked names are shortened in the middle to fit. */
 void out_text_name(FILE *f, const char *s, size_t max);

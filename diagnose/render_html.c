@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/fmt.h"
+#include "diagnose/out.h"
 #include "diagnose/render_table.h"
 #include "job/job.h"
 #include "analysis/analysis.h"
@@ -41,17 +42,15 @@ void html_text(FILE *f, const char *s)
 	while (*p) {
 		size_t n = 1, k;
 		unsigned char c = *p;
+		const char *e = out_markup_entity(c, 0);
 		if (c == 0x1e || c == 0x1f) { /* a name's marks */
 			p++;
 			continue;
 		}
-		switch (c) {
-		case '&': fputs("&amp;", f); p++; continue;
-		case '<': fputs("&lt;", f); p++; continue;
-		case '>': fputs("&gt;", f); p++; continue;
-		case '"': fputs("&quot;", f); p++; continue;
-		case '\'': fputs("&#39;", f); p++; continue;
-		default: break;
+		if (e) {
+			fputs(e, f);
+			p++;
+			continue;
 		}
 		if (c < 0x20 && c != '\n' && c != '\t') {
 			fputs("\xef\xbf\xbd", f);

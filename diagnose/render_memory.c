@@ -49,6 +49,30 @@ static void spark(FILE *f, const struct td_mem_view *v)
 	(void)shown;
 }
 
+/* Row i of a device's table of what was allocated at each steady step's start (i == nstep: the
+ * row after the last step), as text or as a Markdown table row: the bytes then, and their
+ * change from the row before when both are known (the text leaves out no change). */
+static void step_row(FILE *f, const struct td_mem_view *v, size_t i, int md)
+{
+	int64_t now = v->d.step_alloc[i], prev = i ? v->d.step_alloc[i - 1] : -1;
+	char b[2][40];
+	const char *at = bytes(b[0], sizeof(b[0]), now);
+
+	if (i < v->d.nstep && md)
+		fprintf(f, "| %lld | %s | ", (long long)v->step_number[i], at);
+	else if (md)
+		fprintf(f, "| after the last | %s | ", at);
+	else if (i < v->d.nstep)
+		fprintf(f, "    step %-8lld %12s", (long long)v->step_number[i], at);
+	else
+		fprintf(f, "    %-13s %12s", "after last", at);
+	if (now >= 0 && prev >= 0 && (md || now != prev))
+		fprintf(f, md ? "%s%s |\n" : "  %s%s\n", now >= prev ? "+" : "-",
+			td_fmt_bytes(b[1], sizeof(b[1]), (double)(now >= prev ? now - prev : prev - now)));
+	else
+		fputs(md ? " |\n" : "\n", f);
+}
+
 void render_memory_text(FILE *f, const void *ctx)
 {
 	const struct mem_ctx *c = ctx;
@@ -104,19 +128,8 @@ void render_memory_text(FILE *f, const void *ctx)
 		fputc('\n', f);
 		if (v->d.nstep) {
 			fprintf(f, "  allocated at each steady step's start:\n");
-			for (i = 0; i <= v->d.nstep; i++) {
-				int64_t now = v->d.step_alloc[i], prev = i ? v->d.step_alloc[i - 1] : -1;
-				if (i < v->d.nstep)
-					fprintf(f, "    step %-8lld %12s", (long long)v->step_number[i],
-						bytes(b[2], sizeof(b[2]), now));
-				else
-					fprintf(f, "    %-13s %12s", "after last", bytes(b[2], sizeof(b[2]), now));
-				if (now >= 0 && prev >= 0 && now != prev)
-					fprintf(f, "  %s%s", now > prev ? "+" : "-",
-						td_fmt_bytes(b[3], sizeof(b[3]),
-							     (double)(now > prev ? now - prev : prev - now)));
-				fputc('\n', f);
-			}
+			for (i = 0; i <= v->d.nstep; i++)
+				step_row(f, v, i, 0);
 		}
 	}
 	if (c->r && c->r->findings.len) {
@@ -168,20 +181,8 @@ void render_memory_md(FILE *f, const void *ctx)
 		fprintf(f, "\n<details><summary>%s: allocated at each step's start</summary>\n\n"
 			   "| step | allocated | change |\n|---|---:|---:|\n",
 			dev_name(b[0], sizeof(b[0]), v->d.device));
-		for (i = 0; i <= v->d.nstep; i++) {
-			int64_t now = v->d.step_alloc[i], prev = i ? v->d.step_alloc[i - 1] : -1;
-			if (i < v->d.nstep)
-				fprintf(f, "| %lld | %s | ", (long long)v->step_number[i],
-					bytes(b[2], sizeof(b[2]), now));
-			else
-				fprintf(f, "| after the last | %s | ", bytes(b[2], sizeof(b[2]), now));
-			if (now >= 0 && prev >= 0)
-				fprintf(f, "%s%s |\n", now >= prev ? "+" : "-",
-					td_fmt_bytes(b[3], sizeof(b[3]), (double)(now >= prev ? now - prev
-										     : prev - now)));
-			else
-				fputs(" |\n", f);
-		}
+		for (i = 0; i <= v->d.nstep; i++)
+			step_row(f, v, i, 1);
 		fputs("\n</details>\n", f);
 	}
 	if (c->r && c->r->findings.len) {

@@ -270,79 +270,106 @@ static int next_member(struct td_input *in)
 	return 1;
 }
 
+/* The gzip inflater, ISA-L's or zlib's, as read_gzip drives it. */
+enum { GZ_MORE, GZ_ENDED, GZ_STALL, GZ_BAD }; /* GZ_ENDED: a member ended; GZ_STALL: no
+						 * progress (zlib's Z_BUF_ERROR), no error */
+
 #ifdef TD_HAVE_ISAL
-static ssize_t read_gzip_isal(struct td_input *in, unsigned char *buf, size_t cap,
-			      struct td_error *err)
+static inline void gz_begin(struct td_input *in, unsigned char *buf, size_t *cap)
+{
+	if (*cap > UINT32_MAX)
+		*cap = UINT32_MAX;
+	in->is->next_out = buf;
+	in->is->avail_out = (uint32_t)*cap;
+}
+
+static inline size_t gz_out_left(const struct td_input *in)
+{
+	return in->is->avail_out;
+}
+
+static inline void gz_reset(struct td_input *in)
+{
+	isal_inflate_reset(in->is);
+	in->is->crc_flag = ISAL_GZIP;
+}
+
+/* raw[raw_pos..raw_len) inflated (none left: what the inflater holds), raw_pos and raw_off
+ * moved past what it took; on GZ_BAD, *why says what is wrong */
+static inline int gz_inflate(struct td_input *in, const char **why)
 {
 	struct inflate_state *is = in->is;
+	uint32_t before;
+	int rc;
 
-	if (cap > UINT32_MAX)
-		cap = UINT32_MAX;
-	is->next_out = buf;
-	is->avail_out = (uint32_t)cap;
-	while (is->avail_out == cap) {
-		int rc;
-		uint32_t before;
-
-		if ((rc = fill(in, err)) < 0)
-			return rc;
-		if (in->raw_pos == in->raw_len) {
-			if (!in->z_end) { /* end of input: what the inflater holds, then truncated */
-				is->next_in = in->raw + in->raw_pos;
-				is->avail_in = 0;
-				if (isal_inflate(is) >= 0 && is->avail_out < cap) {
-					if (is->block_state == ISAL_BLOCK_FINISH)
-						in->z_end = 1;
-					break;
-				}
-				in->truncated = 1;
-			}
-			break;
-		}
-		if (in->z_end) { /* another member (concatenated .gz), or the end */
-			if (!next_member(in))
-				break;
-			isal_inflate_reset(is);
-			is->crc_flag = ISAL_GZIP;
-			in->z_end = 0;
-		}
-		is->next_in = in->raw + in->raw_pos;
-		is->avail_in = (uint32_t)(in->raw_len - in->raw_pos);
-		before = is->avail_in;
-		rc = isal_inflate(is);
-		in->raw_off += before - is->avail_in;
-		in->raw_pos = in->raw_len - is->avail_in;
-		if (rc < 0)
-			return td_error_set(err, TD_EIO, "corrupt gzip data near compressed byte %llu: %s",
-					    in->raw_off, rc == ISAL_INCORRECT_CHECKSUM ? "incorrect checksum"
-					    : rc == ISAL_INVALID_WRAPPER ? "incorrect header check"
-					    : "invalid deflate data");
-		if (is->block_state == ISAL_BLOCK_FINISH)
-			in->z_end = 1;
+	is->next_in = in->raw + in->raw_pos;
+	is->avail_in = (uint32_t)(in->raw_len - in->raw_pos);
+	before = is->avail_in;
+	rc = isal_inflate(is);
+	in->raw_off += before - is->avail_in;
+	in->raw_pos = in->raw_len - is->avail_in;
+	if (rc < 0) {
+		*why = rc == ISAL_INCORRECT_CHECKSUM ? "incorrect checksum"
+			: rc == ISAL_INVALID_WRAPPER ? "incorrect header check" : "invalid deflate data";
+		return GZ_BAD;
 	}
-	return (ssize_t)(cap - is->avail_out);
+	return is->block_state == ISAL_BLOCK_FINISH ? GZ_ENDED : GZ_MORE;
+}
+#else
+static inline void gz_begin(struct td_input *in, unsigned char *buf, size_t *cap)
+{
+	in->z.next_out = buf;
+	in->z.avail_out = (uInt)*cap;
+}
+
+static inline size_t gz_out_left(const struct td_input *in)
+{
+	return in->z.avail_out;
+}
+
+static inline void gz_reset(struct td_input *in)
+{
+	inflateReset(&in->z);
+}
+
+static inline int gz_inflate(struct td_input *in, const char **why)
+{
+	size_t before;
+	int rc;
+
+	in->z.next_in = in->raw + in->raw_pos;
+	in->z.avail_in = (uInt)(in->raw_len - in->raw_pos);
+	before = in->z.avail_in;
+	rc = inflate(&in->z, Z_NO_FLUSH);
+	in->raw_off += before - in->z.avail_in;
+	in->raw_pos = in->raw_len - in->z.avail_in;
+	if (rc == Z_STREAM_END)
+		return GZ_ENDED;
+	if (rc == Z_OK)
+		return GZ_MORE;
+	if (rc == Z_BUF_ERROR)
+		return GZ_STALL;
+	*why = in->z.msg ? in->z.msg : "inflate failed";
+	return GZ_BAD;
 }
 #endif
 
-#ifndef TD_HAVE_ISAL
 static ssize_t read_gzip(struct td_input *in, unsigned char *buf, size_t cap,
 			 struct td_error *err)
 {
-	in->z.next_out = buf;
-	in->z.avail_out = (uInt)cap;
-	while (in->z.avail_out == cap) {
+	const char *why = NULL;
+
+	gz_begin(in, buf, &cap);
+	while (gz_out_left(in) == cap) {
 		int rc;
-		size_t before;
 
 		if ((rc = fill(in, err)) < 0)
 			return rc;
 		if (in->raw_pos == in->raw_len) {
 			if (!in->z_end) { /* end of input: what the inflater holds, then truncated */
-				in->z.next_in = in->raw + in->raw_pos;
-				in->z.avail_in = 0;
-				rc = inflate(&in->z, Z_NO_FLUSH);
-				if ((rc == Z_OK || rc == Z_STREAM_END) && in->z.avail_out < cap) {
-					in->z_end = rc == Z_STREAM_END;
+				rc = gz_inflate(in, &why);
+				if ((rc == GZ_MORE || rc == GZ_ENDED) && gz_out_left(in) < cap) {
+					in->z_end = rc == GZ_ENDED;
 					break;
 				}
 				in->truncated = 1;
@@ -352,25 +379,18 @@ static ssize_t read_gzip(struct td_input *in, unsigned char *buf, size_t cap,
 		if (in->z_end) { /* another member (concatenated .gz), or the end */
 			if (!next_member(in))
 				break;
-			inflateReset(&in->z);
+			gz_reset(in);
 			in->z_end = 0;
 		}
-		in->z.next_in = in->raw + in->raw_pos;
-		in->z.avail_in = (uInt)(in->raw_len - in->raw_pos);
-		before = in->z.avail_in;
-		rc = inflate(&in->z, Z_NO_FLUSH);
-		in->raw_off += before - in->z.avail_in;
-		in->raw_pos = in->raw_len - in->z.avail_in;
-		if (rc == Z_STREAM_END) {
-			in->z_end = 1;
-		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+		rc = gz_inflate(in, &why);
+		if (rc == GZ_BAD)
 			return td_error_set(err, TD_EIO, "corrupt gzip data near compressed byte %llu: %s",
-					    in->raw_off, in->z.msg ? in->z.msg : "inflate failed");
-		}
+					    in->raw_off, why);
+		if (rc == GZ_ENDED)
+			in->z_end = 1;
 	}
-	return (ssize_t)(cap - in->z.avail_out);
+	return (ssize_t)(cap - gz_out_left(in));
 }
-#endif
 
 static ssize_t read_zstd(struct td_input *in, unsigned char *buf, size_t cap,
 			 struct td_error *err)
@@ -439,11 +459,7 @@ ssize_t td_input_read(struct td_input *in, void *buf, size_t cap, struct td_erro
 	}
 	switch (in->comp) {
 	case TD_COMP_GZIP:
-#ifdef TD_HAVE_ISAL
-		n = read_gzip_isal(in, buf, cap, err);
-#else
 		n = read_gzip(in, buf, cap, err);
-#endif
 		break;
 	case TD_COMP_ZSTD:
 		n = in->zf ? read_zstd_frames(in, buf, cap, err) : TD_ZF_REST;

@@ -14,6 +14,7 @@
 #include "common/sat.h"
 #include "common/vec.h"
 #include "parser/input.h"
+#include "parser/yajl_ignore.h"
 
 enum ctx {
 	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
@@ -198,19 +199,6 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
-static int cb_null(void *ctx)
-{
-	(void)ctx;
-	return 1;
-}
-
-static int cb_bool(void *ctx, int v)
-{
-	(void)ctx;
-	(void)v;
-	return 1;
-}
-
 static int cb_key(void *ctx, const unsigned char *s, size_t n)
 {
 	struct reader *r = ctx;
@@ -364,7 +352,7 @@ static int cb_end(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	td_yajl_ignore, td_yajl_ignore_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
 

@@ -371,9 +371,10 @@ static inline const char *td_trace_name(const struct td_trace *t, uint32_t id)
  * and td_dev_events_count(t, device) of them (to size a buffer). After finalize. */
 struct td_dev_events {
 	const struct td_trace *t;
-	const uint32_t *tracks; /* NULL: every GPU track of the trace (td_gpu_events_begin) */
+	const uint32_t *tracks; /* NULL: every GPU (or host) track of the trace */
 	size_t ntracks, i;
 	uint32_t k, end;
+	int host; /* the host tracks' events, not the GPU's (td_host_events_begin) */
 };
 static inline void td_dev_events_begin(struct td_dev_events *it, const struct td_trace *t,
 				       int32_t device)
@@ -382,6 +383,7 @@ static inline void td_dev_events_begin(struct td_dev_events *it, const struct td
 	it->tracks = td_trace_device_tracks(t, device, &it->ntracks);
 	it->i = 0;
 	it->k = it->end = 0;
+	it->host = 0;
 }
 /* The same over every device's GPU tracks, in track order. */
 static inline void td_gpu_events_begin(struct td_dev_events *it, const struct td_trace *t)
@@ -391,6 +393,13 @@ static inline void td_gpu_events_begin(struct td_dev_events *it, const struct td
 	it->ntracks = t->tracks.len;
 	it->i = 0;
 	it->k = it->end = 0;
+	it->host = 0;
+}
+/* The same over every host track (the CPU threads'), in track order. */
+static inline void td_host_events_begin(struct td_dev_events *it, const struct td_trace *t)
+{
+	td_gpu_events_begin(it, t);
+	it->host = 1;
 }
 static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
 {
@@ -400,7 +409,7 @@ static inline int td_dev_events_next(struct td_dev_events *it, uint32_t *k)
 			return 0;
 		tr = td_trace_track(it->t, it->tracks ? it->tracks[it->i] : (uint32_t)it->i);
 		it->i++;
-		if (!tr->is_gpu)
+		if (it->host ? tr->is_gpu : !tr->is_gpu)
 			continue;
 		it->k = tr->first;
 		it->end = tr->first + tr->count;

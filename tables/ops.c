@@ -334,8 +334,8 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	const struct td_trace *t = a->t;
 	size_t n = t->events.len, i, tr, ncols;
 	struct ctx c;
-	struct td_dev_events gpu;
-	uint32_t g_ev;
+	struct td_dev_events gpu, host;
+	uint32_t g_ev, e;
 	int64_t *self = td_malloc((n ? n : 1) * sizeof(*self));
 	uint32_t *par = td_malloc((n ? n : 1) * sizeof(*par));
 	uint8_t *fl = td_calloc(n ? n : 1, sizeof(*fl));
@@ -369,34 +369,28 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	td_table_init(out, "tracedoc.ops/1", cols, columns(cols, o, ngpu > 0, mem_host, mem_dev,
 							    0));
 	/* the rows' host events in the window, and the row each is nested in */
-	for (tr = 0; tr < t->tracks.len; tr++) {
-		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e;
-		if (k->is_gpu)
+	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		uint32_t p;
+		fl[e] = 0;
+		par[e] = TD_NONE;
+		set_up(&c, e);
+		if (!row_kind(&c, ev) || ev->ts < c.from || ev->ts >= c.to ||
+		    filtered(&c, ev->name))
 			continue;
-		for (e = k->first; e < k->first + k->count; e++) {
-			const struct td_event *ev = td_trace_ev(t, e);
-			uint32_t p;
-			fl[e] = 0;
-			par[e] = TD_NONE;
-			set_up(&c, e);
-			if (!row_kind(&c, ev) || ev->ts < c.from || ev->ts >= c.to ||
-			    filtered(&c, ev->name))
-				continue;
-			fl[e] = F_ROW;
-			p = row_parent(&c, e);
-			if (p != TD_NONE && (fl[p] & F_ROW)) { /* a parent earlier on this track */
-				par[e] = p;
-				if ((fl[p] & F_NCHILD) != F_NCHILD)
-					fl[p] = (uint8_t)(fl[p] + F_CHILD1);
-			}
+		fl[e] = F_ROW;
+		p = row_parent(&c, e);
+		if (p != TD_NONE && (fl[p] & F_ROW)) { /* a parent earlier on this track */
+			par[e] = p;
+			if ((fl[p] & F_NCHILD) != F_NCHILD)
+				fl[p] = (uint8_t)(fl[p] + F_CHILD1);
 		}
 	}
 	/* key_averages drops a row nested alone in one of its name (EventList._remove_dup_nodes):
 	 * its children and kernels go to the parent, whose own kernels it replaces */
 	for (tr = 0; tr < t->tracks.len; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e, p;
+		uint32_t p;
 		if (k->is_gpu)
 			continue;
 		if (k->is_gpu || o->fold_runtime) /* folded: tracedoc's own table, every op a row */
@@ -412,66 +406,54 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 				par[e] = par[p];
 	}
 	/* each row's group, calls, times and FLOPs */
-	for (tr = 0; tr < t->tracks.len; tr++) {
-		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e;
-		if (k->is_gpu)
+	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		const struct td_op_args *oa;
+		uint32_t name = row_name(&c, e);
+		struct acc *x;
+		c.grp[e] = TD_NONE;
+		if ((fl[e] & (F_ROW | F_DUP)) != F_ROW)
 			continue;
-		for (e = k->first; e < k->first + k->count; e++) {
-			const struct td_event *ev = td_trace_ev(t, e);
-			const struct td_op_args *oa;
-			uint32_t name = row_name(&c, e);
-			struct acc *x;
-			c.grp[e] = TD_NONE;
-			if ((fl[e] & (F_ROW | F_DUP)) != F_ROW)
-				continue;
-			c.grp[e] = group_of(&g, name, extra_of(&c, out, e), ev->kind == TD_K_RUNTIME
-					    ? ROW_RUNTIME : ROW_OP, td_trace_name(t, name));
-			x = &g.acc[c.grp[e]];
-			self[e] = td_ev_dur(ev);
-			x->calls++;
-			x->cpu_total = td_sat_add(x->cpu_total, td_ev_dur(ev));
-			oa = is_op(ev->kind) ? td_trace_op_args(t, e) : NULL;
-			any_dims |= oa && oa->dims;
-			if (x->maybe_flops && oa && oa->dims) {
-				int64_t f = td_op_flops(td_trace_name(t, name), td_trace_name(t, oa->dims),
-							oa->concrete ? td_trace_name(t, oa->concrete) : NULL);
-				if (f >= 0)
-					x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
-			}
-			if (par[e] != TD_NONE)
-				self[par[e]] -= td_ev_dur(ev);
+		c.grp[e] = group_of(&g, name, extra_of(&c, out, e), ev->kind == TD_K_RUNTIME
+				    ? ROW_RUNTIME : ROW_OP, td_trace_name(t, name));
+		x = &g.acc[c.grp[e]];
+		self[e] = td_ev_dur(ev);
+		x->calls++;
+		x->cpu_total = td_sat_add(x->cpu_total, td_ev_dur(ev));
+		oa = is_op(ev->kind) ? td_trace_op_args(t, e) : NULL;
+		any_dims |= oa && oa->dims;
+		if (x->maybe_flops && oa && oa->dims) {
+			int64_t f = td_op_flops(td_trace_name(t, name), td_trace_name(t, oa->dims),
+						oa->concrete ? td_trace_name(t, oa->concrete) : NULL);
+			if (f >= 0)
+				x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
 		}
+		if (par[e] != TD_NONE)
+			self[par[e]] -= td_ev_dur(ev);
 	}
 	if (t->mem.len) {
 		mem[0] = td_calloc(n ? n : 1, sizeof(*mem[0]));
 		mem[1] = td_calloc(n ? n : 1, sizeof(*mem[1]));
 		attribute_memory(&c, mem);
 	}
-	for (tr = 0; tr < t->tracks.len; tr++) {
-		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		uint32_t e;
-		if (k->is_gpu)
+	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) {
+		struct acc *x;
+		uint32_t p = par[e];
+		int d;
+		if (c.grp[e] == TD_NONE)
 			continue;
-		for (e = k->first; e < k->first + k->count; e++) {
-			struct acc *x;
-			uint32_t p = par[e];
-			int d;
-			if (c.grp[e] == TD_NONE)
-				continue;
-			x = &g.acc[c.grp[e]];
-			/* children that overlap (a microsecond clock cuts them so) can take more than
-			 * all: key_averages keeps the negative self time; folded, it is 0 */
-			x->self_cpu += self[e] > 0 || !o->fold_runtime ? self[e] : 0;
-			if (!mem[0])
-				continue;
-			for (d = 0; d < 2; d++) {
-				x->mem[d] = td_sat_add(x->mem[d], mem[d][e]);
-				x->self_mem[d] = td_sat_add(x->self_mem[d], mem[d][e]);
-				if (p != TD_NONE)
-					g.acc[c.grp[p]].self_mem[d] =
-						td_sat_sub(g.acc[c.grp[p]].self_mem[d], mem[d][e]);
-			}
+		x = &g.acc[c.grp[e]];
+		/* children that overlap (a microsecond clock cuts them so) can take more than
+		 * all: key_averages keeps the negative self time; folded, it is 0 */
+		x->self_cpu += self[e] > 0 || !o->fold_runtime ? self[e] : 0;
+		if (!mem[0])
+			continue;
+		for (d = 0; d < 2; d++) {
+			x->mem[d] = td_sat_add(x->mem[d], mem[d][e]);
+			x->self_mem[d] = td_sat_add(x->self_mem[d], mem[d][e]);
+			if (p != TD_NONE)
+				g.acc[c.grp[p]].self_mem[d] =
+					td_sat_sub(g.acc[c.grp[p]].self_mem[d], mem[d][e]);
 		}
 	}
 	/* GPU ops: to the op that launched them and every op around it; rows of their own */
