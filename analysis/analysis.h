@@ -181,6 +181,18 @@ size_t td_an_steps(const struct td_analysis *a);
 /* Orders events ev[0..n) longest first, ties by event index (time order): how a finding's
  * evidence is listed. */
 void td_an_longest_first(const struct td_trace *t, uint32_t *ev, size_t n);
+/* Keeps the cap longest events seen in ev[0..n): e added while there is room, else in place of
+ * the shortest when longer. Returns the new count. */
+size_t td_an_keep_longest(const struct td_trace *t, uint32_t *ev, size_t n, size_t cap,
+			  uint32_t e);
+/* Device index d's compute kernels (not collectives, not ignored) that start in its window,
+ * totalled by name, most time first (ties by name); *out malloc'd. Returns the count. */
+struct td_kernel_total {
+	uint32_t name;
+	int64_t ns;
+	uint64_t calls;
+};
+size_t td_an_kernel_totals(const struct td_analysis *a, size_t d, struct td_kernel_total **out);
 void td_analysis_free(struct td_analysis *a);
 
 static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)

@@ -250,7 +250,6 @@ struct collect_ctx {
 static void collect_piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
 {
 	struct collect_ctx *cc = vc;
-	struct other_piece *p;
 	uint8_t cause;
 	uint32_t what;
 
@@ -259,11 +258,8 @@ static void collect_piece(struct attr *st, void *vc, int64_t from, int64_t to, u
 	classify(st->a, cur, &cause, &what);
 	if (!(cc->accept & (1u << cause)))
 		return;
-	p = td_vec_push(&st->pieces);
-	p->s = from;
-	p->e = to;
-	p->cause = cause;
-	p->what = what;
+	*(struct other_piece *)td_vec_push(&st->pieces) =
+		(struct other_piece){from, to, what, cause};
 }
 
 #define OP_PIECE_LESS(x, y) ((x)->s < (y)->s || ((x)->s == (y)->s && (x)->e < (y)->e))

@@ -34,15 +34,9 @@ void td_claims_free(struct td_claims *c)
 
 void td_claims_add(struct td_claims *c, int64_t from, int64_t to, int cause, uint32_t tag)
 {
-	struct cand *x;
-
 	if (to <= from)
 		return;
-	x = td_vec_push(&c->cand);
-	x->from = from;
-	x->to = to;
-	x->tag = tag;
-	x->cause = cause;
+	*(struct cand *)td_vec_push(&c->cand) = (struct cand){from, to, tag, cause};
 }
 
 /* First segment of dv ending after ts. */

@@ -92,12 +92,19 @@ int64_t td_finding_claim(struct td_analysis *a, struct td_finding *f, size_t d,
 	return got;
 }
 
+/* *text replaced by the formatted string */
+static void set_text(char **text, const char *fmt, va_list ap) TD_PRINTF(2, 0);
+static void set_text(char **text, const char *fmt, va_list ap)
+{
+	free(*text);
+	*text = vfmt(fmt, ap);
+}
+
 void td_finding_title(struct td_finding *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	free(f->title);
-	f->title = vfmt(fmt, ap);
+	set_text(&f->title, fmt, ap);
 	va_end(ap);
 }
 
@@ -125,8 +132,7 @@ void td_finding_fix(struct td_finding *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	free(f->fix);
-	f->fix = vfmt(fmt, ap);
+	set_text(&f->fix, fmt, ap);
 	va_end(ap);
 }
 

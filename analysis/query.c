@@ -173,3 +173,56 @@ void td_an_longest_first(const struct td_trace *t, uint32_t *ev, size_t n)
 		ev[m] = tmp;
 	}
 }
+
+#define KT_NAME_LESS(x, y) ((x)->name < (y)->name)
+TD_DEFINE_SORT(sort_kt_name, struct td_kernel_total, KT_NAME_LESS)
+#define KT_NS_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && (x)->name < (y)->name))
+TD_DEFINE_SORT(sort_kt_ns, struct td_kernel_total, KT_NS_LESS)
+
+size_t td_an_kernel_totals(const struct td_analysis *a, size_t d, struct td_kernel_total **out)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct td_dev_events it;
+	struct td_kernel_total *k;
+	size_t n = 0, m, i, cap = td_dev_events_count(t, dv->device);
+	uint32_t ev;
+
+	k = td_malloc((cap ? cap : 1) * sizeof(*k));
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &ev);) {
+		const struct td_event *e = td_trace_ev(t, ev);
+		if (e->kind != TD_K_KERNEL || e->ts < dv->win_start || e->ts >= dv->win_end ||
+		    (a->name_class[e->name] & (NC_COMM | NC_IGNORE)))
+			continue;
+		k[n++] = (struct td_kernel_total){e->name, td_ev_dur(e), 1};
+	}
+	sort_kt_name(k, n);
+	for (i = 0, m = 0; i < n; i++) {
+		if (m && k[m - 1].name == k[i].name) {
+			k[m - 1].ns += k[i].ns;
+			k[m - 1].calls++;
+		} else {
+			k[m++] = k[i];
+		}
+	}
+	sort_kt_ns(k, m);
+	*out = k;
+	return m;
+}
+
+size_t td_an_keep_longest(const struct td_trace *t, uint32_t *ev, size_t n, size_t cap,
+			  uint32_t e)
+{
+	size_t m = 0, k;
+
+	if (n < cap) {
+		ev[n] = e;
+		return n + 1;
+	}
+	for (k = 1; k < n; k++)
+		if (td_ev_dur(td_trace_ev(t, ev[k])) < td_ev_dur(td_trace_ev(t, ev[m])))
+			m = k;
+	if (td_ev_dur(td_trace_ev(t, e)) > td_ev_dur(td_trace_ev(t, ev[m])))
+		ev[m] = e;
+	return n;
+}

@@ -54,15 +54,6 @@ void td_summary_free(struct td_summary *s)
 
 /* --- from an analysis -------------------------------------------------------------------- */
 
-struct ktot {
-	uint32_t name;
-	int64_t ns;
-	uint64_t calls;
-};
-#define KTOT_NAME_LESS(x, y) ((x)->name < (y)->name)
-TD_DEFINE_SORT(sort_ktot_name, struct ktot, KTOT_NAME_LESS)
-#define KTOT_NS_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && (x)->name < (y)->name))
-TD_DEFINE_SORT(sort_ktot_ns, struct ktot, KTOT_NS_LESS)
 
 struct cstart {
 	int64_t ts;
@@ -130,40 +121,24 @@ static void kernels_and_collectives(struct td_analysis *a, size_t d, struct td_s
 	uint32_t ev;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
-	struct ktot *kt;
+	struct td_kernel_total *kt;
 	struct cstart *cs;
 	uint32_t *seq;
-	size_t nk = 0, nc = 0, cap = 0, i, m;
+	size_t nc = 0, cap = 0, i, m;
 
 	cap = td_dev_events_count(t, dv->device);
-	kt = td_malloc((cap ? cap : 1) * sizeof(*kt));
 	cs = td_malloc((cap ? cap : 1) * sizeof(*cs));
 	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &ev);) {
 		const struct td_event *e = td_trace_ev(t, ev);
 		unsigned cl = td_an_class(a, e->name);
 		if (e->kind != TD_K_KERNEL || (cl & NC_IGNORE) || e->ts < dv->win_start ||
-		    e->ts >= dv->win_end)
+		    e->ts >= dv->win_end || !(cl & NC_COMM))
 			continue;
-		if (cl & NC_COMM) {
-			cs[nc].ts = e->ts;
-			cs[nc++].ev = ev;
-		} else {
-			kt[nk].name = e->name;
-			kt[nk].ns = td_ev_dur(e);
-			kt[nk++].calls = 1;
-		}
+		cs[nc].ts = e->ts;
+		cs[nc++].ev = ev;
 	}
 	/* compute kernels: totals per name, the top ones kept */
-	sort_ktot_name(kt, nk);
-	for (i = 0, m = 0; i < nk; i++) {
-		if (m && kt[m - 1].name == kt[i].name) {
-			kt[m - 1].ns += kt[i].ns;
-			kt[m - 1].calls++;
-		} else {
-			kt[m++] = kt[i];
-		}
-	}
-	sort_ktot_ns(kt, m);
+	m = td_an_kernel_totals(a, d, &kt);
 	for (i = 0; i < m && i < TD_SUMMARY_KERNELS; i++) {
 		struct td_sum_kernel *k = td_vec_push(&s->kernels);
 		char mk[1100];

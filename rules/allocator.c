@@ -98,16 +98,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				}
 			}
 			time += td_ev_dur(e);
-			if (nev < 8) {
-				ev[nev++] = i;
-			} else {
-				size_t m = 0;
-				for (k = 1; k < nev; k++)
-					if (td_ev_dur(td_trace_ev(t, ev[k])) < td_ev_dur(td_trace_ev(t, ev[m])))
-						m = k;
-				if (td_ev_dur(e) > td_ev_dur(td_trace_ev(t, ev[m])))
-					ev[m] = i;
-			}
+			nev = td_an_keep_longest(t, ev, nev, 8, i);
 		}
 		f = td_report_add(r, "allocator", dv->device);
 		td_finding_claim_cause(a, f, d, CAUSE_ALLOC);

@@ -148,16 +148,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			longest = td_ev_dur(e);
 		}
 		/* keep the longest few calls for evidence */
-		if (ntop < 8) {
-			top[ntop++] = i;
-		} else {
-			size_t m = 0;
-			for (k = 1; k < ntop; k++)
-				if (td_ev_dur(td_trace_ev(t, top[k])) < td_ev_dur(td_trace_ev(t, top[m])))
-					m = k;
-			if (td_ev_dur(e) > td_ev_dur(td_trace_ev(t, top[m])))
-				top[m] = i;
-		}
+		ntop = td_an_keep_longest(t, top, ntop, 8, i);
 	}
 	if (!calls || w <= 0 || (double)total < a->params.dataloader_share * (double)w) {
 		td_vec_free(&spans);

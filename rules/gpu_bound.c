@@ -34,16 +34,6 @@
 
 enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
 
-struct kt {
-	uint32_t name;
-	int64_t ns;
-	uint64_t calls;
-	uint8_t cat;
-};
-#define KT_LESS(x, y) ((x)->ns > (y)->ns || ((x)->ns == (y)->ns && (x)->name < (y)->name))
-TD_DEFINE_SORT(sort_kt, struct kt, KT_LESS)
-#define KT_NAME_LESS(x, y) ((x)->name < (y)->name)
-TD_DEFINE_SORT(sort_kt_name, struct kt, KT_NAME_LESS)
 
 static int has(const char *s, const char *p)
 {
@@ -69,7 +59,8 @@ static enum kcat category(const char *n, int tensor_cores)
  * none), as the figure assumes; what that wins is the window's, the host and the launch queue
  * keeping the step where the GPU no longer does. */
 static void replay_edits(struct td_analysis *a, struct td_finding *f,
-			 const struct td_dev_analysis *dv, const struct kt *k, size_t m,
+			 const struct td_dev_analysis *dv, const struct td_kernel_total *k,
+			 const uint8_t *kc, size_t m,
 			 const int64_t *cat_ns)
 {
 	const struct td_trace *t = a->t;
@@ -82,7 +73,7 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 		return;
 	cat = td_calloc(t->names.count + 2, 1);
 	for (i = 0; i < m; i++)
-		cat[k[i].name] = k[i].cat;
+		cat[k[i].name] = kc[i];
 	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		struct td_rp_edit ed;
@@ -99,16 +90,15 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 {
-	struct td_dev_events it;
-	uint32_t e;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	const struct td_device *props = NULL;
 	struct td_interval *comp, *comm;
-	size_t ncomp, ncomm, i, n = 0, m, cap = 0;
+	size_t ncomp, ncomm, i, m;
 	int64_t window = dv->win_end - dv->win_start, busy, cat_ns[K_NCAT] = {0}, save = 0;
 	uint64_t cat_calls[K_NCAT] = {0};
-	struct kt *k = NULL;
+	struct td_kernel_total *k = NULL;
+	uint8_t *kc;
 	int tc, ampere;
 	struct td_finding *f;
 	char b1[32], b2[32], mk[600];
@@ -122,34 +112,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	free(comm);
 	if (window <= 0 || (double)busy < a->params.gpu_bound_busy * (double)window)
 		return;
-	/* compute kernels in the window, totalled by name */
-	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &e);) {
-		const struct td_event *ev = td_trace_ev(t, e);
-		if (ev->kind != TD_K_KERNEL || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
-		    (td_an_class(a, ev->name) & (NC_COMM | NC_IGNORE)))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			k = td_realloc(k, cap * sizeof(*k));
-		}
-		k[n].name = ev->name;
-		k[n].ns = td_ev_dur(ev);
-		k[n++].calls = 1;
-	}
-	sort_kt_name(k, n);
-	for (i = 0, m = 0; i < n; i++) {
-		if (m && k[m - 1].name == k[i].name) {
-			k[m - 1].ns += k[i].ns;
-			k[m - 1].calls++;
-		} else {
-			k[m++] = k[i];
-		}
-	}
-	sort_kt(k, m);
+	/* compute kernels in the window, totalled by name, each in its category */
+	m = td_an_kernel_totals(a, d, &k);
+	kc = td_malloc((m ? m : 1) * sizeof(*kc));
 	for (i = 0; i < m; i++) {
-		k[i].cat = (uint8_t)category(td_trace_name(t, k[i].name), tc);
-		cat_ns[k[i].cat] += k[i].ns;
-		cat_calls[k[i].cat] += k[i].calls;
+		kc[i] = (uint8_t)category(td_trace_name(t, k[i].name), tc);
+		cat_ns[kc[i]] += k[i].ns;
+		cat_calls[kc[i]] += k[i].calls;
 	}
 	/* what a named change wins back */
 	if (cat_ns[K_ELEMENTWISE] * 100 < busy * 15 || cat_calls[K_ELEMENTWISE] < 100)
@@ -177,7 +146,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 			 save ? ": faster kernels are the lever, where the GPU holds the step"
 			      : "; nothing in their names points to a known change");
 	if (save)
-		replay_edits(a, f, dv, k, m, cat_ns);
+		replay_edits(a, f, dv, k, kc, m, cat_ns);
 	{ /* per change, its biggest kernel */
 		static const char *const what[K_NCAT] = {NULL, "FP32 matmul / convolution",
 			"layout transposes", "elementwise", "softmax"};
@@ -185,7 +154,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 		for (c = 1; c < K_NCAT; c++) {
 			if (!cat_ns[c])
 				continue;
-			for (i = 0; i < m && k[i].cat != c; i++)
+			for (i = 0; i < m && kc[i] != c; i++)
 				;
 			td_finding_where(f, "%s: %s in %llu calls, the largest %s", what[c],
 					 td_fmt_dur(b1, sizeof(b1), cat_ns[c]),
@@ -239,6 +208,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 		td_finding_fix(f, "%s", fix);
 	}
 	free(k);
+	free(kc);
 }
 
 static void run(struct td_analysis *a, struct td_report *r)

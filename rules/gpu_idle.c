@@ -149,6 +149,15 @@ TD_DEFINE_SORT(sort_edits, struct td_rp_edit, EDIT_LESS)
 /* A bound's edits into f (sorted by thread and time, as the replay applies them; an edit once,
  * however many pieces gave it), handed over whole where f has none yet (one per piece, they run
  * to megabytes on a host-bound trace); what says how it is replayed. */
+/* The replay's graph for a bound's edits (NULL: none to replay), ed made empty. */
+static const struct td_whatif *bound_begin(struct td_analysis *a, struct td_vec *ed)
+{
+	const struct td_whatif *w = td_an_whatif(a);
+
+	td_vec_init(ed, sizeof(struct td_rp_edit));
+	return w && w->ok ? w : NULL;
+}
+
 static void take_bound(struct td_finding *f, struct td_vec *ed, const char *what)
 {
 	struct td_rp_edit *e = ed->data;
@@ -187,15 +196,12 @@ static void bound_drop(struct td_finding *f, struct resid *rs)
  * closing the gap on this one is no bound of it). */
 static void bound_launch(struct td_analysis *a, struct td_finding *f, struct resid *rs)
 {
-	const struct td_whatif *w = td_an_whatif(a);
 	const struct td_dev_analysis *dv = &a->dev[rs->d];
 	struct td_vec ed;
+	const struct td_whatif *w = bound_begin(a, &ed);
 	size_t i;
 
-	if (!w || !w->ok)
-		return;
-	td_vec_init(&ed, sizeof(struct td_rp_edit));
-	for (i = 0; i < rs->launch_gaps.len; i++) {
+	for (i = 0; w && i < rs->launch_gaps.len; i++) {
 		const struct td_gap *gp = &dv->gaps[TD_VEC_AT(&rs->launch_gaps, size_t, i)];
 		uint32_t k = gp->next_op != TD_NONE ? td_rp_node_of(&w->g, gp->next_op) : TD_NONE, p;
 		if (k == TD_NONE || (p = td_rp_prev(&w->g, k)) == TD_NONE ||
@@ -217,14 +223,11 @@ static void bound_launch(struct td_analysis *a, struct td_finding *f, struct res
 static void bound_calls(struct td_analysis *a, struct td_finding *f, struct resid *rs,
 			enum td_cause top)
 {
-	const struct td_whatif *w = td_an_whatif(a);
 	struct td_vec ed;
+	const struct td_whatif *w = bound_begin(a, &ed);
 	size_t i;
 
-	if (!w || !w->ok)
-		return;
-	td_vec_init(&ed, sizeof(struct td_rp_edit));
-	for (i = 0; i < rs->blocked.len; i++) {
+	for (i = 0; w && i < rs->blocked.len; i++) {
 		const struct held *b = &TD_VEC_AT(&rs->blocked, struct held, i);
 		uint32_t fst = w->g.track_first[b->track], k;
 		size_t lo;
