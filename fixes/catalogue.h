@@ -51,6 +51,7 @@ enum td_mech {
 	TD_FIX_WARMUP_COMPILE,  /* ... compilation (Inductor, Triton, the engine's compile) */
 	TD_FIX_WARMUP_CALLS,    /* ... context and handle creation, first calls */
 	TD_FIX_WARMUP_CAPTURE,  /* ... a graph capture: the trace is start-up, not the loop */
+	TD_FIX_UNTRACED_WAIT,   /* the GPU waits on work from before the trace */
 	TD_FIX_FP32_MM_BF16,    /* FP32 GEMMs on tensor cores that run bf16 and TF32 (%s: time) */
 	TD_FIX_FP32_MM_FP16,    /* ... on tensor cores that run fp16 only (Volta, Turing) */
 	TD_FIX_LAYOUT,          /* NCHW <-> NHWC transposes (%s: their time) */

@@ -646,6 +646,18 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_WARMUP_CAPTURE, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 " This trace records @GRAPHS@ being captured: the work runs under capture, its kernels "
 	 "only recorded, once. Profile the iterations that replay the graphs after capture."},
+	/* GPU work that waited on work from before the trace */
+	{TD_FIX_UNTRACED_WAIT, ANY_V, ANY_R, VLLM | SGLANG, 0, 0, -1, 0,
+	 "The GPU waited on work queued before the profiler started (the batch before, an event "
+	 "recorded earlier): nothing in this trace holds it, and nothing here can be sped up in "
+	 "that time. Start the profile while the server is idle, or profile more iterations so "
+	 "the work it waits for is in the trace; the findings below speak of what followed."},
+	{TD_FIX_UNTRACED_WAIT, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The GPU waited on work queued before the profiler started (an event recorded, or work "
+	 "launched, earlier): nothing in this trace holds it. Drain the GPU before profiling "
+	 "(torch.cuda.synchronize() before the profiler starts), or record more steps with a "
+	 "schedule that waits a step first, so the window holds only what it measures; the "
+	 "findings below speak of what followed."},
 	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, VLLM | SGLANG, 0, 0, -1, 0,
 	 " The engine creates its contexts and handles once, at start-up: time and profile "
 	 "requests sent after the server reports ready."},

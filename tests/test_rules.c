@@ -683,6 +683,30 @@ static void test_gpu_bound(void **state)
 	done(&x);
 }
 
+/* untraced-wait: a stream told to wait on an event at the trace's start holds the GPU idle
+ * until 200000 (fixtures/rules/make.py): that idle is the finding's, not the blocking copy's;
+ * the same wait in the middle of a run (queued.json, step 2) is not taken for one. */
+static void test_untraced_wait(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+
+	(void)state;
+	diagnose_path(th_fixture("rules/untraced-wait.json"), &x);
+	check_invariants(&x, "untraced-wait.json");
+	f = nth(&x, 0);
+	assert_non_null(f);
+	assert_string_equal(f->rule, "untraced-wait");
+	assert_int_equal(td_finding_get(f, "untraced_wait_ns"), 199950000);
+	assert_int_equal(f->idle_ns, 199950000); /* from the launch (45) to 200000, less 5 us of latency */
+	assert_true(where_has(f, "cudaStreamWaitEvent"));
+	assert_null(finding(&x, "transfer", NULL));
+	done(&x);
+	diagnose_path(th_fixture("rules/queued.json"), &x);
+	assert_null(finding(&x, "untraced-wait", NULL));
+	done(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_allocator),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_gpu_bound),
+		cmocka_unit_test(test_untraced_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
