@@ -244,11 +244,10 @@ int td_whatif_report(struct td_analysis *a, struct td_rp_report *r)
 		const struct td_interval *s = &a->steps[k];
 		struct td_rp_step *o = &r->steps[r->nsteps++];
 		o->number = (int64_t)(a->warm_steps + k);
-		for (j = 0; j < t->steps.len; j++)
-			if (TD_VEC_AT(&t->steps, struct td_step, j).ts == s->start) {
-				o->number = TD_VEC_AT(&t->steps, struct td_step, j).number;
-				break;
-			}
+		/* its ProfilerStep# number: the trace's steps are by start (parser/finalize.c) */
+		TD_LOWER_BOUND(j, t->steps.len, TD_VEC_AT(&t->steps, struct td_step, mid).ts < s->start);
+		if (j < t->steps.len && TD_VEC_AT(&t->steps, struct td_step, j).ts == s->start)
+			o->number = TD_VEC_AT(&t->steps, struct td_step, j).number;
 		o->measured_ns = s->end - s->start;
 		o->replayed_ns = same ? w->base_steps[2 * k + 1] - w->base_steps[2 * k]
 				      : td_replay_map(&w->g, &model, tr, s->end) -

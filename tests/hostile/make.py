@@ -78,6 +78,13 @@ ev = []
 for d in range(100000):
     ev += kernel(d + 1, 100 + d, 1, dev=d)
 case("devices-100k.json", trace(ev), "diagnose FILE", 0, "-")
+# 200k steps of one op each: the replay's table of steps looked each one's number up in a scan
+ev = []
+for i in range(200000):
+    ev.append(X(f"ProfilerStep#{i}", 1000 + 100 * i, 100, cat="user_annotation"))
+    ev += kernel(i + 1, 1020 + 100 * i, 30)
+case("steps-200k.json", trace(ev), "replay FILE", 0, "-")
+cases.append(("steps-200k.json", "diagnose FILE", 0, "-"))
 ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": t, "args": {"name": f"t{t}"}}
       for t in range(100000)]
 ev += [X("op", t, 1, tid=t) for t in range(100000)]
