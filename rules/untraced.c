@@ -115,10 +115,14 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
-	const struct td_whatif *w = td_an_whatif(a);
-	size_t d;
+	const struct td_trace *t = a->t;
+	const struct td_whatif *w;
+	size_t d, i;
 
-	if (!w || !w->g.ndelays)
+	/* a stream told to wait is the mechanism: without one, no replay is asked for */
+	for (i = 1; i <= t->names.count && !(a->name_class[i] & NC_STREAM_WAIT); i++)
+		;
+	if (i > t->names.count || !(w = td_an_whatif(a)) || !w->g.ndelays)
 		return;
 	for (d = 0; d < a->ndev; d++)
 		run_device(a, r, d, w);

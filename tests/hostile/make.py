@@ -84,7 +84,6 @@ for i in range(200000):
     ev.append(X(f"ProfilerStep#{i}", 1000 + 100 * i, 100, cat="user_annotation"))
     ev += kernel(i + 1, 1020 + 100 * i, 30)
 case("steps-200k.json", trace(ev), "replay FILE", 0, "-")
-cases.append(("steps-200k.json", "diagnose FILE", 0, "-"))
 ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": t, "args": {"name": f"t{t}"}}
       for t in range(100000)]
 ev += [X("op", t, 1, tid=t) for t in range(100000)]
