@@ -68,9 +68,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		 * the window's start (its first 5%) while the trace shows the device doing next to
 		 * nothing before: what it waited for ran before the trace (else a traced stream or
 		 * the queue would hold it) */
-		if (l == TD_NONE || td_an_is_warm(a, l) || stream_wait_before(a, ev) == TD_NONE ||
-		    (e->ts - dl->ns - dv->win_start) * 20 > window ||
-		    td_an_busy_between(a, d, dv->win_start, e->ts - dl->ns) > UNTRACED_BUSY_NS)
+		if (l == TD_NONE || (e->ts - dl->ns - dv->win_start) * 20 > window ||
+		    td_an_busy_between(a, d, dv->win_start, e->ts - dl->ns) > UNTRACED_BUSY_NS ||
+		    td_an_is_warm(a, l) || stream_wait_before(a, ev) == TD_NONE)
 			continue;
 		td_claims_add(&cl, e->ts - dl->ns, e->ts, CAUSE_COUNT, 0);
 		held += dl->ns;
