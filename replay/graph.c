@@ -399,7 +399,8 @@ static void link_waits(struct td_replay *g, const uint8_t *role, struct td_vec *
 	   * past it (below), where some did */
 		size_t n = tails->len, m;
 		int64_t *all = td_malloc((n + 1) * sizeof(*all)), med;
-		memcpy(all, tails->data, n * sizeof(*all));
+		if (n)
+			memcpy(all, tails->data, n * sizeof(*all));
 		med = median_vec(tails, 0); /* reorders and empties tails */
 		for (m = 0; m < n; m++)
 			if (all[m] <= med + POST_MIN_NS)
