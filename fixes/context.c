@@ -484,8 +484,10 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_MEGATRON;
 		if (has(n, "CompiledFunction") || has(n, "Torch-Compiled Region") ||
 		    has(n, "CompiledFxGraph") || starts(n, "triton_") || has(n, "torch/_inductor/") ||
-		    has(n, "torch/_dynamo/eval_frame.py"))
-			c->on |= TD_ON_COMPILED;
+		    (has(n, "torch/_dynamo/eval_frame.py") && !has(n, "_callback_from_stance") &&
+		     !has(n, "): _fn")))
+			c->on |= TD_ON_COMPILED; /* eval_frame's _fn also wraps what dynamo must skip
+						   * (an optimizer's step): not a compile alone */
 		if (starts(n, "cudaGraphLaunch") || starts(n, "hipGraphLaunch") ||
 		    starts(n, "cuGraphLaunch"))
 			c->on |= TD_ON_GRAPHS;

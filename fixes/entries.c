@@ -107,6 +107,10 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "between graph replays. Batch more requests per iteration (vLLM max_num_seqs, SGLang "
 	 "--max-running-requests) and keep batch sizes inside the captured ones (vLLM "
 	 "cudagraph_capture_sizes, SGLang --cuda-graph-max-bs)."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, TD_ON_CAPTURE, 0, -1, 0,
+	 "The engine is capturing its graphs here, at start-up: the host time between these "
+	 "launches is the capture's, once, not the serving loop's. Profile the iterations after "
+	 "capture, which replay the graphs."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, 0, 0, -1, 1,
 	 "Decode runs eagerly: replay it with graphs (drop enforce_eager=True / --enforce-eager), "
 	 "keep compilation on (compilation_config), and batch more requests per iteration "
