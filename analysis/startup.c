@@ -93,13 +93,19 @@ static void captures(struct td_analysis *a)
 	const struct td_trace *t = a->t;
 	struct td_vec calls, spans;
 	uint8_t *kind = td_calloc(t->names.count + 1, 1); /* 1: begins a capture, 2: ends one */
-	size_t i;
+	size_t i, begins = 0;
 
+	a->ncapture = 0;
 	for (i = 1; i <= t->names.count; i++)
 		if (a->name_class[i] & NC_CAPTURE) {
 			const char *n = td_trace_name(t, (uint32_t)i);
 			kind[i] = strstr(n, "BeginCapture") ? 1 : strstr(n, "EndCapture") ? 2 : 0;
+			begins += kind[i] == 1;
 		}
+	if (!begins) { /* no capture: no pass over the events */
+		free(kind);
+		return;
+	}
 	td_vec_init(&calls, sizeof(struct cap_call));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
