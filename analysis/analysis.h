@@ -115,6 +115,7 @@ int td_an_is_small(const struct td_analysis *a, uint32_t kernel); /* never a col
 
 struct td_config;
 struct td_block_unit;
+struct td_elem_loop;
 
 struct td_analysis {
 	const struct td_trace *t;
@@ -150,6 +151,9 @@ struct td_analysis {
 	struct td_block_unit *block_units; /* rules/blocking.h, found on first use */
 	size_t nblock;
 	int block_done;
+	struct td_elem_loop *loops; /* analysis/loops.h, found on first use */
+	size_t nloops;
+	int loops_done;
 	struct td_whatif *whatif;   /* sizing/whatif.h: the replay, built on first use (or while
 				     * the analysis runs: td_analysis_run_jobs) */
 	void (*detach)(struct td_analysis *a); /* what frees whatif: the floor above that made

@@ -24,6 +24,9 @@ struct gen {
 	/* a bottleneck, or its fix, for what-if pairs (tests/whatif_pairs.py) */
 	int items;                /* per-element .item() calls per step, after the forward */
 	int items_fixed;          /* ... each replaced by one kernel launch (kept on the GPU) */
+	int element_loop;         /* a Python loop over this many elements per step: t[i].cpu() */
+	int element_fix;          /* ... fixed: 'g' adds on the GPU, 'c' one .cpu() before it, 'v'
+				   * vectorised (no loop) */
 	int allocs;               /* cudaMalloc + cudaFree pairs per step */
 	int no_loss_item;         /* no loss.item() at the step's end */
 	int single_loader;        /* _SingleProcessDataLoaderIter: the loop loads itself */

@@ -363,6 +363,89 @@ static void python_stack(struct gen *g, int64_t host_ns)
 			     host_ns + 2 * (int64_t)(n - i) * 100);
 }
 
+/* A host-only CPU op (no kernel): a CPU tensor's op, or a view (aten::select). */
+static void cpu_op(struct gen *g, const char *name, int64_t host_ns)
+{
+	char args[128];
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+		 "\"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
+	span(g, "cpu_op", name, g->pid, g->tid, g->now_ns, host_ns, args);
+	g->now_ns += host_ns + 500;
+}
+
+/* x.cpu() of `bytes`: aten::to > aten::_to_copy > aten::copy_ > cudaMemcpyAsync into pageable
+ * memory, which returns once the copy is done (a copy into pageable memory is synchronous),
+ * then the stream sync PyTorch adds, which finds nothing left to wait for. */
+static void to_cpu(struct gen *g, int64_t bytes)
+{
+	char args[256];
+	int64_t op_ts = g->now_ns, call_ts = op_ts + 4000, c_ts, c_dur = bytes / 10 + 1500, end;
+	uint64_t ext = ++g->ext, corr = ++g->corr, corr2 = ++g->corr;
+
+	c_ts = call_ts + 2000 > g->gpu_ns ? call_ts + 2000 : g->gpu_ns;
+	end = c_ts + c_dur + 2500; /* the copy's call returns, then the sync */
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0, "
+		 "\"Ev Idx\": %" PRIu64, ext, g->ev_idx++);
+	span(g, "cpu_op", "aten::to", g->pid, g->tid, op_ts, end + 1000 - op_ts, args);
+	span(g, "cpu_op", "aten::_to_copy", g->pid, g->tid, op_ts + 500, end + 400 - op_ts, args);
+	span(g, "cpu_op", "aten::copy_", g->pid, g->tid, op_ts + 2500, end - op_ts - 2200, args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 41, \"correlation\": %"
+		 PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaMemcpyAsync", g->pid, g->tid, call_ts, c_ts + c_dur + 1000 -
+	     call_ts, args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 131, \"correlation\": %"
+		 PRIu64, ext, corr2);
+	span(g, "cuda_runtime", "cudaStreamSynchronize", g->pid, g->tid, c_ts + c_dur + 1300,
+	     end - (c_ts + c_dur + 1300), args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, "
+		 "\"stream\": 7, \"correlation\": %" PRIu64 ", \"bytes\": %" PRId64 ", \"memory "
+		 "bandwidth (GB/s)\": %.3f", ext, corr, bytes, (double)bytes / (double)c_dur);
+	span(g, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 0, 7, c_ts, c_dur, args);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cuda_sync_kind\": \"Stream "
+		 "Sync\", \"stream\": 7, \"correlation\": %" PRIu64 ", \"device\": 0, "
+		 "\"context\": 1", ext, corr2);
+	span(g, "cuda_sync", "Stream Sync", 0, 7, c_ts + c_dur, 1000, args);
+	g->gpu_ns = c_ts + c_dur;
+	g->now_ns = end + 1500;
+}
+
+/* A Python loop over a tensor's elements, `total += t[i].cpu()` (--element-loop N), or its
+ * fix: --element-fix gpu keeps the sum on the GPU (`total += t[i]`: a select and an add kernel
+ * launched per element, no sync), cpu copies the tensor once before the loop (`t = t.cpu()`,
+ * then the loop over CPU elements), vec drops the loop (`t.sum().item()`). Each element costs
+ * ~8 us of the interpreter's own time between the ops. */
+static void element_loop(struct gen *g)
+{
+	int i, n = g->element_loop;
+	int64_t t0 = g->now_ns;
+
+	if (g->element_fix == 'v') { /* one reduction, one read */
+		op_with_kernel(g, "aten::sum", "void at::native::reduce_kernel<512, 1>", 12000, 6000,
+			       "[[4096]]");
+		copy(g, "DtoH", "Device -> Pageable", 4, 1);
+		python_frame(g, "train.py(70): total_of", t0 - 500, g->now_ns - t0 + 1000);
+		return;
+	}
+	if (g->element_fix == 'c')
+		to_cpu(g, 4 * (int64_t)n);
+	for (i = 0; i < n; i++) {
+		g->now_ns += 8000; /* the interpreter: the loop, t[i], += */
+		cpu_op(g, "aten::select", 4000);
+		if (g->element_fix == 'g') {
+			op_with_kernel(g, "aten::add", "void at::native::vectorized_elementwise_kernel"
+				       "<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, "
+				       "3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array"
+				       "<char*, 3>)", 9000, 2000, "[[], []]");
+			continue;
+		}
+		if (!g->element_fix)
+			to_cpu(g, 4);
+		cpu_op(g, "aten::add", 3000);
+	}
+	python_frame(g, "train.py(70): total_of", t0 - 500, g->now_ns - t0 + 1000);
+}
+
 /* The first part of a step: loader, input copy, forward and backward ops. */
 void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable)
 {
@@ -445,6 +528,8 @@ void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable)
 		else
 			copy(g, "DtoH", "Device -> Pageable", 4, 1);
 	}
+	if (g->element_loop)
+		element_loop(g);
 	for (i = 0; i < g->allocs; i++)
 		alloc_pair(g);
 

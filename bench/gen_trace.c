@@ -13,7 +13,9 @@
  * queued, in the all-reduce - DIR/truth.txt says how long: a known answer for the job view.
  *
  * Bottlenecks for what-if pairs: --items N per-element .item() calls per step (--items-fixed:
- * each replaced by one kernel launch), --allocs N cudaMalloc + cudaFree pairs per step,
+ * each replaced by one kernel launch), --element-loop N a Python loop `total += t[i].cpu()` over
+ * N elements per step (--element-fix gpu: `total += t[i]` on the GPU; cpu: one .cpu() before
+ * the loop; vec: `t.sum().item()`, no loop), --allocs N cudaMalloc + cudaFree pairs per step,
  * --no-loss-item without the step's loss.item(), --launch-loop N a Python loop launching N
  * small kernels per step (--loop-fused: one launch of their fused kernel, the loop's own
  * Python work kept), --allreduce-mb M a gradient all-reduce of M MB per step after the ops
@@ -38,7 +40,8 @@
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P]
- *                  [--items N [--items-fixed]] [--allocs N] [--no-loss-item]
+ *                  [--items N [--items-fixed]] [--element-loop N [--element-fix gpu|cpu|vec]]
+ *                  [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
  *                  [--side-copies N [--side-pinned] [--inline-copies | --consumer-wait]]
  *                  [--gather-mb M [--prefetch]]
@@ -207,6 +210,10 @@ int main(int argc, char **argv)
 			g.items = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--items-fixed"))
 			g.items_fixed = 1;
+		else if (!strcmp(argv[i], "--element-loop") && i + 1 < argc)
+			g.element_loop = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--element-fix") && i + 1 < argc)
+			g.element_fix = argv[++i][0];
 		else if (!strcmp(argv[i], "--allocs") && i + 1 < argc)
 			g.allocs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-loss-item"))
@@ -250,7 +257,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--single-loader | --workers-us P] "
-					"[--items N [--items-fixed]] [--allocs N] "
+					"[--items N [--items-fixed]] [--element-loop N "
+					"[--element-fix gpu|cpu|vec]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
 					"[--allreduce-mb M [--buckets]] "
 					"[--side-copies N [--side-pinned] [--inline-copies | "

@@ -380,6 +380,7 @@ static const struct num_key rule_keys[] = {
 	{"small_kernel_us", 0, 1e9, 1000, 1, 0, P(small_kernel_ns)},
 	{"small_run_min", 2, 1e6, 1, 0, 1, P(small_run_min)},
 	{"small_run_gap_us", 0, 1e9, 1000, 1, 0, P(small_run_gap_ns)},
+	{"element_loop_min", 2, 1e9, 1, 0, 1, P(element_loop_min)},
 	{"dataloader_share", 0, 1, 1, 0, 0, P(dataloader_share)},
 	{"dataloader_residual_us", 0, 1e9, 1000, 1, 0, P(dataloader_residual_ns)},
 	{"launch_delay_us", 0, 1e9, 1000, 1, 0, P(launch_delay_ns)},

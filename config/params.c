@@ -5,6 +5,7 @@ void td_params_default(struct td_params *p)
 {
 	p->small_kernel_ns = 10000;
 	p->small_run_min = 3;
+	p->element_loop_min = 64;
 	p->small_run_gap_ns = 20000;
 	p->dataloader_share = 0.05;
 	p->dataloader_residual_ns = 50000;

@@ -10,6 +10,7 @@
 struct td_params {
 	int64_t small_kernel_ns;     /* a kernel shorter than this is small (10 us) */
 	int small_run_min;           /* back-to-back small kernels that make a run (3) */
+	int element_loop_min;        /* iterations of a per-element Python loop (64) */
 	int64_t small_run_gap_ns;    /* max gap between kernels of a run (20 us) */
 	double dataloader_share;     /* flag a DataLoader from this share of step time (0.05) */
 	int64_t dataloader_residual_ns; /* fetching a batch from workers costs at least this (50 us) */

@@ -15,13 +15,23 @@ static int fits(const struct td_fix_entry *e, const struct td_context *c, int co
 	       (e->coll < 0 || e->coll == coll);
 }
 
+size_t td_fix_count(void)
+{
+	return td_fix_nentries + td_fix_ncomm;
+}
+
+const struct td_fix_entry *td_fix_entry_at(size_t i)
+{
+	return i < td_fix_nentries ? &td_fix_entries[i] : &td_fix_entries_comm[i - td_fix_nentries];
+}
+
 const struct td_fix_entry *td_fix_pick(const struct td_context *c, enum td_mech m, int coll)
 {
-	size_t i;
+	size_t i, n = td_fix_count();
 
-	for (i = 0; i < td_fix_nentries; i++)
-		if (td_fix_entries[i].mech == m && fits(&td_fix_entries[i], c, coll))
-			return &td_fix_entries[i];
+	for (i = 0; i < n; i++)
+		if (td_fix_entry_at(i)->mech == m && fits(td_fix_entry_at(i), c, coll))
+			return td_fix_entry_at(i);
 	return NULL;
 }
 

@@ -40,6 +40,7 @@ enum td_mech {
 	TD_FIX_PAGEABLE_UPLOAD, /* host-to-device copies from pageable memory */
 	TD_FIX_UPLOAD_SIDE_STREAM, /* ... queued on the compute stream behind its kernels */
 	TD_FIX_CREATE_MOVE,     /* a tensor created on the CPU, then moved to the GPU */
+	TD_FIX_ELEMENT_LOOP,    /* a Python loop over a tensor's elements (%s: its ops) */
 	TD_FIX_SYNC_ITEM,       /* .item() / .cpu() / .tolist() of a value the GPU computes */
 	TD_FIX_SYNC_NONZERO,    /* nonzero() and boolean-mask indexing */
 	TD_FIX_SYNC_DTOH,       /* a copy into pageable host memory */
@@ -99,8 +100,12 @@ struct td_fix_entry {
 	const char *text;
 };
 
-extern const struct td_fix_entry td_fix_entries[];
-extern const size_t td_fix_nentries;
+/* The entries: fixes/entries.c's (one GPU's and one host's) and fixes/entries_comm.c's
+ * (communication, a job's ranks); td_fix_entry_at() walks both, i < td_fix_count(). */
+extern const struct td_fix_entry td_fix_entries[], td_fix_entries_comm[];
+extern const size_t td_fix_nentries, td_fix_ncomm;
+size_t td_fix_count(void);
+const struct td_fix_entry *td_fix_entry_at(size_t i);
 
 /* The fix for mechanism m in context c (coll: the dominant collective kind or -1), with one
  * %s of the text replaced by arg (or ""), in buf. A text names what differs by vendor as a

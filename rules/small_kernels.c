@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "fixes/catalogue.h"
+#include "analysis/loops.h"
 #include "replay/replay.h"
 #include "rules/rule.h"
 
@@ -76,6 +77,10 @@ static void on_run(void *vc, const struct td_small_run *run)
 	char opt[24] = "";
 	size_t m, j;
 
+	/* a run launched by a loop over a tensor's elements is the element-loop rule's: its fix
+	 * removes the loop, launches and all */
+	if (l != TD_NONE && td_an_in_elem_loop(c->a, td_trace_track_of(t, l), td_trace_ev(t, l)->ts))
+		return;
 	site = l != TD_NONE ? td_an_site(c->a, l)
 		: td_an_mark(c->a, td_trace_name(t, td_trace_ev(t, run->first)->name));
 	if (site >= c->ng) {

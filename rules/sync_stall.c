@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "fixes/catalogue.h"
 #include "analysis/blocking.h"
+#include "analysis/loops.h"
 #include "rules/rule.h"
 #include "sizing/whatif.h"
 
@@ -210,10 +211,21 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 static void run(struct td_analysis *a, struct td_report *r)
 {
 	const struct td_block_unit *u;
-	size_t nu = td_an_block_units(a, &u), d;
+	size_t nu = td_an_block_units(a, &u), d, i, n = 0;
+	struct td_block_unit *mine;
 
-	for (d = 0; d < a->ndev && nu; d++)
-		run_device(a, r, d, u, nu);
+	if (!nu)
+		return;
+	/* the waits inside a loop over a tensor's elements are the element-loop rule's: its fix
+	 * removes them with the loop */
+	mine = td_malloc(nu * sizeof(*mine));
+	for (i = 0; i < nu; i++)
+		if (!td_an_in_elem_loop(a, td_trace_track_of(a->t, u[i].first),
+					td_trace_ev(a->t, u[i].first)->ts))
+			mine[n++] = u[i];
+	for (d = 0; d < a->ndev && n; d++)
+		run_device(a, r, d, mine, n);
+	free(mine);
 }
 
 const struct td_rule rule_sync_stall = {

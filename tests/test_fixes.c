@@ -249,8 +249,8 @@ static void test_entries(void **state)
 	int fallback[TD_FIX_NMECHS] = {0};
 
 	(void)state;
-	for (i = 0; i < td_fix_nentries; i++) {
-		const struct td_fix_entry *e = &td_fix_entries[i];
+	for (i = 0; i < td_fix_count(); i++) {
+		const struct td_fix_entry *e = td_fix_entry_at(i);
 		if (e->vendor == TD_VENDOR_AMD)
 			assert_false(any_of(e->text, nvidia_only));
 		if (e->vendor == TD_VENDOR_UNKNOWN) /* may name both, never one vendor's setting */
@@ -293,8 +293,8 @@ static void test_entries(void **state)
 		if (e->vendor == TD_VENDOR_UNKNOWN && e->run == TD_RUN_UNKNOWN &&
 		    !e->engines && !e->need && !e->none && e->coll < 0)
 			fallback[e->mech] = 1;
-		for (j = i + 1; j < td_fix_nentries; j++) /* a fallback is the last of its kind */
-			if (fallback[e->mech] && td_fix_entries[j].mech == e->mech)
+		for (j = i + 1; j < td_fix_count(); j++) /* a fallback is the last of its kind */
+			if (fallback[e->mech] && td_fix_entry_at(j)->mech == e->mech)
 				fail_msg("entry %zu: a fallback before entry %zu of its mechanism", i, j);
 	}
 	for (i = 0; i < TD_FIX_NMECHS; i++)

@@ -707,6 +707,38 @@ static void test_untraced_wait(void **state)
 	done(&x);
 }
 
+/* element-loop: per step a loop of 100 iterations (fixtures/rules/make.py): aten::select, then
+ * aten::item waiting for a 4-byte copy, from T+705 to T+3696. The loop is the finding, sized by
+ * removing it (one iteration's 29.9 us kept), and its waits are not sync-stall's; 40
+ * iterations are fewer than a loop's 64: the waits stay sync-stall's. */
+static void test_element_loop(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+
+	(void)state;
+	diagnose_path(th_fixture("rules/element-loop.json"), &x);
+	check_invariants(&x, "element-loop.json");
+	f = nth(&x, 0);
+	assert_non_null(f);
+	assert_string_equal(f->rule, "element-loop");
+	assert_int_equal(td_finding_get(f, "iterations"), 200);
+	assert_int_equal(td_finding_get(f, "loops"), 2);
+	assert_int_equal(td_finding_get(f, "syncs"), 200);
+	assert_int_equal(f->host_ns, 2 * (2991000 - 29910));
+	assert_true(f->replayed);
+	/* the replay removes the loops: what they held, less the op kept, within 1% */
+	assert_true(f->savings_ns >= f->host_ns * 99 / 100 && f->savings_ns <= 2 * 2991000);
+	assert_true(where_has(f, "aten::select, aten::item"));
+	assert_null(finding(&x, "sync-stall", NULL));
+	done(&x);
+	diagnose_path(th_fixture("rules/element-loop-nearmiss.json"), &x);
+	check_invariants(&x, "element-loop-nearmiss.json");
+	assert_null(finding(&x, "element-loop", NULL));
+	assert_non_null(finding(&x, "sync-stall", NULL));
+	done(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_untraced_wait),
+		cmocka_unit_test(test_element_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,14 @@ PAIRS = [
      ["--gather-mb", "64", "--prefetch", "--single-loader"],
      "FSDP's 4 parameter all-gathers of 16 MB per step, each issued as its layer starts and "
      "waiting for the compute, against each prefetched beside the layer before"),
+    ("element-loop", ["--element-loop", "512", "--single-loader"],
+     ["--element-loop", "512", "--element-fix", "vec", "--single-loader"],
+     "a Python loop `total += t[i].cpu()` over 512 elements per step (a select, a copy into "
+     "pageable memory that waits for the GPU, a CPU add) against t.sum().item(): no loop"),
+    ("element-loop", ["--element-loop", "512", "--element-fix", "gpu", "--single-loader"],
+     ["--element-loop", "512", "--element-fix", "vec", "--single-loader"],
+     "the same loop kept on the GPU, `total += t[i]` (a select and a 2 us add kernel launched "
+     "per element) against t.sum().item()"),
     ("allocator", ["--allocs", "3", "--single-loader"], ["--single-loader"],
      "3 cudaMalloc + cudaFree per step (cudaFree waits for the GPU) against none"),
 ]

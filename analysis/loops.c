@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* Element loops (analysis/loops.h): per host thread, the top-level CPU ops as a sequence of
+ * names; for each period p (1..TD_LOOP_PERIOD_MAX), the maximal stretches where every op
+ * equals the one p before it; a stretch of at least params.element_loop_min iterations, whose
+ * iterations touch one element each and keep the GPU next to idle, is a loop. Shorter periods
+ * are taken first, so an iteration is never counted twice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/vec.h"
+#include "analysis/analysis.h"
+#include "analysis/blocking.h"
+#include "analysis/loops.h"
+
+/* a top-level op: no CPU op above it (Python frames and annotations may be) */
+static int top_level(const struct td_trace *t, uint32_t k)
+{
+	uint32_t p = td_trace_parent(t, k);
+	int depth = 0;
+
+	for (; p != TD_NONE && depth < 512; p = td_trace_parent(t, p), depth++)
+		if (td_trace_ev(t, p)->kind == TD_K_CPU_OP)
+			return 0;
+	return 1;
+}
+
+/* one element touched: an element's view or value read */
+static int element_op(const char *n)
+{
+	return !strcmp(n, "aten::select") || !strcmp(n, "aten::item") ||
+	       !strcmp(n, "aten::_local_scalar_dense") || !strcmp(n, "aten::unbind");
+}
+
+struct span {
+	size_t i, n;       /* ops [i, i + n) of the thread's sequence */
+	uint32_t p;
+};
+
+static int overlaps(const struct td_vec *acc, size_t i, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < acc->len; k++) {
+		const struct span *s = &TD_VEC_AT(acc, struct span, k);
+		if (i < s->i + s->n && s->i < i + n)
+			return 1;
+	}
+	return 0;
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* the loops among one thread's top-level ops ops[0..m) */
+static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t *ops, size_t m,
+			  struct td_vec *out, const struct td_block_unit *u, size_t nu)
+{
+	const struct td_trace *t = a->t;
+	size_t min = (size_t)a->params.element_loop_min, i, k;
+	uint32_t p;
+	struct td_vec acc;
+
+	if (m < min)
+		return;
+	td_vec_init(&acc, sizeof(struct span));
+	for (p = 1; p <= TD_LOOP_PERIOD_MAX; p++) {
+		for (i = 0; i + p < m;) {
+			size_t j = i, reps;
+			while (j + p < m && td_trace_ev(t, ops[j])->name == td_trace_ev(t, ops[j + p])->name)
+				j++;
+			if (j == i) {
+				i++;
+				continue;
+			}
+			reps = (j - i + p) / p;
+			if (reps >= min && !overlaps(&acc, i, reps * p)) {
+				struct span *s = td_vec_push(&acc);
+				s->i = i;
+				s->n = reps * p;
+				s->p = p;
+			}
+			i = j + 1;
+		}
+	}
+	qsort(acc.data, acc.len, sizeof(struct span), by_start);
+	for (k = 0; k < acc.len; k++) {
+		const struct span *s = &TD_VEC_AT(&acc, struct span, k);
+		struct td_elem_loop L;
+		int elem = 0;
+		size_t q, d;
+		const struct td_event *e0 = td_trace_ev(t, ops[s->i]);
+		const struct td_event *e1 = td_trace_ev(t, ops[s->i + s->n - 1]);
+
+		memset(&L, 0, sizeof(L));
+		L.track = track;
+		L.first = ops[s->i];
+		L.last = ops[s->i + s->n - 1];
+		L.start = e0->ts;
+		L.end = td_ev_end(e1);
+		L.period = s->p;
+		L.iters = (uint32_t)(s->n / s->p);
+		for (q = 0; q < s->p; q++) {
+			L.names[q] = td_trace_ev(t, ops[s->i + q])->name;
+			elem |= element_op(td_trace_name(t, L.names[q]));
+		}
+		d = td_an_dev_of_host(a, L.first, TD_NONE);
+		if (!td_an_in_host_window(a, d, L.start))
+			continue;
+		L.dev = d;
+		/* its waits for the GPU, and its launches */
+		for (q = 0; q < nu; q++) {
+			const struct td_event *b = td_trace_ev(t, u[q].first);
+			if (td_trace_track_of(t, u[q].first) == track && b->ts >= L.start && b->ts < L.end) {
+				L.syncs++;
+				L.blocked_ns += u[q].blocked;
+			}
+		}
+		{
+			const struct td_track *tr = td_trace_track(t, track);
+			uint32_t x;
+			for (x = L.first; x < tr->first + tr->count; x++) {
+				const struct td_event *e = td_trace_ev(t, x);
+				if (e->ts >= L.end)
+					break;
+				if (e->kind == TD_K_RUNTIME && (td_an_class(a, e->name) & NC_LAUNCH))
+					L.launches++;
+			}
+		}
+		L.gpu_busy_ns = td_an_busy_between(a, d, L.start, L.end);
+		/* one element each time: an element's access, or a wait in most iterations; and
+		 * the GPU next to idle (a small kernel's worth an iteration at most) */
+		if (!elem && L.syncs * 2 < L.iters)
+			continue;
+		if (L.gpu_busy_ns > (int64_t)L.iters * a->params.small_kernel_ns)
+			continue;
+		{
+			char buf[256];
+			const char *uf = td_an_user_frame(a, L.first, buf, sizeof(buf));
+			L.site = *uf ? td_an_intern(a, uf) : td_an_site(a, L.first);
+		}
+		*(struct td_elem_loop *)td_vec_push(out) = L;
+	}
+	td_vec_free(&acc);
+}
+
+size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
+{
+	const struct td_trace *t = a->t;
+	const struct td_block_unit *u;
+	size_t nu, tk;
+	struct td_vec loops, ops;
+
+	if (a->loops_done) {
+		*out = a->loops;
+		return a->nloops;
+	}
+	a->loops_done = 1;
+	*out = NULL;
+	if (!a->ndev)
+		return 0;
+	nu = td_an_block_units(a, &u);
+	td_vec_init(&loops, sizeof(struct td_elem_loop));
+	td_vec_init(&ops, sizeof(uint32_t));
+	for (tk = 0; tk < t->tracks.len; tk++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)tk);
+		uint32_t x;
+		if (tr->is_gpu || tr->count < (uint32_t)a->params.element_loop_min)
+			continue;
+		ops.len = 0;
+		for (x = tr->first; x < tr->first + tr->count; x++)
+			if (td_trace_ev(t, x)->kind == TD_K_CPU_OP && top_level(t, x))
+				*(uint32_t *)td_vec_push(&ops) = x;
+		find_in_track(a, (uint32_t)tk, ops.data, ops.len, &loops, u, nu);
+	}
+	td_vec_free(&ops);
+	*out = a->loops = loops.data;
+	return a->nloops = loops.len;
+}
+
+int td_an_in_elem_loop(struct td_analysis *a, uint32_t track, int64_t ts)
+{
+	const struct td_elem_loop *L;
+	size_t n = td_an_elem_loops(a, &L), lo = 0, hi = n;
+
+	/* by (track, start): the last loop that starts at or before ts on track */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (L[mid].track < track || (L[mid].track == track && L[mid].start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && L[lo - 1].track == track && ts < L[lo - 1].end;
+}
