@@ -138,8 +138,10 @@ void td_finding_fix(struct td_finding *f, const char *fmt, ...)
 
 static int finding_less(const struct td_finding *x, const struct td_finding *y)
 {
-	int c;
+	int c, lx = x->risk == 3 && x->severity == SEV_HIGH, ly = y->risk == 3 && y->severity == SEV_HIGH;
 
+	if (lx != ly) /* a trace that is mostly start-up: that first */
+		return lx;
 	if (x->savings_ns != y->savings_ns)
 		return x->savings_ns > y->savings_ns;
 	if (x->risk != y->risk) /* time first, then risks, the most severe first */

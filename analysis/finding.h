@@ -68,8 +68,10 @@ struct td_finding {
 	int64_t per_step_ns;       /* savings per step (0 without steps) */
 	uint64_t count;
 	int risk;                  /* 1: a risk, not a time cost (memory); 2: advice without a time
-				    * figure (gpu-bound with no named change). Kept without savings,
-				    * the severity set by the rule, after the time findings */
+				    * figure (gpu-bound with no named change); 3: a one-off cost
+				    * before the steady state (start-up). Kept without savings, the
+				    * severity set by the rule, after the time findings - but a
+				    * one-off cost graded high (most of the trace) leads them */
 	enum td_severity max_severity; /* its grade at most this (0: no cap, as SEV_INFO is) */
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */

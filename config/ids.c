@@ -8,7 +8,7 @@
 #include "config/config.h"
 
 const char *const td_rule_ids[] = {
-	"warmup", "untraced-wait", "dataloader", "communication", "element-loop", "sync-stall", "transfer",
+	"warmup", "startup", "untraced-wait", "dataloader", "communication", "element-loop", "sync-stall", "transfer",
 	"allocator", "small-kernels", "gpu-idle", "memory", "gpu-bound", NULL,
 };
 

@@ -173,6 +173,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 		if (fd->risk) {
 			fputs(fd->offpath
 				      ? "\n   off the critical path: nothing to win now, so no time figure\n"
+			      : fd->risk == 3 ? "\n   one-off: before the steady state, not a per-step saving\n"
 			      : fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
@@ -241,6 +242,7 @@ void render_findings_md_table(FILE *f, const struct td_report *r)
 		out_md(f, fd->title);
 		if (fd->risk)
 			fputs(fd->offpath ? " | off the critical path |\n"
+			      : fd->risk == 3 ? " | one-off |\n"
 			      : fd->risk == 2 ? " | advice |\n" : " | a risk |\n", f);
 		else
 			fprintf(f, " | %s (%.1f%%) |\n", td_fmt_dur(b1, sizeof(b1), fd->savings_ns),
@@ -261,6 +263,7 @@ void render_findings_md(FILE *f, const struct td_report *r)
 		if (fd->risk)
 			fprintf(f, "\n\n`%s` · %s · %s", fd->rule, td_severity_name(fd->severity),
 				fd->offpath ? "off the critical path, no time figure"
+				: fd->risk == 3 ? "one-off, before the steady state"
 				: fd->risk == 2 ? "advice, no time figure" : "a risk, not a time cost");
 		else
 			fprintf(f, "\n\n`%s` · %s · saves ~%s%s (%.1f%% of the window", fd->rule,
@@ -318,6 +321,7 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kstr(g, "title", fd->title);
 		out_json_kbool(g, "risk", fd->risk == 1);
 		out_json_kbool(g, "advice", fd->risk == 2);
+		out_json_kbool(g, "one_off", fd->risk == 3);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
 		out_json_kstr(g, "sizing", fd->bounded ? "bound" : fd->replayed ? "replay"
 					   : fd->risk ? "none" : "idle");

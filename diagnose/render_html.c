@@ -137,6 +137,7 @@ void html_findings(FILE *f, const struct td_report *r)
 		if (fd->risk)
 			fputs(fd->offpath
 				      ? "Off the critical path: nothing to win now, so no time figure"
+			      : fd->risk == 3 ? "One-off: before the steady state, not a per-step saving"
 			      : fd->risk == 2 ? "Advice: no change named, so no time figure"
 					      : "A risk, not a time cost", f); /* the period follows */
 		else

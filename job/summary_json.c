@@ -490,7 +490,7 @@ int td_summary_parse(const char *json, struct td_summary *s, struct td_error *er
 			f->count = (uint64_t)need_int(x, key, "count", 0, &r);
 			f->risk = (int)need_int(x, key, "risk", 0, &r);
 			f->max_severity = (int)need_int(x, key, "max_severity", 0, &r);
-			if (f->risk > 2 || f->max_severity > SEV_HIGH)
+			if (f->risk > 3 || f->max_severity > SEV_HIGH)
 				wrong(&r, key, "risk 0..2 and max_severity 0..3", x);
 			f->fraction = opt_num(x, "est_savings_fraction", 0, 1e6, 0, &r);
 			f->offpath = (int)opt_num(x, "off_critical_path", 0, 1, 0, &r);

@@ -52,8 +52,9 @@ JUDGED = {
         "start-up only: capture_32_DECODE"),
     "vllm-capture-mi300x.json.gz": ("warmup", (0.90, 1.0), {}, [],
         "start-up only: capture_32_FULL"),
-    "switch-a100.json": ("warmup", (0.40, 0.85), {}, ["sync-stall"],
-        "cold start ~500 of 593 ms; steady blocks 6.6 ms with an isnan().any() sync bubble"),
+    "switch-a100.json": ("startup", None, {}, ["warmup", "sync-stall"],
+        "cold start ~500 of 593 ms (347 ms of it before the first GPU op): mostly start-up, "
+        "told first; steady blocks 6.6 ms with an isnan().any() sync bubble"),
     "vllm-gb10-decode.json.gz": (None, None, {"*": 0.05, "sync-stall": 0.01}, [],
         "GPU-bound 98.4%; the worker's cudaEventSynchronize is harmless"),
     "cpu-only-rank34.pt.trace.json.gz": (None, None, {"*": 0.0}, [], "no GPU events"),

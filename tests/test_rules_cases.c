@@ -513,6 +513,34 @@ static void test_flops(void **state)
 	assert_true(td_op_has_flops("aten::conv2d") && !td_op_has_flops("aten::linear"));
 }
 
+/* startup: 8.3 s of a library initialising inside the first aten::mm, a 3.2 ms GPU window after
+ * it (fixtures/rules/make.py): the report leads with the one-off start-up, which has no time
+ * figure; the window's own findings follow. A trace whose start-up is a note (linear-microbench:
+ * cudaFree at start-up, half the trace) keeps its host-bound top finding. */
+static void test_startup_first(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+
+	(void)state;
+	diagnose_path(th_fixture("rules/startup-first-call.json"), &x);
+	check_invariants(&x, "startup-first-call.json");
+	f = nth(&x, 0);
+	assert_non_null(f);
+	assert_string_equal(f->rule, "startup");
+	assert_int_equal(f->risk, 3);
+	assert_int_equal(f->severity, SEV_HIGH);
+	assert_int_equal(f->savings_ns, 0);
+	/* the first call, less its later calls' median (20 us) */
+	assert_int_equal(td_finding_get(f, "startup_before_ns"), 8300000000LL - 20000);
+	assert_int_equal(td_finding_get(f, "trace_ns"), 8300000000LL + 3200000); /* to the last kernel's end */
+	assert_true(strstr(f->title, "mostly start-up") != NULL);
+	done(&x);
+	diagnose_path(th_fixture("rules/sync.json"), &x); /* no start-up: nothing */
+	assert_null(finding(&x, "startup", NULL));
+	done(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_capture_is_startup),
 		cmocka_unit_test(test_sync_copy_wording),
+		cmocka_unit_test(test_startup_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
