@@ -136,12 +136,21 @@ void td_finding_fix(struct td_finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+int td_finding_rank(const struct td_finding *f)
+{
+	if (f->risk == 3 && f->severity == SEV_HIGH)
+		return 0; /* most of the trace is start-up or a wait on work before it: that first */
+	if (!f->risk && f->severity != SEV_INFO)
+		return 1; /* time, 1% of the window or more */
+	return f->risk ? 2 : 3; /* risks and advice, then time below 1% of the window */
+}
+
 static int finding_less(const struct td_finding *x, const struct td_finding *y)
 {
-	int c, lx = x->risk == 3 && x->severity == SEV_HIGH, ly = y->risk == 3 && y->severity == SEV_HIGH;
+	int c, rx = td_finding_rank(x), ry = td_finding_rank(y);
 
-	if (lx != ly) /* a trace that is mostly start-up: that first */
-		return lx;
+	if (rx != ry)
+		return rx < ry;
 	if (x->savings_ns != y->savings_ns)
 		return x->savings_ns > y->savings_ns;
 	if (x->risk != y->risk) /* time first, then risks, the most severe first */

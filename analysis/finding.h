@@ -72,6 +72,9 @@ struct td_finding {
 				    * before the steady state (start-up). Kept without savings, the
 				    * severity set by the rule, after the time findings - but a
 				    * one-off cost graded high (most of the trace) leads them */
+	int outside;               /* 1: the GPU idle it claims is not the run's steady state (a
+				    * wait on work from before the trace, start-up): a busy share
+				    * of the window leaves it out (gpu-bound) */
 	enum td_severity max_severity; /* its grade at most this (0: no cap, as SEV_INFO is) */
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */
@@ -88,6 +91,10 @@ struct td_report {
 };
 
 struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t device);
+/* Where a finding ranks, lowest first: 0 a one-off that holds most of the trace, 1 time worth 1%
+ * of the window or more (by savings), 2 risks, advice and notes (most severe first), 3 time
+ * below 1% of the window. */
+int td_finding_rank(const struct td_finding *f);
 void td_finding_title(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_finding_where(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const char *fmt, ...)

@@ -88,7 +88,7 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 	free(cat);
 }
 
-static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
+static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int64_t outside)
 {
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
@@ -110,6 +110,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	busy = td_intervals_total(comp, ncomp);
 	free(comp);
 	free(comm);
+	window -= outside < window ? outside : 0;
 	if (window <= 0 || (double)busy < a->params.gpu_bound_busy * (double)window)
 		return;
 	/* compute kernels in the window, totalled by name, each in its category */
@@ -140,9 +141,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	td_finding_value(f, "layout_ns", cat_ns[K_LAYOUT]);
 	td_finding_value(f, "elementwise_ns", cat_ns[K_ELEMENTWISE]);
 	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
-	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s)%s",
+	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s%s)%s",
 			 dv->device, 100.0 * (double)busy / (double)window,
 			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
+			 outside ? " left once the start-up and untraced waits above are out" : "",
 			 save ? ": faster kernels are the lever, where the GPU holds the step"
 			      : "; nothing in their names points to a known change");
 	if (save)
@@ -213,10 +215,20 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
-	size_t d;
+	int64_t *outside = td_calloc(a->ndev ? a->ndev : 1, sizeof(*outside));
+	size_t d, i;
 
+	/* per device, the GPU idle the findings before this one hold as not the run's (a wait on
+	 * work from before the trace, start-up): left out of the window a busy share is of */
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		int k = f->outside ? td_an_dev_index(a, f->device) : -1;
+		if (k >= 0)
+			outside[k] += f->idle_ns;
+	}
 	for (d = 0; d < a->ndev; d++)
-		run_device(a, r, d);
+		run_device(a, r, d, outside[d]);
+	free(outside);
 }
 
 const struct td_rule rule_gpu_bound = {

@@ -88,6 +88,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	td_finding_claim(a, f, d, &cl, NULL, 0);
 	td_claims_free(&cl);
 	f->count = n;
+	/* nothing in the trace can win it back: a cost of measuring, told as one-off, first when
+	 * it holds a quarter of the window (what is measured is then that much less the run's);
+	 * what the window holds besides is the run's */
+	f->risk = 3;
+	f->outside = 1;
+	f->severity = f->idle_ns * 4 >= window ? SEV_HIGH : f->idle_ns * 10 >= window ? SEV_MEDIUM
+		      : SEV_LOW;
 	wait = stream_wait_before(a, top);
 	td_finding_title(f, "GPU %d waits %s (%.0f%% of the window) on work the trace did not "
 			 "record: %s started %s later than its launch and its streams allowed",

@@ -135,6 +135,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			continue;
 		nw = collect(a, d, &w);
 		f = td_report_add(r, "warmup", dv->device);
+		f->outside = 1; /* its idle is start-up's, not the steady state's */
 		td_finding_claim_cause(a, f, d, CAUSE_WARMUP);
 		f->count = nw;
 		for (i = 0; i < nw; i++)
