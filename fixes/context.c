@@ -413,9 +413,10 @@ const char *td_context_batch(const struct td_context *c, char *buf, size_t cap)
 	size_t o = 0;
 
 	buf[0] = '\0';
-	if (c->batch > 0)
-		o += (size_t)snprintf(buf, cap, "batch %lld in the layers' inputs",
-				      (long long)c->batch);
+	if (c->batch > 0) /* a serving engine flattens its requests into tokens */
+		o += (size_t)snprintf(buf, cap, c->engine != TD_ENGINE_NONE
+				      ? "%lld tokens in the layers' inputs"
+				      : "batch %lld in the layers' inputs", (long long)c->batch);
 	if (c->bpsm >= 0 && o < cap)
 		snprintf(buf + o, cap - o, "%sthe median kernel fills %.1f blocks per SM", o ? "; " : "",
 			 (double)c->bpsm / 1000.0);
@@ -619,7 +620,9 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", %s (%s)", c->optimizer, td_opt_impl_name(c->opt_impl));
 	if (c->on & (TD_ON_BF16 | TD_ON_FP16 | TD_ON_AMP))
 		ADD(", %s", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16" : "autocast");
-	if (c->batch > 0)
+	if (c->batch > 0 && c->engine != TD_ENGINE_NONE) /* requests flattened into tokens */
+		ADD(", %lld tokens a forward", (long long)c->batch);
+	else if (c->batch > 0)
 		ADD(", batch %lld", (long long)c->batch);
 	if (c->on & TD_ON_COLLECTOR)
 		ADD(", tracedoc record");

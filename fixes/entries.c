@@ -114,16 +114,16 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "launches is the capture's, once, not the serving loop's. Profile the iterations after "
 	 "capture, which replay the graphs."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, 0, 0, -1, 1,
-	 "Decode runs eagerly: replay it with graphs (drop enforce_eager=True / --enforce-eager), "
-	 "keep compilation on (compilation_config), and batch more requests per iteration "
+	 "The forward runs eagerly (no graph replays): replay it with graphs (drop "
+	 "enforce_eager=True / --enforce-eager), keep compilation on (compilation_config), and batch more requests per iteration "
 	 "(max_num_seqs) so each launch does more work."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, SGLANG, 0, 0, -1, 1,
-	 "Decode runs eagerly: keep graphs on (no --disable-cuda-graph) and raise "
-	 "--cuda-graph-max-bs to cover the batch sizes served, and batch more requests per "
+	 "The forward runs eagerly (no graph replays): keep graphs on (no --disable-cuda-graph) "
+	 "and raise --cuda-graph-max-bs to cover the batch sizes served, and batch more requests per "
 	 "iteration (--max-running-requests)."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, 0, 0, -1, 1,
-	 "Decode runs eagerly: replay it with graphs (the engine's graph mode) or compile it, and "
-	 "batch more requests per iteration so each launch does more work."},
+	 "The forward runs eagerly (no graph replays): replay it with graphs (the engine's graph "
+	 "mode) or compile it, and batch more requests per iteration so each launch does more work."},
 
 	/* many tiny kernels */
 	{TD_FIX_SMALL_KERNELS, ANY_V, TRAIN, ANY_E, TD_ON_SMALL_BATCH, TD_ON_COMPILED | TD_ON_GRAPHS,

@@ -147,7 +147,7 @@ static void fix_for(const struct td_analysis *a, struct td_finding *f, const str
 		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_BUCKET_COPY, -1, NULL, buf,
 						    sizeof(buf)));
 	} else if (serving) {
-		td_finding_fix(f, "Decode launches many tiny kernels one by one. %s",
+		td_finding_fix(f, "The engine launches many tiny kernels one by one. %s",
 			       td_fix_text(&a->ctx, TD_FIX_SERVING_HOST, -1, NULL, buf, sizeof(buf)));
 	} else {
 		char detail[200];
