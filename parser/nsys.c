@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/* The Nsight Systems SQLite export's reader (parser/nsys.h): each table nsys writes for CUDA
+ * work stepped through in time order (ORDER BY start), the tables merged by time, each row made
+ * the record the JSON reader makes of a Kineto event (struct td_raw) and handed to the same
+ * builder, so the model is the one Kineto's traces give:
+ *   CUPTI_ACTIVITY_KIND_KERNEL / MEMCPY / MEMSET -> kernels, copies, memsets on (deviceId,
+ *     streamId), named as Kineto names them ("Memcpy HtoD (Pageable -> Device)");
+ *   CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graphs traced whole) -> one kernel a graph launch;
+ *   CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER -> runtime calls on the thread globalTid names (its
+ *     pid and tid), their "_v7000" version suffix left out, linked by correlationId;
+ *   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION -> sync records;
+ *   NVTX_EVENTS push/pop and start/end ranges -> user annotations (aten:: ranges of
+ *     --pytorch=autograd-nvtx: CPU ops), from which the analysis finds steps;
+ *   ThreadNames -> thread names; TARGET_INFO_GPU -> the devices' properties.
+ * Names are StringIds ids, each looked up once. The columns read are those the table has
+ * (PRAGMA table_info), not those a version is known for. */
+#include "parser/nsys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "parser/builder.h"
+#include "parser/trace.h"
+
+int td_nsys_is_sqlite(const void *head, size_t n)
+{
+	return n >= 16 && !memcmp(head, "SQLite format 3", 16);
+}
+
+int td_nsys_is_report(const void *head, size_t n)
+{
+	return n >= 28 && !memcmp(head, "NVIDIA Tegra Profiler Report", 28);
+}
+
+#ifndef TD_HAVE_SQLITE
+
+int td_nsys_available(void)
+{
+	return 0;
+}
+
+int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
+{
+	(void)path;
+	(void)t;
+	return td_error_set(err, TD_EFORMAT, "%s", "an Nsight Systems SQLite export, but this "
+			    "tracedoc was built without SQLite (install libsqlite3-dev and build "
+			    "again)");
+}
+
+#else
+
+#include <sqlite3.h>
+
+int td_nsys_available(void)
+{
+	return 1;
+}
+
+#include "parser/nsys_db.h"
+
+static const struct spec specs[S_COUNT] = {
+	[S_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
+		      {"start", "end", "deviceId", "streamId", "correlationId", "demangledName",
+		       "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY",
+		       "blockZ", "registersPerThread", "staticSharedMemory",
+		       "dynamicSharedMemory"}, 0xf},
+	[S_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY",
+		      {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "copyKind",
+		       "srcKind", "dstKind"}, 0xf},
+	[S_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET",
+		      {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "memKind"},
+		      0xf},
+	[S_RUNTIME] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
+		       {"start", "end", "globalTid", "correlationId", "nameId"}, 0x17},
+	[S_DRIVER] = {"CUPTI_ACTIVITY_KIND_DRIVER",
+		      {"start", "end", "globalTid", "correlationId", "nameId"}, 0x17},
+	[S_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+		    {"start", "end", "deviceId", "streamId", "correlationId", "syncType",
+		     "deprecatedSyncType"}, 0xf},
+	[S_NVTX] = {"NVTX_EVENTS", {"start", "end", "eventType", "globalTid", "text", "textId"},
+		    0xf},
+	[S_GRAPH] = {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+		     {"start", "end", "deviceId", "streamId", "correlationId", "graphId"}, 0xf},
+};
+
+static int step_src(struct rd *r, int k);
+
+/* Prepares table k's rows in time order, the columns it lacks read as NULL. */
+static int open_src(struct rd *r, int k)
+{
+	const struct spec *sp = &specs[k];
+	struct src *s = &r->s[k];
+	char sql[1024];
+	size_t o;
+	int i, rc;
+
+	if ((rc = nsys_has_table(r, sp->table)) <= 0)
+		return rc < 0 ? nsys_fail(r, sp->table) : 0;
+	if ((rc = nsys_table_cols(r, sp, &s->has)) != 0)
+		return rc;
+	for (i = 0; sp->cols[i]; i++)
+		if ((sp->req >> i & 1) && !(s->has >> i & 1))
+			return td_error_set(r->err, TD_EFORMAT, "table %s has no column %s: not an "
+					    "Nsight Systems export tracedoc knows (export it again "
+					    "with nsys export --type sqlite)", sp->table, sp->cols[i]);
+	if (k == S_KERNEL && !(s->has & (7u << K_DEMANGLED)))
+		return td_error_set(r->err, TD_EFORMAT, "table %s has no kernel name column "
+				    "(demangledName, shortName or mangledName)", sp->table);
+	o = (size_t)snprintf(sql, sizeof(sql), "SELECT ");
+	for (i = 0; sp->cols[i]; i++)
+		o += (size_t)snprintf(sql + o, sizeof(sql) - o, "%s%s%s%s", i ? ", " : "",
+				      s->has >> i & 1 ? "\"" : "NULL",
+				      s->has >> i & 1 ? sp->cols[i] : "", s->has >> i & 1 ? "\"" : "");
+	snprintf(sql + o, sizeof(sql) - o, " FROM \"%s\" ORDER BY \"start\"", sp->table);
+	if (sqlite3_prepare_v2(r->db, sql, -1, &s->st, NULL) != SQLITE_OK)
+		return nsys_fail(r, sp->table);
+	return step_src(r, k);
+}
+
+static const char *type_name(int type)
+{
+	return type == SQLITE_TEXT ? "text" : type == SQLITE_FLOAT ? "a real number"
+		: type == SQLITE_BLOB ? "a blob" : "a value";
+}
+
+/* Column c of table k's current row as an integer: 1, or 0 when NULL; a value of another
+ * type is an error (TD_EFORMAT, returned as a negative code). */
+static int col_int(struct rd *r, int k, int c, int64_t *v)
+{
+	int type = sqlite3_column_type(r->s[k].st, c);
+
+	if (type == SQLITE_NULL)
+		return 0;
+	if (type != SQLITE_INTEGER)
+		return td_error_set(r->err, TD_EFORMAT, "table %s, row %llu: column %s holds %s "
+				    "where Nsight Systems writes an integer: not an export nsys "
+				    "wrote", specs[k].table, (unsigned long long)r->s[k].row,
+				    specs[k].cols[c], type_name(type));
+	*v = sqlite3_column_int64(r->s[k].st, c);
+	return 1;
+}
+
+/* The next row of table k: its start read, or the table ended. */
+static int step_src(struct rd *r, int k)
+{
+	struct src *s = &r->s[k];
+	int rc = sqlite3_step(s->st);
+	int64_t v;
+
+	if (rc == SQLITE_DONE) {
+		s->live = 0;
+		sqlite3_finalize(s->st);
+		s->st = NULL;
+		return 0;
+	}
+	if (rc != SQLITE_ROW)
+		return nsys_fail(r, specs[k].table);
+	s->row++;
+	s->live = 1;
+	rc = col_int(r, k, C_START, &v);
+	if (rc < 0)
+		return rc;
+	s->start = rc ? v : INT64_MIN;
+	return 0;
+}
+
+/* --- rows into records ------------------------------------------------------------------- */
+
+static int ival(struct rd *r, int k, int c, int64_t *v, int64_t dflt)
+{
+	int rc = col_int(r, k, c, v);
+
+	if (rc == 0)
+		*v = dflt;
+	return rc;
+}
+
+/* The fields every row has: its time, and for GPU rows the device and stream. */
+static int row_common(struct rd *r, int k, struct td_raw *e)
+{
+	int64_t end;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	r->sb_len = 0;
+	e->ph = 'X';
+	e->has_ts = r->s[k].start != INT64_MIN;
+	e->ts = e->has_ts ? r->s[k].start : 0;
+	if ((rc = col_int(r, k, C_END, &end)) < 0)
+		return rc;
+	e->has_dur = rc == 1;
+	e->dur = rc ? end - e->ts : 0;
+	return 0;
+}
+
+static int gpu_place(struct rd *r, int k, int cdev, int cstream, int ccorr, struct td_raw *e)
+{
+	int rc;
+
+	if ((rc = ival(r, k, cdev, &e->device, 0)) < 0)
+		return rc;
+	e->has_device = 1;
+	if ((rc = ival(r, k, cstream, &e->stream, -1)) < 0)
+		return rc;
+	e->has_stream = 1;
+	if ((rc = ival(r, k, ccorr, &e->corr, 0)) < 0)
+		return rc;
+	e->has_corr = rc == 1;
+	return 0;
+}
+
+
+static int kernel_row(struct rd *r, struct td_raw *e)
+{
+	int64_t v[MAXCOLS];
+	uint32_t name = 0;
+	int i, rc;
+
+	if ((rc = gpu_place(r, S_KERNEL, K_DEV, K_STREAM, K_CORR, e)) < 0)
+		return rc;
+	e->cat = CAT_KERNEL;
+	for (i = K_DEMANGLED; i <= K_MANGLED && !name; i++) {
+		if ((rc = col_int(r, S_KERNEL, i, &v[i])) < 0)
+			return rc;
+		if (rc && (rc = nsys_sid_name(r, v[i], &name)) != 0)
+			return rc;
+	}
+	if (name)
+		e->name = nsys_put_id(r, name);
+	for (i = K_GX; i <= K_DSMEM; i++)
+		if ((rc = ival(r, S_KERNEL, i, &v[i], -1)) < 0)
+			return rc;
+	if (v[K_GX] >= 0 && v[K_BX] >= 0) {
+		char g[96], bl[96];
+		snprintf(g, sizeof(g), "[%lld, %lld, %lld]", (long long)v[K_GX], (long long)v[K_GY],
+			 (long long)v[K_GZ]);
+		snprintf(bl, sizeof(bl), "[%lld, %lld, %lld]", (long long)v[K_BX], (long long)v[K_BY],
+			 (long long)v[K_BZ]);
+		e->grid = nsys_put(r, g, strlen(g));
+		e->block = nsys_put(r, bl, strlen(bl));
+		e->has_launch = 1;
+	}
+	if (v[K_REGS] >= 0) {
+		e->regs = v[K_REGS];
+		e->launch_has |= 1;
+		e->has_launch = 1;
+	}
+	if (v[K_SSMEM] >= 0 || v[K_DSMEM] >= 0) {
+		e->smem = (v[K_SSMEM] > 0 ? v[K_SSMEM] : 0) + (v[K_DSMEM] > 0 ? v[K_DSMEM] : 0);
+		e->launch_has |= 2;
+		e->has_launch = 1;
+	}
+	e->full = (uint8_t)e->has_launch;
+	return 0;
+}
+
+static int memcpy_row(struct rd *r, struct td_raw *e, int k)
+{
+	int64_t bytes, a, b, c;
+	char n[160], k1[40], k2[40], k3[40];
+	int rc;
+
+	if ((rc = gpu_place(r, k, M_DEV, M_STREAM, M_CORR, e)) < 0)
+		return rc;
+	if ((rc = ival(r, k, k == S_MEMCPY ? M_BYTES : Z_BYTES, &bytes, -1)) < 0)
+		return rc;
+	e->bytes = bytes;
+	e->has_bytes = bytes >= 0;
+	if (k == S_MEMCPY) {
+		if ((rc = ival(r, k, M_COPYKIND, &a, 0)) < 0 || (rc = ival(r, k, M_SRC, &b, 7)) < 0 ||
+		    (rc = ival(r, k, M_DST, &c, 7)) < 0)
+			return rc;
+		e->cat = CAT_MEMCPY;
+		snprintf(n, sizeof(n), "Memcpy %s (%s -> %s)", nsys_copy_kind(r, a, k1, sizeof(k1)),
+			 nsys_mem_kind(r, b, k2, sizeof(k2)), nsys_mem_kind(r, c, k3, sizeof(k3)));
+	} else {
+		if ((rc = ival(r, k, Z_MEMKIND, &a, 7)) < 0)
+			return rc;
+		e->cat = CAT_MEMSET;
+		snprintf(n, sizeof(n), "Memset (%s)", nsys_mem_kind(r, a, k1, sizeof(k1)));
+	}
+	e->name = nsys_put(r, n, strlen(n));
+	return 0;
+}
+
+/* The length of a runtime function's name without nsys's "_v7000" version suffix. */
+static size_t api_len(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	return i < n && i >= 2 && s[i - 1] == 'v' && s[i - 2] == '_' ? i - 2 : n;
+}
+
+static int api_row(struct rd *r, struct td_raw *e, int k)
+{
+	int64_t gtid, sid;
+	uint32_t name = 0;
+	int rc;
+
+	if ((rc = ival(r, k, R_TID, &gtid, 0)) < 0 || (rc = ival(r, k, R_CORR, &e->corr, 0)) < 0)
+		return rc;
+	e->has_corr = rc == 1;
+	nsys_thread_of(gtid, e);
+	if ((rc = col_int(r, k, R_NAME, &sid)) < 0)
+		return rc;
+	if (rc && (rc = nsys_sid_name(r, sid, &name)) != 0)
+		return rc;
+	e->cat = k == S_DRIVER ? CAT_DRIVER : CAT_RUNTIME;
+	if (name) {
+		const char *s = td_strtab_str(&r->t->names, name);
+		size_t n = api_len(s, td_strtab_len(&r->t->names, name));
+		e->name = nsys_put(r, s, n);
+		/* the driver's calls (cuLaunchKernel) come in the runtime's table too */
+		if (n > 2 && s[0] == 'c' && s[1] == 'u' && s[2] >= 'A' && s[2] <= 'Z')
+			e->cat = CAT_DRIVER;
+	}
+	return 0;
+}
+
+static int sync_row(struct rd *r, struct td_raw *e)
+{
+	static const char *const kinds[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
+					    "Stream Sync", "Context Sync"};
+	const char *n;
+	int64_t type;
+	int rc;
+
+	if ((rc = gpu_place(r, S_SYNC, Y_DEV, Y_STREAM, Y_CORR, e)) < 0)
+		return rc;
+	if (e->stream == 4294967295ll)
+		e->stream = -1;
+	if ((rc = ival(r, S_SYNC, Y_TYPE, &type, 0)) < 0)
+		return rc;
+	/* syncType is CUPTI's enumeration where the table has deprecatedSyncType beside it
+	 * (2026 on); before, its values do not follow any one enumeration: the stream tells */
+	if (r->s[S_SYNC].has >> Y_DEPRECATED & 1)
+		n = type >= 0 && type < 5 ? kinds[type] : kinds[0];
+	else
+		n = e->stream < 0 ? kinds[4] : kinds[3];
+	e->cat = CAT_SYNC;
+	e->name = nsys_put(r, n, strlen(n));
+	return 0;
+}
+
+/* NVTX ranges (push/pop 59, start/end 60, their NVTXT forms 70, 71) with an end. 0 when the
+ * row is no range (marks, domains: counted). */
+static int nvtx_row(struct rd *r, struct td_raw *e, int *range)
+{
+	int64_t type, gtid, tid;
+	const char *s = NULL;
+	size_t n = 0;
+	uint32_t id = 0;
+	int rc;
+
+	*range = 0;
+	if ((rc = ival(r, S_NVTX, N_TYPE, &type, -1)) < 0)
+		return rc;
+	if (type != 59 && type != 60 && type != 70 && type != 71)
+		return 0;
+	*range = 1;
+	if ((rc = ival(r, S_NVTX, N_TID, &gtid, 0)) < 0)
+		return rc;
+	nsys_thread_of(gtid, e);
+	if (sqlite3_column_type(r->s[S_NVTX].st, N_TEXT) != SQLITE_NULL) {
+		s = (const char *)sqlite3_column_blob(r->s[S_NVTX].st, N_TEXT);
+		n = (size_t)sqlite3_column_bytes(r->s[S_NVTX].st, N_TEXT);
+	} else if ((rc = col_int(r, S_NVTX, N_TEXTID, &tid)) < 0) {
+		return rc;
+	} else if (rc) {
+		if ((rc = nsys_sid_name(r, tid, &id)) != 0)
+			return rc;
+		if (id) {
+			s = td_strtab_str(&r->t->names, id);
+			n = td_strtab_len(&r->t->names, id);
+		}
+	}
+	if (n > STR_MAX) {
+		n = STR_MAX;
+		r->t->anom.long_strings++;
+	}
+	e->cat = CAT_USER_ANN;
+	if (s && n > 6 && !memcmp(s, "aten::", 6)) { /* --pytorch=autograd-nvtx: "aten::mm, seq" */
+		const char *comma = memchr(s, ',', n);
+		if (comma)
+			n = (size_t)(comma - s);
+		e->cat = CAT_CPU_OP;
+	}
+	if (s)
+		e->name = nsys_put(r, s, n);
+	return 0;
+}
+
+static int graph_row(struct rd *r, struct td_raw *e)
+{
+	int64_t g;
+	char n[96];
+	int rc;
+
+	if ((rc = gpu_place(r, S_GRAPH, G_DEV, G_STREAM, G_CORR, e)) < 0 ||
+	    (rc = ival(r, S_GRAPH, G_GRAPH, &g, -1)) < 0)
+		return rc;
+	e->cat = CAT_KERNEL;
+	snprintf(n, sizeof(n), "CUDA graph %lld (traced whole)", (long long)g);
+	e->name = nsys_put(r, n, strlen(n));
+	return 0;
+}
+
+/* One row of table k into the model. */
+static int add_row(struct rd *r, int k)
+{
+	struct td_raw e;
+	int rc, range = 1;
+
+	if ((rc = row_common(r, k, &e)) < 0)
+		return rc;
+	switch (k) {
+	case S_KERNEL: rc = kernel_row(r, &e); break;
+	case S_MEMCPY:
+	case S_MEMSET: rc = memcpy_row(r, &e, k); break;
+	case S_RUNTIME:
+	case S_DRIVER: rc = api_row(r, &e, k); break;
+	case S_SYNC: rc = sync_row(r, &e); break;
+	case S_NVTX: rc = nvtx_row(r, &e, &range); break;
+	default: rc = graph_row(r, &e); break;
+	}
+	if (rc < 0)
+		return rc;
+	r->t->n_trace_events++;
+	if (!range) {
+		r->t->by_kind[TD_K_INSTANT]++;
+		return 0;
+	}
+	e.str_len = (uint32_t)r->sb_len;
+	td_builder_add(&r->b, &e, r->sb ? r->sb : "");
+	return 0;
+}
+
+static void rd_free(struct rd *r)
+{
+	int k;
+
+	for (k = 0; k < S_COUNT; k++)
+		sqlite3_finalize(r->s[k].st);
+	sqlite3_finalize(r->str_st);
+	sqlite3_close(r->db);
+	td_builder_free(&r->b);
+	free(r->sids);
+	free(r->sb);
+}
+
+int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
+{
+	struct rd r;
+	struct stat st;
+	int k, rc;
+
+	memset(err, 0, sizeof(*err));
+	memset(&r, 0, sizeof(r));
+	r.t = t;
+	r.err = err;
+	td_builder_init(&r.b, t);
+	if (sqlite3_open_v2(path, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		rc = nsys_fail(&r, "opening it read-only");
+		rd_free(&r);
+		return rc;
+	}
+	/* the file's schema is not trusted: no functions with side effects in it, no writes */
+	sqlite3_db_config(r.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(r.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_limit(r.db, SQLITE_LIMIT_LENGTH, SQL_LENGTH_MAX);
+	if (stat(path, &st) == 0)
+		t->bytes_in = (uint64_t)st.st_size;
+	t->nsys = 1;
+	rc = nsys_check(&r);
+	if (!rc)
+		rc = nsys_read_enum(&r, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", &r.mem_kind);
+	if (!rc)
+		rc = nsys_read_enum(&r, "ENUM_CUDA_MEMCPY_OPER", "CUDA_MEMCPY_KIND_", &r.copy_kind);
+	for (k = 0; !rc && k < S_COUNT; k++)
+		rc = open_src(&r, k);
+	while (!rc) { /* the tables merged by time */
+		int best = -1;
+		for (k = 0; k < S_COUNT; k++)
+			if (r.s[k].live && (best < 0 || r.s[k].start < r.s[best].start))
+				best = k;
+		if (best < 0)
+			break;
+		if ((rc = add_row(&r, best)) == 0)
+			rc = step_src(&r, best);
+	}
+	if (!rc)
+		rc = nsys_meta(&r);
+	if (!rc) {
+		td_builder_finish(&r.b);
+		nsys_lacks(&r);
+	}
+	rd_free(&r);
+	if (!rc)
+		td_trace_finalize(t);
+	return rc;
+}
+
+#endif
