@@ -15,6 +15,11 @@ int nsys_fail(struct rd *r, const char *what)
 {
 	int code = sqlite3_errcode(r->db);
 
+	if (code == SQLITE_TOOBIG)
+		return td_error_set(r->err, TD_EFORMAT, "a value in %s is larger than %d MiB: no "
+				    "export nsys writes has one (a damaged or forged file)", what,
+				    SQL_LENGTH_MAX >> 20);
+
 	return td_error_set(r->err, code == SQLITE_NOMEM ? TD_ENOMEM : code == SQLITE_CANTOPEN ||
 			    code == SQLITE_IOERR ? TD_EIO : TD_EPARSE,
 			    "SQLite: %s (%s); the file is damaged or not a complete export: export "
