@@ -442,6 +442,30 @@ static int add_row(struct rd *r, int k)
 	return 0;
 }
 
+/* path as a file: URI, read-only and immutable; every byte but [A-Za-z0-9/._-] escaped */
+static char *nsys_uri(const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path), o = 0, i;
+	char *u = td_malloc(n * 3 + 48);
+
+	memcpy(u, path[0] == '/' ? "file://" : "file:", path[0] == '/' ? 7 : 5);
+	o = path[0] == '/' ? 7 : 5;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '/' || c == '.' || c == '_' || c == '-') {
+			u[o++] = (char)c;
+		} else {
+			u[o++] = '%';
+			u[o++] = hex[c >> 4];
+			u[o++] = hex[c & 15];
+		}
+	}
+	memcpy(u + o, "?mode=ro&immutable=1", 21);
+	return u;
+}
+
 static void rd_free(struct rd *r)
 {
 	int k;
@@ -459,6 +483,7 @@ int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
 {
 	struct rd r;
 	struct stat st;
+	char *uri;
 	int k, rc;
 
 	memset(err, 0, sizeof(*err));
@@ -466,12 +491,17 @@ int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
 	r.t = t;
 	r.err = err;
 	td_builder_init(&r.b, t);
-	if (sqlite3_open_v2(path, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	/* immutable: no locks, no journal or WAL files looked for or made beside it (a
+	 * WAL-mode file opened read-only would get its -wal and -shm created) */
+	uri = nsys_uri(path);
+	if (sqlite3_open_v2(uri, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+			    SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		free(uri);
 		rc = nsys_fail(&r, "opening it read-only");
 		rd_free(&r);
 		return rc;
 	}
+	free(uri);
 	/* the file's schema is not trusted: no functions with side effects in it, no writes */
 	sqlite3_db_config(r.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(r.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
