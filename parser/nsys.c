@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The Nsight Systems SQLite export's reader (parser/nsys.h): each table nsys writes for CUDA
- * work stepped through in time order (ORDER BY start), the tables merged by time, each row made
- * the record the JSON reader makes of a Kineto event (struct td_raw) and handed to the same
- * builder, so the model is the one Kineto's traces give:
+ * work stepped through in time order (as stored where it is, else ORDER BY start), the tables
+ * merged by time, each row made the record the JSON reader makes of a Kineto event (struct
+ * td_raw) and handed to the same builder, so the model is the one Kineto's traces give:
  *   CUPTI_ACTIVITY_KIND_KERNEL / MEMCPY / MEMSET -> kernels, copies, memsets on (deviceId,
  *     streamId), named as Kineto names them ("Memcpy HtoD (Pageable -> Device)");
  *   CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graphs traced whole) -> one kernel a graph launch;
@@ -90,6 +90,29 @@ static const struct spec specs[S_COUNT] = {
 
 static int step_src(struct rd *r, int k);
 
+/* 1 when the table's rows are in time order already (nsys writes them so, most often): read
+ * as they stand, a pass over one column, rather than sorted (SQLite's sort of a large table
+ * took four times the read); 0 when not, or a negative code. */
+static int in_order(struct rd *r, const char *table)
+{
+	sqlite3_stmt *st;
+	char sql[160];
+	int64_t last = INT64_MIN;
+	int rc, sorted = 1;
+
+	snprintf(sql, sizeof(sql), "SELECT \"start\" FROM \"%s\"", table);
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return nsys_fail(r, table);
+	while (sorted && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t v = sqlite3_column_int64(st, 0);
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || v < last)
+			sorted = 0;
+		last = v;
+	}
+	sqlite3_finalize(st);
+	return !sorted ? 0 : rc == SQLITE_DONE ? 1 : nsys_fail(r, table);
+}
+
 /* Prepares table k's rows in time order, the columns it lacks read as NULL. */
 static int open_src(struct rd *r, int k)
 {
@@ -116,7 +139,10 @@ static int open_src(struct rd *r, int k)
 		o += (size_t)snprintf(sql + o, sizeof(sql) - o, "%s%s%s%s", i ? ", " : "",
 				      s->has >> i & 1 ? "\"" : "NULL",
 				      s->has >> i & 1 ? sp->cols[i] : "", s->has >> i & 1 ? "\"" : "");
-	snprintf(sql + o, sizeof(sql) - o, " FROM \"%s\" ORDER BY \"start\"", sp->table);
+	if ((rc = in_order(r, sp->table)) < 0)
+		return rc;
+	snprintf(sql + o, sizeof(sql) - o, " FROM \"%s\"%s", sp->table,
+		 rc ? "" : " ORDER BY \"start\"");
 	if (sqlite3_prepare_v2(r->db, sql, -1, &s->st, NULL) != SQLITE_OK)
 		return nsys_fail(r, sp->table);
 	return step_src(r, k);
@@ -215,6 +241,35 @@ static int gpu_place(struct rd *r, int k, int cdev, int cstream, int ccorr, stru
 }
 
 
+/* "[24, 1, 1]" (Kineto's text of a grid or block) into buf (96 bytes): a kernel each, so no
+ * printf. Returns its length. */
+static size_t dims(char *buf, const int64_t *v)
+{
+	size_t o = 0;
+	int i;
+
+	buf[o++] = '[';
+	for (i = 0; i < 3; i++) {
+		char d[24];
+		int n = 0;
+		uint64_t x = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
+		if (i) {
+			buf[o++] = ',';
+			buf[o++] = ' ';
+		}
+		if (v[i] < 0)
+			buf[o++] = '-';
+		do {
+			d[n++] = (char)('0' + x % 10);
+			x /= 10;
+		} while (x);
+		while (n)
+			buf[o++] = d[--n];
+	}
+	buf[o++] = ']';
+	return o;
+}
+
 static int kernel_row(struct rd *r, struct td_raw *e)
 {
 	int64_t v[MAXCOLS];
@@ -237,12 +292,8 @@ static int kernel_row(struct rd *r, struct td_raw *e)
 			return rc;
 	if (v[K_GX] >= 0 && v[K_BX] >= 0) {
 		char g[96], bl[96];
-		snprintf(g, sizeof(g), "[%lld, %lld, %lld]", (long long)v[K_GX], (long long)v[K_GY],
-			 (long long)v[K_GZ]);
-		snprintf(bl, sizeof(bl), "[%lld, %lld, %lld]", (long long)v[K_BX], (long long)v[K_BY],
-			 (long long)v[K_BZ]);
-		e->grid = nsys_put(r, g, strlen(g));
-		e->block = nsys_put(r, bl, strlen(bl));
+		e->grid = nsys_put(r, g, dims(g, &v[K_GX]));
+		e->block = nsys_put(r, bl, dims(bl, &v[K_BX]));
 		e->has_launch = 1;
 	}
 	if (v[K_REGS] >= 0) {
