@@ -320,13 +320,6 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "step."},
 
 	/* GPU idle with nothing recorded on the host, or waiting outside its stream */
-	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_NSYS, 0, -1, 0,
-	 "Nsight Systems recorded the CUDA calls, not the host's work between them: the GPU "
-	 "waited on host work that makes no CUDA call - Python, data loading, a library loading "
-	 "on its first use. Record again with nsys profile --trace=cuda,nvtx,osrt "
-	 "--sample=process-tree --pytorch=autograd-nvtx (OS runtime calls, CPU samples and "
-	 "PyTorch's ops as NVTX ranges) to see where the host spends the gap, and move that work "
-	 "out of the step."},
 	{TD_FIX_IDLE_UNTRACED, ANY_V, ANY_R, ANY_E, TD_ON_COLLECTOR, 0, -1, 0,
 	 "tracedoc record sees the CUDA calls, not the host's work between them: the GPU waited "
 	 "on host work that makes no CUDA call - Python, data loading, a library loading on its "
@@ -625,12 +618,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "requests first, then profile (SGLANG_TORCH_PROFILER_DIR set, POST /start_profile and "
 	 "/stop_profile around the requests to measure), so the recorded steps start warm."},
 	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, TD_ON_NSYS, 0, -1, 0,
-	 "This is one-off start-up work caught in the trace, not a steady-state cost: nsys "
-	 "profile records the whole process unless told. Mark the loop's body with an NVTX range "
-	 "(with torch.cuda.nvtx.range(\"step\"): ...) so its ranges are the steps, and record "
-	 "only the steady state: nsys profile --capture-range=cudaProfilerApi with "
-	 "torch.cuda.profiler.start() and stop() around the later steps (or "
-	 "--capture-range=nvtx --nvtx-capture=step)."},
+	 "This is one-off start-up work caught in the trace, not a steady-state cost: mark the "
+	 "loop's body with an NVTX range (torch.cuda.nvtx.range(\"step\")) so its ranges are the "
+	 "steps, and record only the steady state: nsys profile --trace=cuda,nvtx,osrt "
+	 "--capture-range=cudaProfilerApi with torch.cuda.profiler.start() and stop() around the "
+	 "later steps (--pytorch=autograd-nvtx adds PyTorch's ops)."},
 	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, TD_ON_COLLECTOR, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: tracedoc "
 	 "record traces the whole process, its start included. Mark the loop's body with an NVTX "
