@@ -12,6 +12,7 @@
 - an export cut down to an older schema (no ENUM_* tables, no deprecatedSyncType, names only
   by shortName) reads to the same kernel table;
 - non-UTF-8 text in an NVTX range: read, counted, and the JSON output valid UTF-8;
+- the made-up seed exports: steps from the outermost repeated NVTX range, aten:: ranges as ops;
 - hostile inputs made here with sqlite3: a database that is no export, a missing column, a
   column of the wrong type, corrupt pages, a cut file, a huge StringIds entry, a view in place
   of a table: each a clear error and exit 3 (or read, for the view: it is not run);
@@ -292,6 +293,30 @@ def check_non_utf8(td, tmp):
             fail(f"non-UTF-8: {cmd[0]} output is not valid UTF-8 JSON: {e}")
 
 
+def check_steps_ops(td, root):
+    """The made-up seed export: steps from the outermost repeated NVTX range, aten:: ranges
+    as ops (--pytorch=autograd-nvtx), each counted here in SQL."""
+    for name in ("enums.sqlite", "no-enums.sqlite"):
+        p = os.path.join(root, "tests", "fuzz", "corpus-nsys", name)
+        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        texts = "coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))"
+        outer = db.execute(
+            f"SELECT {texts}, count(*) FROM NVTX_EVENTS n WHERE NOT EXISTS (SELECT 1 FROM "
+            "NVTX_EVENTS o WHERE o.globalTid = n.globalTid AND o.start <= n.start AND "
+            'o."end" >= n."end" AND o.rowid != n.rowid) GROUP BY 1 ORDER BY 2 DESC').fetchone()
+        aten = db.execute(f"SELECT count(*) FROM NVTX_EVENTS n WHERE {texts} LIKE 'aten::%'"
+                          ).fetchone()[0]
+        db.close()
+        out = run(td, "diagnose", "--format", "json", p)
+        steps = json.loads(out.stdout)["window"]["steps"] if out.returncode == 0 else None
+        if steps != (outer[1] if outer[1] >= 3 else 0):
+            fail(f"{name}: {steps} steps, the outermost repeated NVTX range {outer}")
+        out = run(td, "ops", "--format", "json", p)
+        rows = {r["name"]: r["calls"] for r in json.loads(out.stdout)["rows"]}
+        if rows.get("aten::mm") != aten:
+            fail(f"{name}: aten::mm {rows.get('aten::mm')} calls, {aten} aten:: NVTX ranges")
+
+
 def check_report(td, tmp, rep, sqlite_path):
     env = dict(os.environ, PATH=os.path.join(tmp, "empty"))
     os.makedirs(env["PATH"], exist_ok=True)
@@ -331,6 +356,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="td-nsys-")
     try:
         check_non_utf8(td, tmp)
+        check_steps_ops(td, root)
         if not os.path.isdir(ndir):
             print(f"SKIPPED (the exports): {ndir} not found; they need ../shared beside the "
                   "checkout")
