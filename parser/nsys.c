@@ -16,6 +16,7 @@
  * (PRAGMA table_info), not those a version is known for. */
 #include "parser/nsys.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,20 +274,20 @@ static size_t dims(char *buf, const int64_t *v)
 static int kernel_row(struct rd *r, struct td_raw *e)
 {
 	int64_t v[MAXCOLS];
-	uint32_t name = 0;
-	int i, rc;
+	uint32_t off, len;
+	int i, rc, found = 0;
 
 	if ((rc = gpu_place(r, S_KERNEL, K_DEV, K_STREAM, K_CORR, e)) < 0)
 		return rc;
 	e->cat = CAT_KERNEL;
-	for (i = K_DEMANGLED; i <= K_MANGLED && !name; i++) {
+	for (i = K_DEMANGLED; i <= K_MANGLED && !found; i++) {
 		if ((rc = col_int(r, S_KERNEL, i, &v[i])) < 0)
 			return rc;
-		if (rc && (rc = nsys_sid_name(r, v[i], &name)) != 0)
-			return rc;
+		if (rc && (found = nsys_sid_str(r, v[i], &off, &len)) < 0)
+			return found;
 	}
-	if (name)
-		e->name = nsys_put_id(r, name);
+	if (found)
+		e->name = nsys_put(r, r->arena + off, len);
 	for (i = K_GX; i <= K_DSMEM; i++)
 		if ((rc = ival(r, S_KERNEL, i, &v[i], -1)) < 0)
 			return rc;
@@ -352,8 +353,8 @@ static size_t api_len(const char *s, size_t n)
 static int api_row(struct rd *r, struct td_raw *e, int k)
 {
 	int64_t gtid, sid;
-	uint32_t name = 0;
-	int rc;
+	uint32_t off, len;
+	int rc, found = 0;
 
 	if ((rc = ival(r, k, R_TID, &gtid, 0)) < 0 || (rc = ival(r, k, R_CORR, &e->corr, 0)) < 0)
 		return rc;
@@ -361,12 +362,12 @@ static int api_row(struct rd *r, struct td_raw *e, int k)
 	nsys_thread_of(gtid, e);
 	if ((rc = col_int(r, k, R_NAME, &sid)) < 0)
 		return rc;
-	if (rc && (rc = nsys_sid_name(r, sid, &name)) != 0)
-		return rc;
+	if (rc && (found = nsys_sid_str(r, sid, &off, &len)) < 0)
+		return found;
 	e->cat = k == S_DRIVER ? CAT_DRIVER : CAT_RUNTIME;
-	if (name) {
-		const char *s = td_strtab_str(&r->t->names, name);
-		size_t n = api_len(s, td_strtab_len(&r->t->names, name));
+	if (found) {
+		const char *s = r->arena + off;
+		size_t n = api_len(s, len);
 		e->name = nsys_put(r, s, n);
 		/* the driver's calls (cuLaunchKernel) come in the runtime's table too */
 		if (n > 2 && s[0] == 'c' && s[1] == 'u' && s[2] >= 'A' && s[2] <= 'Z')
@@ -407,7 +408,7 @@ static int nvtx_row(struct rd *r, struct td_raw *e, int *range)
 	int64_t type, gtid, tid;
 	const char *s = NULL;
 	size_t n = 0;
-	uint32_t id = 0;
+	uint32_t off, len;
 	int rc;
 
 	*range = 0;
@@ -425,16 +426,16 @@ static int nvtx_row(struct rd *r, struct td_raw *e, int *range)
 	} else if ((rc = col_int(r, S_NVTX, N_TEXTID, &tid)) < 0) {
 		return rc;
 	} else if (rc) {
-		if ((rc = nsys_sid_name(r, tid, &id)) != 0)
+		if ((rc = nsys_sid_str(r, tid, &off, &len)) < 0)
 			return rc;
-		if (id) {
-			s = td_strtab_str(&r->t->names, id);
-			n = td_strtab_len(&r->t->names, id);
+		if (rc) {
+			s = r->arena + off;
+			n = len;
 		}
 	}
 	if (n > STR_MAX) {
 		n = STR_MAX;
-		r->t->anom.long_strings++;
+		r->long_strings++;
 	}
 	e->cat = CAT_USER_ANN;
 	if (s && n > 6 && !memcmp(s, "aten::", 6)) { /* --pytorch=autograd-nvtx: "aten::mm, seq" */
@@ -483,14 +484,144 @@ static int add_row(struct rd *r, int k)
 	}
 	if (rc < 0)
 		return rc;
-	r->t->n_trace_events++;
+	r->rows++;
 	if (!range) {
-		r->t->by_kind[TD_K_INSTANT]++;
+		r->instants++;
 		return 0;
 	}
 	e.str_len = (uint32_t)r->sb_len;
-	td_builder_add(&r->b, &e, r->sb ? r->sb : "");
+	if (r->batch_len + td_raw_size(&e) > r->batch_cap)
+		r->ship(r);
+	td_raw_put(r->batch + r->batch_len, &e, r->sb ? r->sb : "");
+	r->batch_len += td_raw_size(&e);
 	return 0;
+}
+
+/* --- the rows read on a thread of their own, the model built on the caller's ------------- */
+
+#define NBATCH 4
+#define BATCH_CAP ((size_t)4 << 20) /* a record is at most a 1 MiB name and its fields */
+
+struct pipe {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *buf[NBATCH];
+	size_t len[NBATCH];
+	unsigned head, tail; /* shipped: [tail, head) */
+	int done;
+};
+
+/* Every table's rows, merged by time, into records shipped as batches fill (r->ship). */
+static int read_rows(struct rd *r)
+{
+	int k, rc = nsys_check(r);
+
+	if (!rc)
+		rc = nsys_read_enum(r, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", &r->mem_kind);
+	if (!rc)
+		rc = nsys_read_enum(r, "ENUM_CUDA_MEMCPY_OPER", "CUDA_MEMCPY_KIND_", &r->copy_kind);
+	for (k = 0; !rc && k < S_COUNT; k++)
+		rc = open_src(r, k);
+	while (!rc) {
+		int best = -1;
+		for (k = 0; k < S_COUNT; k++)
+			if (r->s[k].live && (best < 0 || r->s[k].start < r->s[best].start))
+				best = k;
+		if (best < 0)
+			break;
+		if ((rc = add_row(r, best)) == 0)
+			rc = step_src(r, best);
+	}
+	if (!rc && r->batch_len)
+		r->ship(r);
+	return rc;
+}
+
+/* On one thread: a full batch goes straight to the builder. */
+static void ship_inline(struct rd *r)
+{
+	td_builder_add_records(&r->b, r->batch, r->batch_len);
+	r->batch_len = 0;
+}
+
+/* On the reading thread: the batch queued for the model's thread, the next free one taken. */
+static void ship_queued(struct rd *r)
+{
+	struct pipe *p = r->pipe;
+
+	pthread_mutex_lock(&p->mu);
+	p->len[p->head % NBATCH] = r->batch_len;
+	p->head++;
+	pthread_cond_broadcast(&p->cv);
+	while (p->head - p->tail == NBATCH)
+		pthread_cond_wait(&p->cv, &p->mu);
+	r->batch = p->buf[p->head % NBATCH];
+	r->batch_len = 0;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *reader(void *arg)
+{
+	struct rd *r = arg;
+	struct pipe *p = r->pipe;
+
+	r->rc = read_rows(r);
+	pthread_mutex_lock(&p->mu);
+	p->done = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Reads the rows on a second thread while this one builds the model from their records (the
+ * JSON reader's split); on one thread when none can be started. */
+static int read_all(struct rd *r)
+{
+	struct pipe p;
+	pthread_t th;
+	int i;
+
+	memset(&p, 0, sizeof(p));
+	for (i = 0; i < NBATCH; i++)
+		p.buf[i] = td_malloc(BATCH_CAP);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	r->pipe = &p;
+	r->batch = p.buf[0];
+	r->batch_cap = BATCH_CAP;
+	r->ship = ship_queued;
+	if (pthread_create(&th, NULL, reader, r) != 0) {
+		r->ship = ship_inline;
+		r->rc = read_rows(r);
+	} else {
+		for (;;) {
+			unsigned char *b;
+			size_t n;
+			pthread_mutex_lock(&p.mu);
+			while (p.head == p.tail && !p.done)
+				pthread_cond_wait(&p.cv, &p.mu);
+			if (p.head == p.tail) {
+				pthread_mutex_unlock(&p.mu);
+				break;
+			}
+			b = p.buf[p.tail % NBATCH];
+			n = p.len[p.tail % NBATCH];
+			pthread_mutex_unlock(&p.mu);
+			td_builder_add_records(&r->b, b, n);
+			pthread_mutex_lock(&p.mu);
+			p.tail++;
+			pthread_cond_broadcast(&p.cv);
+			pthread_mutex_unlock(&p.mu);
+		}
+		pthread_join(th, NULL);
+	}
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	for (i = 0; i < NBATCH; i++)
+		free(p.buf[i]);
+	r->batch = NULL;
+	r->pipe = NULL;
+	return r->rc;
 }
 
 /* path as a file: URI, read-only and immutable; every byte but [A-Za-z0-9/._-] escaped */
@@ -528,6 +659,7 @@ static void rd_free(struct rd *r)
 	td_builder_free(&r->b);
 	free(r->sids);
 	free(r->sb);
+	free(r->arena);
 }
 
 int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
@@ -535,7 +667,7 @@ int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
 	struct rd r;
 	struct stat st;
 	char *uri;
-	int k, rc;
+	int rc;
 
 	memset(err, 0, sizeof(*err));
 	memset(&r, 0, sizeof(r));
@@ -560,23 +692,10 @@ int td_nsys_load(const char *path, struct td_trace *t, struct td_error *err)
 	if (stat(path, &st) == 0)
 		t->bytes_in = (uint64_t)st.st_size;
 	t->nsys = 1;
-	rc = nsys_check(&r);
-	if (!rc)
-		rc = nsys_read_enum(&r, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", &r.mem_kind);
-	if (!rc)
-		rc = nsys_read_enum(&r, "ENUM_CUDA_MEMCPY_OPER", "CUDA_MEMCPY_KIND_", &r.copy_kind);
-	for (k = 0; !rc && k < S_COUNT; k++)
-		rc = open_src(&r, k);
-	while (!rc) { /* the tables merged by time */
-		int best = -1;
-		for (k = 0; k < S_COUNT; k++)
-			if (r.s[k].live && (best < 0 || r.s[k].start < r.s[best].start))
-				best = k;
-		if (best < 0)
-			break;
-		if ((rc = add_row(&r, best)) == 0)
-			rc = step_src(&r, best);
-	}
+	rc = read_all(&r);
+	t->n_trace_events += r.rows;
+	t->by_kind[TD_K_INSTANT] += r.instants;
+	t->anom.long_strings += r.long_strings;
 	if (!rc)
 		rc = nsys_meta(&r);
 	if (!rc) {

@@ -63,19 +63,16 @@ int nsys_table_cols(struct rd *r, const struct spec *sp, unsigned *has)
 	return rc == SQLITE_DONE ? 0 : nsys_fail(r, sp->table);
 }
 
-
 /* --- strings ----------------------------------------------------------------------------- */
 
-/* The model's id of StringIds entry sid (interned once; 0 when there is none). */
-int nsys_sid_name(struct rd *r, int64_t sid, uint32_t *out)
+int nsys_sid_str(struct rd *r, int64_t sid, uint32_t *off, uint32_t *len)
 {
 	size_t i, mask;
 	int rc;
 
-	if (!r->str_st) {
-		*out = 0;
+	*off = *len = 0;
+	if (!r->str_st)
 		return 0;
-	}
 	if ((r->nsids + 1) * 2 > r->sid_cap) {
 		size_t n = r->sid_cap ? r->sid_cap * 2 : 1024, k;
 		struct sid_slot *ns = td_calloc(n, sizeof(*ns));
@@ -95,30 +92,39 @@ int nsys_sid_name(struct rd *r, int64_t sid, uint32_t *out)
 	for (i = (size_t)((uint64_t)sid * 0x9e3779b97f4a7c15ull >> 20) & mask; r->sids[i].used;
 	     i = (i + 1) & mask)
 		if (r->sids[i].key == sid) {
-			*out = r->sids[i].id;
-			return 0;
+			*off = r->sids[i].off;
+			*len = r->sids[i].len;
+			return r->sids[i].found;
 		}
 	sqlite3_bind_int64(r->str_st, 1, sid);
 	rc = sqlite3_step(r->str_st);
-	*out = 0;
+	r->sids[i].key = sid;
+	r->sids[i].used = 1;
+	r->sids[i].found = 0;
+	r->nsids++;
 	if (rc == SQLITE_ROW && sqlite3_column_type(r->str_st, 0) != SQLITE_NULL) {
 		const char *v = (const char *)sqlite3_column_blob(r->str_st, 0);
 		size_t n = (size_t)sqlite3_column_bytes(r->str_st, 0);
 		if (n > STR_MAX) {
 			n = STR_MAX;
-			r->t->anom.long_strings++;
+			r->long_strings++;
 		}
-		*out = td_builder_intern(&r->b, v ? v : "", (uint32_t)n);
+		if (r->arena_len + n > r->arena_cap) {
+			r->arena_cap = (r->arena_len + n) * 2 + 4096;
+			r->arena = td_realloc(r->arena, r->arena_cap);
+		}
+		if (n)
+			memcpy(r->arena + r->arena_len, v, n);
+		r->sids[i].off = *off = (uint32_t)r->arena_len;
+		r->sids[i].len = *len = (uint32_t)n;
+		r->sids[i].found = 1;
+		r->arena_len += n;
 	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		sqlite3_reset(r->str_st);
 		return nsys_fail(r, "StringIds");
 	}
 	sqlite3_reset(r->str_st);
-	r->sids[i].key = sid;
-	r->sids[i].id = *out;
-	r->sids[i].used = 1;
-	r->nsids++;
-	return 0;
+	return r->sids[i].found;
 }
 
 /* Appends n bytes to the row's string area; returns the slice. */
@@ -136,11 +142,6 @@ struct td_slice nsys_put(struct rd *r, const char *s, size_t n)
 	sl.set = 1;
 	r->sb_len += n;
 	return sl;
-}
-
-struct td_slice nsys_put_id(struct rd *r, uint32_t id)
-{
-	return nsys_put(r, td_strtab_str(&r->t->names, id), td_strtab_len(&r->t->names, id));
 }
 
 /* An ENUM_* table into e (absent: e->has 0 and the caller's constants hold). Labels are the
@@ -268,7 +269,7 @@ static int thread_names(struct rd *r)
 		return nsys_fail(r, sp.table);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct td_raw e;
-		uint32_t name = 0, k;
+		uint32_t off, len, k;
 		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
 		    sqlite3_column_type(st, 1) != SQLITE_INTEGER)
 			continue;
@@ -278,10 +279,10 @@ static int thread_names(struct rd *r)
 		k = td_trace_find_cpu_track(r->t, e.pid, 0, e.tid, 0);
 		if (k == TD_NONE)
 			continue;
-		if ((rc = nsys_sid_name(r, sqlite3_column_int64(st, 0), &name)) != 0)
+		if ((rc = nsys_sid_str(r, sqlite3_column_int64(st, 0), &off, &len)) < 0)
 			break;
-		if (name)
-			td_trace_track(r->t, k)->name = name;
+		if (rc)
+			td_trace_track(r->t, k)->name = td_builder_intern(&r->b, r->arena + off, len);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : rc < 0 ? rc : nsys_fail(r, sp.table);

@@ -48,8 +48,8 @@ struct src {
 
 struct sid_slot {
 	int64_t key;
-	uint32_t id;        /* the model's name id, 0: none (not in StringIds) */
-	uint32_t used;
+	uint32_t off, len;  /* the string in rd.arena */
+	uint8_t used, found; /* found: StringIds has it */
 };
 
 /* An ENUM_* table's labels, by id (small: a few dozen rows). */
@@ -71,6 +71,15 @@ struct rd {
 	char *sb;                  /* a row's string area */
 	size_t sb_len, sb_cap;
 	struct enum_tab mem_kind, copy_kind, sync_type;
+	char *arena;               /* the StringIds entries looked up, each once */
+	size_t arena_len, arena_cap;
+	uint64_t long_strings, rows, instants; /* counted on the reading thread */
+	int rc;                    /* the reading thread's result */
+	/* the records (td_raw_put) of the rows read, shipped to the model's thread when full */
+	unsigned char *batch;
+	size_t batch_len, batch_cap;
+	void (*ship)(struct rd *r); /* hands batch over and sets an empty one */
+	void *pipe;
 };
 
 int nsys_fail(struct rd *r, const char *what);
@@ -79,11 +88,11 @@ int nsys_fail(struct rd *r, const char *what);
 int nsys_has_table(struct rd *r, const char *name);
 /* The bits of the spec's columns the table has (PRAGMA table_info). */
 int nsys_table_cols(struct rd *r, const struct spec *sp, unsigned *has);
-/* The model's id of StringIds entry sid (interned once; 0 when there is none). */
-int nsys_sid_name(struct rd *r, int64_t sid, uint32_t *out);
-/* Appends n bytes (or name id's) to the row's string area; returns the slice. */
+/* StringIds entry sid at r->arena + *off, *len bytes (cut at STR_MAX), looked up once:
+ * 1, or 0 when there is none, or a negative code. Valid until the next lookup. */
+int nsys_sid_str(struct rd *r, int64_t sid, uint32_t *off, uint32_t *len);
+/* Appends n bytes to the row's string area; returns the slice. */
 struct td_slice nsys_put(struct rd *r, const char *s, size_t n);
-struct td_slice nsys_put_id(struct rd *r, uint32_t id);
 /* globalTid: the process id in bits 24-47, the thread id in bits 0-23. */
 void nsys_thread_of(int64_t gtid, struct td_raw *e);
 int nsys_read_enum(struct rd *r, const char *table, const char *prefix, struct enum_tab *e);
