@@ -211,10 +211,12 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	int rc;
 
 	memset(err, 0, sizeof(*err));
-	if (strcmp(path, "-")) { /* an Nsight Systems export or report, by its first bytes */
+	/* an Nsight Systems export or report, by its first bytes: of a regular file only (a
+	 * FIFO's would be gone; one from a pipe is refused by td_trace_load_input) */
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		unsigned char head[TD_NSYS_HEAD];
 		ssize_t n = 0;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
 			n = read(fd, head, sizeof(head));
 			close(fd);

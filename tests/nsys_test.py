@@ -256,6 +256,16 @@ def check_hostile(td, tmp, real):
     out = run(td, "stats", "--format", "json", p)
     if out.returncode != 0 or json.loads(out.stdout)["anomalies"].get("long_strings") != 1:
         fail(f"long StringIds entry: exit {out.returncode}, {out.stdout[-300:]!r}")
+    # an export through a FIFO: refused by its bytes, not read as JSON
+    fifo = os.path.join(tmp, "export.fifo")
+    os.mkfifo(fifo)
+    seed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "corpus-nsys",
+                        "enums.sqlite")
+    writer = subprocess.Popen(["sh", "-c", 'cat "$1" > "$2"', "sh", seed, fifo])
+    out = run(td, "stats", fifo)
+    writer.wait(timeout=60)
+    if out.returncode != 3 or b"read from a file" not in out.stderr:
+        fail(f"an export through a FIFO: exit {out.returncode}: {out.stderr[:200]!r}")
     # a view in place of a table is not run (it could compute anything): no kernels read
     make_db(p, [STRINGS, "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS "
                 "(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS start, x AS \"end\", "
