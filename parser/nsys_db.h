@@ -37,7 +37,6 @@ struct spec {
 	unsigned req; /* bits: columns without which the table cannot be read */
 };
 
-
 struct src {
 	sqlite3_stmt *st;
 	int live;           /* a row is current */
@@ -70,7 +69,7 @@ struct rd {
 	size_t nsids, sid_cap;
 	char *sb;                  /* a row's string area */
 	size_t sb_len, sb_cap;
-	struct enum_tab mem_kind, copy_kind, sync_type;
+	struct enum_tab mem_kind, copy_kind;
 	char *arena;               /* the StringIds entries looked up, each once */
 	size_t arena_len, arena_cap;
 	uint64_t long_strings, rows, instants; /* counted on the reading thread */
