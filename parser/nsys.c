@@ -500,7 +500,7 @@ static int add_row(struct rd *r, int k)
 /* --- the rows read on a thread of their own, the model built on the caller's ------------- */
 
 #define NBATCH 4
-#define BATCH_CAP ((size_t)4 << 20) /* a record is at most a 1 MiB name and its fields */
+#define BATCH_CAP ((size_t)2 << 20) /* a record is at most a 1 MiB name and its fields */
 
 struct pipe {
 	pthread_mutex_t mu;
@@ -555,6 +555,8 @@ static void ship_queued(struct rd *r)
 	pthread_cond_broadcast(&p->cv);
 	while (p->head - p->tail == NBATCH)
 		pthread_cond_wait(&p->cv, &p->mu);
+	if (!p->buf[p->head % NBATCH]) /* made as needed: a small export fills one */
+		p->buf[p->head % NBATCH] = td_malloc(BATCH_CAP);
 	r->batch = p->buf[p->head % NBATCH];
 	r->batch_len = 0;
 	pthread_mutex_unlock(&p->mu);
@@ -582,8 +584,7 @@ static int read_all(struct rd *r)
 	int i;
 
 	memset(&p, 0, sizeof(p));
-	for (i = 0; i < NBATCH; i++)
-		p.buf[i] = td_malloc(BATCH_CAP);
+	p.buf[0] = td_malloc(BATCH_CAP);
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cv, NULL);
 	r->pipe = &p;
