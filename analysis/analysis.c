@@ -20,7 +20,7 @@ static void nvtx_steps(struct td_analysis *a)
 	const struct td_trace *t = a->t;
 	uint32_t *cnt, best = 0, i;
 
-	if (t->dropped_records < 0) /* not the collector's */
+	if (t->dropped_records < 0 && !t->nsys) /* neither the collector's nor an nsys export */
 		return;
 	for (i = 1; i <= t->names.count; i++)
 		if (a->name_class[i] & NC_STEP)

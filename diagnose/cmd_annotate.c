@@ -339,7 +339,12 @@ int cmd_annotate(int argc, char **argv)
 		return rc;
 	}
 	td_trace_init(&t);
-	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK && (t.partial || t.events_close < 0)) {
+	if ((rc = cli_load(ops.v[0], &t)) == EXIT_OK && t.nsys) {
+		fprintf(stderr, "tracedoc annotate: %s: an Nsight Systems export: annotate adds to a "
+			"JSON trace's events; run tracedoc diagnose on it (--format html for a "
+			"report file)\n", ops.v[0]);
+		rc = EXIT_INPUT;
+	} else if (rc == EXIT_OK && (t.partial || t.events_close < 0)) {
 		fprintf(stderr, "tracedoc annotate: %s: %s: there is no end of its events to add to\n",
 			ops.v[0], t.partial ? "a partial trace" : "no events array");
 		rc = EXIT_INPUT;

@@ -23,11 +23,15 @@ static const char *comp_name(enum td_compression c)
 
 static const char *layout_name(const struct td_trace *t)
 {
+	if (t->nsys)
+		return "SQLite export";
 	return t->layout == TD_LAYOUT_ARRAY ? "array" : "object";
 }
 
 static const char *era_name(const struct td_trace *t)
 {
+	if (t->nsys)
+		return "nsys";
 	if (t->legacy)
 		return "kineto-legacy";
 	if (t->layout == TD_LAYOUT_ARRAY && t->schema_version < 0)
@@ -165,6 +169,8 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	}
 	yajl_gen_array_close(g);
 	out_json_kint(g, "dropped_records", t->dropped_records);
+	if (*t->lacks)
+		out_json_kstr(g, "lacks", t->lacks);
 	out_json_kmap(g, "anomalies");
 	for (i = 0; i < nrows; i++) {
 		out_json_key(g, rows[i].key);
@@ -240,6 +246,11 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 	for (i = 0; i < nrows; i++)
 		fprintf(f, "%s %s %llu\n", i ? "          " : "anomalies ", rows[i].key,
 			(unsigned long long)rows[i].n);
+	if (*t->lacks) {
+		fputs("lacks      ", f);
+		out_text_wrap(f, t->lacks, 11, 11, 100);
+		fputc('\n', f);
+	}
 	if (t->partial) {
 		fputs("partial    ", f);
 		out_text_wrap(f, t->partial_msg, 11, 11, 100);

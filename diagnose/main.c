@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "parser/nsys.h"
 #include "parser/scan.h"
 #include "td_version.h"
 
@@ -59,6 +60,8 @@ static void version(void)
 	       "none (built without CUPTI: tracedoc record says so)",
 #endif
 	       td_scan_impl());
+	printf("nsys      %s\n", td_nsys_available() ? "SQLite exports (libsqlite3)"
+					       : "none (built without SQLite)");
 #ifdef TD_SANITIZERS
 	printf("built     with sanitize=%s\n", TD_SANITIZERS);
 #endif

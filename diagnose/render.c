@@ -409,7 +409,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			left_out(a, lo, sizeof(lo)) + (a->warm_steps ? 2 : 0));
 	else if (a->ndev)
 		fprintf(f, "window   first to last GPU op, %s (%s)\n", td_fmt_dur(b1, sizeof(b1), we - ws),
-			(a->ctx.on & TD_ON_COLLECTOR) ? "no steps: no NVTX range repeats"
+			((a->ctx.on & TD_ON_COLLECTOR) || t->nsys) ? "no steps: no NVTX range repeats"
 						      : "no ProfilerStep# markers");
 	if (!a->ndev) {
 		fprintf(f, "GPU      no kernels, copies or memsets in this trace: nothing to say about "
@@ -454,6 +454,11 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	if (t->dropped_records > 0)
 		fprintf(f, "note: CUPTI dropped %lld records while recording: the trace is incomplete\n",
 			(long long)t->dropped_records);
+	if (*t->lacks) {
+		fputs("note: ", f);
+		wrap(f, t->lacks, 6, 6);
+		fputc('\n', f);
+	}
 }
 
 /* --- Markdown ---------------------------------------------------------------------------- */
@@ -478,13 +483,18 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		out_md(f, t->partial_msg);
 		fputs("\n\n", f);
 	}
+	if (*t->lacks) {
+		fputs("> **Note:** ", f);
+		out_md(f, t->lacks);
+		fputs("\n\n", f);
+	}
 	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
 	if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
 	else
 		fprintf(f, "%s: window is first to last GPU op, %s",
-			(a->ctx.on & TD_ON_COLLECTOR) ? "no steps (no NVTX range repeats)"
+			((a->ctx.on & TD_ON_COLLECTOR) || t->nsys) ? "no steps (no NVTX range repeats)"
 						      : "no ProfilerStep# markers",
 			td_fmt_dur(b1, sizeof(b1), we - ws));
 	for (i = 0; i < a->ndev; i++) {

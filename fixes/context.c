@@ -431,6 +431,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 	memset(c, 0, sizeof(*c));
 	if (t->dropped_records >= 0)
 		c->on |= TD_ON_COLLECTOR;
+	if (t->nsys)
+		c->on |= TD_ON_NSYS;
 	for (i = 0; i < t->devices.len; i++) {
 		const struct td_device *d = &TD_VEC_AT(&t->devices, struct td_device, i);
 		const char *n = td_trace_name(t, d->name);
@@ -626,6 +628,8 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", batch %lld", (long long)c->batch);
 	if (c->on & TD_ON_COLLECTOR)
 		ADD(", tracedoc record");
+	if (c->on & TD_ON_NSYS)
+		ADD(", Nsight Systems");
 	if (c->on & TD_ON_LOADER_MAIN)
 		ADD(", DataLoader in the main process");
 	else if (c->on & TD_ON_LOADER_WORKERS)

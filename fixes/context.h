@@ -53,6 +53,8 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 				    * tokens (an all-to-all) */
 #define TD_ON_COLLECTOR 0x2000000  /* recorded by tracedoc record: the CUDA calls, GPU ops and
 				    * NVTX ranges of the whole process, no CPU ops or Python */
+#define TD_ON_NSYS 0x4000000       /* an Nsight Systems export: the CUDA calls, GPU ops and NVTX
+				    * ranges nsys recorded (parser/nsys.c) */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

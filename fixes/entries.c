@@ -409,6 +409,12 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "
 	 "requests first, then profile (SGLANG_TORCH_PROFILER_DIR set, POST /start_profile and "
 	 "/stop_profile around the requests to measure), so the recorded steps start warm."},
+	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, TD_ON_NSYS, 0, -1, 0,
+	 "This is one-off start-up work caught in the trace, not a steady-state cost: mark the "
+	 "loop's body with an NVTX range (torch.cuda.nvtx.range(\"step\")) so its ranges are the "
+	 "steps, and record only the steady state: nsys profile --trace=cuda,nvtx,osrt "
+	 "--capture-range=cudaProfilerApi with torch.cuda.profiler.start() and stop() around the "
+	 "later steps (--pytorch=autograd-nvtx adds PyTorch's ops)."},
 	{TD_FIX_WARMUP, ANY_V, ANY_R, ANY_E, TD_ON_COLLECTOR, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: tracedoc "
 	 "record traces the whole process, its start included. Mark the loop's body with an NVTX "

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 #include "parser/load.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
 #include "parser/input.h"
+#include "parser/nsys.h"
 #include "parser/parser.h"
 #include "parser/scan.h"
 #include "parser/split.h"
@@ -180,6 +183,25 @@ static void finish_load(struct td_input *in, struct td_trace *t, int rc, struct 
 			     t->compression == TD_COMP_ZSTD ? "zstd" : "gzip");
 }
 
+/* An Nsight Systems export or report from a pipe: SQLite reads a file. Its head given back. */
+static int refuse_nsys(struct td_input *in, struct td_error *err)
+{
+	unsigned char head[TD_NSYS_HEAD];
+	size_t n = 0;
+	ssize_t k = 1;
+
+	while (n < sizeof(head) && (k = td_input_read(in, head + n, sizeof(head) - n, err)) > 0)
+		n += (size_t)k;
+	if (k < 0)
+		return (int)k;
+	td_input_unread(in, head, n);
+	if (td_nsys_is_sqlite(head, n) || td_nsys_is_report(head, n))
+		return td_error_set(err, TD_EFORMAT, "an Nsight Systems %s read from a pipe: it is "
+				    "read from a file (save it and name the file)",
+				    td_nsys_is_sqlite(head, n) ? "export" : "report");
+	return 0;
+}
+
 int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_trace *t,
 		  struct td_error *err)
 {
@@ -189,6 +211,21 @@ int td_trace_load(const char *path, const struct td_load_opts *opts, struct td_t
 	int rc;
 
 	memset(err, 0, sizeof(*err));
+	/* an Nsight Systems export or report, by its first bytes: of a regular file only (a
+	 * FIFO's would be gone; one from a pipe is refused by td_trace_load_input) */
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		unsigned char head[TD_NSYS_HEAD];
+		ssize_t n = 0;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			n = read(fd, head, sizeof(head));
+			close(fd);
+		}
+		if (n > 0 && td_nsys_is_sqlite(head, (size_t)n))
+			return td_nsys_load(path, t, err);
+		if (n > 0 && td_nsys_is_report(head, (size_t)n))
+			return td_nsys_load_report(path, t, err);
+	}
 	if ((rc = td_input_open(path, &in, err)) != 0)
 		return rc;
 	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
@@ -204,6 +241,10 @@ int td_trace_load_input(struct td_input *in, unsigned long long total,
 	int rc;
 
 	memset(err, 0, sizeof(*err));
+	if ((rc = refuse_nsys(in, err)) != 0) {
+		td_input_close(in);
+		return rc;
+	}
 	t->compression = td_input_compression(in);
 	t->jobs = opts && !opts->no_thread && opts->jobs > 1 ? opts->jobs : 1;
 	rc = 1;

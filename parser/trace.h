@@ -237,6 +237,8 @@ struct td_trace {
 	uint32_t backend;          /* distributedInfo.backend */
 	int64_t base_time_ns;      /* baseTimeNanoseconds, -1 when absent */
 	int64_t dropped_records;   /* records the CUPTI collector lost, -1 when not a collector trace */
+	int nsys;                  /* read from an Nsight Systems export (parser/nsys.c) */
+	char lacks[512];           /* what the input lacks, for the report's notes ("": nothing) */
 	uint32_t display_time_unit, trace_name;
 	uint64_t n_trace_events;   /* elements of the traceEvents array */
 	uint64_t bytes_in;         /* uncompressed bytes read */

@@ -5,7 +5,7 @@
 # exact command to run. Safe to run again.
 set -eu
 # scdoc builds the man pages (cmake --install, the .deb)
-pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev libisal-dev scdoc"
+pkgs="build-essential cmake pkg-config libyajl-dev libzstd-dev libpcre2-dev zlib1g-dev libisal-dev libsqlite3-dev scdoc"
 case "${1:-}" in
 --test)
 	# cmocka for the unit tests, json_verify, zstd and gzip for the fixtures, python3 for the
