@@ -87,7 +87,9 @@ def main():
             for i, opts in enumerate((["--workers-us", "3000"], ["--items", "4"],
                                       ["--pageable"], ["--allocs", "8"],
                                       ["--launch-loop", "200"], ["--allreduce-mb", "64"],
-                                      ["--side-copies", "4", "--consumer-wait"])):
+                                      ["--side-copies", "4", "--consumer-wait"],
+                                      ["--element-loop", "128"],
+                                      ["--element-loop", "128", "--element-fix", "gpu"])):
                 out = os.path.join(tmp, f"gen{i}.json")
                 r = subprocess.run([GEN, "--steps", "20", "-o", out] + opts,
                                    capture_output=True, text=True)
