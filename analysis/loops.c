@@ -86,7 +86,8 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 			i = j + 1;
 		}
 	}
-	qsort(acc.data, acc.len, sizeof(struct span), by_start);
+	if (acc.len)
+		qsort(acc.data, acc.len, sizeof(struct span), by_start);
 	for (k = 0; k < acc.len; k++) {
 		const struct span *s = &TD_VEC_AT(&acc, struct span, k);
 		struct td_elem_loop L;

@@ -162,16 +162,14 @@ static void run(struct td_analysis *a, struct td_report *r)
 	if (a->warm_steps)
 		add(&iv, &pc, TD_NONE, a->warm_start, a->warm_end, lo, hi);
 	first_calls(a, lo, hi, &iv, &pc);
-	{
-		size_t n = td_iv_merge(iv.data, iv.len);
-		held = td_iv_total_in(iv.data, n, lo, hi);
-	}
+	held = iv.len ? td_iv_total_in(iv.data, td_iv_merge(iv.data, iv.len), lo, hi) : 0;
 	td_vec_free(&iv);
 	if (held < STARTUP_MIN_NS || (double)held < STARTUP_NOTE * (double)span) {
 		td_vec_free(&pc);
 		return;
 	}
-	qsort(pc.data, pc.len, sizeof(struct piece), piece_longer);
+	if (pc.len)
+		qsort(pc.data, pc.len, sizeof(struct piece), piece_longer);
 	f = td_report_add(r, "startup", a->dev[0].device);
 	f->risk = 3;
 	f->severity = (double)held >= STARTUP_LEAD * (double)span ? SEV_HIGH
