@@ -88,6 +88,8 @@ class Server:
             rc = None
         rest = self.p.stdout.read()
         err = self.p.stderr.read()
+        check(b"runtime error" not in err and b"Sanitizer" not in err,
+              "no sanitizer report: %s" % err[-2000:])
         self.p.stdout.close()
         self.p.stderr.close()
         return rc, rest, err
