@@ -42,6 +42,20 @@ static void mcp_usage(FILE *f)
 		   "  [\"mcp\", \"--root\", \"/path/to/traces\"]}\n");
 }
 
+/* stderr as the server started, for the out-of-memory message: during a command fd 2 is the
+ * command's captured stderr */
+static int real_stderr = -1;
+
+static void mcp_oom(size_t n)
+{
+	char msg[128];
+	int k = snprintf(msg, sizeof(msg), "tracedoc mcp: out of memory (allocating %zu bytes)\n", n);
+
+	if (k > 0 && write(real_stderr >= 0 ? real_stderr : 2, msg, (size_t)k) < 0)
+		k = 0;
+	exit(EXIT_INTERNAL);
+}
+
 static int initialize(struct mcp_server *s, yajl_val id, yajl_val params)
 {
 	yajl_val want = mcp_get(params, "protocolVersion");
@@ -249,6 +263,8 @@ int cmd_mcp(int argc, char **argv)
 		return rc == CLI_DONE ? EXIT_OK : rc;
 	}
 	s.max_output = (size_t)max;
+	real_stderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	td_set_oom_handler(mcp_oom);
 	if ((rc = take_stdio(&s, &in)) == EXIT_OK && serve(&s, in) != 0) {
 		fprintf(stderr, "tracedoc mcp: cannot write to the client: %s\n", strerror(errno));
 		rc = EXIT_INTERNAL;
@@ -261,5 +277,8 @@ int cmd_mcp(int argc, char **argv)
 		fclose(s.out);
 	if (s.devnull >= 0)
 		close(s.devnull);
+	if (real_stderr >= 0)
+		close(real_stderr);
+	real_stderr = -1;
 	return rc;
 }

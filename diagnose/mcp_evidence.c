@@ -166,7 +166,7 @@ static void write_json(FILE *f, const char *path, int64_t at, int64_t w, struct 
 		out_json_kstr(g, "kind", td_kind_name((enum td_kind)e->kind));
 		out_json_kint(g, "ts_ns", e->ts);
 		out_json_kint(g, "dur_ns", td_ev_dur(e));
-		out_json_kint(g, "from_at_ns", sat_sub(e->ts, at));
+		out_json_kint(g, "offset_ns", sat_sub(e->ts, at)); /* its start less ts */
 		yajl_gen_map_close(g);
 	}
 	if (cur != UINT32_MAX) {

@@ -301,7 +301,7 @@ static int build_argv(const struct mcp_server *s, const struct tool *t, yajl_val
 {
 	const struct targ *a;
 	char *operands[8] = {NULL};
-	size_t i, nops = 0;
+	size_t i;
 	int rc = 0;
 
 	push(b, td_strndup(t->cmd ? t->cmd : t->name, strlen(t->cmd ? t->cmd : t->name)));
@@ -351,14 +351,10 @@ static int build_argv(const struct mcp_server *s, const struct tool *t, yajl_val
 		pushf(b, "--format", *format);
 	push(b, td_strndup("--", 2));
 	for (i = 0; i < 8; i++)
-		if (operands[i]) {
-			if (rc)
-				free(operands[i]);
-			else
-				push(b, operands[i]);
-			nops++;
-		}
-	(void)nops;
+		if (operands[i] && rc)
+			free(operands[i]);
+		else if (operands[i])
+			push(b, operands[i]);
 	return rc;
 }
 

@@ -339,6 +339,14 @@ def test_versions():
     check(structured(r) is None and "tracedoc.kernels/1" in texts(r)[-1],
           "2025-03-26: no structuredContent, the JSON as text")
     srv.close()
+    srv = Server(cwd=FIX)  # no --root: the current directory
+    srv.initialize()
+    r = srv.call("kernels", trace="mini-kineto.json")
+    check((structured(r) or {}).get("schema") == "tracedoc.kernels/1",
+          "no --root: a file in the current directory")
+    check(error_code(srv.call("kernels", trace="../README.md")) == -32602,
+          "no --root: a file above the current directory refused")
+    srv.close()
     srv = Server("--root", os.path.join(FIX, "no-such-dir"))
     rc, _, err = srv.close()
     check(rc == 2 and b"no-such-dir" in err, "a root that does not exist: exit 2, named")
