@@ -96,8 +96,8 @@ static const struct tool tools[] = {
 	 {{"base", A_PATH, NULL, 1, NULL, "the trace before the change"},
 	  {"current", A_PATH, NULL, 1, NULL, "the trace after it"}, TOP_ARG, CONFIG_ARG}},
 	{"check", "check", "Can the trace be trusted: PyTorch's trace-validator rules and "
-	 "tracedoc's own, each with the findings it weakens (tracedoc.check/1).", f_plain,
-	 {TRACE_ARG}},
+	 "tracedoc's own, each with the findings it weakens (tracedoc.check/1).", f_report,
+	 {TRACE_ARG, CONFIG_ARG}},
 	{"critical-path", "critical-path", "The longest path through the replay graph of the "
 	 "steady state: per step the share bound by each category, the top segments.", f_plain,
 	 {TRACE_ARG}},
