@@ -20,9 +20,10 @@ import sys
 import tempfile
 from decimal import Decimal
 
-BIN, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+# real paths: the server answers with the paths resolved
+BIN, ROOT = os.path.abspath(sys.argv[1]), os.path.realpath(sys.argv[2])
 FIX = os.path.join(ROOT, "fixtures")
-SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "traces"))
+SHARED = os.path.realpath(os.path.join(sys.argv[2], "..", "shared", "traces"))
 DEMO = os.path.join(FIX, "demo-train.json.gz")
 passed, failed = 0, 0
 
