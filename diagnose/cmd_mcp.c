@@ -33,11 +33,11 @@ static void mcp_usage(FILE *f)
 		   "  message a line, protocol 2025-06-18) for an agent: its tools run\n"
 		   "  diagnose, whatif, ops, kernels, memory, diff, check, critical-path and\n"
 		   "  evidence (the events around a time) and answer with their JSON\n"
-		   "  --root DIR        read traces only under DIR (repeatable; default: the\n"
-		   "                    current directory); a relative path is taken from the\n"
-		   "                    first root, and symlinks leading out are refused\n"
+		   "  --root DIR          read traces only under DIR (repeatable; default: the\n"
+		   "                      current directory); a relative path is taken from\n"
+		   "                      the first root, and symlinks leading out are refused\n"
 		   "  --max-output BYTES  the most of a command's output one answer holds\n"
-		   "                    (default 262144); more is cut with a note\n"
+		   "                      (default 262144); more is cut with a note\n"
 		   "  add it to an agent's MCP config as: {\"command\": \"tracedoc\", \"args\":\n"
 		   "  [\"mcp\", \"--root\", \"/path/to/traces\"]}\n");
 }
