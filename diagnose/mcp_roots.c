@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The MCP server reads only under its roots: a path a client names is resolved with realpath
  * (every symlink followed, so a link inside a root that points outside is outside) and must
- * name a regular file (a FIFO or a device could block the server) inside one of them. */
+ * name a regular file (a FIFO or a device could block the server) inside one of them; a
+ * directory of a job's ranks only when every entry in it does. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "diagnose/mcp_roots.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -66,11 +68,62 @@ static int inside(const char *dir, const char *real)
 	return !strncmp(real, dir, n) && (real[n] == '/' || real[n] == '\0');
 }
 
-char *mcp_roots_resolve(const struct mcp_roots *r, const char *path, char *msg, size_t cap)
+/* the root real lies in, or -1 */
+static int root_of(const struct mcp_roots *r, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (inside(r->dirs[i], real))
+			return (int)i;
+	return -1;
+}
+
+/* 0 when every entry of the directory real (but dot files, which a job does not read)
+ * resolves to a regular file or a directory inside a root; else -1 with why in msg */
+static int entries_inside(const struct mcp_roots *r, const char *real, const char *shown,
+			  char *msg, size_t cap)
+{
+	DIR *d = opendir(real);
+	struct dirent *de;
+	char roots[1024], esc[512];
+	int rc = 0;
+
+	if (!d) {
+		snprintf(msg, cap, "%s: cannot list the directory: %s", shown, strerror(errno));
+		return -1;
+	}
+	while (!rc && (de = readdir(d)) != NULL) {
+		size_t n = strlen(real) + strlen(de->d_name) + 2;
+		char *p, *e;
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		p = td_malloc(n);
+		snprintf(p, n, "%s/%s", real, de->d_name);
+		e = realpath(p, NULL);
+		cli_shown(de->d_name, esc, sizeof(esc));
+		if (!e || root_of(r, e) < 0) {
+			snprintf(msg, cap, "%s: its entry %s %s (%s)", shown, esc, e ? "leads outside the "
+				 "directories this server reads" : "cannot be resolved",
+				 mcp_roots_list(r, roots, sizeof(roots)));
+			rc = -1;
+		} else if (stat(e, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+			snprintf(msg, cap, "%s: its entry %s is not a regular file", shown, esc);
+			rc = -1;
+		}
+		free(e);
+		free(p);
+	}
+	closedir(d);
+	return rc;
+}
+
+char *mcp_roots_resolve(const struct mcp_roots *r, const char *path, int dirs, char *msg,
+			size_t cap)
 {
 	char shown[512], roots[1024], *joined = NULL, *real;
 	struct stat st;
-	size_t i;
 
 	if (!*path) {
 		snprintf(msg, cap, "an empty path");
@@ -89,16 +142,21 @@ char *mcp_roots_resolve(const struct mcp_roots *r, const char *path, char *msg, 
 			 r->n ? r->dirs[0] : "the current directory");
 		return NULL;
 	}
-	for (i = 0; i < r->n && !inside(r->dirs[i], real); i++)
-		;
-	if (i == r->n) {
+	if (root_of(r, real) < 0) {
 		snprintf(msg, cap, "%s is outside the directories this server reads (%s); start it "
 			 "with --root DIR to add one", shown, mcp_roots_list(r, roots, sizeof(roots)));
 		free(real);
 		return NULL;
 	}
+	if (dirs && stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (entries_inside(r, real, shown, msg, cap) != 0) {
+			free(real);
+			return NULL;
+		}
+		return real;
+	}
 	if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(msg, cap, "%s: not a regular file", shown);
+		snprintf(msg, cap, "%s: not a regular file%s", shown, dirs ? " or a directory" : "");
 		free(real);
 		return NULL;
 	}

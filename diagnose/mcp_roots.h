@@ -18,8 +18,10 @@ void mcp_roots_free(struct mcp_roots *r);
 const char *mcp_roots_list(const struct mcp_roots *r, char *buf, size_t cap);
 
 /* path resolved (a relative one against the first root) with every symlink followed: the
- * real path (free() it) when it is a regular file inside a root; else NULL with why in msg,
- * naming the path and, when it lies outside, the roots. */
-char *mcp_roots_resolve(const struct mcp_roots *r, const char *path, char *msg, size_t cap);
+ * real path (free() it) when it is a regular file inside a root - or, with dirs, a directory
+ * (a job's ranks) whose every entry is too; else NULL with why in msg, naming the path and,
+ * when it lies outside, the roots. */
+char *mcp_roots_resolve(const struct mcp_roots *r, const char *path, int dirs, char *msg,
+			size_t cap);
 
 #endif

@@ -37,7 +37,8 @@ static const struct cmd *command(const char *name)
 	return NULL;
 }
 
-enum atype { A_PATH, A_STR, A_INT, A_BOOL, A_LIST };
+/* A_RANKS: a path, or a directory of a job's ranks */
+enum atype { A_PATH, A_RANKS, A_STR, A_INT, A_BOOL, A_LIST };
 
 struct targ {
 	const char *name;
@@ -71,8 +72,10 @@ static const char *const groups[] = {"name", "shape", "stack", NULL};
 
 static const struct tool tools[] = {
 	{"diagnose", "diagnose", "What slows the run, in order of the time a fix would win back, "
-	 "each fix sized by replaying the trace (tracedoc.report/1).", f_report,
-	 {TRACE_ARG, CONFIG_ARG}},
+	 "each fix sized by replaying the trace; for a directory of a job's ranks, the job's "
+	 "report (tracedoc.report/1, tracedoc.job/1).", f_report,
+	 {{"trace", A_RANKS, NULL, 1, NULL, "the trace file (.json, .json.gz, .json.zst), or a "
+	   "directory of a job's rank traces or summaries"}, CONFIG_ARG}},
 	{"whatif", "whatif", "The replayed fixes one at a time and together: what each wins and "
 	 "the step time to expect (tracedoc.whatif/1).", f_plain,
 	 {TRACE_ARG, {"fix", A_LIST, "--fix", 0, NULL, "only these rules' fixes, e.g. "
@@ -241,9 +244,11 @@ static int value_of(const struct mcp_server *s, const struct targ *a, yajl_val v
 	*out = NULL;
 	switch (a->type) {
 	case A_PATH:
+	case A_RANKS:
 		if (!YAJL_IS_STRING(v))
 			break;
-		return (*out = mcp_roots_resolve(&s->roots, v->u.string, msg, cap)) ? 0 : -1;
+		*out = mcp_roots_resolve(&s->roots, v->u.string, a->type == A_RANKS, msg, cap);
+		return *out ? 0 : -1;
 	case A_STR:
 		if (!YAJL_IS_STRING(v))
 			break;

@@ -257,6 +257,12 @@ def test_tools(srv):
         srv2.initialize()
         r = srv2.call("diagnose", trace="a100-event-sync.json.gz")
         check(structured(r) == cli_json("diagnose", real), "diagnose on a real trace")
+        ranks = os.path.join(SHARED, "dlrm-8rank")
+        if os.path.isdir(ranks):
+            r = srv2.call("diagnose", trace="dlrm-8rank")
+            doc = structured(r) or {}
+            check(doc.get("schema") == "tracedoc.job/1" and doc == cli_json("diagnose", ranks),
+                  "diagnose on a directory of a job's ranks: the job's report")
         rc, _, _ = srv2.close()
         check(rc == 0, "the second server exits 0")
     else:
@@ -273,6 +279,14 @@ def test_refusals(srv, tmp):
     r = srv.call("diagnose", trace=link)
     check(error_code(r) == -32602 and "outside" in r["error"]["message"],
           "a symlink leading out of a root: refused")
+    job = os.path.join(tmp, "job")
+    os.mkdir(job)
+    os.symlink(outside, os.path.join(job, "rank0.json"))
+    r = srv.call("diagnose", trace=job)
+    check(error_code(r) == -32602 and "rank0.json" in r["error"]["message"],
+          "a job's directory with an entry leading out: refused, naming the entry")
+    check(error_code(srv.call("whatif", trace=tmp)) == -32602,
+          "a directory where only a trace is taken: refused")
     r = srv.call("diagnose", trace="../README.md")
     check(error_code(r) == -32602, "a relative path climbing out: refused")
     r = srv.call("diagnose", trace="no-such.json")
