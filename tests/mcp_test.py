@@ -250,6 +250,15 @@ def test_tools(srv):
     r = srv.call("memory", file="demo-train.json.gz")
     check((structured(r) or {}).get("schema") == "tracedoc.memory/1", "memory: its JSON")
 
+    # diff: two traces, the rows of the change
+    base, cur = (os.path.join(FIX, "real-pairs", "dataloader-%s.json.zst" % w)
+                 for w in ("before", "after"))
+    r = srv.call("diff", base="real-pairs/dataloader-before.json.zst",
+                 current="real-pairs/dataloader-after.json.zst", top=5)
+    doc = structured(r) or {}
+    check(doc.get("schema") == "tracedoc.diff/1" and
+          doc == cli_json("diff", base, cur, "--top", "5"), "diff: the command's JSON")
+
     # a real trace, when ../shared is there
     real = os.path.join(SHARED, "a100-event-sync.json.gz")
     if os.path.exists(real):
