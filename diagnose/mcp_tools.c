@@ -322,8 +322,10 @@ static int build_argv(const struct mcp_server *s, const struct tool *t, yajl_val
 				    strcmp(t->formats[f], v->u.string); f++)
 				;
 			if (!YAJL_IS_STRING(v) || !t->formats[f]) {
-				snprintf(msg, cap, "format must be one of json, text%s", t->formats[2] ?
-					 ", md" : "");
+				size_t at = (size_t)snprintf(msg, cap, "format must be one of");
+				for (f = 0; t->formats[f] && at < cap; f++)
+					at += (size_t)snprintf(msg + at, cap - at, "%s %s", f ? "," : "",
+							       t->formats[f]);
 				rc = -1;
 			} else {
 				*format = t->formats[f];

@@ -327,6 +327,9 @@ def test_refusals(srv, tmp):
     check(error_code(srv.call("ops", trace="demo-train.json.gz", colour=1)) == -32602,
           "bad params: an argument the tool lacks")
     check(error_code(srv.call("ops")) == -32602, "bad params: no trace")
+    r = srv.call("ops", trace="demo-train.json.gz", format="html")
+    check(error_code(r) == -32602 and "json, text, md, csv" in r["error"]["message"],
+          "bad params: a format the tool lacks, the formats named")
     check(error_code(srv.call("no-such-tool")) == -32602, "an unknown tool: -32602")
     r = srv.call("ops", trace="demo-train.json.gz", sort="zzz")
     check(error_code(r) == -32602 and "not a column" in r["error"]["message"],
