@@ -153,16 +153,16 @@ static void item_line(FILE *m, yajl_val item)
 
 /* a few lines on what doc holds: its schema, then each list of records with its length and
  * its first three items (a report's findings, whatif's fixes, a table's rows, check's rules) */
-static char *summary(const char *tool, yajl_val doc, uint64_t bytes)
+static char *summary(const char *tool, yajl_val doc, uint64_t bytes, int structured)
 {
 	char *buf = NULL;
 	size_t len = 0, i, lists = 0;
 	FILE *m = open_memstream(&buf, &len);
 	yajl_val schema = mcp_get(doc, "schema");
 
-	fprintf(m, "tracedoc %s: %s, %llu bytes of JSON (structuredContent, and as text below)\n",
-		tool, schema && YAJL_IS_STRING(schema) ? schema->u.string : "JSON",
-		(unsigned long long)bytes);
+	fprintf(m, "tracedoc %s: %s, %llu bytes of JSON (%sbelow)\n", tool,
+		schema && YAJL_IS_STRING(schema) ? schema->u.string : "JSON",
+		(unsigned long long)bytes, structured ? "structuredContent, and as text " : "");
 	for (i = 0; i < doc->u.object.len && lists < 6; i++) {
 		yajl_val v = doc->u.object.values[i];
 		size_t k;
@@ -239,7 +239,7 @@ int mcp_result(struct mcp_server *s, yajl_val id, const char *tool, const char *
 		text_item(g, msg);
 	} else {
 		if (doc) {
-			char *sum = summary(tool, doc, c->out_total);
+			char *sum = summary(tool, doc, c->out_total, s->structured);
 			if (c->nerr) { /* a partial trace's warning */
 				size_t n = strlen(sum);
 				sum = td_realloc(sum, n + c->nerr + 16);
