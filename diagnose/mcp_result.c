@@ -111,42 +111,69 @@ static size_t utf8_cut(const char *s, size_t n)
 /* what names an item of a report's list, and the figure that sizes it */
 static const char *const label_keys[] = {"title", "name", "rule", "what", "cause", "kind", NULL};
 static const char *const figure_keys[] = {"est_savings_ns", "saves_ns", "total_ns", "violations",
-					  "self_cpu_ns", "dur_ns", "ns", "bytes", NULL};
+					  "self_cpu_ns", "dur_ns", "duration_ns", "ns", "bytes",
+					  NULL};
+
+/* "KEY VALUE": a duration (a key ending in _ns that is no time on the clock) for people */
+static void figure(FILE *m, const char *key, yajl_val v)
+{
+	size_t n = strlen(key);
+	char dur[32];
+
+	if (YAJL_IS_STRING(v)) {
+		fprintf(m, "%s %.60s", key, v->u.string);
+	} else if ((!strcmp(key, "ns") || (n > 3 && !strcmp(key + n - 3, "_ns"))) &&
+		   !strstr(key, "start") && !strstr(key, "end") && strncmp(key, "ts", 2) &&
+		   strncmp(key, "from_", 5) && strncmp(key, "to_", 3)) { /* no clock times */
+		fprintf(m, "%s %s", key, td_fmt_dur(dur, sizeof(dur), v->u.number.i));
+	} else {
+		fprintf(m, "%s %lld", key, (long long)v->u.number.i);
+	}
+}
+
+static int scalar(yajl_val v)
+{
+	return YAJL_IS_INTEGER(v) || YAJL_IS_STRING(v);
+}
 
 static void item_line(FILE *m, yajl_val item)
 {
 	const char *const *k;
-	char dur[32];
-
 	size_t i;
 
-	fputs("  - ", m);
+	fputs("  -", m);
 	for (k = label_keys; *k; k++) {
 		yajl_val v = mcp_get(item, *k);
 		if (v && YAJL_IS_STRING(v)) {
 			size_t n = strlen(v->u.string);
 			if (n > 160)
-				fprintf(m, "%.*s...", (int)utf8_cut(v->u.string, 157), v->u.string);
+				fprintf(m, " %.*s...", (int)utf8_cut(v->u.string, 157), v->u.string);
 			else
-				fputs(v->u.string, m);
+				fprintf(m, " %s", v->u.string);
 			break;
 		}
 	}
-	if (!*k) /* no name: its lists' lengths (evidence's tracks: their events) */
-		for (i = 0; i < item->u.object.len; i++)
-			if (YAJL_IS_ARRAY(item->u.object.values[i]))
-				fprintf(m, "%s%s %zu", i ? " " : "", item->u.object.keys[i],
-					item->u.object.values[i]->u.array.len);
+	if (!*k) { /* no name: its first field, or its lists' lengths (evidence's tracks) */
+		for (i = 0; i < item->u.object.len && !scalar(item->u.object.values[i]); i++)
+			;
+		if (i < item->u.object.len) {
+			fputc(' ', m);
+			figure(m, item->u.object.keys[i], item->u.object.values[i]);
+		}
+		else
+			for (i = 0; i < item->u.object.len; i++)
+				if (YAJL_IS_ARRAY(item->u.object.values[i]))
+					fprintf(m, " %s %zu", item->u.object.keys[i],
+						item->u.object.values[i]->u.array.len);
+	}
 	for (k = figure_keys; *k; k++) {
 		yajl_val v = mcp_get(item, *k);
-		size_t n = strlen(*k);
-		if (!v || !YAJL_IS_INTEGER(v))
-			continue;
-		if (n >= 2 && !strcmp(*k + n - 2, "ns"))
-			fprintf(m, " (%s %s)", *k, td_fmt_dur(dur, sizeof(dur), v->u.number.i));
-		else
-			fprintf(m, " (%s %lld)", *k, (long long)v->u.number.i);
-		break;
+		if (v && YAJL_IS_INTEGER(v)) {
+			fputs(" (", m);
+			figure(m, *k, v);
+			fputc(')', m);
+			break;
+		}
 	}
 	fputc('\n', m);
 }
@@ -163,7 +190,16 @@ static char *summary(const char *tool, yajl_val doc, uint64_t bytes, int structu
 	fprintf(m, "tracedoc %s: %s, %llu bytes of JSON (%sbelow)\n", tool,
 		schema && YAJL_IS_STRING(schema) ? schema->u.string : "JSON",
 		(unsigned long long)bytes, structured ? "structuredContent, and as text " : "");
-	for (i = 0; i < doc->u.object.len && lists < 6; i++) {
+	for (i = 0; i < doc->u.object.len && lists < 5; i++) { /* its first figures */
+		const char *k = doc->u.object.keys[i];
+		if (!scalar(doc->u.object.values[i]) || !strcmp(k, "schema") || strstr(k, "path") ||
+		    !strcmp(k, "trace") || !strcmp(k, "source"))
+			continue;
+		fputs(lists++ ? ", " : "", m);
+		figure(m, k, doc->u.object.values[i]);
+	}
+	fputs(lists ? "\n" : "", m);
+	for (i = 0, lists = 0; i < doc->u.object.len && lists < 6; i++) {
 		yajl_val v = doc->u.object.values[i];
 		size_t k;
 		if (!YAJL_IS_ARRAY(v) || !v->u.array.len || !YAJL_IS_OBJECT(v->u.array.values[0]))

@@ -102,8 +102,10 @@ static const struct tool tools[] = {
 	 "tracedoc's own, each with the findings it weakens (tracedoc.check/1).", f_report,
 	 {TRACE_ARG, CONFIG_ARG}},
 	{"critical-path", "critical-path", "The longest path through the replay graph of the "
-	 "steady state: per step the share bound by each category, the top segments.", f_plain,
-	 {TRACE_ARG}},
+	 "steady state: per step the time bound by each category (cpu, launch, data_loading, "
+	 "gpu_compute, communication, copies, waits, kernel_delay), the longest pieces with "
+	 "their ops.", f_report,
+	 {TRACE_ARG, CONFIG_ARG}},
 	{"evidence", NULL, "The events on every track within +-window_ns of ts_ns (the reports' "
 	 "nanoseconds), the nearest first when there are more than limit (tracedoc.evidence/1).",
 	 NULL,

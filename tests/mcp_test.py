@@ -210,6 +210,9 @@ def test_tools(srv):
     check(doc == cli_json("whatif", DEMO, "--fix", "dataloader"),
           "whatif --fix: the command's JSON")
     check([f["rule"] for f in doc.get("fixes", [])] == ["dataloader"], "whatif: only the fix asked")
+    saves = doc["fixes"][0]["saves_ns"] if doc.get("fixes") else 0
+    check(1e6 <= saves < 1e9 and "(saves_ns %.1f ms)" % (saves / 1e6) in texts(r)[0],
+          "whatif: the summary sizes the fix (%s)" % texts(r)[:1])
 
     # ops: top N
     r = srv.call("ops", trace="demo-train.json.gz", top=3, sort="calls")
