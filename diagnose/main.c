@@ -9,15 +9,10 @@
 #include "common/alloc.h"
 #include "diagnose/args.h"
 #include "diagnose/cli.h"
+#include "diagnose/mcp.h"
 #include "parser/nsys.h"
 #include "parser/scan.h"
 #include "td_version.h"
-
-struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
 
 static const struct cmd cmds[] = {
 	{"diagnose", cmd_diagnose, "what slows the run, in order of payoff, with the fix"},
@@ -33,6 +28,7 @@ static const struct cmd cmds[] = {
 	{"memory", cmd_memory, "device memory: peaks, growth per step, a snapshot's allocation sites"},
 	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
+	{"mcp", cmd_mcp, "a Model Context Protocol server on stdio: the commands as tools for agents"},
 };
 
 static void usage(FILE *f)
@@ -94,6 +90,7 @@ int main(int argc, char **argv)
 	/* a closed pipe on stdout is an error where it is written (EPIPE), not a silent death:
 	 * gate still writes its JUnit file and returns its verdict */
 	signal(SIGPIPE, SIG_IGN);
+	mcp_set_commands(cmds, sizeof(cmds) / sizeof(cmds[0])); /* mcp runs them by name */
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[1], cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);

@@ -14,7 +14,7 @@ bin=$(realpath "$1")
 build=$(realpath "$2")
 root=$(realpath "$3")
 cd "$root" || exit 2
-cmds="diagnose gate stats replay whatif summarize ops kernels annotate diff memory record config"
+cmds="diagnose gate stats replay whatif summarize ops kernels annotate diff memory record config mcp"
 # the options a command's --help names
 help_opts() {
 	"$bin" "$1" --help | grep -oE '(^|[][ (|,])(--[a-z][a-z0-9-]*|-[a-zA-Z])' | sed 's/^[][ (|,]//' |
@@ -25,7 +25,8 @@ help_opts() {
 p=$tmp/prefix
 if cmake --install "$build" --prefix "$p" >"$tmp/install.log" 2>&1; then ok
 else bad "cmake --install failed"; tail -5 "$tmp/install.log"; fi
-for f in bin/tracedoc share/bash-completion/completions/tracedoc share/doc/tracedoc/LICENSE; do
+for f in bin/tracedoc share/bash-completion/completions/tracedoc share/doc/tracedoc/LICENSE \
+	share/doc/tracedoc/tracedoc-skill.md; do
 	if [ -e "$p/$f" ]; then ok; else bad "not installed: $f"; fi
 done
 if "$p/bin/tracedoc" --version | grep -qE '^commit +[0-9a-f]{7,}|^commit +unknown'; then ok
