@@ -43,6 +43,10 @@ struct td_finding {
 				    * else idle_ns + busy_ns */
 	int replayed;              /* 1: sized by replaying the trace with the fix (rules/whatif.h) */
 	int64_t replay_ns;         /* the replayed window before minus after the fix */
+	int64_t win_before_ns, win_after_ns;   /* replayed: the window before and after the fix, */
+	int64_t busy_before_ns, busy_after_ns; /* and how long the device is busy in each (-1:
+				    * not known): replay_ns is the GPU time the fix removes plus the
+				    * GPU idle it closes */
 	int lifts_gates;           /* 1: its fix is what the loop waits for (a DataLoader's
 				    * workers: the replay's gates, replay/replay.h): each other fix
 				    * on its device is also replayed after it, and `after` names

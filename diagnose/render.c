@@ -334,6 +334,22 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kint(g, "gpu_idle_ns", fd->idle_ns);
 		out_json_kint(g, "gpu_busy_ns", fd->busy_ns);
 		out_json_kint(g, "host_freed_ns", fd->host_ns);
+		if (fd->replayed && !fd->after && fd->win_before_ns > 0 && fd->win_after_ns > 0 &&
+		    fd->busy_before_ns >= 0 && fd->busy_after_ns >= 0) {
+			/* the replayed saving, made of: the GPU work the fix removes and the GPU idle
+			 * it closes (they add up to it); how busy the GPU is after it */
+			int64_t removed = fd->busy_before_ns - fd->busy_after_ns;
+			out_json_key(g, "decomposition");
+			yajl_gen_map_open(g);
+			out_json_kint(g, "window_before_ns", fd->win_before_ns);
+			out_json_kint(g, "window_after_ns", fd->win_after_ns);
+			out_json_kint(g, "gpu_busy_removed_ns", removed);
+			out_json_kint(g, "gpu_idle_closed_ns", fd->replay_ns - removed);
+			out_json_kint(g, "gpu_busy_after_ns", fd->busy_after_ns);
+			out_json_kstr(g, "holds_after", 10 * fd->busy_after_ns >= 9 * fd->win_after_ns
+				      ? "gpu" : "other");
+			yajl_gen_map_close(g);
+		}
 		out_json_kint(g, "count", (int64_t)fd->count);
 		if (fd->ranks.len) {
 			out_json_karray(g, "ranks");

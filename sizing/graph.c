@@ -25,6 +25,13 @@ uint32_t td_whatif_step_track(const struct td_analysis *a, size_t d)
 	return a->dev[d].host_track;
 }
 
+int64_t td_whatif_busy(struct td_analysis *a, size_t d, const struct td_rp_times *r)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	return td_replay_busy(&a->whatif->g, r, td_whatif_step_track(a, d), dv->host_start,
+			      dv->host_end, dv->device);
+}
+
 int64_t td_whatif_win(struct td_analysis *a, size_t d, const struct td_rp_times *r)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

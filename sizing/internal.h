@@ -20,13 +20,17 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w);
 /* The thread the steps are measured on: the one with the ProfilerStep# spans when the graph
  * has its calls, else the one that launches most of device index d's work. */
 uint32_t td_whatif_step_track(const struct td_analysis *a, size_t d);
+/* How long device index d is busy in its steady-state window in the replay r (NULL: as
+ * recorded). */
+int64_t td_whatif_busy(struct td_analysis *a, size_t d, const struct td_rp_times *r);
 /* Device index d's steady-state window in the replay r (NULL: as recorded). */
 int64_t td_whatif_win(struct td_analysis *a, size_t d, const struct td_rp_times *r);
 /* The window of device index d replayed with pre's edits, then edits', into r (reused as
- * td_replay_again does); -1 when nothing can be replayed (whatif.c). */
+ * td_replay_again does); -1 when nothing can be replayed (whatif.c). *busy (NULL: not asked)
+ * gets how long the device is busy in it. */
 typedef int64_t td_whatif_replay_fn(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
 				    size_t npre, const struct td_rp_edit *edits, size_t nedits,
-				    struct td_rp_times *r);
+				    struct td_rp_times *r, int64_t *busy);
 td_whatif_replay_fn td_whatif_window_in;
 /* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
 int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
@@ -63,7 +67,8 @@ void td_wq_join(struct td_analysis *a);
 /* The window a replay with this kind, device and edits (pre's, then edits': T_BOTH's loader
  * fix first, as the thread joins them) gave (closed first), 1; else 0. */
 int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
-		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win);
+		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win,
+		 int64_t *busy);
 /* Ends the thread if it runs and frees what it holds. */
 void td_wq_free(struct td_whatif *w);
 

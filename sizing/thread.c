@@ -22,7 +22,7 @@ struct wq_task {
 	size_t ned;
 	uint64_t hash;
 	int done;
-	int64_t win;
+	int64_t win, busy;
 };
 
 struct td_wq {
@@ -86,7 +86,7 @@ static void work(struct td_analysis *a, struct td_wq *q, int wait, struct td_rp_
 			int d = td_an_dev_index(a, tk->device);
 			pthread_mutex_unlock(&q->mu);
 			tk->win = d < 0 ? -1 : q->replay(a, (size_t)d, tk->pre, tk->npre, tk->ed,
-							 tk->ned, r);
+							 tk->ned, r, &tk->busy);
 			pthread_mutex_lock(&q->mu);
 			tk->done = 1;
 			let_go(a, q, tk);
@@ -171,7 +171,7 @@ static struct wq_task *task_new(int kind, int device, const struct td_rp_edit *p
 	if (nedits)
 		memcpy(tk->ed, edits, nedits * sizeof(*edits));
 	tk->hash = edits_hash(pre, npre, edits, nedits);
-	tk->win = -1;
+	tk->win = tk->busy = -1;
 	return tk;
 }
 
@@ -336,7 +336,8 @@ void td_wq_join(struct td_analysis *a)
 }
 
 int td_wq_result(const struct td_whatif *w, int kind, int device, const struct td_rp_edit *pre,
-		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win)
+		 size_t npre, const struct td_rp_edit *edits, size_t nedits, int64_t *win,
+		 int64_t *busy)
 {
 	const struct td_wq *q = w->wq;
 	uint64_t h;
@@ -352,6 +353,7 @@ int td_wq_result(const struct td_whatif *w, int kind, int device, const struct t
 		if (tk->done && tk->kind == kind && tk->device == device &&
 		    tk->npre + tk->ned == npre + nedits && tk->hash == h) {
 			*win = tk->win;
+			*busy = tk->busy;
 			return 1;
 		}
 	}

@@ -40,8 +40,10 @@ static void run_base_in(struct td_analysis *a, struct td_rp_times *r)
 		w->ok = 0;
 		return;
 	}
-	for (i = 0; i < a->ndev; i++)
+	for (i = 0; i < a->ndev; i++) {
 		w->base_win[i] = a->dev[i].host_track == TD_NONE ? -1 : td_whatif_win(a, i, r);
+		w->base_busy[i] = w->base_win[i] < 0 ? -1 : td_whatif_busy(a, i, r);
+	}
 	d = td_whatif_main_device(a);
 	tr = td_whatif_step_track(a, d);
 	for (i = 0; i < a->nsteps; i++) {
@@ -108,6 +110,7 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
 	}
 	w->ok = 1;
 	w->base_win = td_calloc(a->ndev + 1, sizeof(int64_t));
+	w->base_busy = td_calloc(a->ndev + 1, sizeof(int64_t));
 	w->base_steps = td_calloc(2 * a->nsteps + 1, sizeof(int64_t));
 	if (w->base_rc) { /* replayed by the builder: its windows read, its times let go */
 		struct td_rp_times r;
@@ -122,16 +125,20 @@ const struct td_whatif *td_an_whatif(struct td_analysis *a)
  * replay's buffers to reuse). */
 int64_t td_whatif_window_in(struct td_analysis *a, size_t d, const struct td_rp_edit *pre,
 			    size_t npre, const struct td_rp_edit *edits, size_t nedits,
-			    struct td_rp_times *r)
+			    struct td_rp_times *r, int64_t *busy)
 {
 	if (d >= a->ndev || a->dev[d].host_track == TD_NONE || !td_an_whatif(a))
 		return -1;
 	if (!npre && !nedits) {
 		run_base(a);
+		if (busy)
+			*busy = a->whatif->ok ? a->whatif->base_busy[d] : -1;
 		return a->whatif->ok ? a->whatif->base_win[d] : -1;
 	}
 	if (td_replay_after(&a->whatif->g, pre, npre, edits, nedits, r) != 0)
 		return -1;
+	if (busy)
+		*busy = td_whatif_busy(a, d, r);
 	return td_whatif_win(a, d, r);
 }
 
@@ -142,7 +149,7 @@ int64_t td_whatif_window(struct td_analysis *a, size_t d, const struct td_rp_edi
 	int64_t w;
 
 	memset(&r, 0, sizeof(r));
-	w = td_whatif_window_in(a, d, NULL, 0, edits, nedits, &r);
+	w = td_whatif_window_in(a, d, NULL, 0, edits, nedits, &r, NULL);
 	td_rp_times_free(&r);
 	return w;
 }
@@ -351,6 +358,7 @@ struct size_task {
 	size_t f;           /* the finding */
 	int kind;           /* T_*: T_BOTH with the loader's edits before its own */
 	int64_t win;        /* its window replayed, -1: none */
+	int64_t busy;       /* the device busy in it */
 	int done;           /* replayed on the second thread as its rule stated it */
 	int queued;         /* in the second thread's queue: done once it is joined */
 };
@@ -395,7 +403,8 @@ static int64_t run_task(struct size_job *j, struct size_task *tk, struct td_rp_t
 	struct task_lists l = lists_of(j, tk);
 	int d = td_an_dev_index(j->a, j->fs[tk->f]->device);
 
-	return d < 0 ? -1 : td_whatif_window_in(j->a, (size_t)d, l.pre, l.npre, l.ed, l.ned, r);
+	return d < 0 ? -1 : td_whatif_window_in(j->a, (size_t)d, l.pre, l.npre, l.ed, l.ned, r,
+					      &tk->busy);
 }
 
 /* Runs the job's replays left, into r (each in the same buffers). */
@@ -481,41 +490,44 @@ static void bounded(struct td_finding *f, int64_t b)
 	f->bound_ns = b;
 }
 
-/* A replayed saving less than half the GPU time its finding holds (and 1% of the window or
- * more) says what holds the step once the fix is in: the window replayed with it, and how busy
- * the GPU is there - its own work, or idle behind what the fix does not touch. */
-static void explain_short(struct td_analysis *a, struct td_finding **fs, size_t n)
+/* What a replayed saving is made of, said where it is not plain: the window before and after
+ * the fix, the GPU time it removes and the GPU idle it closes (the two add up to the saving),
+ * the host time it frees that does not turn into closed idle (it overlaps the GPU's work, or
+ * waits for what the fix does not touch), and what holds the step after it - the GPU's own
+ * work where it is then 90% busy, else what the fix does not touch. Told where the saving is
+ * 1% of the window or more and less than half the GPU time the finding holds (more than twice
+ * it, td_diagnose says why); the JSON report carries it for every replayed finding. */
+static void decompose(struct td_finding **fs, size_t n)
 {
-	struct td_rp_times r;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32], freed[160] = "";
 	size_t i;
 
-	memset(&r, 0, sizeof(r));
 	for (i = 0; i < n; i++) {
 		struct td_finding *f = fs[i];
-		int d = td_an_dev_index(a, f->device);
-		const struct td_dev_analysis *dv;
-		int64_t held = f->idle_ns + f->busy_ns, w0, w1, busy;
-		if (!f->replayed || f->after || d < 0 || 2 * f->replay_ns >= held)
+		int64_t held = f->idle_ns + f->busy_ns, w0 = f->win_before_ns, w1 = f->win_after_ns;
+		int64_t removed, closed;
+		if (!f->replayed || f->after || w0 <= 0 || w1 <= 0 || f->busy_before_ns < 0 ||
+		    f->busy_after_ns < 0 || f->replay_ns * 100 < w0 || 2 * f->replay_ns >= held)
 			continue;
-		w0 = a->whatif->base_win[d];
-		if (w0 <= 0 || f->replay_ns * 100 < w0)
-			continue;
-		w1 = td_whatif_window_in(a, (size_t)d, NULL, 0, f->edits.data, f->edits.len, &r);
-		if (w1 <= 0)
-			continue;
-		dv = &a->dev[d];
-		busy = td_replay_busy(&a->whatif->g, &r, td_whatif_step_track(a, (size_t)d),
-				      dv->host_start, dv->host_end, dv->device);
+		removed = f->busy_before_ns - f->busy_after_ns;
+		closed = f->replay_ns - removed;
+		freed[0] = '\0';
+		if (f->host_ns > closed && closed >= 0)
+			snprintf(freed, sizeof(freed), "; of the %s of host time it frees, %s does not "
+				 "close idle (it overlaps the GPU's work, or waits on)",
+				 td_fmt_dur(b3, sizeof(b3), f->host_ns),
+				 td_fmt_dur(b4, sizeof(b4), f->host_ns - closed));
 		td_finding_where(f, "replayed, the window shrinks by %s of the %s of GPU time it holds: "
-				 "after the fix the GPU is busy %.0f%% of it, %s",
-				 td_fmt_dur(b1, sizeof(b1), f->replay_ns), td_fmt_dur(b2, sizeof(b2), held),
-				 100.0 * (double)busy / (double)w1, 10 * busy >= 9 * w1
-				 ? "its own work then holds the step"
+				 "%s of GPU work removed, %s of GPU idle closed%s; after the fix the "
+				 "GPU is busy %.0f%% of it, %s", td_fmt_dur(b1, sizeof(b1), f->replay_ns),
+				 td_fmt_dur(b2, sizeof(b2), held),
+				 td_fmt_dur(b3, sizeof(b3), removed > 0 ? removed : 0),
+				 td_fmt_dur(b4, sizeof(b4), closed > 0 ? closed : 0), freed,
+				 100.0 * (double)f->busy_after_ns / (double)w1,
+				 10 * f->busy_after_ns >= 9 * w1 ? "its own work then holds the step"
 				 : "the rest of its idle held by what the fix does not touch (the host's "
 				   "other work, a wait, another stream)");
 	}
-	td_rp_times_free(&r);
 }
 
 void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int jobs)
@@ -541,13 +553,13 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	j.task = td_calloc(2 * n, sizeof(*j.task));
 	for (i = 0; i < n; i++)
 		if (fs[i]->edits.len)
-			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1, 0, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_ALONE, -1, -1, 0, 0};
 		else if (fs[i]->bound.len)
-			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, 0, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_BOUND, -1, -1, 0, 0};
 	for (i = 0; i < n && j.loader; i++)
 		if (fs[i] != j.loader && fs[i]->device == j.loader->device &&
 		    (fs[i]->edits.len || fs[i]->bound.len))
-			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, 0, 0};
+			j.task[j.ntask++] = (struct size_task){i, T_BOTH, -1, -1, 0, 0};
 	for (i = 0; i < j.ntask; i++) {
 		struct task_lists l = lists_of(&j, &j.task[i]);
 		int32_t dev = fs[j.task[i].f]->device;
@@ -556,7 +568,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 							 l.ed, l.ned);
 		else
 			j.task[i].done = td_wq_result(a->whatif, j.task[i].kind, dev, l.pre, l.npre,
-						      l.ed, l.ned, &j.task[i].win);
+						      l.ed, l.ned, &j.task[i].win, &j.task[i].busy);
 		pending += !j.task[i].done && !j.task[i].queued;
 	}
 	pthread_mutex_init(&j.mu, NULL);
@@ -578,7 +590,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 			struct task_lists l = lists_of(&j, &j.task[i]);
 			if (j.task[i].queued &&
 			    !td_wq_result(a->whatif, j.task[i].kind, fs[j.task[i].f]->device, l.pre,
-					  l.npre, l.ed, l.ned, &j.task[i].win))
+					  l.npre, l.ed, l.ned, &j.task[i].win, &j.task[i].busy))
 				j.task[i].win = run_task(&j, &j.task[i], &r); /* not expected */
 		}
 	}
@@ -593,6 +605,10 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 		if (j.task[i].kind == T_ALONE) {
 			f->replayed = 1;
 			f->replay_ns = before > win ? before - win : 0;
+			f->win_before_ns = before;
+			f->win_after_ns = win;
+			f->busy_before_ns = a->whatif->base_busy[d];
+			f->busy_after_ns = j.task[i].busy;
 		} else {
 			bounded(f, before > win ? before - win : 0);
 		}
@@ -601,7 +617,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 		size_after_loader(a, &j);
 	free(j.task);
 	if (a->whatif->ok)
-		explain_short(a, fs, n);
+		decompose(fs, n);
 }
 
 void td_whatif_early(struct td_analysis *a, const struct td_finding *f)
@@ -623,6 +639,7 @@ void td_whatif_free(struct td_analysis *a)
 	td_wq_free(a->whatif); /* first: its thread reads the graph */
 	td_rp_times_free(&a->whatif->base_r);
 	free(a->whatif->base_win);
+	free(a->whatif->base_busy);
 	free(a->whatif->base_steps);
 	free(a->whatif->copy_on_compute);
 	free(a->whatif->on_device);

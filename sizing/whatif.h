@@ -18,6 +18,7 @@ struct td_whatif {
 	struct td_replay g;
 	int64_t *base_win;          /* per device index: its window replayed as recorded, the
 				     * unexplained delays kept (sizing) */
+	int64_t *base_busy;         /* ... and how long the device is busy in it */
 	int64_t *base_steps;        /* the steady-state steps' starts and ends replayed so, on
 				     * the main device's thread */
 	int base_done;              /* base_win and base_steps are there */

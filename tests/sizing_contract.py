@@ -62,6 +62,15 @@ def check(path):
                 fail(f"{name}: {f['rule']} saves {s / 1e6:.1f} ms; its mechanism holds "
                      f"{lo / 1e6:.1f} ms of GPU time and frees {(hi - lo) / 1e6:.1f} ms of "
                      f"host time; no where line says why")
+        # the decomposition of a replayed saving: the GPU work removed and the GPU idle closed
+        # add up to it (within 1%), each measured on the replayed windows before and after
+        dc = f.get("decomposition")
+        if dc and s > 0:
+            parts = dc["gpu_busy_removed_ns"] + dc["gpu_idle_closed_ns"]
+            shrink = dc["window_before_ns"] - dc["window_after_ns"]
+            if abs(parts - s) > 0.01 * s or abs(shrink - s) > 0.01 * s or \
+                    dc["gpu_busy_after_ns"] > dc["window_after_ns"]:
+                fail(f"{name}: {f['rule']} saves {s} ns; its decomposition {dc} does not add up")
     fixes = w.get("fixes", [])
     wm = w.get("window_replayed_ns") or w.get("window_measured_ns") or 0
     for x in fixes:
