@@ -54,7 +54,9 @@ static void find_steps(struct td_analysis *a)
 	size_t k, j, k0 = 0;
 
 	td_vec_init(&v, sizeof(struct td_interval));
-	for (i = 0; i < t->events.len; i++) {
+	if (a->niter_ev)
+		td_an_iter_intervals(a, &v);
+	for (i = 0; i < t->events.len && !a->niter_ev; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
 		struct td_interval *s;
 		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
@@ -195,6 +197,7 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 		a->name_class[i] = c;
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
+	td_an_engine_iters(a);
 	nvtx_steps(a);
 }
 
@@ -208,6 +211,7 @@ void td_analysis_finish(struct td_analysis *a)
 	a->training = a->ctx.run == TD_RUN_TRAINING;
 	a->serving = !a->training && a->ctx.engine != TD_ENGINE_NONE;
 	find_steps(a);
+	td_an_step_phases(a);
 	group_threads(a);
 	td_an_detect_warmup(a);
 	for (i = 0; i < t->devices.len; i++)
@@ -244,6 +248,8 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->name_class);
 	free(a->skip_name);
 	free(a->steps);
+	free(a->iter_ev);
+	free(a->step_phase);
 	free(a->warm_ev);
 	free(a->capture_ev);
 	free(a->proc_tracks);

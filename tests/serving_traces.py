@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The serving traces of ../shared/traces read by iteration: from the raw events, with none of
+tracedoc's code, the engine's iterations (vLLM's model runner execute_model, SGLang's
+scheduler run_batch; none under _dummy_run or a graph capture; the outermost of nested ones),
+each running to the next one's start, the last to the end of the GPU work it launched, and
+each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
+Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
+phases array (count and median per phase).
+usage: serving_traces.py TRACEDOC"""
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TD = sys.argv[1]
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                      "traces")
+# trace: the iterations its raw events show (asserted below against the Python count too)
+TRACES = {"vllm-gb10-decode.json.gz": 10, "b200-eager-decode.json.gz": 1,
+          "sglang-mi300x.json.gz": 1, "vllm-capture-mi300x.json.gz": 0}
+FAMILIES = [re.compile(r"model_runner\.py\(\d+\): execute_model$"),
+            re.compile(r"scheduler\.py\(\d+\): (run_batch|_run_batch_inner)$")]
+STARTUP = re.compile(r"_dummy_run|profile_run|capture|warm_?up")
+PHASE = re.compile(r"^execute_(?:\d+_)?context_(\d+)\(.*_generation_(\d+)\(")
+WARMUP_RATIO = 3.0  # config/params.c's warmup_step_ratio default
+
+
+def load(path):
+    with gzip.open(path, "rt") as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def iterations(ev):
+    spans = [e for e in ev if e.get("ph") == "X" and "dur" in e]
+    for fam in FAMILIES:
+        cand = [e for e in spans if fam.search(e.get("name", ""))]
+        if not cand:
+            continue
+        holders = [e for e in spans if STARTUP.search(e.get("name", ""))] + cand
+        out = []
+        for e in cand:
+            inside = any(h is not e and h["tid"] == e["tid"] and h["pid"] == e["pid"] and
+                         h["ts"] <= e["ts"] and e["ts"] + e["dur"] <= h["ts"] + h["dur"] and
+                         (h["dur"] > e["dur"] or h["ts"] < e["ts"]) for h in holders)
+            if not inside:
+                out.append(e)
+        if out:
+            return sorted(out, key=lambda e: e["ts"])
+    return []
+
+
+def steps(ev, its):
+    """host spans in ns, chained; the last to the end of the GPU work launched in it"""
+    st = [[round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)] for e in its]
+    for k in range(len(st) - 1):
+        st[k][1] = st[k + 1][0]
+    if st:
+        lo, own = st[-1][0], st[-1][1]
+        calls = {e["args"]["correlation"]: e["ts"] * 1000 for e in ev
+                 if e.get("cat") in ("cuda_runtime", "cuda_driver") and
+                 "correlation" in e.get("args", {})}
+        for e in ev:
+            if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+                c = calls.get(e.get("args", {}).get("correlation"))
+                if c is not None and lo <= c < own:
+                    st[-1][1] = max(st[-1][1], round((e["ts"] + e["dur"]) * 1000))
+    if len(st) >= 3:  # leading cold iterations are start-up
+        med = statistics.median(b - a for a, b in st)
+        while len(st) > 1 and st[0][1] - st[0][0] >= WARMUP_RATIO * med:
+            st.pop(0)
+    return st
+
+
+def phases(ev, st):
+    out = []
+    for a, b in st:
+        bits = 0
+        for e in ev:
+            m = PHASE.match(e.get("name", ""))
+            if m and e.get("cat") == "user_annotation":
+                mid = e["ts"] * 1000 + e["dur"] * 1000 / 2
+                if a <= mid < b:
+                    bits |= (1 if int(m.group(1)) else 0) | (2 if int(m.group(2)) else 0)
+        out.append({1: "prefill", 2: "decode", 3: "mixed"}.get(bits, ""))
+    return out
+
+
+def main():
+    if not os.path.isdir(SHARED):
+        print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
+        return 77
+    bad = 0
+    for name, want in TRACES.items():
+        path = os.path.join(SHARED, name)
+        if not os.path.exists(path):
+            print("SKIP %s: absent" % name)
+            continue
+        ev = load(path)
+        its = iterations(ev)
+        if len(its) != want:
+            print("FAIL %s: the raw events hold %d iterations, not %d" % (name, len(its), want))
+            bad += 1
+        st = steps(ev, its)
+        ph = phases(ev, st)
+        r = subprocess.run([TD, "diagnose", "--format", "json", path], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
+            bad += 1
+            continue
+        rep = json.loads(r.stdout)
+        w = rep["window"]
+        errs = []
+        if w["steps"] != len(st):
+            errs.append("steps %d, the raw events %d" % (w["steps"], len(st)))
+        if st:
+            med = statistics.median(b - a for a, b in st)
+            if abs(w["median_step_ns"] - med) > 2000:
+                errs.append("median step %d ns, the raw events %d" % (w["median_step_ns"], med))
+        want_ph = {}
+        for p, (a, b) in zip(ph, st):
+            if p:
+                want_ph.setdefault(p, []).append(b - a)
+        got = {p["phase"]: p for p in rep.get("phases", [])}
+        if set(got) != set(want_ph):
+            errs.append("phases %s, the raw events %s" % (sorted(got), sorted(want_ph)))
+        for p, durs in want_ph.items():
+            if p in got and (got[p]["iterations"] != len(durs) or
+                             abs(got[p]["median_step_ns"] - statistics.median(durs)) > 2000):
+                errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
+                            (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
+                             statistics.median(durs)))
+        if errs:
+            bad += 1
+            print("FAIL %s: %s" % (name, "; ".join(errs)))
+        else:
+            print("ok   %s: %d iterations, phases %s" %
+                  (name, len(st), {p: len(d) for p, d in want_ph.items()}))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
