@@ -6,8 +6,10 @@ scheduler run_batch; none under _dummy_run or a graph capture; the outermost of 
 each running to the next one's start, the last to the end of the GPU work it launched, and
 each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
 Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
-phases array (count and median per phase).
-usage: serving_traces.py TRACEDOC"""
+phases array (count and median per phase). The same on a serving loop gen_trace --serve writes
+(decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
+bubble), which runs without ../shared.
+usage: serving_traces.py TRACEDOC GEN_TRACE"""
 import gzip
 import json
 import os
@@ -15,8 +17,10 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 TD = sys.argv[1]
+GEN = sys.argv[2]
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                       "traces")
 # trace: the iterations its raw events show (asserted below against the Python count too)
@@ -30,7 +34,7 @@ WARMUP_RATIO = 3.0  # config/params.c's warmup_step_ratio default
 
 
 def load(path):
-    with gzip.open(path, "rt") as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         d = json.load(f)
     return d["traceEvents"] if isinstance(d, dict) else d
 
@@ -90,57 +94,74 @@ def phases(ev, st):
     return out
 
 
+def check(name, path, want):
+    """1 when tracedoc's window or phases differ from the raw events' (or want)"""
+    ev = load(path)
+    its = iterations(ev)
+    bad = 0
+    if len(its) != want:
+        print("FAIL %s: the raw events hold %d iterations, not %d" % (name, len(its), want))
+        bad = 1
+    st = steps(ev, its)
+    ph = phases(ev, st)
+    r = subprocess.run([TD, "diagnose", "--format", "json", path], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
+        return 1
+    rep = json.loads(r.stdout)
+    w = rep["window"]
+    errs = []
+    if w["steps"] != len(st):
+        errs.append("steps %d, the raw events %d" % (w["steps"], len(st)))
+    if st:
+        med = statistics.median(b - a for a, b in st)
+        if abs(w["median_step_ns"] - med) > 2000:
+            errs.append("median step %d ns, the raw events %d" % (w["median_step_ns"], med))
+    want_ph = {}
+    for p, (a, b) in zip(ph, st):
+        if p:
+            want_ph.setdefault(p, []).append(b - a)
+    got = {p["phase"]: p for p in rep.get("phases", [])}
+    if set(got) != set(want_ph):
+        errs.append("phases %s, the raw events %s" % (sorted(got), sorted(want_ph)))
+    for p, durs in want_ph.items():
+        if p in got and (got[p]["iterations"] != len(durs) or
+                         abs(got[p]["median_step_ns"] - statistics.median(durs)) > 2000):
+            errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
+                        (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
+                         statistics.median(durs)))
+    if errs:
+        print("FAIL %s: %s" % (name, "; ".join(errs)))
+        return 1
+    print("ok   %s: %d iterations, phases %s" %
+          (name, len(st), {p: len(d) for p, d in want_ph.items()}))
+    return bad
+
+
 def main():
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        gen = os.path.join(tmp, "serve.json")
+        subprocess.run([GEN, "--serve", "14", "-o", gen], check=True)
+        bad += check("gen_trace --serve 14", gen, 14)
+        rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", gen],
+                                        capture_output=True, text=True).stdout)
+        dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
+        # decode: 4 graph launches an iteration, every kernel from a graph but the embedding's
+        if not dec or dec[0]["graph_launches"] != 4 * dec[0]["iterations"] or \
+           not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
+            print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
+            bad += 1
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
-        return 77
-    bad = 0
+        return 1 if bad else 77
     for name, want in TRACES.items():
         path = os.path.join(SHARED, name)
         if not os.path.exists(path):
             print("SKIP %s: absent" % name)
             continue
-        ev = load(path)
-        its = iterations(ev)
-        if len(its) != want:
-            print("FAIL %s: the raw events hold %d iterations, not %d" % (name, len(its), want))
-            bad += 1
-        st = steps(ev, its)
-        ph = phases(ev, st)
-        r = subprocess.run([TD, "diagnose", "--format", "json", path], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
-            bad += 1
-            continue
-        rep = json.loads(r.stdout)
-        w = rep["window"]
-        errs = []
-        if w["steps"] != len(st):
-            errs.append("steps %d, the raw events %d" % (w["steps"], len(st)))
-        if st:
-            med = statistics.median(b - a for a, b in st)
-            if abs(w["median_step_ns"] - med) > 2000:
-                errs.append("median step %d ns, the raw events %d" % (w["median_step_ns"], med))
-        want_ph = {}
-        for p, (a, b) in zip(ph, st):
-            if p:
-                want_ph.setdefault(p, []).append(b - a)
-        got = {p["phase"]: p for p in rep.get("phases", [])}
-        if set(got) != set(want_ph):
-            errs.append("phases %s, the raw events %s" % (sorted(got), sorted(want_ph)))
-        for p, durs in want_ph.items():
-            if p in got and (got[p]["iterations"] != len(durs) or
-                             abs(got[p]["median_step_ns"] - statistics.median(durs)) > 2000):
-                errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
-                            (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
-                             statistics.median(durs)))
-        if errs:
-            bad += 1
-            print("FAIL %s: %s" % (name, "; ".join(errs)))
-        else:
-            print("ok   %s: %d iterations, phases %s" %
-                  (name, len(st), {p: len(d) for p, d in want_ph.items()}))
+        bad += check(name, path, want)
     return 1 if bad else 0
 
 
