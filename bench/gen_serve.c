@@ -82,6 +82,7 @@ void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t
 	done = (g->gpu_ns > copy_ts + 4000 ? g->gpu_ns : copy_ts + 4000) + 2000;
 	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(2204): _to_list", copy_ts,
 	      done - copy_ts + 3000);
+	frame(g, "cpu_op", "aten::copy_", copy_ts + 500, done - copy_ts + 1000);
 	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 41, "
 		 "\"correlation\": %" PRIu64, ext, corr);
 	span(g, "cuda_runtime", "cudaMemcpyAsync", g->pid, g->tid, copy_ts + 1000,

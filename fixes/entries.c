@@ -588,6 +588,12 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "nonzero() and boolean-mask indexing must copy the result size to the host. Use "
 	 "fixed-size ops (torch.where, masked_fill, multiplying by the mask) or pass "
 	 "torch.nonzero_static(..., size=N)."},
+	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, VLLM, 0, 0, -1, 0, /* the sampled tokens, each iteration */
+	 "vLLM copies each iteration's sampled tokens to the host, waiting for the forward: turn on "
+	 "async scheduling (--async-scheduling) so the next iteration is scheduled meanwhile."},
+	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, SGLANG, 0, 0, -1, 0,
+	 "SGLang reads each batch's sampled tokens back, waiting for the forward: keep the overlap "
+	 "scheduler on (drop --disable-overlap-schedule) so the next batch is scheduled meanwhile."},
 	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "A copy to pageable host memory blocks until the GPU catches up. Copy into pinned memory "
 	 "with .to(\"cpu\", non_blocking=True) and synchronize once, where the value is really "

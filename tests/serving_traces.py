@@ -162,7 +162,35 @@ def main():
             print("SKIP %s: absent" % name)
             continue
         bad += check(name, path, want)
+    bad += decode_budget()
     return 1 if bad else 0
+
+
+def decode_budget():
+    """gate's max_decode_step_time_us on vllm-gb10-decode: its median decode iteration from
+    the raw events, a budget 5% under it fails (exit 1), 5% over it passes (exit 0)"""
+    path = os.path.join(SHARED, "vllm-gb10-decode.json.gz")
+    if not os.path.exists(path):
+        return 0
+    ev = load(path)
+    st = steps(ev, iterations(ev))
+    med = statistics.median(b - a for (a, b), p in zip(st, phases(ev, st)) if p == "decode")
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for factor, want in ((0.95, 1), (1.05, 0)):
+            cfg = os.path.join(tmp, "c.json")
+            with open(cfg, "w") as f:
+                json.dump({"gate": {"budgets": {"max_decode_step_time_us":
+                                                round(med * factor / 1000)}}}, f)
+            rc = subprocess.run([TD, "gate", "--config", cfg, path],
+                                capture_output=True).returncode
+            if rc != want:
+                print("FAIL gate max_decode_step_time_us %.0f us (median decode %.0f us): exit "
+                      "%d, not %d" % (med * factor / 1000, med / 1000, rc, want))
+                bad += 1
+    if not bad:
+        print("ok   gate max_decode_step_time_us on vllm-gb10-decode")
+    return bad
 
 
 if __name__ == "__main__":
