@@ -48,6 +48,8 @@ struct gen {
 	int64_t gather_bytes;     /* FSDP's parameter all-gathers per step, in GATHERS */
 	int prefetch;             /* ... each issued a layer ahead, beside the compute */
 	int64_t gathered[4];      /* when each layer's parameters are gathered */
+	int serve_engine;         /* --serve's frames: 0 vLLM, 1 SGLang, 2 TensorRT-LLM, 3 TGI,
+				   * 4 a Hugging Face pipeline */
 };
 #define GATHERS 4
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A serving engine's loop for gen_trace --serve (bench/gen.h), as vLLM V1 records it: per
+/* A serving engine's loop for gen_trace --serve (bench/gen.h), as vLLM V1 records it (or, with
+ * --serve-engine, SGLang, TensorRT-LLM, TGI or a Hugging Face pipeline: iteration_frames()): per
  * iteration the model runner's execute_model frame with vLLM's execute_context_C(T)_
  * generation_G(G) annotation, the embedding of the batch's tokens (its Input Dims), then the
  * forward: a prefill iteration eagerly (a launch per op, long GEMMs), a decode one replayed
@@ -51,9 +52,52 @@ static void frame(struct gen *g, const char *cat, const char *name, int64_t ts, 
 	span(g, cat, name, g->pid, g->tid, ts, dur, args);
 }
 
+/* The engine's own frames around the iteration [ts, end): vLLM's execute_model and its
+ * execute_context annotation, SGLang's run_batch and its step[MODE ...] annotation, TGI's
+ * generate_token under its Prefill / Decode call, TensorRT-LLM's _forward_step or a Hugging
+ * Face pipeline's __call__ (these two without a phase mark: told from the batch's size). */
+static void iteration_frames(struct gen *g, int prefill_tokens, int decode_reqs, int64_t ts,
+			     int64_t end)
+{
+	char name[160];
+	const char *mode = !prefill_tokens ? "DECODE" : decode_reqs ? "MIXED" : "EXTEND";
+
+	switch (g->serve_engine) {
+	case 1:
+		snprintf(name, sizeof(name), "step[%s bs=%d toks=%d]", mode,
+			 decode_reqs + (prefill_tokens > 0), prefill_tokens + decode_reqs);
+		frame(g, "user_annotation", name, ts + 2000, end - ts - 3000);
+		frame(g, "python_function", "sglang/srt/managers/scheduler.py(1802): run_batch", ts,
+		      end - ts);
+		break;
+	case 2:
+		frame(g, "python_function",
+		      "tensorrt_llm/_torch/pyexecutor/py_executor.py(1410): _forward_step", ts, end - ts);
+		break;
+	case 3:
+		frame(g, "python_function", prefill_tokens
+		      ? "text_generation_server/server.py(160): Prefill"
+		      : "text_generation_server/server.py(190): Decode", ts - 1000, end - ts + 2000);
+		frame(g, "python_function",
+		      "text_generation_server/models/flash_causal_lm.py(1700): generate_token", ts,
+		      end - ts);
+		break;
+	case 4:
+		frame(g, "python_function", "transformers/pipelines/base.py(1360): __call__", ts,
+		      end - ts);
+		break;
+	default:
+		snprintf(name, sizeof(name), "execute_context_%d(%d)_generation_%d(%d)",
+			 prefill_tokens ? 1 : 0, prefill_tokens, decode_reqs, decode_reqs);
+		frame(g, "user_annotation", name, ts + 2000, end - ts - 3000);
+		frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(3758): execute_model",
+		      ts, end - ts);
+	}
+}
+
 void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns)
 {
-	char name[160], args[512];
+	char args[512];
 	int64_t it_ts = g->now_ns, t, copy_ts, done;
 	uint64_t ext = ++g->ext, corr;
 	int i, tokens = prefill_tokens + decode_reqs;
@@ -93,11 +137,7 @@ void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t
 	span(g, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 0, 7, done - 2000, 1500, args);
 	g->gpu_ns = done - 500;
 	t = done + 5000;
-	snprintf(name, sizeof(name), "execute_context_%d(%d)_generation_%d(%d)",
-		 prefill_tokens ? 1 : 0, prefill_tokens, decode_reqs, decode_reqs);
-	frame(g, "user_annotation", name, it_ts + 2000, t - it_ts - 3000);
-	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(3758): execute_model",
-	      it_ts, t - it_ts);
+	iteration_frames(g, prefill_tokens, decode_reqs, it_ts, t);
 	/* the scheduler's turn: Python only, the GPU idle */
 	frame(g, "python_function", "vllm/v1/core/sched/scheduler.py(217): schedule", t + 1000,
 	      bubble_ns);

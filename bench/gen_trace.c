@@ -39,7 +39,8 @@
  * --serve N writes a serving engine's loop instead (bench/gen_serve.c): N vLLM V1 iterations
  * (execute_model frames, no ProfilerStep#), mostly decode replayed from CUDA graphs, every
  * sixth from the fourth a prefill and every sixth from the sixth a mixed batch, each with a
- * blocking sampled-token copy and a scheduler bubble of --bubble-us (default 300).
+ * blocking sampled-token copy and a scheduler bubble of --bubble-us (default 300);
+ * --serve-engine sglang|trtllm|tgi|hf writes that engine's frames instead of vLLM's.
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P]
@@ -48,7 +49,7 @@
  *                  [--side-copies N [--side-pinned] [--inline-copies | --consumer-wait]]
  *                  [--gather-mb M [--prefetch]]
  *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
- *        gen_trace --serve N [--bubble-us N] [-o FILE]
+ *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -244,7 +245,11 @@ int main(int argc, char **argv)
 			g.host_x = 10;
 		else if (!strcmp(argv[i], "--serve") && i + 1 < argc)
 			serve = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--bubble-us") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--serve-engine") && i + 1 < argc) {
+			const char *e = argv[++i];
+			g.serve_engine = !strcmp(e, "sglang") ? 1 : !strcmp(e, "trtllm") ? 2
+					 : !strcmp(e, "tgi") ? 3 : !strcmp(e, "hf") ? 4 : 0;
+		} else if (!strcmp(argv[i], "--bubble-us") && i + 1 < argc)
 			bubble_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
@@ -268,7 +273,8 @@ int main(int argc, char **argv)
 					"--consumer-wait]] "
 					"[--gather-mb M [--prefetch]] "
 					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
-					"       gen_trace --serve N [--bubble-us N] [-o FILE]\n"
+					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf] "
+					"[--bubble-us N] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

@@ -27,9 +27,13 @@ SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "s
 TRACES = {"vllm-gb10-decode.json.gz": 10, "b200-eager-decode.json.gz": 1,
           "sglang-mi300x.json.gz": 1, "vllm-capture-mi300x.json.gz": 0}
 FAMILIES = [re.compile(r"model_runner\.py\(\d+\): execute_model$"),
-            re.compile(r"scheduler\.py\(\d+\): (run_batch|_run_batch_inner)$")]
+            re.compile(r"scheduler\.py\(\d+\): (run_batch|_run_batch_inner)$"),
+            re.compile(r"py_executor\.py\(\d+\): _forward_step$"),
+            re.compile(r"causal_lm\.py\(\d+\): generate_token$"),
+            re.compile(r"pipelines/base\.py\(\d+\): __call__$")]
 STARTUP = re.compile(r"_dummy_run|profile_run|capture|warm_?up")
 PHASE = re.compile(r"^execute_(?:\d+_)?context_(\d+)\(.*_generation_(\d+)\(")
+MODE = {"EXTEND": 1, "PREFILL": 1, "DECODE": 2, "MIXED": 3}
 WARMUP_RATIO = 3.0  # config/params.c's warmup_step_ratio default
 
 
@@ -81,17 +85,34 @@ def steps(ev, its):
 
 
 def phases(ev, st):
-    out = []
-    for a, b in st:
-        bits = 0
-        for e in ev:
-            m = PHASE.match(e.get("name", ""))
-            if m and e.get("cat") == "user_annotation":
-                mid = e["ts"] * 1000 + e["dur"] * 1000 / 2
-                if a <= mid < b:
-                    bits |= (1 if int(m.group(1)) else 0) | (2 if int(m.group(2)) else 0)
-        out.append({1: "prefill", 2: "decode", 3: "mixed"}.get(bits, ""))
-    return out
+    """each step's phase from the engine's marks (vLLM's execute_context annotation, SGLang's
+    step[MODE ...], TGI's Prefill / Decode), else from the first embedding's token count
+    against the median (4x or more: prefill)"""
+    bits, tokens = [0] * len(st), [0] * len(st)
+    for e in ev:
+        n, mid = e.get("name", ""), (e.get("ts", 0) + e.get("dur", 0) / 2) * 1000
+        k = next((i for i, (a, b) in enumerate(st) if a <= mid < b), None)
+        if k is None or e.get("ph") != "X":
+            continue
+        m = PHASE.match(n)
+        if m and e.get("cat") == "user_annotation":
+            bits[k] |= (1 if int(m.group(1)) else 0) | (2 if int(m.group(2)) else 0)
+        elif n.startswith("step[") and n[5:].split(" ")[0].rstrip("]") in MODE:
+            bits[k] |= MODE[n[5:].split(" ")[0].rstrip("]")]
+        elif re.search(r"\): (Prefill|forward_extend)$", n):
+            bits[k] |= 1
+        elif re.search(r"\): (Decode|forward_decode)$", n):
+            bits[k] |= 2
+        elif n == "aten::embedding" and not tokens[k]:
+            dims = e.get("args", {}).get("Input Dims")
+            if dims and len(dims) > 1 and dims[1]:
+                tokens[k] = 1
+                for x in dims[1]:
+                    tokens[k] *= x
+    if not any(bits) and len(st) >= 3 and all(tokens):
+        med = statistics.median(tokens)
+        bits = [1 if t >= 4 * med and t > med else 2 for t in tokens]
+    return [{1: "prefill", 2: "decode", 3: "mixed"}.get(b, "") for b in bits]
 
 
 def check(name, path, want):
@@ -145,6 +166,11 @@ def main():
         gen = os.path.join(tmp, "serve.json")
         subprocess.run([GEN, "--serve", "14", "-o", gen], check=True)
         bad += check("gen_trace --serve 14", gen, 14)
+        for engine in ("sglang", "trtllm", "tgi", "hf"):
+            other = os.path.join(tmp, engine + ".json")
+            subprocess.run([GEN, "--serve", "14", "--serve-engine", engine, "-o", other],
+                           check=True)
+            bad += check("gen_trace --serve 14 --serve-engine " + engine, other, 14)
         rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", gen],
                                         capture_output=True, text=True).stdout)
         dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
