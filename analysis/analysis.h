@@ -224,6 +224,9 @@ struct td_phase_stat {
 	uint64_t graph_launches;    /* cudaGraphLaunch / hipGraphLaunch calls in its steps */
 	int64_t between_ns;         /* host time between consecutive graph launches of a step */
 	uint64_t gaps;              /* ... over this many gaps */
+	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
+	uint8_t top_cause;          /* ... its cause */
+	int64_t top_what_ns;        /* ... and how much */
 };
 /* Fills out[0..TD_PHASE_COUNT-1) with the phases present, in enum order; returns how many
  * (0 when the steps have no phases). */

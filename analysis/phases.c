@@ -205,6 +205,34 @@ static void graphs(const struct td_analysis *a, size_t d, struct td_phase_stat *
 	free(is_graph);
 }
 
+/* a piece of a phase's idle time and what held it */
+struct what_ns {
+	uint32_t what;
+	uint8_t cause;
+	int64_t ns;
+};
+#define WHAT_LESS(x, y) ((x)->what < (y)->what || ((x)->what == (y)->what && (x)->cause < (y)->cause))
+TD_DEFINE_SORT(sort_what, struct what_ns, WHAT_LESS)
+
+/* the (cause, what) holding most of the pieces v: o->top_what, top_cause, top_what_ns */
+static void top_what(struct td_vec *v, struct td_phase_stat *o)
+{
+	struct what_ns *w = v->data;
+	size_t i, j;
+
+	sort_what(w, v->len);
+	for (i = 0; i < v->len; i = j) {
+		int64_t sum = 0;
+		for (j = i; j < v->len && w[j].what == w[i].what && w[j].cause == w[i].cause; j++)
+			sum += w[j].ns;
+		if (sum > o->top_what_ns) {
+			o->top_what_ns = sum;
+			o->top_what = w[i].what;
+			o->top_cause = w[i].cause;
+		}
+	}
+}
+
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
@@ -214,13 +242,16 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 	int64_t *dur;
 	size_t n = 0, k, s;
 	int p;
+	struct td_vec whats;
 
 	if (!a->step_phase)
 		return 0;
 	dur = td_malloc(a->nsteps * sizeof(*dur));
+	td_vec_init(&whats, sizeof(struct what_ns));
 	for (p = TD_PHASE_PREFILL; p < TD_PHASE_COUNT; p++) {
 		struct td_phase_stat *o = &out[n];
 		size_t m = 0;
+		whats.len = 0;
 		memset(o, 0, sizeof(*o));
 		o->phase = (enum td_phase)p;
 		for (k = 0; k < a->nsteps; k++) {
@@ -238,10 +269,15 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 				const struct td_seg *sg = &dv->segs[s];
 				int64_t lo = sg->start > g->start ? sg->start : g->start;
 				int64_t hi = sg->end < g->end ? sg->end : g->end;
-				if (hi > lo)
-					o->idle_by_cause[sg->cause] += hi - lo;
+				if (hi <= lo)
+					continue;
+				o->idle_by_cause[sg->cause] += hi - lo;
+				if (sg->what)
+					*(struct what_ns *)td_vec_push(&whats) =
+						(struct what_ns){sg->what, sg->cause, hi - lo};
 			}
 		}
+		top_what(&whats, o);
 		if (!m)
 			continue;
 		graphs(a, d, o);
@@ -252,5 +288,6 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 		n++;
 	}
 	free(dur);
+	td_vec_free(&whats);
 	return n;
 }

@@ -74,6 +74,11 @@ void render_phases_text(FILE *f, const struct td_analysis *a)
 			top_n_causes(&ps[i], causes, sizeof(causes), 1);
 		if (*causes)
 			fprintf(f, "           idle mostly: %s\n", causes);
+		if (ps[i].top_what) {
+			fprintf(f, "           held most by ");
+			out_text_name(f, td_an_label(a, ps[i].top_what), 48);
+			fprintf(f, " (%s)\n", td_fmt_dur(b1, sizeof(b1), ps[i].top_what_ns));
+		}
 		if (ps[i].gaps)
 			fprintf(f, "           %llu graph launches, %s of host time between two\n",
 				(unsigned long long)ps[i].graph_launches,
@@ -97,6 +102,10 @@ void render_phases_md(FILE *f, const struct td_analysis *a)
 			ps[i].count, td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
 			td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns), busy_pct(&ps[i]), graph_pct(&ps[i]));
 		out_md(f, causes);
+		if (ps[i].top_what) {
+			fputs("; most in ", f);
+			out_md(f, td_an_label(a, ps[i].top_what));
+		}
 		fputs(" |\n", f);
 	}
 	fputc('\n', f);
@@ -125,6 +134,11 @@ void render_phases_json(yajl_gen g, const struct td_analysis *a)
 		out_json_kint(g, "graph_launches", (int64_t)ps[i].graph_launches);
 		out_json_kint(g, "host_between_graph_launches_ns",
 			      ps[i].gaps ? ps[i].between_ns / (int64_t)ps[i].gaps : 0);
+		out_json_kstr(g, "idle_held_most_by",
+			      ps[i].top_what ? td_an_label(a, ps[i].top_what) : "");
+		out_json_kstr(g, "idle_held_most_cause",
+			      ps[i].top_what ? td_cause_id((enum td_cause)ps[i].top_cause) : "");
+		out_json_kint(g, "idle_held_most_ns", ps[i].top_what_ns);
 		out_json_kmap(g, "idle_by_cause");
 		for (c = 0; c < CAUSE_COUNT; c++)
 			if (ps[i].idle_by_cause[c])
@@ -154,6 +168,10 @@ void render_phases_html(FILE *f, const struct td_analysis *a,
 			td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
 			td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns), busy_pct(&ps[i]), graph_pct(&ps[i]));
 		text(f, causes);
+		if (ps[i].top_what) {
+			fputs("; most in ", f);
+			text(f, td_an_label(a, ps[i].top_what));
+		}
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);

@@ -179,6 +179,10 @@ def main():
            not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
             print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
             bad += 1
+        # the scheduler's 300 us between iterations is the longest host work the GPU waits on
+        if not dec or "scheduler.py:217 schedule" not in dec[0]["idle_held_most_by"]:
+            print("FAIL gen_trace --serve: decode's idle not held by the scheduler: %s" % dec)
+            bad += 1
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
