@@ -6,7 +6,7 @@ scheduler run_batch; none under _dummy_run or a graph capture; the outermost of 
 each running to the next one's start, the last to the end of the GPU work it launched, and
 each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
 Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
-phases array (count and median per phase). The same on a serving loop gen_trace --serve writes
+phases array (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
 (decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
 bubble), which runs without ../shared.
 usage: serving_traces.py TRACEDOC GEN_TRACE"""
@@ -178,6 +178,17 @@ def main():
         if not dec or dec[0]["graph_launches"] != 4 * dec[0]["iterations"] or \
            not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
             print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
+            bad += 1
+        # diff by phase: a scheduler bubble 300 us longer makes every iteration 300 us longer
+        slow = os.path.join(tmp, "slow.json")
+        subprocess.run([GEN, "--serve", "14", "--bubble-us", "600", "-o", slow], check=True)
+        d = json.loads(subprocess.run([TD, "diff", "--format", "json", gen, slow],
+                                      capture_output=True, text=True).stdout)
+        ph = [{p["phase"]: p for p in d[side].get("phases", [])} for side in ("base", "current")]
+        if set(ph[0]) != {"prefill", "decode", "mixed"} or set(ph[1]) != set(ph[0]) or \
+           any(abs(ph[1][p]["median_step_ns"] - ph[0][p]["median_step_ns"] - 300000) > 2000
+               for p in ph[0]):
+            print("FAIL diff by phase: %s" % ph)
             bad += 1
         # the scheduler's 300 us between iterations is the longest host work the GPU waits on
         if not dec or "scheduler.py:217 schedule" not in dec[0]["idle_held_most_by"]:
