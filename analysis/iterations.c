@@ -3,7 +3,9 @@
  * no step markers: the engine's own frame around each batch it runs is the step. In order:
  * vLLM (V0 and V1: the model runner's execute_model), SGLang (the scheduler's run_batch, the
  * worker's forward_batch_generation, its step[...] annotations), TensorRT-LLM (the PyExecutor's
- * _forward_step), TGI (generate_token), a Hugging Face pipeline's __call__. The outermost of
+ * _forward_step), TGI (generate_token), a Hugging Face pipeline's __call__, else the outermost
+ * user annotation repeated most (not PyTorch's own: Optimizer.step, a DataLoader's __next__;
+ * the collector's traces have analysis.c's nvtx_steps() instead). The outermost of
  * them is taken (a wrapper of the same family holds one iteration, not two); one run under
  * start-up work (vLLM's _dummy_run and profile_run, a graph capture) is no iteration. Each
  * iteration runs on to the next one's start, the last to the end of the GPU work it launched.
@@ -96,6 +98,70 @@ static int startup_frame(const char *n)
 	       strstr(n, "warm_up") || strstr(n, "warmup");
 }
 
+/* 1 when host event i has no CPU op or annotation around it (Python frames aside) and no
+ * start-up work */
+static int outermost(const struct td_analysis *a, uint32_t i, const uint8_t *start)
+{
+	const struct td_trace *t = a->t;
+	uint32_t p;
+	int depth = 0;
+
+	for (p = td_trace_parent(t, i); p != TD_NONE && depth < MAX_CHAIN;
+	     p = td_trace_parent(t, p), depth++) {
+		const struct td_event *e = td_trace_ev(t, p);
+		if (e->kind == TD_K_USER_ANNOTATION || e->kind == TD_K_CPU_OP ||
+		    (e->name <= t->names.count && start[e->name]))
+			return 0;
+	}
+	return 1;
+}
+
+/* PyTorch's own annotations, never a loop's iteration */
+static int torch_own(const char *n)
+{
+	static const char *const own[] = {"Optimizer.", "enumerate(", "TorchDynamo", "## ",
+					  "aten::", "nccl:", "record_param_comms", "cuda",
+					  "autograd::", "DistributedDataParallel", "FullyShardedDataParallel",
+					  "capture_", "ProfilerStep", NULL};
+	size_t i;
+
+	for (i = 0; own[i]; i++)
+		if (!strncmp(n, own[i], strlen(own[i])))
+			return 1;
+	return 0;
+}
+
+/* No engine frame: the outermost user annotation (NVTX range, record_function) repeated most,
+ * 3 times or more, none under start-up work, is the iteration; Python frames around it do not
+ * count as outer. */
+#define ANNOT_MIN 3
+static void annotation_iters(struct td_analysis *a, const uint8_t *start, struct td_vec *v)
+{
+	const struct td_trace *t = a->t;
+	uint32_t *cnt = td_calloc(t->names.count + 1, sizeof(*cnt)), i, best = 0;
+
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
+		    e->name <= t->names.count && outermost(a, i, start))
+			cnt[e->name]++;
+	}
+	for (i = 1; i <= t->names.count; i++)
+		if (cnt[i] > cnt[best] && !torch_own(td_trace_name(t, i)))
+			best = i;
+	if (best && cnt[best] >= ANNOT_MIN) {
+		for (i = 0; i < t->events.len; i++) {
+			const struct td_event *e = td_trace_ev(t, i);
+			if (e->name == best && e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 &&
+			    outermost(a, i, start))
+				*(uint32_t *)td_vec_push(v) = i;
+		}
+		a->iter_src = TD_ITER_ANNOTATION;
+		a->name_class[best] |= NC_STEP;
+	}
+	free(cnt);
+}
+
 void td_an_engine_iters(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -148,6 +214,8 @@ void td_an_engine_iters(struct td_analysis *a)
 		}
 	}
 	free(fam);
+	if (!v.len && t->dropped_records < 0) /* the collector's: nvtx_steps() (analysis.c) */
+		annotation_iters(a, start, &v);
 	free(start);
 	a->iter_ev = v.data;
 	a->niter_ev = v.len;
@@ -201,7 +269,7 @@ const char *td_iter_src_name(enum td_iter_src s)
 {
 	static const char *const names[] = {"", "vLLM execute_model", "SGLang batches",
 					    "TensorRT-LLM _forward_step", "TGI generate_token",
-					    "Hugging Face pipeline calls"};
+					    "Hugging Face pipeline calls", "the outermost repeated annotation"};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
 }

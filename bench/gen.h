@@ -49,7 +49,7 @@ struct gen {
 	int prefetch;             /* ... each issued a layer ahead, beside the compute */
 	int64_t gathered[4];      /* when each layer's parameters are gathered */
 	int serve_engine;         /* --serve's frames: 0 vLLM, 1 SGLang, 2 TensorRT-LLM, 3 TGI,
-				   * 4 a Hugging Face pipeline */
+				   * 4 a Hugging Face pipeline, 5 an annotation of one's own */
 };
 #define GATHERS 4
 

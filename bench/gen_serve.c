@@ -55,7 +55,8 @@ static void frame(struct gen *g, const char *cat, const char *name, int64_t ts, 
 /* The engine's own frames around the iteration [ts, end): vLLM's execute_model and its
  * execute_context annotation, SGLang's run_batch and its step[MODE ...] annotation, TGI's
  * generate_token under its Prefill / Decode call, TensorRT-LLM's _forward_step or a Hugging
- * Face pipeline's __call__ (these two without a phase mark: told from the batch's size). */
+ * Face pipeline's __call__ (these two without a phase mark: told from the batch's size), or
+ * only an annotation of the user's own around each iteration. */
 static void iteration_frames(struct gen *g, int prefill_tokens, int decode_reqs, int64_t ts,
 			     int64_t end)
 {
@@ -85,6 +86,9 @@ static void iteration_frames(struct gen *g, int prefill_tokens, int decode_reqs,
 	case 4:
 		frame(g, "python_function", "transformers/pipelines/base.py(1360): __call__", ts,
 		      end - ts);
+		break;
+	case 5: /* a loop of one's own, marked with torch.profiler.record_function("serve_step") */
+		frame(g, "user_annotation", "serve_step", ts, end - ts);
 		break;
 	default:
 		snprintf(name, sizeof(name), "execute_context_%d(%d)_generation_%d(%d)",

@@ -40,7 +40,8 @@
  * (execute_model frames, no ProfilerStep#), mostly decode replayed from CUDA graphs, every
  * sixth from the fourth a prefill and every sixth from the sixth a mixed batch, each with a
  * blocking sampled-token copy and a scheduler bubble of --bubble-us (default 300);
- * --serve-engine sglang|trtllm|tgi|hf writes that engine's frames instead of vLLM's.
+ * --serve-engine sglang|trtllm|tgi|hf writes that engine's frames instead of vLLM's
+ * (annotation: only a record_function("serve_step") around each iteration).
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P]
@@ -248,7 +249,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--serve-engine") && i + 1 < argc) {
 			const char *e = argv[++i];
 			g.serve_engine = !strcmp(e, "sglang") ? 1 : !strcmp(e, "trtllm") ? 2
-					 : !strcmp(e, "tgi") ? 3 : !strcmp(e, "hf") ? 4 : 0;
+					 : !strcmp(e, "tgi") ? 3 : !strcmp(e, "hf") ? 4
+					 : !strcmp(e, "annotation") ? 5 : 0;
 		} else if (!strcmp(argv[i], "--bubble-us") && i + 1 < argc)
 			bubble_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -273,7 +275,7 @@ int main(int argc, char **argv)
 					"--consumer-wait]] "
 					"[--gather-mb M [--prefetch]] "
 					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
-					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf] "
+					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf|annotation] "
 					"[--bubble-us N] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");

@@ -59,6 +59,21 @@ def iterations(ev):
                 out.append(e)
         if out:
             return sorted(out, key=lambda e: e["ts"])
+    # else the outermost user annotation repeated most (3 or more), not PyTorch's own
+    ann = [e for e in spans if e.get("cat") == "user_annotation" and
+           not re.match(r"Optimizer\.|enumerate\(|TorchDynamo|## |nccl:|capture_|ProfilerStep",
+                        e["name"])]
+    outer = [e for e in ann if not any(
+        h is not e and h["tid"] == e["tid"] and h["pid"] == e["pid"] and
+        h.get("cat") in ("user_annotation", "cpu_op") and h["ts"] <= e["ts"] and
+        e["ts"] + e["dur"] <= h["ts"] + h["dur"] and (h["dur"] > e["dur"] or h["ts"] < e["ts"])
+        for h in spans)]
+    count = {}
+    for e in outer:
+        count[e["name"]] = count.get(e["name"], 0) + 1
+    best = max(count, key=count.get) if count else None
+    if best and count[best] >= 3:
+        return sorted((e for e in outer if e["name"] == best), key=lambda e: e["ts"])
     return []
 
 
@@ -166,7 +181,7 @@ def main():
         gen = os.path.join(tmp, "serve.json")
         subprocess.run([GEN, "--serve", "14", "-o", gen], check=True)
         bad += check("gen_trace --serve 14", gen, 14)
-        for engine in ("sglang", "trtllm", "tgi", "hf"):
+        for engine in ("sglang", "trtllm", "tgi", "hf", "annotation"):
             other = os.path.join(tmp, engine + ".json")
             subprocess.run([GEN, "--serve", "14", "--serve-engine", engine, "-o", other],
                            check=True)
