@@ -86,28 +86,44 @@ void render_phases_text(FILE *f, const struct td_analysis *a)
 	}
 }
 
+/* the md table's rows (html 0) or the HTML table's, text escaping each name */
+static void table_rows(FILE *f, const struct td_analysis *a, const struct td_phase_stat *ps,
+		       size_t n, int html, void (*text)(FILE *f, const char *s))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char b1[32], b2[32], causes[160];
+		const char *name = td_phase_name(ps[i].phase);
+		double busy = busy_pct(&ps[i]), graphs = graph_pct(&ps[i]);
+		top_causes(&ps[i], causes, sizeof(causes));
+		td_fmt_dur(b1, sizeof(b1), ps[i].median_ns);
+		td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns);
+		if (html)
+			fprintf(f, "<tr><td>%s</td><td>%zu</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
+				   "<td>%.1f%%</td><td>", name, ps[i].count, b1, b2, busy, graphs);
+		else
+			fprintf(f, "| %s | %zu | %s | %s | %.1f%% | %.1f%% | ", name, ps[i].count, b1,
+				b2, busy, graphs);
+		text(f, causes);
+		if (ps[i].top_what) {
+			fputs("; most in ", f);
+			text(f, td_an_label(a, ps[i].top_what));
+		}
+		fputs(html ? "</td></tr>\n" : " |\n", f);
+	}
+}
+
 void render_phases_md(FILE *f, const struct td_analysis *a)
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps), i;
+	size_t n = stats(a, ps);
 
 	if (!n)
 		return;
 	fprintf(f, "| phase (GPU %d) | iterations | median | p90 | GPU busy | from graphs | idle "
 		   "mostly |\n|---|---|---|---|---|---|---|\n", a->dev[0].device);
-	for (i = 0; i < n; i++) {
-		char b1[32], b2[32], causes[160];
-		top_causes(&ps[i], causes, sizeof(causes));
-		fprintf(f, "| %s | %zu | %s | %s | %.1f%% | %.1f%% | ", td_phase_name(ps[i].phase),
-			ps[i].count, td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
-			td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns), busy_pct(&ps[i]), graph_pct(&ps[i]));
-		out_md(f, causes);
-		if (ps[i].top_what) {
-			fputs("; most in ", f);
-			out_md(f, td_an_label(a, ps[i].top_what));
-		}
-		fputs(" |\n", f);
-	}
+	table_rows(f, a, ps, n, 0, out_md);
 	fputc('\n', f);
 }
 
@@ -153,26 +169,13 @@ void render_phases_html(FILE *f, const struct td_analysis *a,
 			void (*text)(FILE *f, const char *s))
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps), i;
+	size_t n = stats(a, ps);
 
 	if (!n)
 		return;
 	fprintf(f, "<h2>Phases (GPU %d)</h2>\n<table><tr><th>phase</th><th>iterations</th>"
 		   "<th>median</th><th>p90</th><th>GPU busy</th><th>from graphs</th>"
 		   "<th>idle mostly</th></tr>\n", a->dev[0].device);
-	for (i = 0; i < n; i++) {
-		char b1[32], b2[32], causes[160];
-		top_causes(&ps[i], causes, sizeof(causes));
-		fprintf(f, "<tr><td>%s</td><td>%zu</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
-			   "<td>%.1f%%</td><td>", td_phase_name(ps[i].phase), ps[i].count,
-			td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
-			td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns), busy_pct(&ps[i]), graph_pct(&ps[i]));
-		text(f, causes);
-		if (ps[i].top_what) {
-			fputs("; most in ", f);
-			text(f, td_an_label(a, ps[i].top_what));
-		}
-		fputs("</td></tr>\n", f);
-	}
+	table_rows(f, a, ps, n, 1, text);
 	fputs("</table>\n", f);
 }
