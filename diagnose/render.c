@@ -483,7 +483,11 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
-	if (a->has_steps)
+	if (a->has_steps && a->iter_src != TD_ITER_NONE)
+		fprintf(f, "%zu iteration%s (%s), median %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
+			td_iter_src_name(a->iter_src), td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)),
+			left_out(a, lo, sizeof(lo)));
+	else if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
 	else
