@@ -219,7 +219,44 @@ def main():
             continue
         bad += check(name, path, want)
     bad += decode_budget()
+    bad += graph_busy()
     return 1 if bad else 0
+
+
+def graph_busy():
+    """vllm-gb10-decode replays its decode from CUDA graphs: the kernels a cudaGraphLaunch
+    put on the GPU are busy time, never idle. From the raw events: the union of kernels, copies
+    and memsets over the iterations' span, and the time of the kernels whose launch was a
+    cudaGraphLaunch in an iteration; tracedoc's decode phase must hold the same"""
+    path = os.path.join(SHARED, "vllm-gb10-decode.json.gz")
+    if not os.path.exists(path):
+        return 0
+    ev = load(path)
+    st = steps(ev, iterations(ev))
+    lo, hi = st[0][0], st[-1][1]
+    ops = sorted((e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000) for e in ev
+                 if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    busy, end = 0.0, lo
+    for a, b in ops:
+        a, b = max(a, end), min(b, hi)
+        if b > a:
+            busy += b - a
+            end = b
+    graph_calls = {e["args"]["correlation"]: e["ts"] * 1000 for e in ev
+                   if e.get("name") == "cudaGraphLaunch" and "correlation" in e.get("args", {})}
+    graph = sum(e["dur"] * 1000 for e in ev if e.get("cat") == "kernel" and
+                lo <= graph_calls.get(e.get("args", {}).get("correlation"), -1) < hi)
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
+    if not dec or abs(dec[0]["busy_ns"] - busy) > 0.002 * busy or \
+       abs(dec[0]["graph_ns"] - graph) > 0.002 * graph:
+        print("FAIL vllm-gb10-decode graph-replayed busy time: tracedoc %s, the raw events busy "
+              "%.0f ns, from graphs %.0f ns" % (dec, busy, graph))
+        return 1
+    print("ok   vllm-gb10-decode: busy %.1f%% of the iterations, %.1f%% of it from graphs" %
+          (100 * busy / (hi - lo), 100 * graph / busy))
+    return 0
 
 
 def decode_budget():
