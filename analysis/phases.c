@@ -153,6 +153,23 @@ void td_an_step_phases(struct td_analysis *a)
 	free(cls);
 }
 
+int64_t td_an_phase_median(const struct td_analysis *a, size_t k)
+{
+	int64_t *dur, med = 0;
+	size_t i, n = 0;
+
+	if (!a->step_phase || k >= a->nsteps)
+		return 0;
+	dur = td_malloc(a->nsteps * sizeof(*dur));
+	for (i = 0; i < a->nsteps; i++)
+		if (a->step_phase[i] == a->step_phase[k])
+			dur[n++] = a->steps[i].end - a->steps[i].start;
+	if (n >= 3)
+		med = td_median_i64(dur, n);
+	free(dur);
+	return med;
+}
+
 /* What graphs replay in phase o->phase's steps on device index d: the GPU time of the ops a
  * graph launch put there, the launches, and the host time from one launch's end to the next
  * one's start on the launching thread, within a step. */

@@ -38,7 +38,7 @@
  *
  * --serve N writes a serving engine's loop instead (bench/gen_serve.c): N vLLM V1 iterations
  * (execute_model frames, no ProfilerStep#), mostly decode replayed from CUDA graphs, every
- * sixth from the fourth a prefill and every sixth from the sixth a mixed batch, each with a
+ * sixth from the first a prefill and every sixth from the fourth a mixed batch, each with a
  * blocking sampled-token copy and a scheduler bubble of --bubble-us (default 300);
  * --serve-engine sglang|trtllm|tgi|hf writes that engine's frames instead of vLLM's
  * (annotation: only a record_function("serve_step") around each iteration).
@@ -308,8 +308,8 @@ int main(int argc, char **argv)
 	g.gpu_ns = g.now_ns;
 	g.world = 1;
 	header(&g);
-	for (i = 0; i < serve; i++) /* decode, a prefill, decode, a mixed batch, ... */
-		serve_iteration(&g, i % 6 == 3 ? 2048 : i % 6 == 5 ? 256 : 0, i % 6 == 3 ? 0 : 16,
+	for (i = 0; i < serve; i++) /* a prefill, decode, a mixed batch, decode, ... */
+		serve_iteration(&g, i % 6 == 0 ? 2048 : i % 6 == 3 ? 256 : 0, i % 6 == 0 ? 0 : 16,
 				bubble_ns);
 	for (i = 1; !serve && (steps ? i <= steps : (double)g.bytes < size_mb * 1e6); i++)
 		step(&g, i, ops, loader_ns, pageable);

@@ -78,7 +78,8 @@ def iterations(ev):
 
 
 def steps(ev, its):
-    """host spans in ns, chained; the last to the end of the GPU work launched in it"""
+    """host spans in ns, chained; the last to the end of the GPU work launched in it; leading
+    cold iterations (3x the median of their phase's, when it has 3 or more) left out"""
     st = [[round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)] for e in its]
     for k in range(len(st) - 1):
         st[k][1] = st[k + 1][0]
@@ -92,10 +93,14 @@ def steps(ev, its):
                 c = calls.get(e.get("args", {}).get("correlation"))
                 if c is not None and lo <= c < own:
                     st[-1][1] = max(st[-1][1], round((e["ts"] + e["dur"]) * 1000))
-    if len(st) >= 3:  # leading cold iterations are start-up
-        med = statistics.median(b - a for a, b in st)
-        while len(st) > 1 and st[0][1] - st[0][0] >= WARMUP_RATIO * med:
+    if len(st) >= 3:
+        ph = phases(ev, st)
+        while len(st) > 1:
+            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
+            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
+                break
             st.pop(0)
+            ph.pop(0)
     return st
 
 
