@@ -194,11 +194,11 @@ void td_an_engine_iters(struct td_analysis *a)
 		for (i = 0; i < t->events.len; i++) {
 			const struct td_event *e = td_trace_ev(t, i);
 			uint32_t p;
-			int keep = 1;
+			int keep = 1, depth = 0;
 			if (!e->name || e->name > t->names.count || fam[e->name] != f ||
 			    td_kind_on_gpu_track(e->kind) || td_ev_dur(e) <= 0)
 				continue;
-			for (p = td_trace_parent(t, i); p != TD_NONE && keep;
+			for (p = td_trace_parent(t, i); p != TD_NONE && keep && depth++ < MAX_CHAIN;
 			     p = td_trace_parent(t, p)) {
 				uint32_t pn = td_trace_ev(t, p)->name;
 				keep = pn > t->names.count || (fam[pn] != f && !start[pn]);

@@ -102,7 +102,7 @@ void td_an_step_phases(struct td_analysis *a)
 	size_t k, marked = 0, sized = 0;
 	struct td_dev_events it;
 
-	if (!a->nsteps || a->iter_src == TD_ITER_NONE)
+	if (!a->nsteps || a->iter_src == TD_ITER_NONE || a->training) /* a loop of training */
 		return;
 	bits = td_calloc(a->nsteps, 1);
 	tok = td_calloc(a->nsteps, sizeof(*tok));
