@@ -44,8 +44,10 @@ static void nvtx_steps(struct td_analysis *a)
 TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
 
 /* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
- * per start time. Leading steps of warmup_step_ratio times the median or more are start-up
- * (a cold first step: allocation, autotuning, compilation) and left out of the steady state. */
+ * per start time, or a serving engine's iterations (iterations.c). Leading steps of
+ * warmup_step_ratio times the median or more (an iteration: its phase's median, of 3 or more)
+ * are start-up (a cold first step: allocation, autotuning, compilation) and left out of the
+ * steady state. */
 static void find_steps(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -54,7 +56,9 @@ static void find_steps(struct td_analysis *a)
 	size_t k, j, k0 = 0;
 
 	td_vec_init(&v, sizeof(struct td_interval));
-	for (i = 0; i < t->events.len; i++) {
+	if (a->niter_ev)
+		td_an_iter_intervals(a, &v);
+	for (i = 0; i < t->events.len && !a->niter_ev; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
 		struct td_interval *s;
 		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
@@ -71,6 +75,11 @@ static void find_steps(struct td_analysis *a)
 			continue;
 		TD_VEC_AT(&v, struct td_interval, j++) = *s;
 	}
+	if (a->niter_ev) { /* a serving run: every iteration's phase, before any is left out */
+		a->steps = v.data;
+		a->nsteps = j;
+		td_an_step_phases(a);
+	}
 	if (j >= 3) {
 		int64_t *dur = td_malloc(j * sizeof(*dur)), med;
 		for (k = 0; k < j; k++)
@@ -80,7 +89,10 @@ static void find_steps(struct td_analysis *a)
 		free(dur);
 		while (k0 + 1 < j && med > 0) {
 			const struct td_interval *s = &TD_VEC_AT(&v, struct td_interval, k0);
-			if ((double)(s->end - s->start) < a->params.warmup_step_ratio * (double)med)
+			/* a prefill among decodes is no cold step: measured against its phase */
+			int64_t m = a->step_phase ? td_an_phase_median(a, k0) : med;
+			if (m <= 0 ||
+			    (double)(s->end - s->start) < a->params.warmup_step_ratio * (double)m)
 				break;
 			k0++;
 		}
@@ -90,6 +102,8 @@ static void find_steps(struct td_analysis *a)
 		a->warm_start = TD_VEC_AT(&v, struct td_interval, 0).start;
 		a->warm_end = TD_VEC_AT(&v, struct td_interval, k0 - 1).end;
 		memmove(v.data, (struct td_interval *)v.data + k0, (j - k0) * sizeof(struct td_interval));
+		if (a->step_phase)
+			memmove(a->step_phase, a->step_phase + k0, j - k0);
 		j -= k0;
 	}
 	a->steps = v.data;
@@ -195,6 +209,7 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 		a->name_class[i] = c;
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
+	td_an_engine_iters(a);
 	nvtx_steps(a);
 }
 
@@ -244,6 +259,8 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->name_class);
 	free(a->skip_name);
 	free(a->steps);
+	free(a->iter_ev);
+	free(a->step_phase);
 	free(a->warm_ev);
 	free(a->capture_ev);
 	free(a->proc_tracks);

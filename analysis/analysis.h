@@ -117,6 +117,17 @@ struct td_config;
 struct td_block_unit;
 struct td_elem_loop;
 
+/* Where the steps come from when the trace has no ProfilerStep# (analysis/iterations.c): a
+ * serving engine's own iterations. */
+enum td_iter_src { TD_ITER_NONE, TD_ITER_VLLM, TD_ITER_SGLANG, TD_ITER_TRTLLM, TD_ITER_TGI,
+		   TD_ITER_HF, TD_ITER_ANNOTATION };
+/* What a serving iteration runs: new prompts (prefill), one token for each running request
+ * (decode), or both in one batch. */
+enum td_phase { TD_PHASE_NONE, TD_PHASE_PREFILL, TD_PHASE_DECODE, TD_PHASE_MIXED,
+		TD_PHASE_COUNT };
+const char *td_phase_name(enum td_phase p); /* "prefill", "decode", "mixed", "" */
+const char *td_iter_src_name(enum td_iter_src s); /* "vLLM execute_model", ... */
+
 struct td_analysis {
 	const struct td_trace *t;
 	struct td_params params;
@@ -136,6 +147,11 @@ struct td_analysis {
 	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;
 	int64_t steps_start, steps_end;
+	enum td_iter_src iter_src;  /* the steps are an engine's iterations (TD_ITER_NONE: not) */
+	uint32_t *iter_ev;          /* the engine's iteration frames, the steps' source */
+	size_t niter_ev;
+	uint8_t *step_phase;        /* per steady step its enum td_phase (NULL: none known) */
+	int phase_by_shape;         /* the phases were read from batch sizes, not the engine */
 	size_t warm_steps;          /* leading steps left out as warm-up */
 	int64_t warm_start, warm_end; /* their span */
 	uint32_t *warm_ev;          /* runtime calls doing one-off start-up work, and the spans
@@ -198,6 +214,27 @@ struct td_kernel_total {
 };
 size_t td_an_kernel_totals(const struct td_analysis *a, size_t d, struct td_kernel_total **out);
 void td_analysis_free(struct td_analysis *a);
+
+/* One phase of a serving run's steady steps on device index d: its steps, their host time
+ * (median, p90), the GPU side of them (gpu_ns), busy time there and its idle time by cause,
+ * what graphs replayed there. */
+struct td_phase_stat {
+	enum td_phase phase;
+	size_t count;
+	int64_t median_ns, p90_ns;
+	int64_t gpu_ns, busy_ns;
+	int64_t idle_by_cause[CAUSE_COUNT];
+	int64_t graph_ns;           /* GPU time of ops a graph launch replayed */
+	uint64_t graph_launches;    /* cudaGraphLaunch / hipGraphLaunch calls in its steps */
+	int64_t between_ns;         /* host time between consecutive graph launches of a step */
+	uint64_t gaps;              /* ... over this many gaps */
+	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
+	uint8_t top_cause;          /* ... its cause */
+	int64_t top_what_ns;        /* ... and how much */
+};
+/* Fills out[0..TD_PHASE_COUNT-1) with the phases present, in enum order; returns how many
+ * (0 when the steps have no phases). */
+size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_stat *out);
 
 static inline uint32_t td_an_class(const struct td_analysis *a, uint32_t name)
 {

@@ -28,4 +28,14 @@ int td_an_is_capture(const struct td_analysis *a, uint32_t ev);
 /* The label of warm-up event ev: what kind of start-up work it is. */
 uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev);
 
+/* iterations.c: a serving engine's iteration frames (a->iter_ev, their names NC_STEP) where no
+ * name is a step yet; the steps they make, into v (struct td_interval), by start; each steady
+ * step's phase (a->step_phase). */
+void td_an_engine_iters(struct td_analysis *a);
+struct td_vec;
+void td_an_iter_intervals(const struct td_analysis *a, struct td_vec *v);
+void td_an_step_phases(struct td_analysis *a);
+/* The median of the steps of step k's phase, 0 when fewer than 3 */
+int64_t td_an_phase_median(const struct td_analysis *a, size_t k);
+
 #endif

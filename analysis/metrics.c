@@ -22,6 +22,7 @@ static const struct {
 } metric_ids[] = {
 	{"step_time_median_ns", MK_TIME},
 	{"step_time_p90_ns", MK_TIME},
+	{"decode_step_time_median_ns", MK_TIME}, /* a serving run's decode iterations */
 	{"gpu_busy_fraction", MK_FRACTION},
 	{"idle_ns_per_step", MK_TIME},
 	{"idle_dataloader_ns_per_step", MK_TIME},
@@ -181,6 +182,11 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 		sort_i64(dur, a->nsteps);
 		set(out, "step_time_p90_ns", (double)dur[(a->nsteps * 9 + 9) / 10 - 1]);
 		set(out, "step_time_median_ns", (double)td_median_i64(dur, a->nsteps));
+		for (i = 0, nu = 0; a->step_phase && i < a->nsteps; i++)
+			if (a->step_phase[i] == TD_PHASE_DECODE)
+				dur[nu++] = a->steps[i].end - a->steps[i].start;
+		if (nu)
+			set(out, "decode_step_time_median_ns", (double)td_median_i64(dur, nu));
 		free(dur);
 	}
 	/* host syncs are the user's calls that block, counted as sync-stall counts them */
@@ -556,6 +562,9 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 			 g->max_pageable_copies_per_step, 0},
 			{"max_step_time_us", "step_time_median_ns", "the median step",
 			 g->max_step_time_ns < 0 ? -1 : (double)g->max_step_time_ns, 0},
+			{"max_decode_step_time_us", "decode_step_time_median_ns",
+			 "the median decode iteration",
+			 g->max_decode_step_time_ns < 0 ? -1 : (double)g->max_decode_step_time_ns, 0},
 			{"max_idle_fraction", "gpu_busy_fraction", "GPU idle",
 			 g->max_idle_fraction < 0 ? -1 : 1 - g->max_idle_fraction, 1},
 		};
@@ -578,8 +587,10 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 			if (!m || !m->present) {
 				c->verdict = V_SKIP;
 				snprintf(c->message, sizeof(c->message), "%s is not judged: the trace has no "
-					 "%s", budgets[i].name, budgets[i].metric[0] == 's' &&
-					 budgets[i].metric[1] == 't' ? "steps" : "GPU activity");
+					 "%s", budgets[i].name,
+					 budgets[i].metric[0] == 'd' ? "decode iterations"
+					 : budgets[i].metric[0] == 's' && budgets[i].metric[1] == 't'
+					 ? "steps" : "GPU activity");
 			} else if (per_step && !cur->steps) {
 				c->verdict = V_SKIP;
 				snprintf(c->message, sizeof(c->message), "%s is not judged: the trace has no "

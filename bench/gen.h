@@ -51,6 +51,8 @@ struct gen {
 	int64_t gather_bytes;     /* FSDP's parameter all-gathers per step, in GATHERS */
 	int prefetch;             /* ... each issued a layer ahead, beside the compute */
 	int64_t gathered[4];      /* when each layer's parameters are gathered */
+	int serve_engine;         /* --serve's frames: 0 vLLM, 1 SGLang, 2 TensorRT-LLM, 3 TGI,
+				   * 4 a Hugging Face pipeline, 5 an annotation of one's own */
 };
 #define GATHERS 4
 
@@ -71,5 +73,8 @@ void comm_kernel(struct gen *g, const char *kernel, const char *coll, int stream
 void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable);
 void step_finish(struct gen *g, int n);
 void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable);
+/* one iteration of a serving loop (bench/gen_serve.c): prefill_tokens of new prompts (0:
+ * none) and decode_reqs running requests, then bubble_ns of the scheduler's Python */
+void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns);
 
 #endif

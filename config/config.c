@@ -324,6 +324,7 @@ void td_config_default(struct td_config *c)
 	c->gate.max_syncs_per_step = -1;
 	c->gate.max_pageable_copies_per_step = -1;
 	c->gate.max_step_time_ns = -1;
+	c->gate.max_decode_step_time_ns = -1;
 	c->gate.max_idle_fraction = -1;
 	c->gate.fail_on_new_high = 1;
 	td_vec_init(&c->suppress, sizeof(struct td_suppression));
@@ -408,6 +409,7 @@ static const struct num_key budget_keys[] = {
 	{"max_syncs_per_step", 0, 1e12, 1, 0, 0, G(max_syncs_per_step)},
 	{"max_pageable_copies_per_step", 0, 1e12, 1, 0, 0, G(max_pageable_copies_per_step)},
 	{"max_step_time_us", 0, 1e15, 1000, 1, 0, G(max_step_time_ns)},
+	{"max_decode_step_time_us", 0, 1e15, 1000, 1, 0, G(max_decode_step_time_ns)},
 	{"max_idle_fraction", 0, 1, 1, 0, 0, G(max_idle_fraction)},
 };
 #undef G

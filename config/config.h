@@ -47,6 +47,7 @@ struct td_gate_config {
 	double max_syncs_per_step;
 	double max_pageable_copies_per_step;
 	int64_t max_step_time_ns;
+	int64_t max_decode_step_time_ns; /* a serving run's median decode iteration */
 	double max_idle_fraction;
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
 };

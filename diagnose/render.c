@@ -11,6 +11,7 @@
 
 #include "common/utf8.h"
 #include "diagnose/out.h"
+#include "diagnose/render_phases.h"
 #include "parser/trace.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
@@ -417,7 +418,13 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	}
 	fputc('\n', f);
 	render_context_line(f, t, &a->ctx, "context  ", wrap_at_9, "\n");
-	if (a->has_steps)
+	if (a->has_steps && a->iter_src != TD_ITER_NONE)
+		fprintf(f, "window   %zu iteration%s (%s), %s, median %s%s%s\n", a->nsteps,
+			a->nsteps == 1 ? "" : "s", td_iter_src_name(a->iter_src),
+			td_fmt_dur(b1, sizeof(b1), we - ws),
+			td_fmt_dur(b2, sizeof(b2), td_an_median_step(a)), a->warm_steps ? "\n         " : "",
+			left_out(a, lo, sizeof(lo)) + (a->warm_steps ? 2 : 0));
+	else if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), we - ws),
@@ -440,6 +447,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
 			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
 	}
+	render_phases_text(f, a);
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
 		for (i = 0; i < nrows; i++) {
@@ -505,7 +513,11 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
-	if (a->has_steps)
+	if (a->has_steps && a->iter_src != TD_ITER_NONE)
+		fprintf(f, "%zu iteration%s (%s), median %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
+			td_iter_src_name(a->iter_src), td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)),
+			left_out(a, lo, sizeof(lo)));
+	else if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
 	else
@@ -524,6 +536,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	if (!a->ndev)
 		fputs(" · no GPU activity in this trace", f);
 	fputs("\n\n", f);
+	render_phases_md(f, a);
 	render_findings_md_table(f, rc->r);
 	if (nrows) {
 		fputs("<details><summary>Where the GPU idle time went</summary>\n\n"
@@ -647,6 +660,8 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "warmup_steps", (int64_t)a->warm_steps);
 	out_json_kint(g, "warmup_ns", a->warm_end - a->warm_start);
 	yajl_gen_map_close(g);
+	if (a->iter_src != TD_ITER_NONE)
+		render_phases_json(g, a);
 	out_json_kmap(g, "summary");
 	out_json_kfixed(g, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0, 6);
 	out_json_kint(g, "gpu_idle_ns", idle);

@@ -106,6 +106,27 @@ static void dur_row(FILE *f, int md, const char *label, int64_t x, int64_t y, in
 }
 
 /* The idle of each cause on both sides, a row each (the causes idle on neither left out). */
+/* a serving run's phases on either side: iterations and median iteration of each */
+static void phase_rows(FILE *f, int md, const struct td_diff *d)
+{
+	int p;
+	char label[48];
+
+	for (p = TD_PHASE_PREFILL; p < TD_PHASE_COUNT; p++) {
+		if (!d->base.phase_iters[p] && !d->cur.phase_iters[p])
+			continue;
+		snprintf(label, sizeof(label), "%s iterations", td_phase_name((enum td_phase)p));
+		if (md)
+			fprintf(f, "| %s | %zu | %zu | |\n", label, d->base.phase_iters[p],
+				d->cur.phase_iters[p]);
+		else
+			fprintf(f, "%-22s %12zu %12zu\n", label, d->base.phase_iters[p],
+				d->cur.phase_iters[p]);
+		snprintf(label, sizeof(label), "median %s", td_phase_name((enum td_phase)p));
+		dur_row(f, md, label, d->base.phase_median_ns[p], d->cur.phase_median_ns[p], 1);
+	}
+}
+
 static void idle_rows(FILE *f, int md, const struct td_diff *d)
 {
 	char label[128];
@@ -133,6 +154,7 @@ void render_diff_text(FILE *f, const void *ctx)
 	fprintf(f, "\n\n%-22s %12s %12s  %s\n", "", "BASE", "CURRENT", "change");
 	fprintf(f, "%-22s %12zu %12zu\n", "steps", d->base.steps, d->cur.steps);
 	dur_row(f, 0, "median step", d->base.step_median_ns, d->cur.step_median_ns, 1);
+	phase_rows(f, 0, d);
 	dur_row(f, 0, d->base.steps && d->cur.steps ? "GPU busy per step" : "GPU busy",
 		d->base.busy_ns_per_step, d->cur.busy_ns_per_step, 1);
 	fputc('\n', f);
@@ -161,6 +183,7 @@ void render_diff_md(FILE *f, const void *ctx)
 	fputs("\n\n| | BASE | CURRENT | change |\n|---|---:|---:|---:|\n", f);
 	fprintf(f, "| steps | %zu | %zu | |\n", d->base.steps, d->cur.steps);
 	dur_row(f, 1, "median step", d->base.step_median_ns, d->cur.step_median_ns, 1);
+	phase_rows(f, 1, d);
 	snprintf(line, sizeof(line), "GPU busy %s", unit(d));
 	dur_row(f, 1, line, d->base.busy_ns_per_step, d->cur.busy_ns_per_step, 0);
 	idle_rows(f, 1, d);
@@ -184,13 +207,28 @@ void render_diff_csv(FILE *f, const void *ctx)
 
 static void side_json(yajl_gen g, const struct td_diff_side *s)
 {
-	size_t k;
+	size_t k, any;
 
 	yajl_gen_map_open(g);
 	out_json_kint(g, "steps", (int64_t)s->steps);
 	out_json_kint(g, "step_median_ns", s->step_median_ns);
 	out_json_kint(g, "window_ns", s->window_ns);
 	out_json_kint(g, "gpu_busy_ns_per_step", s->busy_ns_per_step);
+	for (k = TD_PHASE_PREFILL, any = 0; k < TD_PHASE_COUNT; k++)
+		any += s->phase_iters[k];
+	if (any) { /* a serving run's phases */
+		out_json_karray(g, "phases");
+		for (k = TD_PHASE_PREFILL; k < TD_PHASE_COUNT; k++) {
+			if (!s->phase_iters[k])
+				continue;
+			yajl_gen_map_open(g);
+			out_json_kstr(g, "phase", td_phase_name((enum td_phase)k));
+			out_json_kint(g, "iterations", (int64_t)s->phase_iters[k]);
+			out_json_kint(g, "median_step_ns", s->phase_median_ns[k]);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+	}
 	out_json_kmap(g, "idle_ns_per_step");
 	for (k = 0; k < CAUSE_COUNT; k++) {
 		out_json_key(g, td_cause_id((enum td_cause)k));

@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/fmt.h"
 #include "diagnose/out.h"
+#include "diagnose/render_phases.h"
 #include "diagnose/render_table.h"
 #include "job/job.h"
 #include "analysis/analysis.h"
@@ -484,6 +485,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 		idle_bar(f, dv);
 		per_step(f, a, d);
 	}
+	render_phases_html(f, a, html_text);
 	if (!a->ndev)
 		fputs("<p>No GPU ops in this trace.</p>\n", f);
 	fputs("<h2>Findings</h2>\n", f);

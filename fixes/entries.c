@@ -380,6 +380,10 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "nonzero() and boolean-mask indexing must copy the result size to the host. Use "
 	 "fixed-size ops (torch.where, masked_fill, multiplying by the mask) or pass "
 	 "torch.nonzero_static(..., size=N)."},
+	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, VLLM, 0, 0, -1, 0, /* the sampled tokens, each iteration */
+	 "vLLM reads each iteration's sampled tokens back: --async-scheduling overlaps that wait."},
+	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, SGLANG, 0, 0, -1, 0,
+	 "SGLang reads each batch's sampled tokens back: drop --disable-overlap-schedule to overlap it."},
 	{TD_FIX_SYNC_DTOH, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "A copy to pageable host memory blocks until the GPU catches up. Copy into pinned memory "
 	 "with .to(\"cpu\", non_blocking=True) and synchronize once, where the value is really "
@@ -395,6 +399,8 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_SYNC_USER, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "The op named in the config synchronizes: move it out of the step or make it "
 	 "asynchronous."},
+	{TD_FIX_SYNC_EXPLICIT, ANY_V, ANY_R, VLLM | SGLANG | TRTLLM | TGI, 0, 0, -1, 0,
+	 "A sync of your own in the serving loop (a hook, a sampler) drains it: wait on one event."},
 	{TD_FIX_SYNC_EXPLICIT, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "An explicit synchronize drains the GPU queue. Remove torch.cuda.synchronize() from the "
 	 "step (time with torch.cuda.Event), or wait on one event/stream instead of the device."},

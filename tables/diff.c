@@ -34,6 +34,14 @@ static void side(struct td_analysis *a, struct td_diff_side *s)
 	}
 	if (!a->ndev && a->has_steps)
 		s->window_ns = a->steps_end - a->steps_start;
+	if (a->ndev) {
+		struct td_phase_stat ps[TD_PHASE_COUNT];
+		size_t n = td_an_phase_stats(a, 0, ps), k;
+		for (k = 0; k < n; k++) {
+			s->phase_iters[ps[k].phase] = ps[k].count;
+			s->phase_median_ns[ps[k].phase] = ps[k].median_ns;
+		}
+	}
 }
 
 struct acc {

@@ -16,6 +16,8 @@ struct td_diff_side {
 	size_t steps;              /* steady-state steps; 0: the window is the unit */
 	int64_t step_median_ns, window_ns, busy_ns_per_step;
 	int64_t idle_ns_per_step[CAUSE_COUNT];
+	size_t phase_iters[TD_PHASE_COUNT];   /* a serving run's iterations by phase (0: none) */
+	int64_t phase_median_ns[TD_PHASE_COUNT]; /* ... their median */
 };
 
 struct td_diff {

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* A serving engine's loop for gen_trace --serve (bench/gen.h), as vLLM V1 records it (or, with
+ * --serve-engine, SGLang, TensorRT-LLM, TGI or a Hugging Face pipeline: iteration_frames()): per
+ * iteration the model runner's execute_model frame with vLLM's execute_context_C(T)_
+ * generation_G(G) annotation, the embedding of the batch's tokens (its Input Dims), then the
+ * forward: a prefill iteration eagerly (a launch per op, long GEMMs), a decode one replayed
+ * from GRAPHS cudaGraphLaunch calls of GRAPH_KERNELS kernels each; then the sampled tokens
+ * copied to pageable host memory (a blocking DtoH copy: it waits for the forward), and the
+ * scheduler's Python before the next iteration with the GPU idle (the bubble). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gen.h"
+
+#define GRAPHS 4
+#define GRAPH_KERNELS 8
+#define PREFILL_OPS 24
+
+/* a runtime call of name at ts launching n kernels of kernel_ns each (one correlation id);
+ * returns when the last one ends */
+static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_ns,
+		      const char *kernel, int n, int64_t kernel_ns)
+{
+	char args[256];
+	uint64_t ext = ++g->ext, corr = ++g->corr;
+	int64_t k_ts = ts + 4000 > g->gpu_ns ? ts + 4000 : g->gpu_ns;
+	int i;
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 211, "
+		 "\"correlation\": %" PRIu64, ext, corr);
+	span(g, "cuda_runtime", call, g->pid, g->tid, ts, call_ns, args);
+	flow(g, 's', corr, g->pid, g->tid, ts);
+	for (i = 0; i < n; i++) {
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": 0, "
+			 "\"context\": 1, \"stream\": 7, \"correlation\": %" PRIu64, ext, corr);
+		span(g, "kernel", kernel, 0, 7, k_ts, kernel_ns, args);
+		if (i == 0)
+			flow(g, 'f', corr, 0, 7, k_ts);
+		k_ts += kernel_ns + 1000;
+	}
+	g->gpu_ns = k_ts - 1000;
+	return g->gpu_ns;
+}
+
+static void frame(struct gen *g, const char *cat, const char *name, int64_t ts, int64_t dur)
+{
+	char args[128];
+
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"Ev Idx\": %" PRIu64,
+		 ++g->ext, g->ev_idx++);
+	span(g, cat, name, g->pid, g->tid, ts, dur, args);
+}
+
+/* The engine's own frames around the iteration [ts, end): vLLM's execute_model and its
+ * execute_context annotation, SGLang's run_batch and its step[MODE ...] annotation, TGI's
+ * generate_token under its Prefill / Decode call, TensorRT-LLM's _forward_step or a Hugging
+ * Face pipeline's __call__ (these two without a phase mark: told from the batch's size), or
+ * only an annotation of the user's own around each iteration. */
+static void iteration_frames(struct gen *g, int prefill_tokens, int decode_reqs, int64_t ts,
+			     int64_t end)
+{
+	char name[160];
+	const char *mode = !prefill_tokens ? "DECODE" : decode_reqs ? "MIXED" : "EXTEND";
+
+	switch (g->serve_engine) {
+	case 1:
+		snprintf(name, sizeof(name), "step[%s bs=%d toks=%d]", mode,
+			 decode_reqs + (prefill_tokens > 0), prefill_tokens + decode_reqs);
+		frame(g, "user_annotation", name, ts + 2000, end - ts - 3000);
+		frame(g, "python_function", "sglang/srt/managers/scheduler.py(1802): run_batch", ts,
+		      end - ts);
+		break;
+	case 2:
+		frame(g, "python_function",
+		      "tensorrt_llm/_torch/pyexecutor/py_executor.py(1410): _forward_step", ts, end - ts);
+		break;
+	case 3:
+		frame(g, "python_function", prefill_tokens
+		      ? "text_generation_server/server.py(160): Prefill"
+		      : "text_generation_server/server.py(190): Decode", ts - 1000, end - ts + 2000);
+		frame(g, "python_function",
+		      "text_generation_server/models/flash_causal_lm.py(1700): generate_token", ts,
+		      end - ts);
+		break;
+	case 4:
+		frame(g, "python_function", "transformers/pipelines/base.py(1360): __call__", ts,
+		      end - ts);
+		break;
+	case 5: /* a loop of one's own, marked with torch.profiler.record_function("serve_step") */
+		frame(g, "user_annotation", "serve_step", ts, end - ts);
+		break;
+	default:
+		snprintf(name, sizeof(name), "execute_context_%d(%d)_generation_%d(%d)",
+			 prefill_tokens ? 1 : 0, prefill_tokens, decode_reqs, decode_reqs);
+		frame(g, "user_annotation", name, ts + 2000, end - ts - 3000);
+		frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(3758): execute_model",
+		      ts, end - ts);
+	}
+}
+
+void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns)
+{
+	char args[512];
+	int64_t it_ts = g->now_ns, t, copy_ts, done;
+	uint64_t ext = ++g->ext, corr;
+	int i, tokens = prefill_tokens + decode_reqs;
+
+	t = it_ts + 20000; /* _prepare_inputs */
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"Ev Idx\": %" PRIu64 ", "
+		 "\"Input Dims\": [[151936, 4096], [%d]], \"Input type\": [\"c10::BFloat16\", "
+		 "\"long int\"]", ext, g->ev_idx++, tokens);
+	span(g, "cpu_op", "aten::embedding", g->pid, g->tid, t, 12000, args);
+	launch(g, "cudaLaunchKernel", t + 4000, 5000, "void at::native::indexSelectLargeIndex", 1,
+	       3000 + (int64_t)tokens * 2);
+	t += 13000;
+	if (prefill_tokens) /* eager: a launch per op, each GEMM long with the prompt */
+		for (i = 0; i < PREFILL_OPS; i++, t += 30000)
+			launch(g, "cudaLaunchKernel", t + 22000, 5000,
+			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+			       1, 20000 + (int64_t)prefill_tokens * 100);
+	else /* decode: the captured forward replayed, a few launches */
+		for (i = 0; i < GRAPHS; i++, t += 15000)
+			launch(g, "cudaGraphLaunch", t + 8000, 6000,
+			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64",
+			       GRAPH_KERNELS, 9000);
+	/* the sampled token ids to the host: blocks until the forward ends */
+	copy_ts = t + 5000;
+	corr = ++g->corr;
+	done = (g->gpu_ns > copy_ts + 4000 ? g->gpu_ns : copy_ts + 4000) + 2000;
+	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(2204): _to_list", copy_ts,
+	      done - copy_ts + 3000);
+	frame(g, "cpu_op", "aten::copy_", copy_ts + 500, done - copy_ts + 1000);
+	snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 41, "
+		 "\"correlation\": %" PRIu64, ext, corr);
+	span(g, "cuda_runtime", "cudaMemcpyAsync", g->pid, g->tid, copy_ts + 1000,
+	     done - copy_ts, args);
+	snprintf(args, sizeof(args), "\"device\": 0, \"context\": 1, \"stream\": 7, "
+		 "\"correlation\": %" PRIu64 ", \"bytes\": %d, \"memory bandwidth (GB/s)\": 0.1",
+		 corr, 8 * (decode_reqs + (prefill_tokens > 0)));
+	span(g, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 0, 7, done - 2000, 1500, args);
+	g->gpu_ns = done - 500;
+	t = done + 5000;
+	iteration_frames(g, prefill_tokens, decode_reqs, it_ts, t);
+	/* the scheduler's turn: Python only, the GPU idle */
+	frame(g, "python_function", "vllm/v1/core/sched/scheduler.py(217): schedule", t + 1000,
+	      bubble_ns);
+	g->now_ns = t + bubble_ns + 2000;
+}

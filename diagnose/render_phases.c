@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/* A serving run's phase table (prefill, decode, mixed iterations: analysis/phases.c) in each
+ * report format, for the device the report speaks of first. */
+#include "diagnose/render_phases.h"
+
+#include <string.h>
+
+#include "common/fmt.h"
+#include "diagnose/out.h"
+#include "analysis/analysis.h"
+
+/* the causes (up to most) holding most of a phase's idle time, as "launch 8.8 ms, host 3.2 ms" */
+static void top_n_causes(const struct td_phase_stat *p, char *buf, size_t cap, size_t most)
+{
+	int used[CAUSE_COUNT] = {0};
+	size_t len = 0, n;
+
+	buf[0] = '\0';
+	for (n = 0; n < most; n++) {
+		int c, best = -1;
+		char b[32];
+		for (c = 0; c < CAUSE_COUNT; c++)
+			if (!used[c] && p->idle_by_cause[c] > 0 &&
+			    (best < 0 || p->idle_by_cause[c] > p->idle_by_cause[best]))
+				best = c;
+		if (best < 0)
+			break;
+		used[best] = 1;
+		len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s %s",
+					n ? ", " : "", td_cause_title((enum td_cause)best),
+					td_fmt_dur(b, sizeof(b), p->idle_by_cause[best]));
+		if (len >= cap)
+			break;
+	}
+}
+
+static void top_causes(const struct td_phase_stat *p, char *buf, size_t cap)
+{
+	top_n_causes(p, buf, cap, 2);
+}
+
+static double busy_pct(const struct td_phase_stat *p)
+{
+	return p->gpu_ns > 0 ? 100.0 * (double)p->busy_ns / (double)p->gpu_ns : 0.0;
+}
+
+static double graph_pct(const struct td_phase_stat *p)
+{
+	return p->busy_ns > 0 ? 100.0 * (double)p->graph_ns / (double)p->busy_ns : 0.0;
+}
+
+static size_t stats(const struct td_analysis *a, struct td_phase_stat *ps)
+{
+	return a->ndev ? td_an_phase_stats(a, 0, ps) : 0;
+}
+
+void render_phases_text(FILE *f, const struct td_analysis *a)
+{
+	struct td_phase_stat ps[TD_PHASE_COUNT];
+	size_t n = stats(a, ps), i;
+
+	if (!n)
+		return;
+	fprintf(f, "\nphases (GPU %d%s)\n  %-8s %10s %10s %10s %9s %12s\n", a->dev[0].device,
+		a->phase_by_shape ? ", told from batch sizes" : "", "phase", "iterations",
+		"median", "p90", "GPU busy", "from graphs");
+	for (i = 0; i < n; i++) {
+		char b1[32], b2[32], causes[160];
+		top_causes(&ps[i], causes, sizeof(causes));
+		fprintf(f, "  %-8s %10zu %10s %10s %8.1f%% %11.1f%%\n", td_phase_name(ps[i].phase),
+			ps[i].count, td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
+			td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns), busy_pct(&ps[i]), graph_pct(&ps[i]));
+		if (strlen(causes) > 100 - 24) /* the line in 100 columns */
+			top_n_causes(&ps[i], causes, sizeof(causes), 1);
+		if (*causes)
+			fprintf(f, "           idle mostly: %s\n", causes);
+		if (ps[i].top_what) {
+			fprintf(f, "           held most by ");
+			out_text_name(f, td_an_label(a, ps[i].top_what), 48);
+			fprintf(f, " (%s)\n", td_fmt_dur(b1, sizeof(b1), ps[i].top_what_ns));
+		}
+		if (ps[i].gaps)
+			fprintf(f, "           %llu graph launches, %s of host time between two\n",
+				(unsigned long long)ps[i].graph_launches,
+				td_fmt_dur(b1, sizeof(b1), ps[i].between_ns / (int64_t)ps[i].gaps));
+	}
+}
+
+/* the md table's rows (html 0) or the HTML table's, text escaping each name */
+static void table_rows(FILE *f, const struct td_analysis *a, const struct td_phase_stat *ps,
+		       size_t n, int html, void (*text)(FILE *f, const char *s))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char b1[32], b2[32], causes[160];
+		const char *name = td_phase_name(ps[i].phase);
+		double busy = busy_pct(&ps[i]), graphs = graph_pct(&ps[i]);
+		top_causes(&ps[i], causes, sizeof(causes));
+		td_fmt_dur(b1, sizeof(b1), ps[i].median_ns);
+		td_fmt_dur(b2, sizeof(b2), ps[i].p90_ns);
+		if (html)
+			fprintf(f, "<tr><td>%s</td><td>%zu</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
+				   "<td>%.1f%%</td><td>", name, ps[i].count, b1, b2, busy, graphs);
+		else
+			fprintf(f, "| %s | %zu | %s | %s | %.1f%% | %.1f%% | ", name, ps[i].count, b1,
+				b2, busy, graphs);
+		text(f, causes);
+		if (ps[i].top_what) {
+			fputs("; most in ", f);
+			text(f, td_an_label(a, ps[i].top_what));
+		}
+		fputs(html ? "</td></tr>\n" : " |\n", f);
+	}
+}
+
+void render_phases_md(FILE *f, const struct td_analysis *a)
+{
+	struct td_phase_stat ps[TD_PHASE_COUNT];
+	size_t n = stats(a, ps);
+
+	if (!n)
+		return;
+	fprintf(f, "| phase (GPU %d) | iterations | median | p90 | GPU busy | from graphs | idle "
+		   "mostly |\n|---|---|---|---|---|---|---|\n", a->dev[0].device);
+	table_rows(f, a, ps, n, 0, out_md);
+	fputc('\n', f);
+}
+
+void render_phases_json(yajl_gen g, const struct td_analysis *a)
+{
+	struct td_phase_stat ps[TD_PHASE_COUNT];
+	size_t n = stats(a, ps), i;
+	int c;
+
+	out_json_kstr(g, "iterations_from", td_iter_src_name(a->iter_src));
+	out_json_kbool(g, "phases_from_batch_sizes", a->phase_by_shape);
+	out_json_karray(g, "phases");
+	for (i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		out_json_kstr(g, "phase", td_phase_name(ps[i].phase));
+		out_json_kint(g, "device", a->dev[0].device);
+		out_json_kint(g, "iterations", (int64_t)ps[i].count);
+		out_json_kint(g, "median_step_ns", ps[i].median_ns);
+		out_json_kint(g, "p90_step_ns", ps[i].p90_ns);
+		out_json_kint(g, "gpu_ns", ps[i].gpu_ns);
+		out_json_kint(g, "busy_ns", ps[i].busy_ns);
+		out_json_kfixed(g, "gpu_busy_fraction", busy_pct(&ps[i]) / 100.0, 6);
+		out_json_kint(g, "graph_ns", ps[i].graph_ns);
+		out_json_kint(g, "graph_launches", (int64_t)ps[i].graph_launches);
+		out_json_kint(g, "host_between_graph_launches_ns",
+			      ps[i].gaps ? ps[i].between_ns / (int64_t)ps[i].gaps : 0);
+		out_json_kstr(g, "idle_held_most_by",
+			      ps[i].top_what ? td_an_label(a, ps[i].top_what) : "");
+		out_json_kstr(g, "idle_held_most_cause",
+			      ps[i].top_what ? td_cause_id((enum td_cause)ps[i].top_cause) : "");
+		out_json_kint(g, "idle_held_most_ns", ps[i].top_what_ns);
+		out_json_kmap(g, "idle_by_cause");
+		for (c = 0; c < CAUSE_COUNT; c++)
+			if (ps[i].idle_by_cause[c])
+				out_json_kint(g, td_cause_id((enum td_cause)c), ps[i].idle_by_cause[c]);
+		yajl_gen_map_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+void render_phases_html(FILE *f, const struct td_analysis *a,
+			void (*text)(FILE *f, const char *s))
+{
+	struct td_phase_stat ps[TD_PHASE_COUNT];
+	size_t n = stats(a, ps);
+
+	if (!n)
+		return;
+	fprintf(f, "<h2>Phases (GPU %d)</h2>\n<table><tr><th>phase</th><th>iterations</th>"
+		   "<th>median</th><th>p90</th><th>GPU busy</th><th>from graphs</th>"
+		   "<th>idle mostly</th></tr>\n", a->dev[0].device);
+	table_rows(f, a, ps, n, 1, text);
+	fputs("</table>\n", f);
+}

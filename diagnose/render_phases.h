@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* A serving run's phase table in the report formats (nothing when the steps have no phases). */
+#ifndef TD_DIAGNOSE_RENDER_PHASES_H
+#define TD_DIAGNOSE_RENDER_PHASES_H
+
+#include <stdio.h>
+#include <yajl/yajl_gen.h>
+
+struct td_analysis;
+
+void render_phases_text(FILE *f, const struct td_analysis *a);
+void render_phases_md(FILE *f, const struct td_analysis *a);
+/* "iterations_from", "phases_from_batch_sizes" and the "phases" array, into an open map */
+void render_phases_json(yajl_gen g, const struct td_analysis *a);
+/* text: the HTML escaper of the caller */
+void render_phases_html(FILE *f, const struct td_analysis *a,
+			void (*text)(FILE *f, const char *s));
+
+#endif

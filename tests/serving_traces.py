@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The serving traces of ../shared/traces read by iteration: from the raw events, with none of
+tracedoc's code, the engine's iterations (vLLM's model runner execute_model, SGLang's
+scheduler run_batch; none under _dummy_run or a graph capture; the outermost of nested ones),
+each running to the next one's start, the last to the end of the GPU work it launched, and
+each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
+Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
+phases array (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
+(decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
+bubble), which runs without ../shared.
+usage: serving_traces.py TRACEDOC GEN_TRACE"""
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TD = sys.argv[1]
+GEN = sys.argv[2]
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                      "traces")
+# trace: the iterations its raw events show (asserted below against the Python count too)
+TRACES = {"vllm-gb10-decode.json.gz": 10, "b200-eager-decode.json.gz": 1,
+          "sglang-mi300x.json.gz": 1, "vllm-capture-mi300x.json.gz": 0}
+FAMILIES = [re.compile(r"model_runner\.py\(\d+\): execute_model$"),
+            re.compile(r"scheduler\.py\(\d+\): (run_batch|_run_batch_inner)$"),
+            re.compile(r"py_executor\.py\(\d+\): _forward_step$"),
+            re.compile(r"causal_lm\.py\(\d+\): generate_token$"),
+            re.compile(r"pipelines/base\.py\(\d+\): __call__$")]
+STARTUP = re.compile(r"_dummy_run|profile_run|capture|warm_?up")
+PHASE = re.compile(r"^execute_(?:\d+_)?context_(\d+)\(.*_generation_(\d+)\(")
+MODE = {"EXTEND": 1, "PREFILL": 1, "DECODE": 2, "MIXED": 3}
+WARMUP_RATIO = 3.0  # config/params.c's warmup_step_ratio default
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def iterations(ev):
+    spans = [e for e in ev if e.get("ph") == "X" and "dur" in e]
+    for fam in FAMILIES:
+        cand = [e for e in spans if fam.search(e.get("name", ""))]
+        if not cand:
+            continue
+        holders = [e for e in spans if STARTUP.search(e.get("name", ""))] + cand
+        out = []
+        for e in cand:
+            inside = any(h is not e and h["tid"] == e["tid"] and h["pid"] == e["pid"] and
+                         h["ts"] <= e["ts"] and e["ts"] + e["dur"] <= h["ts"] + h["dur"] and
+                         (h["dur"] > e["dur"] or h["ts"] < e["ts"]) for h in holders)
+            if not inside:
+                out.append(e)
+        if out:
+            return sorted(out, key=lambda e: e["ts"])
+    # else the outermost user annotation repeated most (3 or more), not PyTorch's own
+    ann = [e for e in spans if e.get("cat") == "user_annotation" and
+           not re.match(r"Optimizer\.|enumerate\(|TorchDynamo|## |nccl:|capture_|ProfilerStep",
+                        e["name"])]
+    outer = [e for e in ann if not any(
+        h is not e and h["tid"] == e["tid"] and h["pid"] == e["pid"] and
+        h.get("cat") in ("user_annotation", "cpu_op") and h["ts"] <= e["ts"] and
+        e["ts"] + e["dur"] <= h["ts"] + h["dur"] and (h["dur"] > e["dur"] or h["ts"] < e["ts"])
+        for h in spans)]
+    count = {}
+    for e in outer:
+        count[e["name"]] = count.get(e["name"], 0) + 1
+    best = max(count, key=count.get) if count else None
+    if best and count[best] >= 3:
+        return sorted((e for e in outer if e["name"] == best), key=lambda e: e["ts"])
+    return []
+
+
+def steps(ev, its):
+    """host spans in ns, chained; the last to the end of the GPU work launched in it; leading
+    cold iterations (3x the median of their phase's, when it has 3 or more) left out"""
+    st = [[round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)] for e in its]
+    for k in range(len(st) - 1):
+        st[k][1] = st[k + 1][0]
+    if st:
+        lo, own = st[-1][0], st[-1][1]
+        calls = {e["args"]["correlation"]: e["ts"] * 1000 for e in ev
+                 if e.get("cat") in ("cuda_runtime", "cuda_driver") and
+                 "correlation" in e.get("args", {})}
+        for e in ev:
+            if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+                c = calls.get(e.get("args", {}).get("correlation"))
+                if c is not None and lo <= c < own:
+                    st[-1][1] = max(st[-1][1], round((e["ts"] + e["dur"]) * 1000))
+    if len(st) >= 3:
+        ph = phases(ev, st)
+        while len(st) > 1:
+            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
+            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
+                break
+            st.pop(0)
+            ph.pop(0)
+    return st
+
+
+def phases(ev, st):
+    """each step's phase from the engine's marks (vLLM's execute_context annotation, SGLang's
+    step[MODE ...], TGI's Prefill / Decode), else from the first embedding's token count
+    against the median (4x or more: prefill)"""
+    bits, tokens = [0] * len(st), [0] * len(st)
+    for e in ev:
+        n, mid = e.get("name", ""), (e.get("ts", 0) + e.get("dur", 0) / 2) * 1000
+        k = next((i for i, (a, b) in enumerate(st) if a <= mid < b), None)
+        if k is None or e.get("ph") != "X":
+            continue
+        m = PHASE.match(n)
+        if m and e.get("cat") == "user_annotation":
+            bits[k] |= (1 if int(m.group(1)) else 0) | (2 if int(m.group(2)) else 0)
+        elif n.startswith("step[") and n[5:].split(" ")[0].rstrip("]") in MODE:
+            bits[k] |= MODE[n[5:].split(" ")[0].rstrip("]")]
+        elif re.search(r"\): (Prefill|forward_extend)$", n):
+            bits[k] |= 1
+        elif re.search(r"\): (Decode|forward_decode)$", n):
+            bits[k] |= 2
+        elif n == "aten::embedding" and not tokens[k]:
+            dims = e.get("args", {}).get("Input Dims")
+            if dims and len(dims) > 1 and dims[1]:
+                tokens[k] = 1
+                for x in dims[1]:
+                    tokens[k] *= x
+    if not any(bits) and len(st) >= 3 and all(tokens):
+        med = statistics.median(tokens)
+        bits = [1 if t >= 4 * med and t > med else 2 for t in tokens]
+    return [{1: "prefill", 2: "decode", 3: "mixed"}.get(b, "") for b in bits]
+
+
+def check(name, path, want):
+    """1 when tracedoc's window or phases differ from the raw events' (or want)"""
+    ev = load(path)
+    its = iterations(ev)
+    bad = 0
+    if len(its) != want:
+        print("FAIL %s: the raw events hold %d iterations, not %d" % (name, len(its), want))
+        bad = 1
+    st = steps(ev, its)
+    ph = phases(ev, st)
+    r = subprocess.run([TD, "diagnose", "--format", "json", path], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
+        return 1
+    rep = json.loads(r.stdout)
+    w = rep["window"]
+    errs = []
+    if w["steps"] != len(st):
+        errs.append("steps %d, the raw events %d" % (w["steps"], len(st)))
+    if st:
+        med = statistics.median(b - a for a, b in st)
+        if abs(w["median_step_ns"] - med) > 2000:
+            errs.append("median step %d ns, the raw events %d" % (w["median_step_ns"], med))
+    want_ph = {}
+    for p, (a, b) in zip(ph, st):
+        if p:
+            want_ph.setdefault(p, []).append(b - a)
+    got = {p["phase"]: p for p in rep.get("phases", [])}
+    if set(got) != set(want_ph):
+        errs.append("phases %s, the raw events %s" % (sorted(got), sorted(want_ph)))
+    for p, durs in want_ph.items():
+        if p in got and (got[p]["iterations"] != len(durs) or
+                         abs(got[p]["median_step_ns"] - statistics.median(durs)) > 2000):
+            errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
+                        (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
+                         statistics.median(durs)))
+    if errs:
+        print("FAIL %s: %s" % (name, "; ".join(errs)))
+        return 1
+    print("ok   %s: %d iterations, phases %s" %
+          (name, len(st), {p: len(d) for p, d in want_ph.items()}))
+    return bad
+
+
+def main():
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        gen = os.path.join(tmp, "serve.json")
+        subprocess.run([GEN, "--serve", "14", "-o", gen], check=True)
+        bad += check("gen_trace --serve 14", gen, 14)
+        for engine in ("sglang", "trtllm", "tgi", "hf", "annotation"):
+            other = os.path.join(tmp, engine + ".json")
+            subprocess.run([GEN, "--serve", "14", "--serve-engine", engine, "-o", other],
+                           check=True)
+            bad += check("gen_trace --serve 14 --serve-engine " + engine, other, 14)
+        rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", gen],
+                                        capture_output=True, text=True).stdout)
+        dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
+        # decode: 4 graph launches an iteration, every kernel from a graph but the embedding's
+        if not dec or dec[0]["graph_launches"] != 4 * dec[0]["iterations"] or \
+           not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
+            print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
+            bad += 1
+        # diff by phase: a scheduler bubble 300 us longer makes every iteration 300 us longer
+        slow = os.path.join(tmp, "slow.json")
+        subprocess.run([GEN, "--serve", "14", "--bubble-us", "600", "-o", slow], check=True)
+        d = json.loads(subprocess.run([TD, "diff", "--format", "json", gen, slow],
+                                      capture_output=True, text=True).stdout)
+        ph = [{p["phase"]: p for p in d[side].get("phases", [])} for side in ("base", "current")]
+        if set(ph[0]) != {"prefill", "decode", "mixed"} or set(ph[1]) != set(ph[0]) or \
+           any(abs(ph[1][p]["median_step_ns"] - ph[0][p]["median_step_ns"] - 300000) > 2000
+               for p in ph[0]):
+            print("FAIL diff by phase: %s" % ph)
+            bad += 1
+        # the scheduler's 300 us between iterations is the longest host work the GPU waits on
+        if not dec or "scheduler.py:217 schedule" not in dec[0]["idle_held_most_by"]:
+            print("FAIL gen_trace --serve: decode's idle not held by the scheduler: %s" % dec)
+            bad += 1
+    if not os.path.isdir(SHARED):
+        print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
+        return 1 if bad else 77
+    for name, want in TRACES.items():
+        path = os.path.join(SHARED, name)
+        if not os.path.exists(path):
+            print("SKIP %s: absent" % name)
+            continue
+        bad += check(name, path, want)
+    bad += decode_budget()
+    bad += graph_busy()
+    return 1 if bad else 0
+
+
+def graph_busy():
+    """vllm-gb10-decode replays its decode from CUDA graphs: the kernels a cudaGraphLaunch
+    put on the GPU are busy time, never idle. From the raw events: the union of kernels, copies
+    and memsets over the iterations' span, and the time of the kernels whose launch was a
+    cudaGraphLaunch in an iteration; tracedoc's decode phase must hold the same"""
+    path = os.path.join(SHARED, "vllm-gb10-decode.json.gz")
+    if not os.path.exists(path):
+        return 0
+    ev = load(path)
+    st = steps(ev, iterations(ev))
+    lo, hi = st[0][0], st[-1][1]
+    ops = sorted((e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000) for e in ev
+                 if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    busy, end = 0.0, lo
+    for a, b in ops:
+        a, b = max(a, end), min(b, hi)
+        if b > a:
+            busy += b - a
+            end = b
+    graph_calls = {e["args"]["correlation"]: e["ts"] * 1000 for e in ev
+                   if e.get("name") == "cudaGraphLaunch" and "correlation" in e.get("args", {})}
+    graph = sum(e["dur"] * 1000 for e in ev if e.get("cat") == "kernel" and
+                lo <= graph_calls.get(e.get("args", {}).get("correlation"), -1) < hi)
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
+    if not dec or abs(dec[0]["busy_ns"] - busy) > 0.002 * busy or \
+       abs(dec[0]["graph_ns"] - graph) > 0.002 * graph:
+        print("FAIL vllm-gb10-decode graph-replayed busy time: tracedoc %s, the raw events busy "
+              "%.0f ns, from graphs %.0f ns" % (dec, busy, graph))
+        return 1
+    print("ok   vllm-gb10-decode: busy %.1f%% of the iterations, %.1f%% of it from graphs" %
+          (100 * busy / (hi - lo), 100 * graph / busy))
+    return 0
+
+
+def decode_budget():
+    """gate's max_decode_step_time_us on vllm-gb10-decode: its median decode iteration from
+    the raw events, a budget 5% under it fails (exit 1), 5% over it passes (exit 0)"""
+    path = os.path.join(SHARED, "vllm-gb10-decode.json.gz")
+    if not os.path.exists(path):
+        return 0
+    ev = load(path)
+    st = steps(ev, iterations(ev))
+    med = statistics.median(b - a for (a, b), p in zip(st, phases(ev, st)) if p == "decode")
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for factor, want in ((0.95, 1), (1.05, 0)):
+            cfg = os.path.join(tmp, "c.json")
+            with open(cfg, "w") as f:
+                json.dump({"gate": {"budgets": {"max_decode_step_time_us":
+                                                round(med * factor / 1000)}}}, f)
+            rc = subprocess.run([TD, "gate", "--config", cfg, path],
+                                capture_output=True).returncode
+            if rc != want:
+                print("FAIL gate max_decode_step_time_us %.0f us (median decode %.0f us): exit "
+                      "%d, not %d" % (med * factor / 1000, med / 1000, rc, want))
+                bad += 1
+    if not bad:
+        print("ok   gate max_decode_step_time_us on vllm-gb10-decode")
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
