@@ -346,6 +346,7 @@ void td_config_free(struct td_config *c)
 			pcre2_code_free(s->code);
 	}
 	td_vec_free(&c->suppress);
+	free(c->peaks_json);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/vec.h"
 #include "config/params.h"
+#include "config/peaks.h"
 
 struct td_pattern_set; /* compiled patterns of one kind */
 
@@ -58,6 +59,8 @@ struct td_config {
 	struct td_vec suppress;      /* struct td_suppression */
 	_Atomic uint64_t pattern_limit_hits; /* matches abandoned at the match or depth limit */
 	_Atomic uint64_t patterns_disabled;  /* patterns left out after 16 of those */
+	char *peaks_json;            /* --peaks FILE's text (checked), overlaid on the table's
+				      * peaks for the trace's device; NULL none */
 };
 
 void td_config_default(struct td_config *c);

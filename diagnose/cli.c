@@ -97,6 +97,34 @@ int cli_config(const char *path, struct td_config *cfg)
 	return EXIT_OK;
 }
 
+int cli_peaks(const char *path, struct td_config *cfg)
+{
+	struct td_error err;
+	struct td_peaks p;
+	struct cli_doc d;
+	char msg[1024], *json;
+
+	if (!path)
+		return EXIT_OK;
+	if (cli_doc_open(path, CONFIG_DOC_MAX, &d, msg, sizeof(msg)) != EXIT_OK ||
+	    !(json = cli_doc_text(&d, CONFIG_DOC_MAX, msg, sizeof(msg)))) {
+		cli_doc_close(&d);
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return EXIT_USAGE;
+	}
+	cli_doc_close(&d);
+	memset(&err, 0, sizeof(err));
+	memset(&p, 0, sizeof(p));
+	if (td_peaks_parse(json, &p, &err) != 0) {
+		fprintf(stderr, "tracedoc: %s: %s\n", cli_shown(path, msg, sizeof(msg)), err.msg);
+		free(json);
+		return EXIT_USAGE;
+	}
+	free(cfg->peaks_json);
+	cfg->peaks_json = json;
+	return EXIT_OK;
+}
+
 int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
 	      const struct cli_opt *opts, void (*usage)(FILE *), int want,
 	      const char *const *formats)
@@ -109,6 +137,11 @@ int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
 	    (rc = cli_config(s->cfgp, &s->cfg)) != EXIT_OK) {
 		cli_operands_free(&s->ops);
 		return rc ? rc : EXIT_USAGE;
+	}
+	if ((rc = cli_peaks(s->peaksp, &s->cfg)) != EXIT_OK) {
+		td_config_free(&s->cfg);
+		cli_operands_free(&s->ops);
+		return rc;
 	}
 	return EXIT_OK;
 }

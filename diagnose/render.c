@@ -536,7 +536,8 @@ void render_context_line(FILE *f, const struct td_trace *t, const struct td_cont
 	fputs(end, f);
 }
 
-void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c)
+void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c,
+			 const struct td_peaks *pk)
 {
 	char line[512];
 	int k;
@@ -582,6 +583,16 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	if (pk) {
+		out_json_kstr(g, "peak_device", pk->device);
+		out_json_kmap(g, "peak_tflops");
+		for (k = 0; k < TD_DT_COUNT; k++)
+			if (pk->tflops[k] > 0)
+				out_json_kfixed(g, td_dtype_name((enum td_dtype)k), pk->tflops[k], 2);
+		yajl_gen_map_close(g);
+		out_json_kfixed(g, "peak_tbps", pk->tbps, 4);
+		out_json_kbool(g, "peaks_from_file", pk->from_file);
+	}
 	yajl_gen_map_close(g);
 }
 
@@ -606,7 +617,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "dropped_records", t->dropped_records);
 	yajl_gen_map_close(g);
-	render_context_json(g, t, &a->ctx);
+	render_context_json(g, t, &a->ctx, &a->peaks);
 	out_json_kmap(g, "window");
 	out_json_kint(g, "start_ns", ws);
 	out_json_kint(g, "end_ns", we);
