@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* What one op call costs - floating-point operations and bytes moved - from its record_shapes
+ * args (Input Dims, Input type, Concrete Inputs), and how close a measured time comes to the
+ * device's roof (config/peaks.h). docs/roofline.md writes the model down:
+ *   GEMMs (mm, addmm, bmm, baddbmm, linear, matmul): 2 x the multiply-adds, as PyTorch counts;
+ *   convolutions (conv1d/2d/3d, convolution, _convolution with their stride, padding and
+ *   dilation from Concrete Inputs) 2 x n x k x (c/g) x the kernel's and the output's spatial
+ *   sizes; convolution_backward the same once for each of grad_input and grad_weight its
+ *   output_mask asks for (both when it does not say);
+ *   scaled dot-product attention (flash, efficient, cuDNN, and their backward) as
+ *   torch.utils.flop_counter counts it: 4 b h s_q s_kv d forward, 2 b h s_q s_kv (3 d + 2 d_v)
+ *   backward (no discount for a causal mask);
+ *   normalisations and softmax 5 FLOPs an element, elementwise ops 1 (add and mul as PyTorch
+ *   counts them: the elements of input 0), reductions 1 an input element;
+ *   bytes: every tensor input once and the output once, at their dtypes' sizes (an in-place
+ *   op writes input 0 back; copy_ reads its source and writes its destination; a reduction's
+ *   output is left out, it is small).
+ * Library code: never prints. */
+#ifndef TD_ANALYSIS_ROOFLINE_H
+#define TD_ANALYSIS_ROOFLINE_H
+
+#include <stdint.h>
+
+#include "config/peaks.h"
+
+enum td_op_class { TD_OPC_NONE, TD_OPC_GEMM, TD_OPC_CONV, TD_OPC_ATTENTION, TD_OPC_NORM,
+		   TD_OPC_SOFTMAX, TD_OPC_ELEMENTWISE, TD_OPC_REDUCTION, TD_OPC_COPY };
+
+struct td_op_cost {
+	int64_t flops;             /* >= 0 */
+	int64_t bytes;             /* >= 0 */
+	int dtype;                 /* enum td_dtype it computes in (of its first tensor), -1 */
+	enum td_op_class cls;
+};
+
+/* The cost of op `name` called with dims, types (Input type) and concrete (NULL when the
+ * trace has none). Returns 1 with out set, 0 when the model has none for it or the args do
+ * not fit one. */
+int td_op_cost(const char *name, const char *dims, const char *types, const char *concrete,
+	       struct td_op_cost *out);
+/* "gemm", "conv", "attention", "norm", "softmax", "elementwise", "reduction", "copy", "" */
+const char *td_op_class_name(enum td_op_class c);
+
+enum td_bound { TD_BOUND_UNKNOWN, TD_BOUND_COMPUTE, TD_BOUND_MEMORY };
+
+/* A measured time against the roof */
+struct td_roof {
+	double tflops, tbps;       /* achieved: flops / ns, bytes / ns */
+	double intensity;          /* FLOPs per byte (0 without bytes) */
+	enum td_bound bound;       /* which roof the op's intensity puts it under */
+	double pct;                /* the roof's time over the measured: 1 = on the roof; NaN
+				    * without a roof */
+	int64_t roof_ns;           /* the time at the roof, -1 without one */
+	double peak_tflops;        /* the compute roof used (0 none) */
+};
+/* flops and bytes done in ns on a device with peaks pk, computing in dtype (enum td_dtype, -1
+ * unknown: fp32). The compute roof is the dtype's peak (bf16 and fp16 stand in for each
+ * other; a dtype the part lists no rate for runs at its fp32 rate); the memory roof bytes at
+ * the bandwidth; the bound is the larger of the two times. */
+void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t bytes,
+		  int64_t ns, struct td_roof *out);
+const char *td_bound_name(enum td_bound b);  /* "compute", "memory", "" */
+
+#endif
