@@ -403,6 +403,18 @@ int td_op_cost(const char *name, const char *dims, const char *types, const char
 	return 1;
 }
 
+int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out)
+{
+	const struct td_event *ev = td_trace_ev(t, e);
+	const struct td_op_args *oa;
+
+	if (ev->kind != TD_K_CPU_OP || !(oa = td_trace_op_args(t, e)) || !oa->dims || !oa->types)
+		return 0;
+	return td_op_cost(td_trace_name(t, ev->name), td_trace_name(t, oa->dims),
+			  td_trace_name(t, oa->types),
+			  oa->concrete ? td_trace_name(t, oa->concrete) : NULL, out);
+}
+
 const char *td_op_class_name(enum td_op_class c)
 {
 	static const char *const names[] = {"", "gemm", "conv", "attention", "norm", "softmax",

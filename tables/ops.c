@@ -450,10 +450,7 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			if (f >= 0)
 				x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
 		}
-		if (oa && oa->dims && oa->types && roof &&
-		    td_op_cost(td_trace_name(t, name), td_trace_name(t, oa->dims),
-			       td_trace_name(t, oa->types),
-			       oa->concrete ? td_trace_name(t, oa->concrete) : NULL, &cost)) {
+		if (roof && oa && td_event_cost(t, e, &cost)) {
 			fl[e] |= F_COST;
 			x->cost_flops = td_sat_add(x->cost_flops, cost.flops);
 			x->cost_bytes = td_sat_add(x->cost_bytes, cost.bytes);
