@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "common/sat.h"
+#include "common/alloc.h"
+#include "analysis/analysis.h"
 #include "analysis/flops.h"
 
 #define MAXIN TD_DIMS_MAX_IN
@@ -465,4 +467,62 @@ void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t b
 const char *td_bound_name(enum td_bound b)
 {
 	return b == TD_BOUND_COMPUTE ? "compute" : b == TD_BOUND_MEMORY ? "memory" : "";
+}
+
+void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
+{
+	const struct td_trace *t = a->t;
+	struct td_dev_events host;
+	struct td_op_cost c;
+	int64_t ws = INT64_MAX, we = INT64_MIN, by_dtype[TD_DT_COUNT] = {0};
+	uint8_t *in_cost = td_calloc(t->events.len ? t->events.len : 1, 1); /* 1: costed or in one */
+	uint32_t e;
+	size_t d;
+	int best = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->dtype = -1;
+	out->mfu = NAN;
+	if (a->has_steps && a->nsteps) {
+		ws = a->steps_start;
+		we = a->steps_end;
+		out->steps = a->nsteps;
+	}
+	for (d = 0; !out->steps && d < a->ndev; d++) {
+		if (a->dev[d].win_start < ws)
+			ws = a->dev[d].win_start;
+		if (a->dev[d].win_end > we)
+			we = a->dev[d].win_end;
+	}
+	if (we <= ws) {
+		free(in_cost);
+		return;
+	}
+	out->window_ns = we - ws;
+	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) { /* parents first */
+		const struct td_event *ev = td_trace_ev(t, e);
+		uint32_t p = td_trace_parent(t, e);
+		int dt;
+		if (p != TD_NONE && in_cost[p]) {
+			in_cost[e] = 1;
+			continue;
+		}
+		if (ev->kind != TD_K_CPU_OP || ev->ts < ws || ev->ts >= we || !td_event_cost(t, e, &c))
+			continue;
+		in_cost[e] = 1;
+		out->flops = td_sat_add(out->flops, c.flops);
+		dt = c.dtype >= 0 ? c.dtype : TD_DT_FP32;
+		by_dtype[dt] = td_sat_add(by_dtype[dt], c.flops);
+	}
+	free(in_cost);
+	for (d = 0; d < TD_DT_COUNT; d++)
+		if (by_dtype[d] > 0 && (best < 0 || by_dtype[d] > by_dtype[best]))
+			best = (int)d;
+	out->dtype = best;
+	out->achieved_tflops = (double)out->flops / (double)out->window_ns / 1e3;
+	if (best < 0 || !a->ndev)
+		return;
+	out->peak_tflops = peak_of(&a->peaks, best) * (double)a->ndev;
+	if (out->peak_tflops > 0)
+		out->mfu = out->achieved_tflops / out->peak_tflops;
 }

@@ -64,4 +64,20 @@ void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t b
 		  int64_t ns, struct td_roof *out);
 const char *td_bound_name(enum td_bound b);  /* "compute", "memory", "" */
 
+/* Model FLOPs utilization: the FLOPs of the ops the model has a cost for (each call counted
+ * once: one inside another with a cost is the outer one's), over the steady-state steps (else
+ * the devices' windows), against the peak of the dtype that does most of them times the
+ * devices with GPU work. */
+struct td_analysis;
+struct td_mfu {
+	int64_t flops;             /* in the window */
+	int64_t window_ns;
+	size_t steps;              /* 0: no steps: the window is the devices' */
+	int dtype;                 /* enum td_dtype of most FLOPs, -1 none */
+	double peak_tflops;        /* that dtype's peak x the devices; 0 unknown */
+	double achieved_tflops;    /* flops / window */
+	double mfu;                /* achieved / peak; NaN without peaks or FLOPs */
+};
+void td_an_mfu(const struct td_analysis *a, struct td_mfu *out);
+
 #endif

@@ -49,6 +49,7 @@ struct td_gate_config {
 	double max_pageable_copies_per_step;
 	int64_t max_step_time_ns;
 	double max_idle_fraction;
+	double min_mfu;              /* model FLOPs utilization (analysis/roofline.h) */
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
 };
 
