@@ -7,6 +7,7 @@
 
 #include "common/sat.h"
 #include "common/alloc.h"
+#include "common/sort.h"
 #include "analysis/analysis.h"
 #include "analysis/flops.h"
 
@@ -198,6 +199,17 @@ static int in_list(const char *const *l, const char *n)
 	return 0;
 }
 
+/* the largest of 64, 32, ..., 1 dividing a, b and c */
+static int align_of(int64_t a, int64_t b, int64_t c)
+{
+	int p;
+
+	for (p = 64; p > 1; p /= 2)
+		if (!(a % p) && !(b % p) && !(c % p))
+			return p;
+	return 1;
+}
+
 /* 2mkn for a [.., m, k] x [k, n] product, batched over the leading dims of a */
 static int gemm(const struct args *a, int x, int y, int bias, struct td_op_cost *o)
 {
@@ -219,6 +231,7 @@ static int gemm(const struct args *a, int x, int y, int bias, struct td_op_cost 
 	o->bytes = td_sat_add(td_sat_add(tbytes(a, x), tbytes(a, y)), bias >= 0 ? tbytes(a, bias) : 0);
 	o->bytes = td_sat_add(o->bytes, td_sat_mul(td_sat_mul(rows, n), a->esz[x]));
 	o->cls = TD_OPC_GEMM;
+	o->align = align_of(ra >= 2 ? a->d.d[x][ra - 2] : 64, k, rb >= 2 ? n : 64);
 	return 1;
 }
 
@@ -237,6 +250,7 @@ static int linear(const struct args *a, struct td_op_cost *o)
 	o->flops = td_sat_mul(2, td_sat_mul(td_sat_mul(rows, k), n));
 	o->bytes = td_sat_add(all_bytes(a), td_sat_mul(td_sat_mul(rows, n), a->esz[0]));
 	o->cls = TD_OPC_GEMM;
+	o->align = align_of(rows, k, n);
 	return 1;
 }
 
@@ -281,6 +295,7 @@ static int conv(const struct args *a, const char *concrete, struct td_op_cost *o
 	o->flops = conv_flops(a, 1, a->d.d[0][0], a->d.d[1][0], osp, sd);
 	o->bytes = td_sat_add(all_bytes(a), td_sat_mul(out, a->esz[0]));
 	o->cls = TD_OPC_CONV;
+	o->align = align_of(a->d.d[1][0], a->d.d[1][1], 64);
 	return 1;
 }
 
@@ -310,6 +325,7 @@ static int conv_backward(const struct args *a, int legacy, const char *concrete,
 	}
 	o->flops = td_sat_mul(f, grads);
 	o->cls = TD_OPC_CONV;
+	o->align = align_of(a->d.d[2][0], a->d.d[2][1], 64);
 	return 1;
 }
 
@@ -345,7 +361,7 @@ int td_op_cost(const char *name, const char *dims, const char *types, const char
 	       struct td_op_cost *out)
 {
 	struct args a;
-	struct td_op_cost o = {0, 0, -1, TD_OPC_NONE};
+	struct td_op_cost o = {0, 0, -1, TD_OPC_NONE, 0};
 	const char *n;
 	int ok = 0, i;
 
@@ -525,4 +541,126 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 	out->peak_tflops = peak_of(&a->peaks, best) * (double)a->ndev;
 	if (out->peak_tflops > 0)
 		out->mfu = out->achieved_tflops / out->peak_tflops;
+}
+
+void td_cost_finder_init(struct td_cost_finder *f, const struct td_trace *t)
+{
+	memset(f, 0, sizeof(*f));
+	f->memo = td_calloc(t->events.len ? t->events.len : 1, sizeof(*f->memo));
+}
+
+uint32_t td_cost_find(struct td_cost_finder *f, const struct td_trace *t, uint32_t e)
+{
+	struct td_op_cost oc;
+	uint32_t p;
+
+	for (p = e; p != TD_NONE; p = td_trace_parent(t, p)) {
+		if (f->memo[p])
+			break;
+		if (!td_event_cost(t, p, &oc))
+			continue;
+		if (f->n == f->cap) {
+			f->cap = f->cap ? 2 * f->cap : 64;
+			f->cost = td_realloc(f->cost, f->cap * sizeof(*f->cost));
+			f->ev = td_realloc(f->ev, f->cap * sizeof(*f->ev));
+		}
+		f->cost[f->n] = oc;
+		f->ev[f->n] = p;
+		f->memo[p] = (uint32_t)++f->n;
+		break;
+	}
+	if (p == TD_NONE) {
+		f->memo[e] = UINT32_MAX;
+		return UINT32_MAX;
+	}
+	if (p != e)
+		f->memo[e] = f->memo[p];
+	return f->memo[p] == UINT32_MAX ? UINT32_MAX : f->memo[p] - 1;
+}
+
+void td_cost_finder_free(struct td_cost_finder *f)
+{
+	free(f->memo);
+	free(f->cost);
+	free(f->ev);
+	memset(f, 0, sizeof(*f));
+}
+
+static int misaligned(const struct td_op_cost *c)
+{
+	if (c->cls != TD_OPC_GEMM && c->cls != TD_OPC_CONV)
+		return 0;
+	return c->align < (c->dtype == TD_DT_FP8 ? 16 : c->dtype == TD_DT_BF16 ||
+			   c->dtype == TD_DT_FP16 ? 8 : 4);
+}
+
+#define LOST_MORE(x, y) ((x)->lost_ns > (y)->lost_ns || \
+			 ((x)->lost_ns == (y)->lost_ns && (x)->name < (y)->name))
+TD_DEFINE_SORT(sort_lost, struct td_roof_op, LOST_MORE)
+
+size_t td_an_roof_ops(const struct td_analysis *a, size_t d, struct td_roof_op **out)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct td_cost_finder f;
+	struct td_dev_events it;
+	int64_t *kns;
+	uint32_t *row_of_name, e;
+	struct td_roof_op *rows = NULL;
+	size_t n = 0, cap = 0, i;
+
+	*out = NULL;
+	if (a->peaks.tbps <= 0)
+		return 0;
+	td_cost_finder_init(&f, t);
+	kns = NULL;
+	for (td_dev_events_begin(&it, t, dv->device); td_dev_events_next(&it, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		uint32_t l, c;
+		size_t old = f.n;
+		if (!td_kind_is_gpu_op(ev->kind) || ev->ts < dv->win_start || ev->ts >= dv->win_end ||
+		    (l = td_trace_launch(t, e)) == TD_NONE ||
+		    (c = td_cost_find(&f, t, l)) == UINT32_MAX)
+			continue;
+		if (f.n != old) {
+			kns = td_realloc(kns, f.cap * sizeof(*kns));
+			kns[c] = 0;
+		}
+		kns[c] += td_ev_dur(ev);
+	}
+	row_of_name = td_calloc(t->names.count + 1, sizeof(*row_of_name));
+	for (i = 0; i < f.n; i++) { /* by op name */
+		const struct td_op_cost *c = &f.cost[i];
+		uint32_t nm = td_trace_ev(t, f.ev[i])->name;
+		struct td_roof_op *r;
+		if (!row_of_name[nm]) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				rows = td_realloc(rows, cap * sizeof(*rows));
+			}
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].name = nm;
+			rows[n].dtype = c->dtype;
+			rows[n].cls = c->cls;
+			row_of_name[nm] = (uint32_t)++n;
+		}
+		r = &rows[row_of_name[nm] - 1];
+		r->calls++;
+		r->misaligned += (uint64_t)misaligned(c);
+		r->flops = td_sat_add(r->flops, c->flops);
+		r->bytes = td_sat_add(r->bytes, c->bytes);
+		r->ns = td_sat_add(r->ns, kns[i]);
+	}
+	for (i = 0; i < n; i++) {
+		td_roof_eval(&a->peaks, rows[i].dtype, rows[i].flops, rows[i].bytes, rows[i].ns,
+			     &rows[i].roof);
+		rows[i].lost_ns = rows[i].roof.roof_ns >= 0 && rows[i].ns > rows[i].roof.roof_ns
+			? rows[i].ns - rows[i].roof.roof_ns : 0;
+	}
+	sort_lost(rows, n);
+	free(row_of_name);
+	free(kns);
+	td_cost_finder_free(&f);
+	*out = rows;
+	return n;
 }

@@ -32,6 +32,8 @@ struct td_op_cost {
 	int64_t bytes;             /* >= 0 */
 	int dtype;                 /* enum td_dtype it computes in (of its first tensor), -1 */
 	enum td_op_class cls;
+	int align;                 /* a GEMM's or convolution's: the largest of 64, 32, 16, 8, 4,
+				    * 2, 1 dividing its m, k, n (channels); 0 for the others */
 };
 
 /* The cost of op `name` called with dims, types (Input type) and concrete (NULL when the
@@ -64,11 +66,41 @@ void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t b
 		  int64_t ns, struct td_roof *out);
 const char *td_bound_name(enum td_bound b);  /* "compute", "memory", "" */
 
+/* The op with a cost nearest around host events (themselves included), memoised: cost[i] of
+ * event ev[i]. */
+struct td_cost_finder {
+	uint32_t *memo;            /* per event: 0 not looked at, UINT32_MAX none, else i + 1 */
+	struct td_op_cost *cost;
+	uint32_t *ev;
+	size_t n, cap;
+};
+void td_cost_finder_init(struct td_cost_finder *f, const struct td_trace *t);
+/* the index in f->cost of the op nearest around host event e with a cost, or UINT32_MAX */
+uint32_t td_cost_find(struct td_cost_finder *f, const struct td_trace *t, uint32_t e);
+void td_cost_finder_free(struct td_cost_finder *f);
+
+/* An op name's kernels on one device against the roof: the calls the model has a cost for,
+ * their cost, the time of the kernels launched in them. */
+struct td_roof_op {
+	uint32_t name;
+	uint64_t calls, misaligned; /* calls; GEMMs / convolutions whose dims do not fill the
+				     * tensor cores' tiles (align below 8 in 16 bits, 16 in fp8,
+				     * 4 in fp32) */
+	int64_t flops, bytes, ns;
+	int dtype;
+	enum td_op_class cls;
+	struct td_roof roof;
+	int64_t lost_ns;           /* ns beyond the time at the roof */
+};
+/* Device index d's ops in its window, by the time they lose against the roof, largest first
+ * (those without a roof last); *out to free. Returns how many. */
+struct td_analysis;
+size_t td_an_roof_ops(const struct td_analysis *a, size_t d, struct td_roof_op **out);
+
 /* Model FLOPs utilization: the FLOPs of the ops the model has a cost for (each call counted
  * once: one inside another with a cost is the outer one's), over the steady-state steps (else
  * the devices' windows), against the peak of the dtype that does most of them times the
  * devices with GPU work. */
-struct td_analysis;
 struct td_mfu {
 	int64_t flops;             /* in the window */
 	int64_t window_ns;

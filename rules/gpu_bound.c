@@ -13,6 +13,10 @@
  * holds the step - where the host or the launch queue holds it instead, less, and nothing at
  * all makes it a note off the critical path. Graded at most medium (what a change pays depends
  * on the model's numerics); without a named change it is advice, kept without a time figure.
+ * Where the ops have shapes and the device its peaks (analysis/roofline.h), it names the ops
+ * that lose the most time against their roof, each with its dtype, bound and share of the
+ * roof, and what moves the first: TF32 / bf16 for an FP32 GEMM, dims that fill the tensor
+ * cores' tiles, fusion for memory-bound ops (advice: not replayed).
  * Its fix ends with the Nsight Compute command for the top kernel, the next step of the
  * profiling workflow. */
 #include <stdio.h>
@@ -24,6 +28,7 @@
 #include "common/sort.h"
 #include "analysis/intervals.h"
 #include "analysis/names.h"
+#include "analysis/roofline.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
 #include "sizing/whatif.h"
@@ -88,6 +93,82 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 	free(cat);
 }
 
+/* "where" lines: each op that loses the most against its roof */
+static void roof_where(const struct td_analysis *a, struct td_finding *f,
+		       const struct td_roof_op *ro, size_t n)
+{
+	char mk[600], b1[32], b2[32], mis[96];
+	int64_t lost = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		mis[0] = 0;
+		if (ro[i].misaligned && ro[i].roof.bound == TD_BOUND_COMPUTE)
+			snprintf(mis, sizeof(mis), "; %llu of %llu calls with dims off the tensor "
+				 "cores' tiles", (unsigned long long)ro[i].misaligned,
+				 (unsigned long long)ro[i].calls);
+		td_finding_where(f, "%s (%s %s, %s-bound): %s at %.0f%% of its roof, %s lost against "
+				 "it%s", td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)),
+				 td_dtype_name((enum td_dtype)(ro[i].dtype < 0 ? TD_DT_FP32 : ro[i].dtype)),
+				 td_op_class_name(ro[i].cls), td_bound_name(ro[i].roof.bound),
+				 td_fmt_dur(b1, sizeof(b1), ro[i].ns), 100 * ro[i].roof.pct,
+				 td_fmt_dur(b2, sizeof(b2), ro[i].lost_ns), mis);
+		lost += ro[i].lost_ns;
+	}
+	if (n)
+		td_finding_value(f, "roof_lost_ns", lost);
+}
+
+/* The fix sentence for what moves the op that loses the most against its roof, appended to
+ * buf; returns its length. An FP32 GEMM's is the category's below when that one is named. */
+static size_t roof_fix(const struct td_analysis *a, const struct td_roof_op *ro, size_t n,
+		       const int64_t *cat_ns, int ampere, char *buf, size_t cap)
+{
+	const struct td_roof_op *top = &ro[0];
+	char arg[400], mk[300], b1[32];
+	int gemm = top->cls == TD_OPC_GEMM || top->cls == TD_OPC_CONV;
+	enum td_mech mech;
+	size_t i, o = 0;
+	int len;
+
+	if (gemm && top->roof.bound == TD_BOUND_COMPUTE && top->misaligned * 2 >= top->calls) {
+		snprintf(arg, sizeof(arg), "%s: %llu of %llu calls",
+			 td_mark(mk, sizeof(mk), td_trace_name(a->t, top->name)),
+			 (unsigned long long)top->misaligned, (unsigned long long)top->calls);
+		mech = TD_FIX_GEMM_ALIGN;
+	} else if (gemm && (top->dtype == TD_DT_FP32 || top->dtype < 0) && !cat_ns[K_FP32_MM] &&
+		   (a->peaks.tflops[TD_DT_TF32] > 0 || a->peaks.tflops[TD_DT_FP16] > 0)) {
+		td_fmt_dur(arg, sizeof(arg), top->ns);
+		mech = ampere || a->peaks.tflops[TD_DT_TF32] > 0 ? TD_FIX_FP32_MM_BF16
+								 : TD_FIX_FP32_MM_FP16;
+	} else if (!gemm && top->roof.bound == TD_BOUND_MEMORY && top->cls != TD_OPC_ATTENTION &&
+		   !cat_ns[K_ELEMENTWISE]) {
+		int64_t lost = 0;
+		o = 0;
+		arg[0] = 0;
+		for (i = 0; i < n; i++) /* the memory-bound ones among those named */
+			if (ro[i].roof.bound == TD_BOUND_MEMORY && ro[i].cls != TD_OPC_GEMM &&
+			    ro[i].cls != TD_OPC_CONV && ro[i].cls != TD_OPC_ATTENTION) {
+				len = snprintf(arg + o, sizeof(arg) - o, "%s%s", o ? ", " : "",
+					       td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)));
+				o = len > 0 && (size_t)len < sizeof(arg) - o ? o + (size_t)len : o;
+				lost += ro[i].lost_ns;
+			}
+		snprintf(arg + o, sizeof(arg) - o, " lose %s against the bandwidth",
+			 td_fmt_dur(b1, sizeof(b1), lost));
+		mech = TD_FIX_MEMBOUND;
+	} else {
+		return 0;
+	}
+	td_fix_text(&a->ctx, mech, -1, arg, buf, cap);
+	o = strlen(buf);
+	if (o + 1 < cap) {
+		buf[o++] = ' ';
+		buf[o] = 0;
+	}
+	return o;
+}
+
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 {
 	const struct td_trace *t = a->t;
@@ -101,7 +182,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	uint8_t *kc;
 	int tc, ampere;
 	struct td_finding *f;
-	char b1[32], b2[32], mk[600];
+	char b1[32], b2[32], mk[600], roofline[800] = "";
+	struct td_roof_op *ro = NULL;
+	size_t nro = 0, nlost = 0;
 
 	props = td_trace_find_device(t, dv->device);
 	tc = props && props->has_props && props->cc_major >= 7 && !t->rocm;
@@ -140,11 +223,19 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	td_finding_value(f, "layout_ns", cat_ns[K_LAYOUT]);
 	td_finding_value(f, "elementwise_ns", cat_ns[K_ELEMENTWISE]);
 	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
+	/* the ops that lose the most against their roof: 1% of the compute or more, three */
+	nro = td_an_roof_ops(a, d, &ro);
+	while (nlost < nro && nlost < 3 && ro[nlost].lost_ns > 0 && ro[nlost].lost_ns * 100 >= busy)
+		nlost++;
+	if (nlost)
+		snprintf(roofline, sizeof(roofline), "; %s loses the most against its roof (%.0f%% "
+			 "of it)", td_mark(mk, sizeof(mk), td_trace_name(t, ro[0].name)),
+			 100 * ro[0].roof.pct);
 	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s)%s",
 			 dv->device, 100.0 * (double)busy / (double)window,
 			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
 			 save ? ": faster kernels are the lever, where the GPU holds the step"
-			      : "; nothing in their names points to a known change");
+			 : nlost ? roofline : "; nothing in their names points to a known change");
 	if (save)
 		replay_edits(a, f, dv, k, kc, m, cat_ns);
 	{ /* per change, its biggest kernel */
@@ -167,6 +258,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 				 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)),
 				 td_fmt_dur(b1, sizeof(b1), k[i].ns), (unsigned long long)k[i].calls,
 				 100.0 * (double)k[i].ns / (double)busy);
+	roof_where(a, f, ro, nlost);
 	{
 		char fix[2400], re[200];
 		size_t o = 0;
@@ -178,6 +270,8 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 		} part[] = {{K_FP32_MM, TD_FIX_FP32_MM_BF16}, {K_LAYOUT, TD_FIX_LAYOUT},
 			    {K_ELEMENTWISE, TD_FIX_ELEMENTWISE}, {K_SOFTMAX, TD_FIX_SOFTMAX}};
 		char one[1200], arg[96];
+		if (nlost) /* what moves the op that loses the most */
+			o += roof_fix(a, ro, nlost, cat_ns, ampere, fix, sizeof(fix));
 		for (j = 0; j < sizeof(part) / sizeof(part[0]) && o < sizeof(fix); j++) {
 			int c = part[j].cat;
 			if (!cat_ns[c])
@@ -209,6 +303,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	}
 	free(k);
 	free(kc);
+	free(ro);
 }
 
 static void run(struct td_analysis *a, struct td_report *r)

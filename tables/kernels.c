@@ -83,57 +83,38 @@ static void modes_free(struct modes *m)
 }
 
 /* The roofline's share of a kernel: the nearest op around its launch that the model has a
- * cost for splits that cost over the kernels it launched, by their time. */
-struct opcost {
-	struct td_op_cost c;
-	int64_t kns;               /* its kernels' time in the window */
-};
+ * cost for (analysis/roofline.h) splits that cost over the kernels it launched, by their time. */
 struct kcost {
-	uint32_t row, op;          /* the kernel's row, its op's opcost */
+	uint32_t row, op;          /* the kernel's row, its op's cost in the finder */
 	int64_t d;
 };
 struct costs {
-	uint32_t *memo;            /* per event: 0 not looked at, UINT32_MAX none, else opcost + 1 */
-	struct opcost *op;
-	size_t nop, cap;
+	struct td_cost_finder f;
+	int64_t *kns;              /* per cost: its kernels' time in the window */
+	size_t kns_cap;
 	struct kcost *k;
 	size_t nk, kcap;
 };
 
-/* the opcost of the nearest op with a cost around host event op, or UINT32_MAX */
-static uint32_t cost_of(struct costs *c, const struct td_trace *t, uint32_t op)
+static void cost_add(struct costs *c, const struct td_trace *t, uint32_t row, uint32_t launch,
+		     int64_t d)
 {
-	struct td_op_cost oc;
-	uint32_t p;
+	uint32_t op = td_cost_find(&c->f, t, launch);
 
-	for (p = op; p != TD_NONE; p = td_op_parent(t, p)) {
-		if (c->memo[p])
-			return c->memo[p] == UINT32_MAX ? UINT32_MAX : c->memo[p] - 1;
-		if (!td_event_cost(t, p, &oc))
-			continue;
-		if (c->nop == c->cap) {
-			c->cap = c->cap ? 2 * c->cap : 64;
-			c->op = td_realloc(c->op, c->cap * sizeof(*c->op));
-		}
-		c->op[c->nop].c = oc;
-		c->op[c->nop].kns = 0;
-		c->memo[p] = (uint32_t)++c->nop;
-		return c->memo[p] - 1;
-	}
-	c->memo[op] = UINT32_MAX;
-	return UINT32_MAX;
-}
-
-static void cost_add(struct costs *c, uint32_t row, uint32_t op, int64_t d)
-{
 	if (op == UINT32_MAX)
 		return;
+	if (op >= c->kns_cap) {
+		size_t old = c->kns_cap;
+		c->kns_cap = c->f.cap;
+		c->kns = td_realloc(c->kns, c->kns_cap * sizeof(*c->kns));
+		memset(c->kns + old, 0, (c->kns_cap - old) * sizeof(*c->kns));
+	}
 	if (c->nk == c->kcap) {
 		c->kcap = c->kcap ? 2 * c->kcap : 256;
 		c->k = td_realloc(c->k, c->kcap * sizeof(*c->k));
 	}
 	c->k[c->nk++] = (struct kcost){row, op, d};
-	c->op[op].kns += d;
+	c->kns[op] += d;
 }
 
 static const struct td_col roof_cols[] = { /* docs/roofline.md */
@@ -194,7 +175,7 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	memset(&blocks, 0, sizeof(blocks));
 	memset(&cs, 0, sizeof(cs));
 	if (roof)
-		cs.memo = td_calloc(t->events.len ? t->events.len : 1, sizeof(*cs.memo));
+		td_cost_finder_init(&cs.f, t);
 	td_table_init(out, "tracedoc.kernels/1", td_kernel_cols, td_kernel_ncols);
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
@@ -247,7 +228,7 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		if (op == TD_NONE)
 			continue;
 		if (roof && ev->kind == TD_K_KERNEL)
-			cost_add(&cs, r, cost_of(&cs, t, op), d);
+			cost_add(&cs, t, r, op, d);
 		p = td_group(&pairs, r, td_trace_ev(t, op)->name, &added);
 		if (added) {
 			if (p == pcap) {
@@ -289,14 +270,14 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		}
 	for (i = 0; i < cs.nk; i++) { /* each kernel's share of its op's cost, by its time */
 		const struct kcost *k = &cs.k[i];
-		const struct opcost *o = &cs.op[k->op];
+		const struct td_op_cost *o = &cs.f.cost[k->op];
 		struct kacc *x = &acc[k->row];
-		double share = o->kns > 0 ? (double)k->d / (double)o->kns : 0;
-		x->cost_flops += (double)o->c.flops * share;
-		x->cost_bytes += (double)o->c.bytes * share;
+		double share = cs.kns[k->op] > 0 ? (double)k->d / (double)cs.kns[k->op] : 0;
+		x->cost_flops += (double)o->flops * share;
+		x->cost_bytes += (double)o->bytes * share;
 		x->cost_ns += k->d;
 		if (x->cost_dtype < 0)
-			x->cost_dtype = o->c.dtype;
+			x->cost_dtype = o->dtype;
 		any_cost |= k->d > 0;
 	}
 	if (any_cost) { /* the roofline's columns */
@@ -372,8 +353,9 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	modes_free(&blocks);
 	free(durs);
 	free(acc);
-	free(cs.memo);
-	free(cs.op);
+	if (roof)
+		td_cost_finder_free(&cs.f);
+	free(cs.kns);
 	free(cs.k);
 	free(pair_calls);
 	free(pair_kernel);

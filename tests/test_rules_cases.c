@@ -513,6 +513,73 @@ static void test_flops(void **state)
 	assert_true(td_op_has_flops("aten::conv2d") && !td_op_has_flops("aten::linear"));
 }
 
+/* gpu-bound with shapes on an H100: the ops that lose the most against their roof, each with
+ * its bound, and what moves the first (its dims off the tensor cores' tiles), then the kernel
+ * profiler; the figures recomputed here from the shapes and the datasheet's peaks */
+static void test_gpu_bound_roofline(void **state)
+{
+	char path[] = "/tmp/td-roof-XXXXXX";
+	int fd = mkstemp(path), s;
+	FILE *f;
+	struct run x;
+	const struct td_finding *fd_;
+	double mm_flops = 2.0 * 4096 * 4100 * 4096, roof_us = mm_flops / 989.5e12 * 1e6;
+	double add_roof_us = 3.0 * 4096 * 4096 * 4 / 3.35e12 * 1e6;
+	char want[200];
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+	      "\"computeMajor\":9,\"computeMinor\":0,\"numSms\":132}],\"traceEvents\":[", f);
+	for (s = 0; s < 4; s++) {
+		int t0 = s * 1200;
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1200},", s, t0);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,"
+			   "\"tid\":1,\"ts\":%d,\"dur\":20,\"args\":{\"Input Dims\":[[4096, 4100], "
+			   "[4100, 4096]],\"Input type\":[\"c10::BFloat16\", \"c10::BFloat16\"]}},"
+			   "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5,\"args\":{\"correlation\":%d}},"
+			   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16\",\"pid\":0,"
+			   "\"tid\":7,\"ts\":%d,\"dur\":1000,\"args\":{\"correlation\":%d,\"device\":0,"
+			   "\"stream\":7}},", t0 + 10, t0 + 12, 2 * s + 1, t0 + 20, 2 * s + 1);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,"
+			   "\"tid\":1,\"ts\":%d,\"dur\":20,\"args\":{\"Input Dims\":[[4096, 4096], "
+			   "[4096, 4096], []],\"Input type\":[\"float\", \"float\", \"Scalar\"]}},"
+			   "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5,\"args\":{\"correlation\":%d}},"
+			   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"add_kernel\",\"pid\":0,"
+			   "\"tid\":7,\"ts\":%d,\"dur\":150,\"args\":{\"correlation\":%d,\"device\":0,"
+			   "\"stream\":7}}%s", t0 + 40, t0 + 42, 2 * s + 2, t0 + 1025, 2 * s + 2,
+			s == 3 ? "" : ",");
+	}
+	fputs("]}", f);
+	fclose(f);
+	diagnose_path(path, &x);
+	check_invariants(&x, "gpu-bound roofline");
+	fd_ = finding(&x, "gpu-bound", NULL);
+	assert_non_null(fd_);
+	snprintf(want, sizeof(want), "aten::mm loses the most against its roof (%.0f%% of it)",
+		 100 * roof_us / 1000);
+	if (!strstr(plain(fd_->title), want))
+		fail_msg("title: %s; want %s", plain(fd_->title), want);
+	snprintf(want, sizeof(want), "aten::mm (bf16 gemm, compute-bound): 4.0 ms at %.0f%% of its "
+		 "roof", 100 * roof_us / 1000);
+	if (!where_has(fd_, want))
+		fail_msg("no where line %s", want);
+	assert_true(where_has(fd_, "4 of 4 calls with dims off the tensor cores' tiles"));
+	snprintf(want, sizeof(want), "aten::add_ (fp32 elementwise, memory-bound): 600.0 us at "
+		 "%.0f%% of its roof", 100 * add_roof_us / 150);
+	if (!where_has(fd_, want))
+		fail_msg("no where line %s", want);
+	assert_non_null(strstr(plain(fd_->fix), "multiples of 8"));
+	assert_non_null(strstr(plain(fd_->fix), "ncu --kernel-name regex:"));
+	done(&x);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_capture_is_startup),
 		cmocka_unit_test(test_sync_copy_wording),
+		cmocka_unit_test(test_gpu_bound_roofline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
