@@ -734,19 +734,9 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_SOFTMAX, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "An eager softmax takes %s: use torch.nn.functional.scaled_dot_product_attention(q, k, v), "
 	 "which fuses attention into one kernel."},
-	/* the roofline's (analysis/roofline.h) */
-	{TD_FIX_GEMM_ALIGN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
-	 "Matrix multiplies with dimensions the tensor cores' tiles do not divide (%s): pad the "
-	 "hidden, vocabulary and batch-times-sequence sizes to multiples of 8 for 16-bit types (16 "
-	 "for fp8, 4 for TF32), better 64, so every tile is full."},
-	{TD_FIX_MEMBOUND, ANY_V, ANY_R, ANY_E, TD_ON_COMPILED, 0, -1, 0,
-	 "Memory-bound ops run below the bandwidth (%s), though the model is compiled: they run "
-	 "outside the compiled region, each reading and writing its tensors again. Find the graph "
-	 "breaks (TORCH_LOGS=graph_breaks) so that they fuse."},
-	{TD_FIX_MEMBOUND, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
-	 "Memory-bound ops run below the bandwidth (%s), each reading and writing its tensors "
-	 "again: fuse the chain with torch.compile(model), which moves its inputs and outputs "
-	 "once."},
+	{TD_FIX_GEMM_ALIGN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0, "Matrix multiplies with dims the tensor "
+	 "cores' tiles do not divide (%s): pad hidden, vocabulary and batch x sequence sizes to "
+	 "multiples of 8 for 16-bit types (16 for fp8, 4 for TF32), better 64, to fill every tile."},
 
 	/* a job's ranks: the one that holds the others up (%s: "rank 3") */
 	{TD_FIX_STRAGGLER_BEFORE, ANY_V, INFER, ANY_E, 0, 0, -1, 0,

@@ -144,19 +144,18 @@ static size_t roof_fix(const struct td_analysis *a, const struct td_roof_op *ro,
 	} else if (!gemm && top->roof.bound == TD_BOUND_MEMORY && top->cls != TD_OPC_ATTENTION &&
 		   !cat_ns[K_ELEMENTWISE]) {
 		int64_t lost = 0;
-		o = 0;
-		arg[0] = 0;
+		o = (size_t)snprintf(arg, sizeof(arg), "Memory-bound ops ");
 		for (i = 0; i < n; i++) /* the memory-bound ones among those named */
 			if (ro[i].roof.bound == TD_BOUND_MEMORY && ro[i].cls != TD_OPC_GEMM &&
 			    ro[i].cls != TD_OPC_CONV && ro[i].cls != TD_OPC_ATTENTION) {
-				len = snprintf(arg + o, sizeof(arg) - o, "%s%s", o ? ", " : "",
+				len = snprintf(arg + o, sizeof(arg) - o, "%s%s", o > 17 ? ", " : "",
 					       td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)));
 				o = len > 0 && (size_t)len < sizeof(arg) - o ? o + (size_t)len : o;
 				lost += ro[i].lost_ns;
 			}
-		snprintf(arg + o, sizeof(arg) - o, " lose %s against the bandwidth",
-			 td_fmt_dur(b1, sizeof(b1), lost));
-		mech = TD_FIX_MEMBOUND;
+		snprintf(arg + o, sizeof(arg) - o, " lose %s against the bandwidth, each reading "
+			 "and writing its tensors again", td_fmt_dur(b1, sizeof(b1), lost));
+		mech = TD_FIX_ELEMENTWISE; /* "...: fuse them with torch.compile(model)." */
 	} else {
 		return 0;
 	}
