@@ -471,7 +471,7 @@ void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t b
 		tc = (double)flops / peak / 1e3; /* ns at the peak: TFLOP/s = 1e3 FLOP/ns */
 	if (bytes > 0 && pk->tbps > 0)
 		tm = (double)bytes / pk->tbps / 1e3;
-	if (tc < 0 && tm < 0)
+	if ((tc < 0 && tm < 0) || !isfinite(tc) || !isfinite(tm) || tc > 9e18 || tm > 9e18)
 		return;
 	out->peak_tflops = flops > 0 ? peak : 0;
 	out->bound = tc >= tm ? TD_BOUND_COMPUTE : TD_BOUND_MEMORY;

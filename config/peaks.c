@@ -134,10 +134,14 @@ void td_peaks_from_row(const struct td_peak_row *row, struct td_peaks *out)
 	out->tbps = row->tbps;
 }
 
+/* 0 (none), or from 0.001 to 1e7: a figure no roof's arithmetic can overflow */
 static int figure(yajl_val v, const char *path, double *out, struct td_error *err)
 {
-	if (!YAJL_IS_NUMBER(v) || !(YAJL_GET_DOUBLE(v) >= 0) || YAJL_GET_DOUBLE(v) > 1e7)
-		return td_error_set(err, TD_EINVAL, "%s: expected a number from 0 to 1e7", path);
+	double x = YAJL_IS_NUMBER(v) ? YAJL_GET_DOUBLE(v) : -1;
+
+	if (!(x == 0 || (x >= 0.001 && x <= 1e7)))
+		return td_error_set(err, TD_EINVAL, "%s: expected 0 (none) or a number from 0.001 "
+				    "to 1e7", path);
 	*out = YAJL_GET_DOUBLE(v);
 	return 0;
 }

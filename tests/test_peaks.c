@@ -172,6 +172,7 @@ static void test_file(void **state)
 	assert_int_equal(td_peaks_parse("{\"tflops\": {\"int8\": 5}}", &p, &err), TD_EINVAL);
 	assert_non_null(strstr(err.msg, "tflops.int8"));
 	assert_int_equal(td_peaks_parse("{\"tbps\": -1}", &p, &err), TD_EINVAL);
+	assert_int_equal(td_peaks_parse("{\"tbps\": 1e-300}", &p, &err), TD_EINVAL);
 	assert_non_null(strstr(err.msg, "tbps"));
 	assert_int_equal(td_peaks_parse("{\"tbps\": \"3\"}", &p, &err), TD_EINVAL);
 	assert_int_equal(td_peaks_parse("{\"roof\": 3}", &p, &err), TD_EINVAL);
