@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config/peaks.h"
+#include "analysis/roofline.h"
 
 #define DOC TD_FIXTURES "/../docs/roofline.md"
 
@@ -185,12 +186,93 @@ static void test_file(void **state)
 	assert_int_equal(td_dtype_of("int8"), -1);
 }
 
+/* the cost model (analysis/roofline.h) against torch.utils.flop_counter's formulas and the
+ * bytes worked out by hand */
+static void test_op_cost(void **state)
+{
+	struct td_op_cost c;
+	struct td_roof r;
+	struct td_peaks pk;
+	static const char bf4[] = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+				  "\"c10::BFloat16\", \"c10::BFloat16\", \"float\"]";
+
+	(void)state;
+	/* sdpa forward: 4 b h s_q s_kv d; q, k, v and the output */
+	assert_true(td_op_cost("aten::_scaled_dot_product_flash_attention",
+			       "[[2, 8, 128, 64], [2, 8, 256, 64], [2, 8, 256, 64], [], []]",
+			       "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+			       "\"Scalar\", \"Scalar\"]", NULL, &c));
+	assert_int_equal(c.flops, 4LL * 2 * 8 * 128 * 256 * 64);
+	assert_int_equal(c.bytes, 2LL * (2 * 8 * 128 * 64 * 2 + 2 * 8 * 256 * 64 * 2));
+	assert_int_equal(c.cls, TD_OPC_ATTENTION);
+	assert_int_equal(c.dtype, TD_DT_BF16);
+	/* backward: 2 b h s_q s_kv (3 d + 2 d_v) (flop_counter's five bmms) */
+	assert_true(td_op_cost("aten::_scaled_dot_product_flash_attention_backward",
+			       "[[2, 8, 128, 64], [2, 8, 128, 64], [2, 8, 256, 64], [2, 8, 256, 64], "
+			       "[2, 8, 128, 64], [2, 8, 128]]", bf4, NULL, &c));
+	assert_int_equal(c.flops, 2LL * 2 * 8 * 128 * 256 * (3 * 64 + 2 * 64));
+	/* convolution_backward: grad_input only (mask [True, False, False]): one forward */
+	assert_true(td_op_cost("aten::convolution_backward",
+			       "[[4, 16, 8, 8], [4, 8, 8, 8], [16, 8, 3, 3], [], [], [], [], [], [], [], []]",
+			       "[\"float\", \"float\", \"float\"]",
+			       "[\"\", \"\", \"\", \"[0]\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", "
+			       "\"False\", \"[0, 0]\", \"1\", \"[True, False, False]\"]", &c));
+	assert_int_equal(c.flops, 2LL * 4 * 16 * 8 * 3 * 3 * 8 * 8);
+	assert_int_equal(c.bytes, 4LL * (4 * 16 * 64 + 4 * 8 * 64 + 16 * 8 * 9) + 4 * (4 * 8 * 64));
+	/* conv2d, stride 2 padding 1: the output 4 x 4 */
+	assert_true(td_op_cost("aten::conv2d", "[[1, 8, 8, 8], [16, 8, 3, 3], [], [], [], [], []]",
+			       "[\"float\", \"float\"]",
+			       "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]", &c));
+	assert_int_equal(c.flops, 2LL * 16 * 8 * 9 * 16);
+	/* in place: inputs once, input 0 written back; the Scalar is no tensor */
+	assert_true(td_op_cost("aten::add_", "[[4, 4], [4, 4], []]",
+			       "[\"float\", \"float\", \"Scalar\"]", NULL, &c));
+	assert_int_equal(c.flops, 16);
+	assert_int_equal(c.bytes, 3 * 64);
+	/* a copy: source and destination at their dtypes; a broadcast add writes the broadcast */
+	assert_true(td_op_cost("aten::copy_", "[[4, 4], [4, 4], []]",
+			       "[\"c10::BFloat16\", \"float\", \"Scalar\"]", NULL, &c));
+	assert_int_equal(c.flops, 0);
+	assert_int_equal(c.bytes, 32 + 64);
+	assert_true(td_op_cost("aten::mul", "[[4, 1], [1, 8]]", "[\"float\", \"float\"]", NULL,
+			       &c));
+	assert_int_equal(c.bytes, 16 + 32 + 128);
+	/* linear: rows x k x n; 7 rows do not fill a tile */
+	assert_true(td_op_cost("aten::linear", "[[7, 4096], [1024, 4096], [1024]]", bf4, NULL, &c));
+	assert_int_equal(c.flops, 2LL * 7 * 4096 * 1024);
+	assert_int_equal(c.align, 1);
+	assert_true(td_op_cost("aten::matmul", "[[2, 64, 128], [128, 256]]", bf4, NULL, &c));
+	assert_int_equal(c.flops, 2LL * 2 * 64 * 128 * 256);
+	assert_int_equal(c.align, 64);
+	/* no model, mismatched shapes, not shapes */
+	assert_false(td_op_cost("aten::einsum", "[[], [2, 3]]", bf4, NULL, &c));
+	assert_false(td_op_cost("aten::mm", "[[4, 5], [6, 7]]", bf4, NULL, &c));
+	assert_false(td_op_cost("aten::mm", "nonsense", bf4, NULL, &c));
+	assert_false(td_op_cost("aten::conv2d", "[[1, 8, 8, 8], [16, 8, 3, 3]]", bf4, NULL, &c));
+	/* the roof: an A100's bf16 GEMM at half its peak; a copy against the bandwidth */
+	td_peaks_from_row(td_peaks_find("NVIDIA A100-SXM4-80GB", 8, 0, 108, 0), &pk);
+	td_roof_eval(&pk, TD_DT_BF16, 312000000000LL, 1000000, 2000000, &r); /* 312 GFLOP, 2 ms */
+	assert_int_equal(r.bound, TD_BOUND_COMPUTE);
+	assert_true(fabs(r.tflops - 156) < 1e-9 && fabs(r.pct - 0.5) < 1e-9);
+	assert_int_equal(r.roof_ns, 1000000);
+	td_roof_eval(&pk, TD_DT_FP32, 0, 2039000000LL, 2000000, &r); /* 2.039 GB in 2 ms */
+	assert_int_equal(r.bound, TD_BOUND_MEMORY);
+	assert_true(fabs(r.tbps - 1.0195) < 1e-9 && fabs(r.pct - 0.5) < 1e-9);
+	/* bf16 on a part without it runs at fp16 (V100), an unknown dtype at fp32 */
+	td_peaks_from_row(td_peaks_find("Tesla V100-SXM2-16GB", 7, 0, 80, 0), &pk);
+	td_roof_eval(&pk, TD_DT_BF16, 125000000000LL, 1, 1000000, &r);
+	assert_true(fabs(r.peak_tflops - 125) < 1e-9 && fabs(r.pct - 1) < 1e-9);
+	td_roof_eval(&pk, -1, 15700000000LL, 1, 1000000, &r);
+	assert_true(fabs(r.peak_tflops - 15.7) < 1e-9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_doc_agrees),
 		cmocka_unit_test(test_trace_names),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_op_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
