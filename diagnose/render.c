@@ -484,7 +484,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT];
 	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], lo[128];
+	char b1[32], lo[128], mline[256];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -516,6 +516,10 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	}
 	if (!a->ndev)
 		fputs(" · no GPU activity in this trace", f);
+	if (mfu_line(a, mline, sizeof(mline))) {
+		fputs(" · MFU ", f);
+		out_md(f, mline);
+	}
 	fputs("\n\n", f);
 	render_findings_md_table(f, rc->r);
 	if (nrows) {
