@@ -361,7 +361,7 @@ int td_op_cost(const char *name, const char *dims, const char *types, const char
 	       struct td_op_cost *out)
 {
 	struct args a;
-	struct td_op_cost o = {0, 0, -1, TD_OPC_NONE, 0};
+	struct td_op_cost o = {0, 0, -1, TD_OPC_NONE, 0, 0, 0, 0};
 	const char *n;
 	int ok = 0, i;
 
@@ -396,10 +396,15 @@ int td_op_cost(const char *name, const char *dims, const char *types, const char
 	else if (in_list(norm_ops, n) || in_list(softmax_ops, n)) {
 		o.flops = td_sat_mul(5, numel(&a, 0));
 		o.bytes = td_sat_add(all_bytes(&a), tbytes(&a, 0));
+		o.out_bytes = tbytes(&a, 0);
+		o.out_elems = o.in_elems = numel(&a, 0);
 		o.cls = in_list(norm_ops, n) ? TD_OPC_NORM : TD_OPC_SOFTMAX;
 		ok = 1;
 	} else if (!strcmp(n, "copy_") || !strcmp(n, "fill_") || !strcmp(n, "zero_")) {
 		o.bytes = n[0] == 'c' ? all_bytes(&a) : tbytes(&a, 0); /* a fill only writes */
+		o.out_bytes = tbytes(&a, 0);
+		o.out_elems = numel(&a, 0);
+		o.in_elems = n[0] == 'c' && is_tensor(&a, 1) ? numel(&a, 1) : 0;
 		o.cls = TD_OPC_COPY;
 		ok = 1;
 	} else if (in_list(elementwise_ops, n)) {
@@ -407,6 +412,9 @@ int td_op_cost(const char *name, const char *dims, const char *types, const char
 		int64_t elems = broadcast_numel(&a);
 		o.flops = f >= 0 ? f : elems;
 		o.bytes = td_sat_add(all_bytes(&a), td_sat_mul(elems, a.esz[0]));
+		o.out_bytes = td_sat_mul(elems, a.esz[0]);
+		o.out_elems = elems;
+		o.in_elems = numel(&a, 0);
 		o.cls = TD_OPC_ELEMENTWISE;
 		ok = 1;
 	} else if (in_list(reduction_ops, n)) {

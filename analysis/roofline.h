@@ -34,6 +34,9 @@ struct td_op_cost {
 	enum td_op_class cls;
 	int align;                 /* a GEMM's or convolution's: the largest of 64, 32, 16, 8, 4,
 				    * 2, 1 dividing its m, k, n (channels); 0 for the others */
+	/* a memory-bound op's (norm, softmax, elementwise, copy): its output's bytes and
+	 * elements, and the elements of the input it reads first (what a fusion chains on) */
+	int64_t out_bytes, out_elems, in_elems;
 };
 
 /* The cost of op `name` called with dims, types (Input type) and concrete (NULL when the

@@ -580,6 +580,62 @@ static void test_gpu_bound_roofline(void **state)
 	unlink(path);
 }
 
+/* a memory-bound chain (add, gelu, mul over one 4096 x 4096 fp32 tensor) fused, sized by its
+ * bytes: its intermediates (add's and gelu's outputs) neither written nor read again, the
+ * rest moved at the bandwidth the chain achieved */
+static void test_gpu_bound_fusion(void **state)
+{
+	char path[] = "/tmp/td-fuse-XXXXXX";
+	int fd = mkstemp(path), s, k;
+	FILE *f;
+	struct run x;
+	const struct td_finding *fd_;
+	static const char *const ops[3][3] = {
+		{"aten::add", "[[4096, 4096], [4096, 4096], []]", "[\"float\", \"float\", \"Scalar\"]"},
+		{"aten::gelu", "[[4096, 4096]]", "[\"float\"]"},
+		{"aten::mul", "[[4096, 4096], [4096, 4096]]", "[\"float\", \"float\"]"}};
+	double t = 4096.0 * 4096 * 4, bytes = 3 * t + 2 * t + 3 * t, fused = bytes - 2 * t - 2 * t;
+	int64_t keep = (int64_t)(900000.0 * fused / bytes);
+	char want[120];
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+	      "\"computeMajor\":9,\"computeMinor\":0}],\"traceEvents\":[", f);
+	for (s = 0; s < 4; s++) {
+		int t0 = s * 1000;
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+			   "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},", s, t0);
+		for (k = 0; k < 3; k++) {
+			int c = 3 * s + k + 1;
+			fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,"
+				   "\"tid\":1,\"ts\":%d,\"dur\":8,\"args\":{\"Input Dims\":%s,"
+				   "\"Input type\":%s}},{\"ph\":\"X\",\"cat\":\"cuda_runtime\","
+				   "\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+				   "\"dur\":4,\"args\":{\"correlation\":%d}},{\"ph\":\"X\",\"cat\":"
+				   "\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":300,"
+				   "\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}}%s",
+				ops[k][0], t0 + 10 + 20 * k, ops[k][1], ops[k][2], t0 + 12 + 20 * k, c, k,
+				t0 + 20 + 302 * k, c, s == 3 && k == 2 ? "" : ",");
+		}
+	}
+	fputs("]}", f);
+	fclose(f);
+	diagnose_path(path, &x);
+	check_invariants(&x, "gpu-bound fusion");
+	fd_ = finding(&x, "gpu-bound", NULL);
+	assert_non_null(fd_);
+	assert_int_equal(td_finding_get(fd_, "fused_chain_ns"), 4 * (900000 - keep));
+	snprintf(want, sizeof(want), "a memory-bound chain of 3 ops, aten::add to aten::mul: 900.0 us");
+	assert_true(where_has(fd_, want));
+	assert_true(where_has(fd_, "450.0 us back at the bandwidth it achieved"));
+	assert_non_null(strstr(plain(fd_->fix), "fuse them with torch.compile(model)"));
+	done(&x);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_capture_is_startup),
 		cmocka_unit_test(test_sync_copy_wording),
 		cmocka_unit_test(test_gpu_bound_roofline),
+		cmocka_unit_test(test_gpu_bound_fusion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
