@@ -213,6 +213,26 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 	nvtx_steps(a);
 }
 
+/* a->peaks: the table's for the device with the most GPU ops (the first with properties
+ * when none ran any), then --peaks over them */
+static void find_peaks(struct td_analysis *a)
+{
+	const struct td_device *best = NULL;
+	struct td_error err;
+	size_t i;
+
+	for (i = 0; i < a->t->devices.len; i++) {
+		const struct td_device *d = &TD_VEC_AT(&a->t->devices, struct td_device, i);
+		if (d->has_props && (!best || d->ops > best->ops))
+			best = d;
+	}
+	td_peaks_from_row(best ? td_peaks_find(td_trace_name(a->t, best->name), best->cc_major,
+					       best->cc_minor, best->num_sms, best->total_mem)
+			  : NULL, &a->peaks);
+	if (a->cfg->peaks_json) /* checked when read: cannot fail */
+		(void)td_peaks_parse(a->cfg->peaks_json, &a->peaks, &err);
+}
+
 void td_analysis_finish(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -220,6 +240,7 @@ void td_analysis_finish(struct td_analysis *a)
 
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
 	td_context_derive(t, &a->ctx);
+	find_peaks(a);
 	a->training = a->ctx.run == TD_RUN_TRAINING;
 	a->serving = !a->training && a->ctx.engine != TD_ENGINE_NONE;
 	find_steps(a);

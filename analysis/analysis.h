@@ -25,6 +25,7 @@
 #include "parser/trace.h"
 #include "analysis/names.h"
 #include "config/params.h"
+#include "config/peaks.h"
 
 enum td_cause {
 	CAUSE_DATALOADER, /* inside enumerate(DataLoader)#... */
@@ -143,6 +144,8 @@ struct td_analysis {
 	int training;               /* backward or optimizer names: a training step */
 	int serving;                /* an inference server (vLLM, SGLang frames), no training */
 	struct td_context ctx;      /* what the run is (fixes/context.h) */
+	struct td_peaks peaks;      /* the roof of the device with the most GPU ops
+				     * (config/peaks.h), the config's --peaks over it */
 	int has_steps;
 	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;

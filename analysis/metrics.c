@@ -15,6 +15,7 @@
 #include "common/fmt.h"
 #include "analysis/analysis.h"
 #include "analysis/finding.h"
+#include "analysis/roofline.h"
 
 static const struct {
 	const char *id;
@@ -24,6 +25,7 @@ static const struct {
 	{"step_time_p90_ns", MK_TIME},
 	{"decode_step_time_median_ns", MK_TIME}, /* a serving run's decode iterations */
 	{"gpu_busy_fraction", MK_FRACTION},
+	{"mfu_fraction", MK_FRACTION}, /* analysis/roofline.h: with FLOPs and the device's peaks */
 	{"idle_ns_per_step", MK_TIME},
 	{"idle_dataloader_ns_per_step", MK_TIME},
 	{"idle_warmup_ns_per_step", MK_TIME},
@@ -212,7 +214,11 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 	}
 	if (a->ndev) {
 		char id[64];
+		struct td_mfu mfu;
 		set(out, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0);
+		td_an_mfu(a, &mfu);
+		if (!isnan(mfu.mfu))
+			set(out, "mfu_fraction", mfu.mfu > 1 ? 1 : mfu.mfu);
 		set(out, "idle_ns_per_step", (double)idle / per);
 		for (c = 0; c < CAUSE_COUNT; c++) {
 			snprintf(id, sizeof(id), "idle_%s_ns_per_step", td_cause_id((enum td_cause)c));
@@ -428,8 +434,8 @@ static void describe(struct td_check *c, const struct td_metrics *cur)
 			 "(allowed %s)", id, b, unit(cur), c->rule);
 	else
 	{
-		const char *u = strcmp(id, "gpu_busy_fraction") && strncmp(id, "step_", 5) ? unit(cur)
-			: "";
+		const char *u = strcmp(id, "gpu_busy_fraction") && strcmp(id, "mfu_fraction") &&
+			strncmp(id, "step_", 5) ? unit(cur) : "";
 		snprintf(c->message, sizeof(c->message), "%s %s from %s to %s%s%s (%+.1f%%; allowed %s)",
 			 id, c->cur > c->base ? "rose" : c->cur < c->base ? "fell" : "stayed", bb, b,
 			 *u ? " " : "", u, c->base ? 100 * (c->cur - c->base) / c->base : 0.0, c->rule);
@@ -485,7 +491,8 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 				}
 			if (c->verdict == V_SKIP)
 				continue;
-			if (!comparable && strcmp(m->id, "gpu_busy_fraction") && strncmp(m->id, "step_", 5)) {
+			if (!comparable && strcmp(m->id, "gpu_busy_fraction") &&
+			    strcmp(m->id, "mfu_fraction") && strncmp(m->id, "step_", 5)) {
 				c->verdict = V_SKIP;
 				snprintf(c->rule, sizeof(c->rule), "steps in one trace only");
 				snprintf(c->message, sizeof(c->message), "%s is not judged: %s has steps and "
@@ -567,6 +574,7 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 			 g->max_decode_step_time_ns < 0 ? -1 : (double)g->max_decode_step_time_ns, 0},
 			{"max_idle_fraction", "gpu_busy_fraction", "GPU idle",
 			 g->max_idle_fraction < 0 ? -1 : 1 - g->max_idle_fraction, 1},
+			{"min_mfu", "mfu_fraction", "MFU", g->min_mfu, 1},
 		};
 		for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
 			const struct td_metric *m = td_metrics_get(cur, budgets[i].metric);
@@ -590,7 +598,9 @@ size_t td_gate_compare(const struct td_metrics *base, const struct td_metrics *c
 					 "%s", budgets[i].name,
 					 budgets[i].metric[0] == 'd' ? "decode iterations"
 					 : budgets[i].metric[0] == 's' && budgets[i].metric[1] == 't'
-					 ? "steps" : "GPU activity");
+					 ? "steps" : budgets[i].metric[0] == 'm' ? "FLOPs against a known peak "
+					 "(record_shapes=True and a device of docs/roofline.md, or --peaks)"
+					 : "GPU activity");
 			} else if (per_step && !cur->steps) {
 				c->verdict = V_SKIP;
 				snprintf(c->message, sizeof(c->message), "%s is not judged: the trace has no "

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/vec.h"
 #include "config/params.h"
+#include "config/peaks.h"
 
 struct td_pattern_set; /* compiled patterns of one kind */
 
@@ -49,6 +50,7 @@ struct td_gate_config {
 	int64_t max_step_time_ns;
 	int64_t max_decode_step_time_ns; /* a serving run's median decode iteration */
 	double max_idle_fraction;
+	double min_mfu;              /* model FLOPs utilization (analysis/roofline.h) */
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
 };
 
@@ -59,6 +61,8 @@ struct td_config {
 	struct td_vec suppress;      /* struct td_suppression */
 	_Atomic uint64_t pattern_limit_hits; /* matches abandoned at the match or depth limit */
 	_Atomic uint64_t patterns_disabled;  /* patterns left out after 16 of those */
+	char *peaks_json;            /* --peaks FILE's text (checked), overlaid on the table's
+				      * peaks for the trace's device; NULL none */
 };
 
 void td_config_default(struct td_config *c);

@@ -67,10 +67,25 @@ int cli_write_by(const char *outp, const char *format, const struct cli_render *
 
 #define CONFIG_DOC_MAX (16u << 20)
 
+/* path's text (a pipe, - included), read once whatever it is; NULL with the error printed */
+static char *small_doc_text(const char *path)
+{
+	struct cli_doc d;
+	char msg[1024], *json;
+
+	if (cli_doc_open(path, CONFIG_DOC_MAX, &d, msg, sizeof(msg)) != EXIT_OK ||
+	    !(json = cli_doc_text(&d, CONFIG_DOC_MAX, msg, sizeof(msg)))) {
+		cli_doc_close(&d);
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return NULL;
+	}
+	cli_doc_close(&d);
+	return json;
+}
+
 int cli_config(const char *path, struct td_config *cfg)
 {
 	struct td_error err;
-	struct cli_doc d;
 	char msg[1024], *json;
 	int rc;
 
@@ -78,14 +93,10 @@ int cli_config(const char *path, struct td_config *cfg)
 	if (!path)
 		return EXIT_OK;
 	/* read once, whatever it is (a pipe, -), and as a config whatever its keys */
-	if (cli_doc_open(path, CONFIG_DOC_MAX, &d, msg, sizeof(msg)) != EXIT_OK ||
-	    !(json = cli_doc_text(&d, CONFIG_DOC_MAX, msg, sizeof(msg)))) {
-		cli_doc_close(&d);
-		fprintf(stderr, "tracedoc: %s\n", msg);
+	if (!(json = small_doc_text(path))) {
 		td_config_free(cfg);
 		return EXIT_USAGE;
 	}
-	cli_doc_close(&d);
 	memset(&err, 0, sizeof(err));
 	rc = td_config_parse(cfg, json, &err);
 	free(json);
@@ -94,6 +105,28 @@ int cli_config(const char *path, struct td_config *cfg)
 		td_config_free(cfg);
 		return EXIT_USAGE;
 	}
+	return EXIT_OK;
+}
+
+int cli_peaks(const char *path, struct td_config *cfg)
+{
+	struct td_error err;
+	struct td_peaks p;
+	char msg[1024], *json;
+
+	if (!path)
+		return EXIT_OK;
+	if (!(json = small_doc_text(path)))
+		return EXIT_USAGE;
+	memset(&err, 0, sizeof(err));
+	memset(&p, 0, sizeof(p));
+	if (td_peaks_parse(json, &p, &err) != 0) {
+		fprintf(stderr, "tracedoc: %s: %s\n", cli_shown(path, msg, sizeof(msg)), err.msg);
+		free(json);
+		return EXIT_USAGE;
+	}
+	free(cfg->peaks_json);
+	cfg->peaks_json = json;
 	return EXIT_OK;
 }
 
@@ -109,6 +142,11 @@ int cli_start(const char *cmd, struct cli_std *s, int argc, char **argv,
 	    (rc = cli_config(s->cfgp, &s->cfg)) != EXIT_OK) {
 		cli_operands_free(&s->ops);
 		return rc ? rc : EXIT_USAGE;
+	}
+	if ((rc = cli_peaks(s->peaksp, &s->cfg)) != EXIT_OK) {
+		td_config_free(&s->cfg);
+		cli_operands_free(&s->ops);
+		return rc;
 	}
 	return EXIT_OK;
 }

@@ -55,19 +55,22 @@ int cli_write_by(const char *outp, const char *format, const struct cli_render *
 /* Fills cfg with the defaults, then path's settings when path is set; prints the error and
  * returns EXIT_USAGE when the file is wrong. */
 int cli_config(const char *path, struct td_config *cfg);
+/* A --peaks FILE (config/peaks.h) read and checked into cfg->peaks_json (nothing when path is
+ * NULL); prints the error and returns EXIT_USAGE when the file is wrong. */
+int cli_peaks(const char *path, struct td_config *cfg);
 
 /* What a command that reads its inputs into a report takes from every command line: its
  * operands, --format, --output, --config and the config read from it. Zeroed, with format
  * set to the default, before cli_start. */
 struct cli_std {
-	const char *format, *outp, *cfgp;
+	const char *format, *outp, *cfgp, *peaksp;
 	struct cli_operands ops;
 	struct td_config cfg;
 };
 /* The options of cli_std, for a cli_opt table (a command without --format lists its own). */
 #define CLI_STD_OPTS(s) \
 	{"--format", 0, &(s)->format, NULL}, {"--output", 'o', &(s)->outp, NULL}, \
-	{"--config", 0, &(s)->cfgp, NULL}
+	{"--config", 0, &(s)->cfgp, NULL}, {"--peaks", 0, &(s)->peaksp, NULL}
 
 /* The start every such command shares, in one order so that their errors come in one order:
  * argv parsed against opts with exactly `want` operands, --format checked against formats

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* tracedoc diagnose TRACE... [--format text|md|json] [-o FILE] [--config FILE] [-j N] [--job]
+/* tracedoc diagnose TRACE... [--format text|md|json] [-o FILE] [--config FILE] [--peaks FILE]
+ *                            [-j N] [--job]
  * [--color auto|always|never]: the prioritized fix report of one trace, or of a job's ranks
  * (several traces, a directory, summaries). */
 #include <errno.h>
@@ -26,12 +27,15 @@
 static void diagnose_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc diagnose TRACE... [--format text|md|json|html] [-o FILE]\n"
-		   "                         [--config FILE] [-j N] [--job] [--color auto|always|never]\n"
+		   "                         [--config FILE] [--peaks FILE] [-j N] [--job]\n"
+		   "                         [--color auto|always|never]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
 		   "          for stdin; several, a directory of them, or their summaries make a job\n"
 		   "  -j N    threads: for one trace, those that parse it (default: the cores, at\n"
 		   "          most 8); for a job, the ranks read at once (default: the cores)\n"
 		   "  --job   the job view even for one trace\n"
+		   "  --peaks the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
+		   "          compiled datasheet table (docs/roofline.md)\n"
 		   "  html    one self-contained file: timelines, idle by cause, findings, tables\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
@@ -132,14 +136,14 @@ static int job_out(int lrc, struct td_job *j, const char *format, const char *ou
 
 int cmd_diagnose(int argc, char **argv)
 {
-	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL;
+	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL, *peaksp = NULL;
 	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	static const char *const colors[] = {"auto", "always", "never", NULL};
 	int force_job = 0, rc;
 	const struct cli_opt opts[] = {
 		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
 		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL},
-		{"--job", 0, NULL, &force_job},
+		{"--job", 0, NULL, &force_job}, {"--peaks", 0, &peaksp, NULL},
 		{NULL, 0, NULL, NULL},
 	};
 	struct cli_operands ops = {0};
@@ -161,6 +165,11 @@ int cmd_diagnose(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK) {
+		cli_operands_free(&ops);
+		return rc;
+	}
+	if ((rc = cli_peaks(peaksp, &cfg)) != EXIT_OK) {
+		td_config_free(&cfg);
 		cli_operands_free(&ops);
 		return rc;
 	}

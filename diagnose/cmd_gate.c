@@ -539,9 +539,12 @@ static void gate_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc gate [--baseline BASE] CURRENT [--config FILE]\n"
 		   "                     [--format text|md|json|html] [--junit FILE] [-o FILE]\n"
+		   "                     [--peaks FILE]\n"
 		   "  BASE     a trace, a job (a directory of rank traces or summaries), or a\n"
 		   "           report saved by 'tracedoc diagnose --format json'\n"
 		   "  CURRENT  a trace, or a job\n"
+		   "  --peaks  the device's peak TFLOP/s and TB/s from a JSON file, for the MFU\n"
+		   "           (docs/roofline.md)\n"
 		   "  exit 0 pass, 1 regression or budget failure (or a partial trace, or nothing\n"
 		   "  to judge: no steps and no GPU work, every check skipped), 2 usage or config\n"
 		   "  error, 3 bad input\n");
@@ -550,12 +553,13 @@ static void gate_usage(FILE *f)
 int cmd_gate(int argc, char **argv)
 {
 	const char *basep = NULL, *curp = NULL, *format = "text", *outp = NULL, *junitp = NULL;
-	const char *cfgp = NULL;
+	const char *cfgp = NULL, *peaksp = NULL;
 	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	const struct cli_opt opts[] = {
 		{"--baseline", 0, &basep, NULL}, {"--config", 0, &cfgp, NULL},
 		{"--format", 0, &format, NULL}, {"--junit", 0, &junitp, NULL},
-		{"--output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL},
+		{"--output", 'o', &outp, NULL}, {"--peaks", 0, &peaksp, NULL},
+		{NULL, 0, NULL, NULL},
 	};
 	struct td_config cfg;
 	struct side *base = NULL, *cur;
@@ -576,6 +580,10 @@ int cmd_gate(int argc, char **argv)
 		return EXIT_USAGE;
 	if ((rc = cli_config(cfgp, &cfg)) != EXIT_OK)
 		return rc;
+	if ((rc = cli_peaks(peaksp, &cfg)) != EXIT_OK) {
+		td_config_free(&cfg);
+		return rc;
+	}
 	cur = calloc(1, sizeof(*cur));
 	if (basep) {
 		base = calloc(1, sizeof(*base));

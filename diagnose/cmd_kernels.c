@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc kernels TRACE [--sort COL] [--top N] [--window steps|all] [--format text|md|json|csv]
- *                        [--wide] [-o FILE] [--config FILE]
+ *                        [--wide] [-o FILE] [--config FILE] [--peaks FILE]
  * A row per GPU kernel, copy and memset name: time, calls, share of GPU busy, who launched it. */
 #include <stdio.h>
 #include <string.h>
@@ -15,12 +15,14 @@ static void kernels_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc kernels TRACE [--sort COL] [--top N] [--window steps|all]\n"
 		   "                        [--format text|md|json|csv] [--wide] [-o FILE]\n"
-		   "                        [--config FILE]\n"
+		   "                        [--config FILE] [--peaks FILE]\n"
 		   "  a row per GPU kernel, copy and memset name: category, calls, total, average,\n"
 		   "  min, max, share of GPU busy time, the op that launched most of them; sorted\n"
 		   "  by total time, top 15 in text and md, every row in json and csv unless --top\n"
 		   "  --window  steps (default when the trace has ProfilerStep#) or all\n"
-		   "  --wide    text: every column and whole names (C++ templates are long)\n");
+		   "  --wide    text: every column and whole names (C++ templates are long)\n"
+		   "  --peaks   the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
+		   "            compiled datasheet table (docs/roofline.md)\n");
 }
 
 static const char *const aliases[] = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all] [--group-by name|shape|stack]
  *                    [--fold-runtime] [--format text|md|json|csv] [--wide] [-o FILE]
- *                    [--config FILE]
+ *                    [--config FILE] [--peaks FILE]
  * The operator table prof.key_averages().table() prints, from a saved trace. */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +17,7 @@ static void ops_usage(FILE *f)
 	fprintf(f, "usage: tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all]\n"
 		   "                    [--group-by name|shape|stack] [--fold-runtime]\n"
 		   "                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]\n"
+		   "                    [--peaks FILE]\n"
 		   "  a row per operator, runtime call and GPU activity, as\n"
 		   "  prof.key_averages().table() prints it: self and total CPU and CUDA time,\n"
 		   "  memory (profile_memory=True), calls, FLOPs (record_shapes=True); sorted by\n"
@@ -27,7 +28,9 @@ static void ops_usage(FILE *f)
 		   "                  innermost user Python frame, with_stack=True)\n"
 		   "  --fold-runtime  no runtime-call or GPU rows: a runtime call's time stays in\n"
 		   "                  the op that made it (Self CPU then differs from PyTorch's)\n"
-		   "  --wide          text: every column and whole names (wider than 100 columns)\n");
+		   "  --wide          text: every column and whole names (wider than 100 columns)\n"
+		   "  --peaks         the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
+		   "                  compiled datasheet table (docs/roofline.md)\n");
 }
 
 /* key_averages' sort_by names */

@@ -5,6 +5,7 @@
 #include "diagnose/render.h"
 #include "sizing/whatif.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "diagnose/render_phases.h"
 #include "parser/trace.h"
 #include "analysis/metrics.h"
+#include "analysis/roofline.h"
 #include "rules/rule.h"
 
 #define WIDTH 100
@@ -392,6 +394,25 @@ static void wrap_at_9(FILE *f, const char *s)
 	out_text_wrap(f, s, 9, 9, 100);
 }
 
+/* "41.2%: 538.60 of 1307.4 TFLOP/s bf16 (AMD Instinct MI300X), 3.21 TFLOPs/step" (model
+ * FLOPs), or NULL without an MFU */
+static const char *mfu_line(const struct td_analysis *a, char *buf, size_t cap)
+{
+	struct td_mfu m;
+	int n;
+
+	td_an_mfu(a, &m);
+	if (isnan(m.mfu))
+		return NULL;
+	n = snprintf(buf, cap, "%.1f%%: %.2f of %.1f TFLOP/s %s (%s%s)", 100 * m.mfu,
+		     m.achieved_tflops, m.peak_tflops, td_dtype_name((enum td_dtype)m.dtype),
+		     a->ndev > 1 ? "all devices, " : "", a->peaks.device);
+	if (m.steps && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, ", %.3g TFLOPs/step",
+			 (double)m.flops / (double)m.steps / 1e12);
+	return buf;
+}
+
 void render_text(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
@@ -400,7 +421,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT];
 	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], lo[128];
+	char b1[32], b2[32], lo[128], mline[256];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -447,6 +468,8 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
 			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
 	}
+	if (mfu_line(a, mline, sizeof(mline)))
+		fprintf(f, "MFU      %s\n", mline);
 	render_phases_text(f, a);
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
@@ -494,7 +517,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT];
 	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], lo[128];
+	char b1[32], lo[128], mline[256];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -535,6 +558,10 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	}
 	if (!a->ndev)
 		fputs(" · no GPU activity in this trace", f);
+	if (mfu_line(a, mline, sizeof(mline))) {
+		fputs(" · MFU ", f);
+		out_md(f, mline);
+	}
 	fputs("\n\n", f);
 	render_phases_md(f, a);
 	render_findings_md_table(f, rc->r);
@@ -579,7 +606,8 @@ void render_context_line(FILE *f, const struct td_trace *t, const struct td_cont
 	fputs(end, f);
 }
 
-void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c)
+void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c,
+			 const struct td_peaks *pk)
 {
 	char line[512];
 	int k;
@@ -625,6 +653,16 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	if (pk) {
+		out_json_kstr(g, "peak_device", pk->device);
+		out_json_kmap(g, "peak_tflops");
+		for (k = 0; k < TD_DT_COUNT; k++)
+			if (pk->tflops[k] > 0)
+				out_json_kfixed(g, td_dtype_name((enum td_dtype)k), pk->tflops[k], 2);
+		yajl_gen_map_close(g);
+		out_json_kfixed(g, "peak_tbps", pk->tbps, 4);
+		out_json_kbool(g, "peaks_from_file", pk->from_file);
+	}
 	yajl_gen_map_close(g);
 }
 
@@ -649,7 +687,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "dropped_records", t->dropped_records);
 	yajl_gen_map_close(g);
-	render_context_json(g, t, &a->ctx);
+	render_context_json(g, t, &a->ctx, &a->peaks);
 	out_json_kmap(g, "window");
 	out_json_kint(g, "start_ns", ws);
 	out_json_kint(g, "end_ns", we);
@@ -665,6 +703,22 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kmap(g, "summary");
 	out_json_kfixed(g, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0, 6);
 	out_json_kint(g, "gpu_idle_ns", idle);
+	{ /* model FLOPs utilization (analysis/roofline.h), where ops have a cost */
+		struct td_mfu m;
+		td_an_mfu(a, &m);
+		if (m.flops > 0) {
+			out_json_kmap(g, "mfu");
+			out_json_kint(g, "model_flops", m.flops);
+			out_json_kint(g, "window_ns", m.window_ns);
+			out_json_kint(g, "steps", (int64_t)m.steps);
+			out_json_kstr(g, "dtype", m.dtype >= 0 ? td_dtype_name((enum td_dtype)m.dtype) : "");
+			out_json_kfixed(g, "achieved_tflops", m.achieved_tflops, 4);
+			out_json_kfixed(g, "peak_tflops", m.peak_tflops, 2);
+			if (!isnan(m.mfu))
+				out_json_kfixed(g, "mfu", m.mfu, 6);
+			yajl_gen_map_close(g);
+		}
+	}
 	out_json_karray(g, "idle_by_cause");
 	for (i = 0; i < nrows; i++) {
 		yajl_gen_map_open(g);

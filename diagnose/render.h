@@ -32,7 +32,11 @@ void render_md(FILE *f, const struct render_ctx *rc);
 void render_json(FILE *f, const struct render_ctx *rc);
 /* "context": what the run is (fixes/context.h), into an open JSON object */
 #include "fixes/context.h"
-void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c);
+#include "config/peaks.h"
+/* The report's "context"; with pk, the roof it used: peak_device, peak_tflops by dtype,
+ * peak_tbps (config/peaks.h). */
+void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_context *c,
+			 const struct td_peaks *pk);
 /* The context's line (td_context_line) after label, escaped for the format by esc, then end:
  * how the text, md and html reports state it. */
 void render_context_line(FILE *f, const struct td_trace *t, const struct td_context *c,

@@ -54,7 +54,7 @@ const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *
 	const union td_cell *x = td_table_cell(t, r, c);
 	enum td_col_type ty = t->cols[c].type;
 
-	if (ty == TC_PCT ? isnan(x->f) : ty != TC_NAME && ty != TC_TEXT && x->i == TD_CELL_NONE)
+	if (TD_COL_IS_F(ty) ? isnan(x->f) : ty != TC_NAME && ty != TC_TEXT && x->i == TD_CELL_NONE)
 		return "--";
 	switch (ty) {
 	case TC_NS:
@@ -67,6 +67,9 @@ const char *table_cell_text(const struct td_table *t, size_t r, size_t c, char *
 		return buf;
 	case TC_PCT:
 		snprintf(buf, cap, "%.2f%%", 100.0 * x->f);
+		return buf;
+	case TC_REAL:
+		snprintf(buf, cap, "%.*f", t->cols[c].scale, x->f);
 		return buf;
 	case TC_COUNT:
 		snprintf(buf, cap, "%lld", (long long)x->i);
@@ -395,7 +398,7 @@ void render_table_csv(FILE *f, const struct td_table *t, const struct table_view
 				fputc(',', f);
 			if (text_col(t->cols[c].type))
 				csv_field(f, td_table_text(t, x->s));
-			else if (t->cols[c].type == TC_PCT) {
+			else if (TD_COL_IS_F(t->cols[c].type)) {
 				if (!isnan(x->f))
 					fprintf(f, "%.6f", x->f);
 			} else if (x->i != TD_CELL_NONE)
@@ -415,13 +418,13 @@ void render_table_rows_json(yajl_gen g, const struct td_table *t, size_t n)
 		yajl_gen_map_open(g);
 		for (c = 0; c < t->ncols; c++) {
 			const union td_cell *x = td_table_cell(t, r, c);
-			if (t->cols[c].type == TC_PCT ? isnan(x->f) : text_col(t->cols[c].type)
+			if (TD_COL_IS_F(t->cols[c].type) ? isnan(x->f) : text_col(t->cols[c].type)
 			    ? x->s == 0 : x->i == TD_CELL_NONE)
 				continue; /* the trace cannot give it */
 			out_json_key(g, t->cols[c].id);
 			if (text_col(t->cols[c].type))
 				out_json_str(g, td_table_text(t, x->s));
-			else if (t->cols[c].type == TC_PCT)
+			else if (TD_COL_IS_F(t->cols[c].type))
 				out_json_fixed(g, x->f, 6);
 			else
 				out_json_int(g, x->i);

@@ -27,6 +27,10 @@ int table_cmd_load(struct table_cmd *c, const char *cmd, const char *path)
 	c->window_all = c->window && !strcmp(c->window, "all");
 	if ((rc = cli_config(c->cfgp, &c->cfg)) != EXIT_OK)
 		return rc;
+	if ((rc = cli_peaks(c->peaksp, &c->cfg)) != EXIT_OK) {
+		td_config_free(&c->cfg);
+		return rc;
+	}
 	td_trace_init(&c->t);
 	if ((rc = cli_load(path, &c->t)) != EXIT_OK) {
 		td_trace_free(&c->t);

@@ -14,7 +14,7 @@
 #include "tables/table.h"
 
 struct table_cmd {
-	const char *format, *outp, *cfgp, *sort, *top, *window;
+	const char *format, *outp, *cfgp, *sort, *top, *window, *peaksp;
 	int wide;
 	size_t top_n;              /* parsed: 0 all */
 	int window_all;
@@ -29,7 +29,7 @@ struct table_cmd {
 	{"--format", 0, &(c)->format, NULL}, {"--output", 'o', &(c)->outp, NULL}, \
 	{"--config", 0, &(c)->cfgp, NULL}, {"--sort", 0, &(c)->sort, NULL}, \
 	{"--top", 0, &(c)->top, NULL}, {"--window", 0, &(c)->window, NULL}, \
-	{"--wide", 0, NULL, &(c)->wide}
+	{"--wide", 0, NULL, &(c)->wide}, {"--peaks", 0, &(c)->peaksp, NULL}
 
 void table_cmd_init(struct table_cmd *c);
 /* Checks the shared options and loads, analyses path. Returns EXIT_OK or the exit code (the

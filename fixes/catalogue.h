@@ -58,6 +58,8 @@ enum td_mech {
 	TD_FIX_LAYOUT,          /* NCHW <-> NHWC transposes (%s: their time) */
 	TD_FIX_ELEMENTWISE,     /* small elementwise kernels (%s: "158 ... take 809.6 us") */
 	TD_FIX_SOFTMAX,         /* an eager softmax in attention (%s: its time) */
+	TD_FIX_GEMM_ALIGN,      /* GEMMs / convolutions whose dims do not fill the tensor cores'
+				 * tiles (%s: "aten::mm: 12 of 36 calls") */
 	/* a job's, across its ranks (many ranks always; %s: the rank, "rank 3") */
 	TD_FIX_STRAGGLER_BEFORE, /* the straggler's step begins late: the cause comes before it */
 	TD_FIX_STRAGGLER_COMPUTE, /* ... its GPU computes longer before the collectives */

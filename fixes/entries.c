@@ -538,5 +538,8 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_SOFTMAX, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 "An eager softmax takes %s: use torch.nn.functional.scaled_dot_product_attention(q, k, v), "
 	 "which fuses attention into one kernel."},
+	{TD_FIX_GEMM_ALIGN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0, "Matrix multiplies with dims the tensor "
+	 "cores' tiles do not divide (%s): pad hidden, vocabulary and batch x sequence sizes to "
+	 "multiples of 8 for 16-bit types (16 for fp8, 4 for TF32), better 64, to fill every tile."},
 };
 const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);

@@ -234,9 +234,12 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 								   e->types.len) : 0;
 			a.stack = e->call_stack.set ? td_builder_intern(b, strs + e->call_stack.off,
 									e->call_stack.len) : 0;
-			/* scalars vary op by op: kept only where FLOPs need them (tables/flops.h) */
-			a.concrete = e->concrete.set && e->name.len == 12 &&
-				!memcmp(strs + e->name.off, "aten::conv2d", 12)
+			/* scalars vary op by op: kept only where FLOPs need them (analysis/flops.h,
+			 * analysis/roofline.h): a convolution's stride, padding, dilation and
+			 * output mask (aten::conv2d, aten::convolution_backward, aten::_convolution) */
+			a.concrete = e->concrete.set && e->name.len >= 10 &&
+				(!memcmp(strs + e->name.off, "aten::conv", 10) ||
+				 (e->name.len >= 12 && !memcmp(strs + e->name.off, "aten::_conv", 11)))
 				? td_builder_intern(b, strs + e->concrete.off, e->concrete.len) : 0;
 			ev->args = args_id(b, &a);
 		}

@@ -13,6 +13,11 @@
  * holds the step - where the host or the launch queue holds it instead, less, and nothing at
  * all makes it a note off the critical path. Graded at most medium (what a change pays depends
  * on the model's numerics); without a named change it is advice, kept without a time figure.
+ * Where the ops have shapes and the device its peaks (analysis/roofline.h), it names the ops
+ * that lose the most time against their roof, each with its dtype, bound and share of the
+ * roof, and what moves the first: TF32 / bf16 for an FP32 GEMM, dims that fill the tensor
+ * cores' tiles, fusion for memory-bound ops (advice: not replayed); and it fuses
+ * memory-bound chains sized by their bytes (fuse_chains: replayed, docs/accounting.md).
  * Its fix ends with the Nsight Compute command for the top kernel, the next step of the
  * profiling workflow. */
 #include <stdio.h>
@@ -21,9 +26,11 @@
 
 #include "common/alloc.h"
 #include "common/fmt.h"
+#include "common/sat.h"
 #include "common/sort.h"
 #include "analysis/intervals.h"
 #include "analysis/names.h"
+#include "analysis/roofline.h"
 #include "fixes/catalogue.h"
 #include "rules/rule.h"
 #include "sizing/whatif.h"
@@ -88,6 +95,192 @@ static void replay_edits(struct td_analysis *a, struct td_finding *f,
 	free(cat);
 }
 
+/* "where" lines: each op that loses the most against its roof */
+static void roof_where(const struct td_analysis *a, struct td_finding *f,
+		       const struct td_roof_op *ro, size_t n)
+{
+	char mk[600], b1[32], b2[32], mis[96];
+	int64_t lost = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		mis[0] = 0;
+		if (ro[i].misaligned && ro[i].roof.bound == TD_BOUND_COMPUTE)
+			snprintf(mis, sizeof(mis), "; %llu of %llu calls with dims off the tensor "
+				 "cores' tiles", (unsigned long long)ro[i].misaligned,
+				 (unsigned long long)ro[i].calls);
+		td_finding_where(f, "%s (%s %s, %s-bound): %s at %.0f%% of its roof, %s lost against "
+				 "it%s", td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)),
+				 td_dtype_name((enum td_dtype)(ro[i].dtype < 0 ? TD_DT_FP32 : ro[i].dtype)),
+				 td_op_class_name(ro[i].cls), td_bound_name(ro[i].roof.bound),
+				 td_fmt_dur(b1, sizeof(b1), ro[i].ns), 100 * ro[i].roof.pct,
+				 td_fmt_dur(b2, sizeof(b2), ro[i].lost_ns), mis);
+		lost += ro[i].lost_ns;
+	}
+	if (n)
+		td_finding_value(f, "roof_lost_ns", lost);
+}
+
+/* The fix sentence for what moves the op that loses the most against its roof, appended to
+ * buf; returns its length. An FP32 GEMM's is the category's below when that one is named. */
+static size_t roof_fix(const struct td_analysis *a, const struct td_roof_op *ro, size_t n,
+		       const int64_t *cat_ns, int ampere, int64_t fused_ns, char *buf, size_t cap)
+{
+	const struct td_roof_op *top = n ? &ro[0] : NULL;
+	char arg[400], mk[300], b1[32];
+	int gemm = top && (top->cls == TD_OPC_GEMM || top->cls == TD_OPC_CONV);
+	enum td_mech mech;
+	size_t i, o = 0;
+	int len;
+
+	if (gemm && top->roof.bound == TD_BOUND_COMPUTE && top->misaligned * 2 >= top->calls) {
+		snprintf(arg, sizeof(arg), "%s: %llu of %llu calls",
+			 td_mark(mk, sizeof(mk), td_trace_name(a->t, top->name)),
+			 (unsigned long long)top->misaligned, (unsigned long long)top->calls);
+		mech = TD_FIX_GEMM_ALIGN;
+	} else if (gemm && (top->dtype == TD_DT_FP32 || top->dtype < 0) && !cat_ns[K_FP32_MM] &&
+		   (a->peaks.tflops[TD_DT_TF32] > 0 || a->peaks.tflops[TD_DT_FP16] > 0)) {
+		td_fmt_dur(arg, sizeof(arg), top->ns);
+		mech = ampere || a->peaks.tflops[TD_DT_TF32] > 0 ? TD_FIX_FP32_MM_BF16
+								 : TD_FIX_FP32_MM_FP16;
+	} else if (fused_ns) { /* the chains fused, sized above */
+		snprintf(arg, sizeof(arg), "Memory-bound chains of ops write and read their "
+			 "intermediates again: fused, they move only their inputs and outputs, %s less",
+			 td_fmt_dur(b1, sizeof(b1), fused_ns));
+		mech = TD_FIX_ELEMENTWISE;
+	} else if (top && !gemm && top->roof.bound == TD_BOUND_MEMORY &&
+		   top->cls != TD_OPC_ATTENTION && !cat_ns[K_ELEMENTWISE]) {
+		int64_t lost = 0;
+		o = (size_t)snprintf(arg, sizeof(arg), "Memory-bound ops ");
+		for (i = 0; i < n; i++) /* the memory-bound ones among those named */
+			if (ro[i].roof.bound == TD_BOUND_MEMORY && ro[i].cls != TD_OPC_GEMM &&
+			    ro[i].cls != TD_OPC_CONV && ro[i].cls != TD_OPC_ATTENTION) {
+				len = snprintf(arg + o, sizeof(arg) - o, "%s%s", o > 17 ? ", " : "",
+					       td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)));
+				o = len > 0 && (size_t)len < sizeof(arg) - o ? o + (size_t)len : o;
+				lost += ro[i].lost_ns;
+			}
+		snprintf(arg + o, sizeof(arg) - o, " lose %s against the bandwidth, each reading "
+			 "and writing its tensors again", td_fmt_dur(b1, sizeof(b1), lost));
+		mech = TD_FIX_ELEMENTWISE; /* "...: fuse them with torch.compile(model)." */
+	} else {
+		return 0;
+	}
+	td_fix_text(&a->ctx, mech, -1, arg, buf, cap);
+	o = strlen(buf);
+	if (o + 1 < cap) {
+		buf[o++] = ' ';
+		buf[o] = 0;
+	}
+	return o;
+}
+
+/* Memory-bound chains fused, sized by bytes: consecutive kernels on a stream whose ops are
+ * memory-bound (norm, softmax, elementwise, copy: their intensity under the device's ridge),
+ * each reading first what the one before wrote (as many elements) and starting within
+ * CHAIN_GAP_NS of its end (one region's work, queued together). Fused, the chain moves its
+ * bytes less each intermediate written and read again, at the bandwidth the chain achieved:
+ * its kernels keep bytes_fused / bytes of their time, back to back with one launch (TD_RP_FUSE
+ * over the chain, TD_RP_FREE on each kernel). Returns the GPU time removed; where the largest
+ * chain's figures, its ops and the bytes, go to *where_buf. */
+#define CHAIN_GAP_NS 10000
+
+static int64_t fuse_chains(struct td_analysis *a, struct td_finding *f,
+			   const struct td_dev_analysis *dv, char *where_buf, size_t cap)
+{
+	const struct td_trace *t = a->t;
+	struct td_cost_finder cf;
+	struct td_dev_events it;
+	double ridge = a->peaks.tflops[TD_DT_FP32] > 0 && a->peaks.tbps > 0
+		? a->peaks.tflops[TD_DT_FP32] / a->peaks.tbps : 0;
+	int64_t saved = 0, best = 0;
+	uint32_t e, track = TD_NONE, first = TD_NONE, prev_op = UINT32_MAX, last = TD_NONE;
+	uint32_t first_op = UINT32_MAX;
+	int64_t bytes = 0, fused = 0, ns = 0;
+	size_t len = 0;
+
+	if (a->peaks.tbps <= 0)
+		return 0;
+	td_cost_finder_init(&cf, t);
+	for (td_dev_events_begin(&it, t, dv->device);; ) {
+		int more = td_dev_events_next(&it, &e);
+		const struct td_event *ev = more ? td_trace_ev(t, e) : NULL;
+		uint32_t l, op = UINT32_MAX, tr = more ? td_dev_events_track(&it) : TD_NONE;
+		const struct td_op_cost *c = NULL;
+		if (more && ev->kind == TD_K_KERNEL && ev->ts >= dv->win_start &&
+		    ev->ts < dv->win_end && (l = td_trace_launch(t, e)) != TD_NONE &&
+		    (op = td_cost_find(&cf, t, l)) != UINT32_MAX) {
+			c = &cf.cost[op];
+			if (c->out_bytes <= 0 || c->cls == TD_OPC_GEMM || c->cls == TD_OPC_CONV ||
+			    c->cls == TD_OPC_ATTENTION || c->cls == TD_OPC_REDUCTION ||
+			    (double)c->flops > ridge * (double)c->bytes)
+				c = NULL; /* not memory-bound */
+		}
+		/* the chain goes on: the same stream, the next op, reading what the last wrote */
+		if (c && tr == track && op != prev_op && len &&
+		    c->in_elems == cf.cost[prev_op].out_elems &&
+		    ev->ts - td_ev_end(td_trace_ev(t, last)) <= CHAIN_GAP_NS) {
+			bytes = td_sat_add(bytes, c->bytes);
+			fused = td_sat_sub(td_sat_add(fused, c->bytes),
+					   td_sat_mul(2, cf.cost[prev_op].out_bytes));
+			ns += td_ev_dur(ev);
+			len++;
+			prev_op = op;
+			last = e;
+			continue;
+		}
+		if (c && tr == track && op == prev_op && len &&
+		    ev->ts - td_ev_end(td_trace_ev(t, last)) <= CHAIN_GAP_NS) { /* its next kernel */
+			ns += td_ev_dur(ev);
+			last = e;
+			continue;
+		}
+		if (len >= 2 && fused > 0 && fused < bytes) { /* a chain ends: fuse it */
+			int64_t keep = (int64_t)((double)ns * (double)fused / (double)bytes);
+			uint32_t k;
+			saved += ns - keep;
+			if (ns - keep > best) {
+				char b1[32], b2[32], b3[32], b4[32], m1[300], m2[300];
+				best = ns - keep;
+				snprintf(where_buf, cap, "a memory-bound chain of %zu ops, %s to %s: %s "
+					 "moving %s, fused %s: %s back at the bandwidth it achieved", len,
+					 td_mark(m1, sizeof(m1), td_trace_name(t, td_trace_ev(t,
+						 cf.ev[first_op])->name)),
+					 td_mark(m2, sizeof(m2), td_trace_name(t, td_trace_ev(t,
+						 cf.ev[prev_op])->name)),
+					 td_fmt_dur(b1, sizeof(b1), ns), td_fmt_bytes(b2, sizeof(b2),
+					 (double)bytes), td_fmt_bytes(b3, sizeof(b3), (double)fused),
+					 td_fmt_dur(b4, sizeof(b4), ns - keep));
+			}
+			if (td_an_whatif(a)) {
+				struct td_rp_edit ed = {TD_RP_FUSE, track, td_trace_ev(t, first)->ts,
+							td_trace_ev(t, last)->ts + 1, 0, 0};
+				td_finding_edit(f, &ed);
+				for (k = first; k <= last; k++) {
+					const struct td_event *x = td_trace_ev(t, k);
+					if (x->kind != TD_K_KERNEL)
+						continue;
+					ed = (struct td_rp_edit){TD_RP_FREE, track, x->ts, x->ts + 1,
+								 (int64_t)((double)td_ev_dur(x) *
+									   (double)fused / (double)bytes), 0};
+					td_finding_edit(f, &ed);
+				}
+			}
+		}
+		if (!more)
+			break;
+		/* a chain may start here */
+		len = c ? 1 : 0;
+		track = tr;
+		first = last = e;
+		prev_op = first_op = op;
+		bytes = fused = c ? c->bytes : 0;
+		ns = c ? td_ev_dur(ev) : 0;
+	}
+	td_cost_finder_free(&cf);
+	return saved;
+}
+
 static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int64_t outside)
 {
 	const struct td_trace *t = a->t;
@@ -101,7 +294,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	uint8_t *kc;
 	int tc, ampere;
 	struct td_finding *f;
-	char b1[32], b2[32], mk[600];
+	char b1[32], b2[32], mk[600], roofline[800] = "", fused_where[400] = "";
+	int64_t fused_ns = 0;
+	struct td_roof_op *ro = NULL;
+	size_t nro = 0, nlost = 0;
 
 	props = td_trace_find_device(t, dv->device);
 	tc = props && props->has_props && props->cc_major >= 7 && !t->rocm;
@@ -131,6 +327,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	save = cat_ns[K_FP32_MM] / 2 + cat_ns[K_LAYOUT] + cat_ns[K_ELEMENTWISE] / 2 +
 	       cat_ns[K_SOFTMAX] / 2;
 	f = td_report_add(r, "gpu-bound", dv->device);
+	/* memory-bound chains fused, sized by bytes, where no named change covers them */
+	if (!cat_ns[K_ELEMENTWISE] && !cat_ns[K_SOFTMAX])
+		fused_ns = fuse_chains(a, f, dv, fused_where, sizeof(fused_where));
+	save += fused_ns;
 	f->busy_ns = save;
 	f->count = m;
 	f->max_severity = SEV_MEDIUM; /* how much a change pays depends on the model's numerics */
@@ -141,12 +341,22 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	td_finding_value(f, "layout_ns", cat_ns[K_LAYOUT]);
 	td_finding_value(f, "elementwise_ns", cat_ns[K_ELEMENTWISE]);
 	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
+	if (fused_ns)
+		td_finding_value(f, "fused_chain_ns", fused_ns);
+	/* the ops that lose the most against their roof: 1% of the compute or more, three */
+	nro = td_an_roof_ops(a, d, &ro);
+	while (nlost < nro && nlost < 3 && ro[nlost].lost_ns > 0 && ro[nlost].lost_ns * 100 >= busy)
+		nlost++;
+	if (nlost)
+		snprintf(roofline, sizeof(roofline), "; %s loses the most against its roof (%.0f%% "
+			 "of it)", td_mark(mk, sizeof(mk), td_trace_name(t, ro[0].name)),
+			 100 * ro[0].roof.pct);
 	td_finding_title(f, "GPU %d is busy computing %.0f%% of the window (%s of %s%s)%s",
 			 dv->device, 100.0 * (double)busy / (double)window,
 			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
 			 outside ? " left once the start-up and untraced waits above are out" : "",
 			 save ? ": faster kernels are the lever, where the GPU holds the step"
-			      : "; nothing in their names points to a known change");
+			 : nlost ? roofline : "; nothing in their names points to a known change");
 	if (save)
 		replay_edits(a, f, dv, k, kc, m, cat_ns);
 	{ /* per change, its biggest kernel */
@@ -169,6 +379,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 				 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)),
 				 td_fmt_dur(b1, sizeof(b1), k[i].ns), (unsigned long long)k[i].calls,
 				 100.0 * (double)k[i].ns / (double)busy);
+	roof_where(a, f, ro, nlost);
+	if (fused_ns)
+		td_finding_where(f, "%s", fused_where);
 	{
 		char fix[2400], re[200];
 		size_t o = 0;
@@ -180,6 +393,8 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 		} part[] = {{K_FP32_MM, TD_FIX_FP32_MM_BF16}, {K_LAYOUT, TD_FIX_LAYOUT},
 			    {K_ELEMENTWISE, TD_FIX_ELEMENTWISE}, {K_SOFTMAX, TD_FIX_SOFTMAX}};
 		char one[1200], arg[96];
+		if (nlost || fused_ns) /* what moves the op that loses the most */
+			o += roof_fix(a, ro, nlost, cat_ns, ampere, fused_ns, fix, sizeof(fix));
 		for (j = 0; j < sizeof(part) / sizeof(part[0]) && o < sizeof(fix); j++) {
 			int c = part[j].cat;
 			if (!cat_ns[c])
@@ -211,6 +426,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	}
 	free(k);
 	free(kc);
+	free(ro);
 }
 
 static void run(struct td_analysis *a, struct td_report *r)

@@ -10,6 +10,7 @@
 #include "common/fmt.h"
 #include "common/sort.h"
 #include "analysis/names.h"
+#include "analysis/roofline.h"
 #include "tables/groups.h"
 #include "tables/ops.h"
 
@@ -41,6 +42,9 @@ struct kacc {
 	int32_t regs, smem;        /* the most over its calls, -1 none */
 	int64_t occ_sum;           /* est. achieved occupancy % x 100, over occ_n calls */
 	uint64_t occ_n;
+	double cost_flops, cost_bytes; /* the share of its ops' costs (analysis/roofline.h) */
+	int64_t cost_ns;           /* the time of the calls with one */
+	int cost_dtype;
 };
 
 /* The most frequent value of b per row r (a, b as td_groups keys), its count in *best */
@@ -77,6 +81,47 @@ static void modes_free(struct modes *m)
 	free(m->val);
 	free(m->n);
 }
+
+/* The roofline's share of a kernel: the nearest op around its launch that the model has a
+ * cost for (analysis/roofline.h) splits that cost over the kernels it launched, by their time. */
+struct kcost {
+	uint32_t row, op;          /* the kernel's row, its op's cost in the finder */
+	int64_t d;
+};
+struct costs {
+	struct td_cost_finder f;
+	int64_t *kns;              /* per cost: its kernels' time in the window */
+	size_t kns_cap;
+	struct kcost *k;
+	size_t nk, kcap;
+};
+
+static void cost_add(struct costs *c, const struct td_trace *t, uint32_t row, uint32_t launch,
+		     int64_t d)
+{
+	uint32_t op = td_cost_find(&c->f, t, launch);
+
+	if (op == UINT32_MAX)
+		return;
+	if (op >= c->kns_cap) {
+		size_t old = c->kns_cap;
+		c->kns_cap = c->f.cap;
+		c->kns = td_realloc(c->kns, c->kns_cap * sizeof(*c->kns));
+		memset(c->kns + old, 0, (c->kns_cap - old) * sizeof(*c->kns));
+	}
+	if (c->nk == c->kcap) {
+		c->kcap = c->kcap ? 2 * c->kcap : 256;
+		c->k = td_realloc(c->k, c->kcap * sizeof(*c->k));
+	}
+	c->k[c->nk++] = (struct kcost){row, op, d};
+	c->kns[op] += d;
+}
+
+static const struct td_col roof_cols[] = { /* docs/roofline.md */
+	{"achieved_tflops", "TFLOP/s", TC_REAL, 0, 2}, {"achieved_tbps", "TB/s", TC_REAL, 0, 3},
+	{"intensity", "FLOP/B", TC_REAL, 0, 1},        {"bound", "Bound", TC_TEXT, 0, 0},
+	{"pct_of_roofline", "% of roof", TC_PCT, 0, 0},
+};
 
 struct kdur {
 	uint32_t row;
@@ -116,6 +161,8 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	uint32_t e;
 	int64_t from, to, busy = 0;
 	const char *wname = td_table_window(a, window_all, &from, &to);
+	struct costs cs;
+	int roof = a->peaks.tbps > 0, any_cost = 0;
 
 	for (i = 0; i < t->devices.len; i++) /* a duration per GPU op: as many as the devices' */
 		nd += TD_VEC_AT(&t->devices, struct td_device, i).ops;
@@ -126,6 +173,9 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	memset(&streams, 0, sizeof(streams));
 	memset(&grids, 0, sizeof(grids));
 	memset(&blocks, 0, sizeof(blocks));
+	memset(&cs, 0, sizeof(cs));
+	if (roof)
+		td_cost_finder_init(&cs.f, t);
 	td_table_init(out, "tracedoc.kernels/1", td_kernel_cols, td_kernel_ncols);
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
@@ -145,6 +195,7 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			acc[r].kind = ev->kind;
 			acc[r].min = d;
 			acc[r].regs = acc[r].smem = -1;
+			acc[r].cost_dtype = -1;
 		}
 		durs[nd].row = r;
 		durs[nd++].d = d;
@@ -176,6 +227,8 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
 		if (op == TD_NONE)
 			continue;
+		if (roof && ev->kind == TD_K_KERNEL)
+			cost_add(&cs, t, r, op, d);
 		p = td_group(&pairs, r, td_trace_ev(t, op)->name, &added);
 		if (added) {
 			if (p == pcap) {
@@ -215,6 +268,22 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			acc[blocks.row[i]].block_calls = blocks.n[i];
 			acc[blocks.row[i]].block = blocks.val[i];
 		}
+	for (i = 0; i < cs.nk; i++) { /* each kernel's share of its op's cost, by its time */
+		const struct kcost *k = &cs.k[i];
+		const struct td_op_cost *o = &cs.f.cost[k->op];
+		struct kacc *x = &acc[k->row];
+		double share = cs.kns[k->op] > 0 ? (double)k->d / (double)cs.kns[k->op] : 0;
+		x->cost_flops += (double)o->flops * share;
+		x->cost_bytes += (double)o->bytes * share;
+		x->cost_ns += k->d;
+		if (x->cost_dtype < 0)
+			x->cost_dtype = o->dtype;
+		any_cost |= k->d > 0;
+	}
+	if (any_cost) { /* the roofline's columns */
+		memcpy(out->own + out->ncols, roof_cols, sizeof(roof_cols));
+		out->ncols += sizeof(roof_cols) / sizeof(roof_cols[0]);
+	}
 	sort_kdur(durs, nd);
 	for (i = 0; i < t->devices.len; i++) { /* every device's busy time in the window */
 		struct td_interval *iv;
@@ -260,6 +329,17 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 		row[c++].s = x->top_op ? td_table_name(out, td_trace_name(t, x->top_op))
 				       : td_table_str(out, "");
 		row[c++].i = (int64_t)x->top_calls;
+		if (any_cost) {
+			struct td_roof rf;
+			int has = x->cost_ns > 0;
+			int64_t fl = (int64_t)llround(x->cost_flops), by = (int64_t)llround(x->cost_bytes);
+			td_roof_eval(&a->peaks, x->cost_dtype, fl, by, x->cost_ns, &rf);
+			row[c++].f = has && fl > 0 ? rf.tflops : NAN;
+			row[c++].f = has && by > 0 ? rf.tbps : NAN;
+			row[c++].f = has && by > 0 ? rf.intensity : NAN;
+			row[c++].s = has && rf.bound ? td_table_str(out, td_bound_name(rf.bound)) : 0;
+			row[c++].f = has ? rf.pct : NAN;
+		}
 		j += x->calls;
 	}
 	td_table_meta_str(out, "window", wname);
@@ -273,6 +353,10 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	modes_free(&blocks);
 	free(durs);
 	free(acc);
+	if (roof)
+		td_cost_finder_free(&cs.f);
+	free(cs.kns);
+	free(cs.k);
 	free(pair_calls);
 	free(pair_kernel);
 	free(pair_op);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "tables/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 #include "common/sat.h"
 #include "common/sort.h"
 #include "analysis/names.h"
-#include "tables/flops.h"
+#include "analysis/flops.h"
+#include "analysis/roofline.h"
 #include "tables/groups.h"
 
 const char *td_table_window(const struct td_analysis *a, int window_all, int64_t *from,
@@ -59,6 +61,11 @@ struct acc {
 	int64_t self_cpu, cpu_total, self_cuda, cuda_total;
 	int64_t mem[2], self_mem[2]; /* [0] host, [1] device */
 	int64_t flops;             /* -1: no call with a formula */
+	int64_t cost_flops, cost_bytes; /* the roofline's model (analysis/roofline.h), over the
+				    * calls it has a cost for */
+	int64_t cost_ns;           /* the GPU time of those calls' kernels */
+	int cost_dtype;            /* the first such call's dtype */
+	uint64_t cost_calls;
 };
 
 struct groups {
@@ -85,6 +92,7 @@ static uint32_t group_of(struct groups *g, uint32_t name, uint32_t extra, enum r
 		g->acc[i].extra = extra;
 		g->acc[i].kind = (uint8_t)kind;
 		g->acc[i].flops = -1;
+		g->acc[i].cost_dtype = -1;
 		g->acc[i].maybe_flops = kind == ROW_OP && td_op_has_flops(text);
 	}
 	return i;
@@ -168,6 +176,7 @@ static uint32_t row_parent(const struct ctx *c, uint32_t ev)
 #define F_REPLACED 0x04 /* holds such a one */
 #define F_CHILD1 0x08   /* rows nested in it: 0, 1 or 2+ (F_NCHILD) */
 #define F_NCHILD 0x18
+#define F_COST 0x20     /* the roofline's model has a cost for it */
 
 /* the name key_averages groups by: ProfilerStep#N as ProfilerStep* (id 0) */
 static uint32_t row_name(const struct ctx *c, uint32_t e)
@@ -258,7 +267,7 @@ static void attribute_memory(const struct ctx *c, int64_t *mem[2])
 
 /* the columns present, in key_averages' order */
 static size_t columns(struct td_col *cols, const struct td_ops_opts *o, int gpu, int mem_host,
-		      int mem_dev, int flops)
+		      int mem_dev, int flops, int roof)
 {
 	size_t n = 0;
 #define COL(...) cols[n++] = (struct td_col){__VA_ARGS__, 0}
@@ -291,6 +300,16 @@ static size_t columns(struct td_col *cols, const struct td_ops_opts *o, int gpu,
 		COL("stack", "Source Location", TC_TEXT, 1);
 	if (flops)
 		COL("flops", "Total FLOPs", TC_FLOPS, 4);
+	if (roof) { /* docs/roofline.md */
+		COL("achieved_tflops", "TFLOP/s", TC_REAL, 0);
+		cols[n - 1].scale = 2;
+		COL("achieved_tbps", "TB/s", TC_REAL, 0);
+		cols[n - 1].scale = 3;
+		COL("intensity", "FLOP/B", TC_REAL, 0);
+		cols[n - 1].scale = 1;
+		COL("bound", "Bound", TC_TEXT, 0);
+		COL("pct_of_roofline", "% of roof", TC_PCT, 0);
+	}
 #undef COL
 	return n;
 }
@@ -344,7 +363,10 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	struct td_col cols[TD_TABLE_MAXCOLS];
 	int64_t sum_self_cpu = 0, sum_self_cuda = 0;
 	uint64_t unattributed = 0, ngpu = 0;
-	int mem_host = 0, mem_dev = 0, any_dims = 0;
+	int mem_host = 0, mem_dev = 0, any_dims = 0, any_cost = 0;
+	/* the roofline's columns: a device with peaks, ops with GPU time */
+	int roof = a->peaks.tbps > 0;
+	struct td_op_cost cost;
 	const char *wname;
 
 	memset(&c, 0, sizeof(c));
@@ -367,7 +389,7 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	}
 	/* a table with placeholder columns first: the strings (groups' texts) go in it */
 	td_table_init(out, "tracedoc.ops/1", cols, columns(cols, o, ngpu > 0, mem_host, mem_dev,
-							    0));
+							    0, 0));
 	/* the rows' host events in the window, and the row each is nested in */
 	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
@@ -428,6 +450,13 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			if (f >= 0)
 				x->flops = td_sat_add(x->flops < 0 ? 0 : x->flops, f);
 		}
+		if (roof && oa && td_event_cost(t, e, &cost)) {
+			fl[e] |= F_COST;
+			x->cost_flops = td_sat_add(x->cost_flops, cost.flops);
+			x->cost_bytes = td_sat_add(x->cost_bytes, cost.bytes);
+			if (!x->cost_calls++)
+				x->cost_dtype = cost.dtype;
+		}
 		if (par[e] != TD_NONE)
 			self[par[e]] -= td_ev_dur(ev);
 	}
@@ -484,10 +513,14 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			continue;
 		}
 		g.acc[c.grp[op]].self_cuda += d;
-		for (; op != TD_NONE; op = par[op])
+		for (; op != TD_NONE; op = par[op]) {
 			g.acc[c.grp[op]].cuda_total += d;
+			if (fl[op] & F_COST)
+				g.acc[c.grp[op]].cost_ns += d;
+		}
 	}
 	for (i = 0; i < g.map.n; i++) {
+		any_cost |= g.acc[i].cost_calls && g.acc[i].cost_ns > 0;
 		sum_self_cpu = td_sat_add(sum_self_cpu, g.acc[i].self_cpu);
 		/* key_averages: Self CUDA % is of the GPU activities' rows (of the ops' when folded) */
 		if (o->fold_runtime || g.acc[i].kind == ROW_GPU)
@@ -496,9 +529,10 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 			min_flops = g.acc[i].flops;
 	}
 	/* the real columns: FLOPs when an op had a formula and its shapes */
-	ncols = columns(cols, o, ngpu > 0, mem_host, mem_dev, any_dims && min_flops != INT64_MAX);
+	ncols = columns(cols, o, ngpu > 0, mem_host, mem_dev, any_dims && min_flops != INT64_MAX,
+			any_cost);
 	if (min_flops != INT64_MAX && any_dims)
-		flops_unit(&cols[ncols - 1], min_flops);
+		flops_unit(&cols[ncols - (any_cost ? 6 : 1)], min_flops);
 	memcpy(out->own, cols, ncols * sizeof(*cols));
 	out->ncols = ncols;
 	for (i = 0; i < g.map.n; i++) {
@@ -530,8 +564,19 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 		row[k++].i = (int64_t)x->calls;
 		if (o->group != TD_GROUP_NAME)
 			row[k++].s = x->extra;
-		if (k < ncols)
+		if (any_dims && min_flops != INT64_MAX)
 			row[k++].i = x->flops >= 0 ? x->flops : TD_CELL_NONE;
+		if (any_cost) {
+			struct td_roof r;
+			int has = x->cost_calls && x->cost_ns > 0;
+			td_roof_eval(&a->peaks, x->cost_dtype, x->cost_flops, x->cost_bytes, x->cost_ns,
+				     &r);
+			row[k++].f = has && x->cost_flops > 0 ? r.tflops : NAN;
+			row[k++].f = has && x->cost_bytes > 0 ? r.tbps : NAN;
+			row[k++].f = has && x->cost_bytes > 0 ? r.intensity : NAN;
+			row[k++].s = has && r.bound ? td_table_str(out, td_bound_name(r.bound)) : 0;
+			row[k++].f = has ? r.pct : NAN;
+		}
 	}
 	td_table_meta_str(out, "window", wname);
 	td_table_meta_int(out, "window_start_ns", c.from);

@@ -13,7 +13,7 @@
  *   launched directly; a GPU row's self and total CUDA are its own time;
  *   memory (profile_memory=True): an event's [memory] samples on its thread from its start to
  *   its end, both included (key_averages counts any thread's); self: minus its children's;
- *   FLOPs: tables/flops.h, from record_shapes' Input Dims; absent (TD_CELL_NONE) without.
+ *   FLOPs: analysis/flops.h, from record_shapes' Input Dims; absent (TD_CELL_NONE) without.
  * Self CPU % is of the sum of every row's self CPU; Self CUDA % of the GPU rows' time (of the
  * ops' self CUDA when folded). Columns a trace cannot fill (CUDA without GPU ops, memory
  * without samples, FLOPs without shapes) are left out.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "tables/table.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,8 +118,8 @@ static int cmp_rows(const struct sort_ctx *c, size_t a, size_t b)
 		int r = 0;
 		if (text_col(ty))
 			r = strcmp(td_table_text(t, x->s), td_table_text(t, y->s));
-		else if (ty == TC_PCT)
-			r = x->f > y->f ? -1 : x->f < y->f;
+		else if (TD_COL_IS_F(ty)) /* NaN (none) below every value */
+			r = isnan(x->f) ? !isnan(y->f) : isnan(y->f) ? -1 : x->f > y->f ? -1 : x->f < y->f;
 		else if (ty == TC_SNS || ty == TC_SCOUNT) /* differences: by size, either sign */
 			r = llabs(x->i) > llabs(y->i) ? -1 : llabs(x->i) < llabs(y->i) ? 1
 				: x->i > y->i ? -1 : x->i < y->i;

@@ -23,7 +23,11 @@ enum td_col_type {
 	TC_SCOUNT, /* a signed count difference */
 	TC_MEM,    /* signed bytes, as key_averages prints memory: "37.53 Kb", "-12 b" */
 	TC_FLOPS,  /* a count of floating-point operations, shown divided by 1000^scale */
+	TC_REAL,   /* a real number (f), shown with `scale` decimals; NaN: none */
 };
+
+/* Whether a column's cells are doubles (f): percentages and reals */
+#define TD_COL_IS_F(ty) ((ty) == TC_PCT || (ty) == TC_REAL)
 
 /* A numeric cell the trace cannot give (a FLOP count of an op without a formula): "--" in text
  * and md, empty in csv, no key in JSON; sorts below every value. A percentage: NaN; a text:

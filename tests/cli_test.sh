@@ -156,6 +156,19 @@ if grep -q 'is a saved report, not a trace: give it as' "$tmp/err"; then ok; els
 printf '{"gate": {"budgets": {"max_syncs_per_step": 0.5}}}' >"$tmp/budget.json"
 expect_rc 1 "$bin" gate --config "$tmp/budget.json" $R/sync.json
 expect_rc 0 "$bin" gate --config "$tmp/budget.json" $R/sync-nearmiss.json
+# an MFU floor: demo-train's GEMMs (addmm with shapes, fp32 on an H100) are far below it; with
+# --peaks making the fp32 roof 0.001 TFLOP/s they are above it; a bad --peaks file is exit 2
+printf '{"gate": {"budgets": {"min_mfu": 0.01}}}' >"$tmp/mfu.json"
+expect_rc 1 "$bin" gate --config "$tmp/mfu.json" fixtures/demo-train.json.gz
+if grep -q 'MFU 0.0% is below the budget 1.0% (min_mfu)' "$tmp/out"; then ok
+else bad "min_mfu budget message"; cat "$tmp/out"; fi
+printf '{"tflops": {"fp32": 0.001}}' >"$tmp/peaks.json"
+expect_rc 0 "$bin" gate --config "$tmp/mfu.json" --peaks "$tmp/peaks.json" fixtures/demo-train.json.gz
+printf '{"tflops": {"int4": 1}}' >"$tmp/peaks-bad.json"
+expect_rc 2 "$bin" ops --peaks "$tmp/peaks-bad.json" fixtures/demo-train.json.gz
+if grep -q 'peaks-bad.json: tflops.int4: not a dtype' "$tmp/err"; then ok
+else bad "--peaks error does not name the key"; cat "$tmp/err"; fi
+expect_rc 2 "$bin" diagnose --peaks "$tmp/missing.json" fixtures/mini-kineto.json
 expect_rc 1 "$bin" gate --baseline fixtures/mini-kineto.json fixtures/odd/truncated.json
 if grep -q 'partial' "$tmp/err"; then ok; else bad "partial trace not named"; fi
 expect_rc 3 "$bin" gate --baseline fixtures/bad/not-json.txt fixtures/mini-kineto.json

@@ -261,6 +261,28 @@ static void test_verdicts(void **state)
 	assert_non_null(strstr(check(ch, n, "max_syncs_per_step")->message, "no steps"));
 	c.gate.max_syncs_per_step = -1;
 	c.gate.min_gpu_busy = -1;
+	/* an MFU floor: not judged without FLOPs against a peak, else judged */
+	c.gate.min_mfu = 0.4;
+	metrics(&m, 10e6, 0.5, 5e6, 1e6, 2, 100);
+	fails = td_gate_compare(NULL, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "min_mfu"), V_SKIP);
+	assert_int_equal(fails, 0);
+	assert_non_null(strstr(check(ch, n, "min_mfu")->message, "FLOPs against a known peak"));
+	{
+		struct td_metric *mf = (struct td_metric *)td_metrics_get(&m, "mfu_fraction");
+		assert_non_null(mf);
+		mf->value = 0.25;
+		mf->present = 1;
+	}
+	fails = td_gate_compare(NULL, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "min_mfu"), V_FAIL);
+	assert_int_equal(fails, 1);
+	assert_string_equal(check(ch, n, "min_mfu")->message,
+			    "MFU 25.0% is below the budget 40.0% (min_mfu)");
+	((struct td_metric *)td_metrics_get(&m, "mfu_fraction"))->value = 0.45;
+	fails = td_gate_compare(NULL, &m, &c, ch, 64, &n);
+	assert_int_equal(verdict(ch, n, "min_mfu"), V_PASS);
+	c.gate.min_mfu = -1;
 	/* a regression reads as a sentence */
 	metrics(&b, 10e6, 0.5, 5e6, 1e6, 2, 100);
 	metrics(&m, 10e6, 0.5, 5e6, 1e6, 3, 100);

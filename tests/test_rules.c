@@ -17,7 +17,7 @@
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 #include "sizing/whatif.h"
-#include "tables/flops.h"
+#include "analysis/flops.h"
 #include "tests/helpers.h"
 #include "tests/rules_run.h"
 

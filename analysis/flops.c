@@ -1,18 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-#include "tables/flops.h"
+#include "analysis/flops.h"
 
 #include <string.h>
 
 #include "common/sat.h"
-
-#define MAX_IN 4   /* inputs looked at */
-#define MAX_DIM 8  /* dimensions of one */
-
-struct dims {
-	int n;                       /* inputs read */
-	int rank[MAX_IN];            /* -1: not a list of numbers (a scalar, a tensor list) */
-	int64_t d[MAX_IN][MAX_DIM];
-};
 
 static const char *ws(const char *s)
 {
@@ -21,15 +12,14 @@ static const char *ws(const char *s)
 	return s;
 }
 
-/* "[[32, 64], [], [[1], [2]]]": the first MAX_IN inputs' sizes; 0 when it is no such list */
-static int parse(const char *s, struct dims *o)
+int td_dims_parse(const char *s, struct td_dims *o)
 {
 	memset(o, 0, sizeof(*o));
 	s = ws(s);
 	if (*s++ != '[')
 		return 0;
 	for (s = ws(s); *s && *s != ']'; s = ws(s)) {
-		int k = o->n < MAX_IN ? o->n : -1, depth = 0;
+		int k = o->n < TD_DIMS_MAX_IN ? o->n : -1, depth = 0;
 		if (*s != '[')
 			return 0;
 		if (k >= 0)
@@ -48,9 +38,9 @@ static int parse(const char *s, struct dims *o)
 				while (*s >= '0' && *s <= '9')
 					v = td_sat_add(td_sat_mul(v, 10), *s++ - '0');
 				s--;
-				if (o->rank[k] < MAX_DIM)
+				if (o->rank[k] < TD_DIMS_MAX_RANK)
 					o->d[k][o->rank[k]] = v;
-				o->rank[k] = o->rank[k] < MAX_DIM ? o->rank[k] + 1 : -1;
+				o->rank[k] = o->rank[k] < TD_DIMS_MAX_RANK ? o->rank[k] + 1 : -1;
 			}
 		}
 		if (depth)
@@ -74,7 +64,7 @@ static int64_t prod(const int64_t *v, int n)
 }
 
 /* 2 * (b *) n * k * m for inputs a (n x k) and b (k x m), rank 2 or 3 (batched) */
-static int64_t matmul(const struct dims *x, int a, int b, int rank)
+static int64_t matmul(const struct td_dims *x, int a, int b, int rank)
 {
 	const int64_t *p, *q;
 
@@ -101,9 +91,7 @@ int td_op_has_flops(const char *name)
 	return 0;
 }
 
-/* The i-th string of concrete inputs ["", "", "", "[2, 2]", "1"] read as up to 2 integers:
- * the count read, 0 when it is none */
-static int concrete_ints(const char *s, int i, int64_t *v)
+int td_concrete_ints(const char *s, int i, int64_t *v, int max)
 {
 	int k = 0, n = 0;
 
@@ -113,7 +101,7 @@ static int concrete_ints(const char *s, int i, int64_t *v)
 		if (*s != '"')
 			continue;
 		for (s++; *s && *s != '"'; s++) /* one string: its numbers when it is the i-th */
-			if (k == i && *s >= '0' && *s <= '9' && n < 2) {
+			if (k == i && *s >= '0' && *s <= '9' && n < max) {
 				int64_t x = 0;
 				while (*s >= '0' && *s <= '9')
 					x = td_sat_add(td_sat_mul(x, 10), *s++ - '0');
@@ -128,14 +116,14 @@ static int concrete_ints(const char *s, int i, int64_t *v)
 }
 
 /* aten::conv2d as PyTorch's computeFlops counts it */
-static int64_t conv2d(const struct dims *x, const char *concrete)
+static int64_t conv2d(const struct td_dims *x, const char *concrete)
 {
 	int64_t st[2], pad[2], dil[2], g[2], oh, ow;
 	const int64_t *in, *w;
 
-	if (x->n < 2 || x->rank[0] != 4 || x->rank[1] != 4 || concrete_ints(concrete, 3, st) != 2 ||
-	    concrete_ints(concrete, 4, pad) != 2 || concrete_ints(concrete, 5, dil) != 2 ||
-	    concrete_ints(concrete, 6, g) != 1 || !st[0] || !st[1] || !g[0])
+	if (x->n < 2 || x->rank[0] != 4 || x->rank[1] != 4 || td_concrete_ints(concrete, 3, st, 2) != 2 ||
+	    td_concrete_ints(concrete, 4, pad, 2) != 2 || td_concrete_ints(concrete, 5, dil, 2) != 2 ||
+	    td_concrete_ints(concrete, 6, g, 2) != 1 || !st[0] || !st[1] || !g[0])
 		return -1;
 	in = x->d[0];
 	w = x->d[1];
@@ -147,9 +135,9 @@ static int64_t conv2d(const struct dims *x, const char *concrete)
 
 int64_t td_op_flops(const char *name, const char *dims, const char *concrete)
 {
-	struct dims x;
+	struct td_dims x;
 
-	if (!name || !dims || strncmp(name, "aten::", 6) || !parse(dims, &x))
+	if (!name || !dims || strncmp(name, "aten::", 6) || !td_dims_parse(dims, &x))
 		return -1;
 	name += 6;
 	if (!strcmp(name, "mm"))
