@@ -45,11 +45,11 @@ static const struct idts *find_id(const struct idts *v, size_t n, int64_t id)
 	return lo < n && v[lo].id == id ? &v[lo] : NULL;
 }
 
-static struct td_check_rule *add_rule(struct td_check *c, const char *rule, const char *source,
-				      enum td_check_level level, const char *what,
+static struct td_health_rule *add_rule(struct td_health *c, const char *rule, const char *source,
+				      enum td_health_level level, const char *what,
 				      const char *weakens)
 {
-	struct td_check_rule *r = &c->rules[c->n++];
+	struct td_health_rule *r = &c->rules[c->n++];
 
 	memset(r, 0, sizeof(*r));
 	r->rule = rule;
@@ -61,12 +61,12 @@ static struct td_check_rule *add_rule(struct td_check *c, const char *rule, cons
 }
 
 /* One violation more, an example while there is room (fmt: printf). */
-static void flag(struct td_check_rule *r, int64_t ts, const char *fmt, ...)
+static void flag(struct td_health_rule *r, int64_t ts, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void flag(struct td_check_rule *r, int64_t ts, const char *fmt, ...)
+static void flag(struct td_health_rule *r, int64_t ts, const char *fmt, ...)
 {
 	r->violations++;
-	if (r->nex < TD_CHECK_EXAMPLES && fmt) {
+	if (r->nex < TD_HEALTH_EXAMPLES && fmt) {
 		va_list ap;
 		r->ex[r->nex].ts = ts;
 		va_start(ap, fmt);
@@ -99,9 +99,9 @@ static int64_t kernel_ext(const struct td_trace *t, uint32_t k)
 
 /* check_gpu_kernel_causality: per External id, the earliest kernel must not start before the
  * earliest cudaLaunchKernel (cat cuda_runtime) of that id. */
-static void gpu_kernel_causality(const struct td_trace *t, struct td_check *c)
+static void gpu_kernel_causality(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "check_gpu_kernel_causality", "pytorch", TD_CHECK_RED,
+	struct td_health_rule *r = add_rule(c, "check_gpu_kernel_causality", "pytorch", TD_HEALTH_RED,
 		"a GPU kernel starts at or after its cudaLaunchKernel (paired by External id)",
 		"launch latency, queue and stall sizing unreliable: the device clock runs ahead of "
 		"the host's");
@@ -153,10 +153,10 @@ static const char *track_desc(const struct td_trace *t, uint32_t track, char *bu
 
 /* check_stream_wait_corr_id_populated: every Stream Wait Event and Event Sync names the
  * cudaEventRecord it waits on (wait_on_cuda_event_record_corr_id >= 0). */
-static void wait_corr_populated(const struct td_trace *t, struct td_check *c)
+static void wait_corr_populated(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "check_stream_wait_corr_id_populated", "pytorch",
-		TD_CHECK_YELLOW, "each Stream Wait Event / Event Sync names the event record it "
+	struct td_health_rule *r = add_rule(c, "check_stream_wait_corr_id_populated", "pytorch",
+		TD_HEALTH_YELLOW, "each Stream Wait Event / Event Sync names the event record it "
 		"waits on (wait_on_cuda_event_record_corr_id)",
 		"cross-stream waits unreliable: the replay cannot tell which record a wait "
 		"waits on");
@@ -176,10 +176,10 @@ static void wait_corr_populated(const struct td_trace *t, struct td_check *c)
 
 /* check_stream_sync_overlap: no kernel of the stream still runs when its Stream Sync starts;
  * each (sync, kernel) pair is one violation. */
-static void stream_sync_overlap(const struct td_trace *t, struct td_check *c)
+static void stream_sync_overlap(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "check_stream_sync_overlap", "pytorch",
-		TD_CHECK_YELLOW, "no kernel of a stream still runs when its Stream Sync starts",
+	struct td_health_rule *r = add_rule(c, "check_stream_sync_overlap", "pytorch",
+		TD_HEALTH_YELLOW, "no kernel of a stream still runs when its Stream Sync starts",
 		"sync sizing unreliable: a stream sync is recorded while its stream still runs");
 	uint32_t sync_name = td_strtab_find(&t->names, "Stream Sync", 11);
 	size_t ti, i;
@@ -248,10 +248,10 @@ static int is_record_name(const char *s)
 
 /* check_stream_wait_corr_id_in_past: a Stream Wait Event's record id names a cudaEventRecord
  * (runtime or driver; by its External id or its correlation) that started at or before it. */
-static void wait_corr_in_past(const struct td_trace *t, struct td_check *c)
+static void wait_corr_in_past(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "check_stream_wait_corr_id_in_past", "pytorch",
-		TD_CHECK_YELLOW, "the event record a Stream Wait Event waits on is in the trace, "
+	struct td_health_rule *r = add_rule(c, "check_stream_wait_corr_id_in_past", "pytorch",
+		TD_HEALTH_YELLOW, "the event record a Stream Wait Event waits on is in the trace, "
 		"at or before the wait",
 		"cross-stream waits unreliable: waits on records made later or not traced");
 	uint32_t sw = td_strtab_find(&t->names, "Stream Wait Event", 17);
@@ -302,11 +302,11 @@ static void wait_corr_in_past(const struct td_trace *t, struct td_check *c)
 
 /* check_nccl_metadata: every record_param_comms carries Collective name, dtype, In msg nelems,
  * Out msg nelems and Group size. */
-static void nccl_metadata(const struct td_trace *t, struct td_check *c)
+static void nccl_metadata(const struct td_trace *t, struct td_health *c)
 {
 	static const char *const keys[] = {"Collective name", "dtype", "In msg nelems",
 					   "Out msg nelems", "Group size"};
-	struct td_check_rule *r = add_rule(c, "check_nccl_metadata", "pytorch", TD_CHECK_YELLOW,
+	struct td_health_rule *r = add_rule(c, "check_nccl_metadata", "pytorch", TD_HEALTH_YELLOW,
 		"each record_param_comms carries Collective name, dtype, In/Out msg nelems and "
 		"Group size", "collective sizing and matching across ranks unreliable: "
 		"collectives without their size or group");
@@ -356,10 +356,10 @@ TD_DEFINE_SORT(sort_seq, struct seqname, SEQ_LESS)
 
 /* check_backward_seq_id_uniqueness: one backward op (autograd::engine::evaluate_function:)
  * per Sequence number; each number shared by several ops is one violation. */
-static void bwd_seq_unique(const struct td_trace *t, struct td_check *c)
+static void bwd_seq_unique(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "check_backward_seq_id_uniqueness", "pytorch",
-		TD_CHECK_YELLOW, "each backward Sequence number belongs to one backward op",
+	struct td_health_rule *r = add_rule(c, "check_backward_seq_id_uniqueness", "pytorch",
+		TD_HEALTH_YELLOW, "each backward Sequence number belongs to one backward op",
 		"forward-backward pairing unreliable: a backward node's forward op is ambiguous");
 	struct seqname *v = td_malloc((t->facts.len + 1) * sizeof(*v));
 	size_t n = 0, i, j;
@@ -399,13 +399,13 @@ static void bwd_seq_unique(const struct td_trace *t, struct td_check *c)
 
 /* tracedoc's own checks: what the trace lost, cut or left out, and which findings that
  * weakens. */
-static void lost_records(const struct td_trace *t, struct td_check *c)
+static void lost_records(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "dropped_records", "tracedoc", TD_CHECK_RED,
+	struct td_health_rule *r = add_rule(c, "dropped_records", "tracedoc", TD_HEALTH_RED,
 		"the profiler lost no records (the collector's dropped count) and the trace was "
 		"read to its end", "every finding: work is missing from the trace; idle may be "
 		"work that was not recorded");
-	struct td_check_rule *o;
+	struct td_health_rule *o;
 	struct td_dev_events it;
 	uint32_t e;
 
@@ -416,7 +416,7 @@ static void lost_records(const struct td_trace *t, struct td_check *c)
 	}
 	if (t->partial)
 		flag(r, 0, "the input ends early: %.150s", t->partial_msg);
-	o = add_rule(c, "cupti_overhead", "tracedoc", TD_CHECK_YELLOW,
+	o = add_rule(c, "cupti_overhead", "tracedoc", TD_HEALTH_YELLOW,
 		     "no profiler overhead rows (cat overhead: the profiler's own time)",
 		     "host and launch timings include the profiler's own time");
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
@@ -428,9 +428,9 @@ static void lost_records(const struct td_trace *t, struct td_check *c)
 	}
 }
 
-static void window_cut(const struct td_trace *t, struct td_check *c)
+static void window_cut(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "window_cut_short", "tracedoc", TD_CHECK_YELLOW,
+	struct td_health_rule *r = add_rule(c, "window_cut_short", "tracedoc", TD_HEALTH_YELLOW,
 		"every ProfilerStep is whole (its span has a duration and the GPU work it launched "
 		"ends in the trace)", "per-step figures: a cut step is left out or shorter");
 	size_t i;
@@ -449,12 +449,12 @@ static void window_cut(const struct td_trace *t, struct td_check *c)
 
 /* GPU ops without their launch, runtime calls without a correlation, ops without an External
  * id: what the attribution cannot tie together. */
-static void missing_links(const struct td_trace *t, struct td_check *c)
+static void missing_links(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *g = add_rule(c, "missing_correlation", "tracedoc", TD_CHECK_YELLOW,
+	struct td_health_rule *g = add_rule(c, "missing_correlation", "tracedoc", TD_HEALTH_YELLOW,
 		"every GPU op has its launch call (by correlation id)",
 		"op attribution: GPU time of ops without a launch is charged to no host op");
-	struct td_check_rule *x = add_rule(c, "missing_external_id", "tracedoc", TD_CHECK_YELLOW,
+	struct td_health_rule *x = add_rule(c, "missing_external_id", "tracedoc", TD_HEALTH_YELLOW,
 		"every CPU op carries its External id",
 		"op to kernel attribution: ops without an External id launch nothing visible");
 	struct td_dev_events it;
@@ -481,9 +481,9 @@ static void missing_links(const struct td_trace *t, struct td_check *c)
 }
 
 /* What the recording left out: stacks, shapes, memory samples, sync records. */
-static void missing_options(const struct td_trace *t, struct td_check *c)
+static void missing_options(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r;
+	struct td_health_rule *r;
 	size_t i;
 	int stacks = t->by_kind[TD_K_PYTHON] > 0, shapes = 0;
 	int gpu = t->by_kind[TD_K_KERNEL] + t->by_kind[TD_K_MEMCPY] + t->by_kind[TD_K_MEMSET] > 0;
@@ -493,25 +493,25 @@ static void missing_options(const struct td_trace *t, struct td_check *c)
 		stacks |= a->stack != 0;
 		shapes |= a->dims != 0;
 	}
-	r = add_rule(c, "missing_stacks", "tracedoc", TD_CHECK_GREEN,
+	r = add_rule(c, "missing_stacks", "tracedoc", TD_HEALTH_GREEN,
 		     "Python stacks were recorded (with_stack=True)",
 		     "findings name no Python source line");
 	r->checked = 1;
 	if (!stacks && t->by_kind[TD_K_CPU_OP])
 		flag(r, 0, "no python_function events and no Call stack");
-	r = add_rule(c, "missing_shapes", "tracedoc", TD_CHECK_GREEN,
+	r = add_rule(c, "missing_shapes", "tracedoc", TD_HEALTH_GREEN,
 		     "input shapes were recorded (record_shapes=True)",
 		     "FLOPs, roofline and shape advice unavailable");
 	r->checked = 1;
 	if (!shapes && t->by_kind[TD_K_CPU_OP])
 		flag(r, 0, "no op has Input Dims");
-	r = add_rule(c, "missing_memory", "tracedoc", TD_CHECK_GREEN,
+	r = add_rule(c, "missing_memory", "tracedoc", TD_HEALTH_GREEN,
 		     "memory samples were recorded (profile_memory=True)",
 		     "memory findings (peaks, growth, fragmentation) unavailable");
 	r->checked = 1;
 	if (!t->mem.len && gpu)
 		flag(r, 0, "no [memory] samples");
-	r = add_rule(c, "missing_sync_events", "tracedoc", TD_CHECK_GREEN,
+	r = add_rule(c, "missing_sync_events", "tracedoc", TD_HEALTH_GREEN,
 		     "the GPU side of host waits was recorded (cuda_sync events)",
 		     "sync sizing unreliable: no cuda_sync events; waits are sized from the host "
 		     "calls alone");
@@ -521,9 +521,9 @@ static void missing_options(const struct td_trace *t, struct td_check *c)
 }
 
 /* Clock causality across threads: a GPU op starts after the host call that launched it. */
-static void clock_causality(const struct td_trace *t, struct td_check *c)
+static void clock_causality(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "clock_causality", "tracedoc", TD_CHECK_YELLOW,
+	struct td_health_rule *r = add_rule(c, "clock_causality", "tracedoc", TD_HEALTH_YELLOW,
 		"every GPU op starts at or after its launch call on the host thread",
 		"queue, launch and stall sizing unreliable: device and host clocks disagree");
 	struct td_dev_events it;
@@ -545,13 +545,13 @@ static void clock_causality(const struct td_trace *t, struct td_check *c)
 	}
 	/* more than 1 in 100, or by more than a millisecond: the clocks, not a rounding */
 	if (r->violations * 100 > r->checked || worst > 1000000)
-		r->level = TD_CHECK_RED;
+		r->level = TD_HEALTH_RED;
 }
 
 /* The share of device time replayed from graphs (launched by a *GraphLaunch call). */
-static void graph_share(const struct td_trace *t, struct td_check *c)
+static void graph_share(const struct td_trace *t, struct td_health *c)
 {
-	struct td_check_rule *r = add_rule(c, "graph_launch_share", "tracedoc", TD_CHECK_GREEN,
+	struct td_health_rule *r = add_rule(c, "graph_launch_share", "tracedoc", TD_HEALTH_GREEN,
 		"the share of device time behind graph launches",
 		"per-op attribution and fix sizing inside graphs: their kernels are charged to "
 		"the graph launch, not to the ops that captured them");
@@ -590,12 +590,12 @@ static void graph_share(const struct td_trace *t, struct td_check *c)
 	}
 }
 
-const char *td_check_level_name(enum td_check_level l)
+const char *td_health_level_name(enum td_health_level l)
 {
-	return l == TD_CHECK_RED ? "red" : l == TD_CHECK_YELLOW ? "yellow" : "green";
+	return l == TD_HEALTH_RED ? "red" : l == TD_HEALTH_YELLOW ? "yellow" : "green";
 }
 
-int td_check_run(const struct td_trace *t, struct td_check *c)
+int td_health_run(const struct td_trace *t, struct td_health *c)
 {
 	size_t i;
 
@@ -613,7 +613,7 @@ int td_check_run(const struct td_trace *t, struct td_check *c)
 	clock_causality(t, c);
 	graph_share(t, c);
 	for (i = 0; i < c->n; i++) {
-		const struct td_check_rule *r = &c->rules[i];
+		const struct td_health_rule *r = &c->rules[i];
 		if (!r->violations)
 			continue;
 		c->n_violated++;
@@ -623,19 +623,29 @@ int td_check_run(const struct td_trace *t, struct td_check *c)
 	return 0;
 }
 
-void td_check_health_line(const struct td_check *c, char *buf, size_t cap)
+void td_health_line(const struct td_health *c, char *buf, size_t cap)
 {
-	size_t i, o, shown = 0;
+	size_t i, o, shown = 0, more = 0, notes = 0;
 
-	o = (size_t)snprintf(buf, cap, "%s: %zu of %zu checks flag", td_check_level_name(c->health),
-			     c->n_violated, c->n);
-	/* the rules that color the health, worst first */
-	for (int lv = TD_CHECK_RED; lv > TD_CHECK_GREEN && o < cap; lv--)
-		for (i = 0; i < c->n && o < cap; i++) {
-			const struct td_check_rule *r = &c->rules[i];
+	o = (size_t)snprintf(buf, cap, "%s: ", td_health_level_name(c->health));
+	/* the rules that color the health, worst first, two named; the notes counted */
+	for (int lv = TD_HEALTH_RED; lv >= TD_HEALTH_GREEN; lv--)
+		for (i = 0; i < c->n; i++) {
+			const struct td_health_rule *r = &c->rules[i];
 			if (!r->violations || (int)r->level != lv)
 				continue;
-			o += (size_t)snprintf(buf + o, cap - o, "%s%s (%llu)", shown++ ? ", " : ": ",
-					      r->rule, (unsigned long long)r->violations);
+			if (lv == TD_HEALTH_GREEN)
+				notes++;
+			else if (shown < 2 && o < cap)
+				o += (size_t)snprintf(buf + o, cap - o, "%s%s (%llu)", shown++ ? ", " : "",
+						      r->rule, (unsigned long long)r->violations);
+			else
+				more++;
 		}
+	if (!shown && o < cap)
+		o += (size_t)snprintf(buf + o, cap - o, "no rule broken");
+	if (more && o < cap)
+		o += (size_t)snprintf(buf + o, cap - o, " and %zu more", more);
+	if (notes && o < cap)
+		snprintf(buf + o, cap - o, "; %zu note%s (tracedoc check)", notes, notes == 1 ? "" : "s");
 }

@@ -49,6 +49,7 @@ struct td_gate_config {
 	int64_t max_step_time_ns;
 	double max_idle_fraction;
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
+	int fail_on_red_health;      /* the current trace's health (tracedoc check) is red (0) */
 };
 
 struct td_config {

@@ -44,9 +44,9 @@ int cmd_check(int argc, char **argv)
 	}
 	td_trace_init(&t);
 	if ((rc = cli_doc_trace(&d, &t)) == EXIT_OK) {
-		static struct td_check c; /* large: off the stack */
+		static struct td_health c; /* large: off the stack */
 		struct check_ctx x;
-		td_check_run(&t, &c);
+		td_health_run(&t, &c);
 		x.path = s.ops.v[0];
 		x.c = &c;
 		rc = cli_write_by(s.outp, s.format, check_out, &x);

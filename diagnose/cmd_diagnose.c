@@ -20,6 +20,7 @@
 #include "parser/trace.h"
 #include "config/config.h"
 #include "sizing/whatif.h"
+#include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 
@@ -84,6 +85,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	struct render_ctx rc;
 	struct report_out out = {NULL, NULL};
 	struct td_rp_report rep;
+	struct td_health *chk;
 	int rc_exit, replayed;
 
 	td_trace_init(&t);
@@ -94,7 +96,10 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
+	chk = td_malloc(sizeof(*chk));
+	td_health_run(&t, chk);
 	memset(&rc, 0, sizeof(rc));
+	rc.check = chk;
 	rc.path = path;
 	rc.a = &a;
 	rc.r = &r;
@@ -106,6 +111,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	rc_exit = cli_write(outp, format, color, render_any, &out);
 	if (replayed)
 		td_rp_report_free(&rep);
+	free(chk);
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);

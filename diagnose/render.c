@@ -12,6 +12,7 @@
 #include "common/utf8.h"
 #include "diagnose/out.h"
 #include "parser/trace.h"
+#include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 
@@ -397,6 +398,13 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	}
 	fputc('\n', f);
 	render_context_line(f, t, &a->ctx, "context  ", wrap_at_9, "\n");
+	if (rc->check) { /* tracedoc check's health, one line */
+		char hl[512];
+		td_health_line(rc->check, hl, sizeof(hl));
+		fputs("health   ", f);
+		wrap_at_9(f, hl);
+		fputc('\n', f);
+	}
 	if (a->has_steps)
 		fprintf(f, "window   %zu step%s, %s, median step %s%s%s\n", a->nsteps,
 			a->nsteps == 1 ? "" : "s",
@@ -475,6 +483,13 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("\n\n", f);
 	}
 	render_context_line(f, t, &a->ctx, "Context: ", out_md, "\n\n");
+	if (rc->check) {
+		char hl[512];
+		td_health_line(rc->check, hl, sizeof(hl));
+		fputs("Health: ", f);
+		out_md(f, hl);
+		fputs("\n\n", f);
+	}
 	if (a->has_steps)
 		fprintf(f, "%zu step%s, median step %s%s", a->nsteps, a->nsteps == 1 ? "" : "s",
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)), left_out(a, lo, sizeof(lo)));
@@ -607,6 +622,14 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "dropped_records", t->dropped_records);
 	yajl_gen_map_close(g);
 	render_context_json(g, t, &a->ctx);
+	if (rc->check) { /* tracedoc check's health: the level and its line */
+		char hl[512];
+		td_health_line(rc->check, hl, sizeof(hl));
+		out_json_kmap(g, "health");
+		out_json_kstr(g, "level", td_health_level_name(rc->check->health));
+		out_json_kstr(g, "line", hl);
+		yajl_gen_map_close(g);
+	}
 	out_json_kmap(g, "window");
 	out_json_kint(g, "start_ns", ws);
 	out_json_kint(g, "end_ns", we);

@@ -19,19 +19,19 @@ static void fmt_ts(char *b, size_t cap, int64_t ts)
 void render_check_text(FILE *f, const void *ctx)
 {
 	const struct check_ctx *x = ctx;
-	const struct td_check *c = x->c;
+	const struct td_health *c = x->c;
 	char line[512], b[64];
 	size_t i, k;
 
-	td_check_health_line(c, line, sizeof(line));
+	td_health_line(c, line, sizeof(line));
 	fprintf(f, "%s\nhealth ", cli_shown(x->path, b, sizeof(b)));
 	out_text_wrap(f, line, 7, 2, 100);
 	fputc('\n', f);
 	for (i = 0; i < c->n; i++) {
-		const struct td_check_rule *r = &c->rules[i];
+		const struct td_health_rule *r = &c->rules[i];
 		fprintf(f, "%s%-4s %-36s %9llu checked %8llu violated  [%s]\n", i ? "" : "\n",
-			r->violations ? (r->level == TD_CHECK_RED ? "FAIL" : r->level ==
-					 TD_CHECK_YELLOW ? "WARN" : "NOTE") : "ok", r->rule,
+			r->violations ? (r->level == TD_HEALTH_RED ? "FAIL" : r->level ==
+					 TD_HEALTH_YELLOW ? "WARN" : "NOTE") : "ok", r->rule,
 			(unsigned long long)r->checked, (unsigned long long)r->violations, r->source);
 		if (!r->violations)
 			continue;
@@ -50,18 +50,18 @@ void render_check_text(FILE *f, const void *ctx)
 void render_check_md(FILE *f, const void *ctx)
 {
 	const struct check_ctx *x = ctx;
-	const struct td_check *c = x->c;
+	const struct td_health *c = x->c;
 	char line[512], b[64];
 	size_t i, k;
 
-	td_check_health_line(c, line, sizeof(line));
+	td_health_line(c, line, sizeof(line));
 	fputs("# tracedoc check: ", f);
 	out_md(f, cli_shown(x->path, b, sizeof(b)));
 	fputs("\n\n**health** ", f);
 	out_md(f, line);
 	fputs("\n\n| rule | source | checked | violations | weakens |\n|---|---|---:|---:|---|\n", f);
 	for (i = 0; i < c->n; i++) {
-		const struct td_check_rule *r = &c->rules[i];
+		const struct td_health_rule *r = &c->rules[i];
 		fprintf(f, "| `%s` | %s | %llu | %llu | ", r->rule, r->source,
 			(unsigned long long)r->checked, (unsigned long long)r->violations);
 		if (r->violations)
@@ -69,7 +69,7 @@ void render_check_md(FILE *f, const void *ctx)
 		fputs(" |\n", f);
 	}
 	for (i = 0; i < c->n; i++) {
-		const struct td_check_rule *r = &c->rules[i];
+		const struct td_health_rule *r = &c->rules[i];
 		if (!r->nex)
 			continue;
 		fprintf(f, "\n## `%s`\n\n", r->rule);
@@ -83,23 +83,23 @@ void render_check_md(FILE *f, const void *ctx)
 	}
 }
 
-void render_check_json_rules(yajl_gen g, const struct td_check *c)
+void render_check_json_rules(yajl_gen g, const struct td_health *c)
 {
 	char line[512];
 	size_t i, k;
 
-	td_check_health_line(c, line, sizeof(line));
-	out_json_kstr(g, "health", td_check_level_name(c->health));
+	td_health_line(c, line, sizeof(line));
+	out_json_kstr(g, "health", td_health_level_name(c->health));
 	out_json_kstr(g, "health_line", line);
 	out_json_karray(g, "rules");
 	for (i = 0; i < c->n; i++) {
-		const struct td_check_rule *r = &c->rules[i];
+		const struct td_health_rule *r = &c->rules[i];
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "rule", r->rule);
 		out_json_kstr(g, "source", r->source);
 		out_json_kint(g, "checked", (int64_t)r->checked);
 		out_json_kint(g, "violations", (int64_t)r->violations);
-		out_json_kstr(g, "level", r->violations ? td_check_level_name(r->level) : "green");
+		out_json_kstr(g, "level", r->violations ? td_health_level_name(r->level) : "green");
 		out_json_kstr(g, "checks", r->what);
 		out_json_kstr_or_null(g, "weakens", r->violations ? r->weakens : NULL);
 		if (!strcmp(r->rule, "graph_launch_share"))

@@ -7,11 +7,11 @@
 
 #include <yajl/yajl_gen.h>
 
-struct td_check;
+struct td_health;
 
 struct check_ctx {
 	const char *path;
-	const struct td_check *c;
+	const struct td_health *c;
 };
 
 void render_check_text(FILE *f, const void *ctx);
@@ -19,6 +19,6 @@ void render_check_md(FILE *f, const void *ctx);
 void render_check_json(FILE *f, const void *ctx);
 /* The rules as a JSON array under key "rules", the health beside it (what the report's
  * "health" section and tracedoc.check/1 share). */
-void render_check_json_rules(yajl_gen g, const struct td_check *c);
+void render_check_json_rules(yajl_gen g, const struct td_health *c);
 
 #endif
