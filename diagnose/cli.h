@@ -121,5 +121,6 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_whatif(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_critical_path(int argc, char **argv);
 
 #endif
