@@ -11,6 +11,7 @@
 
 #include "common/utf8.h"
 #include "diagnose/out.h"
+#include "diagnose/render_critpath.h"
 #include "parser/trace.h"
 #include "analysis/check.h"
 #include "analysis/metrics.h"
@@ -690,6 +691,11 @@ void render_json(FILE *f, const struct render_ctx *rc)
 		out_json_kfixed(g, "window_error", rp->window_error, 6);
 		out_json_kfixed(g, "median_step_error", rp->median_step_error, 6);
 		out_json_kint(g, "unexplained_delay_ns", rp->unexplained_ns);
+		yajl_gen_map_close(g);
+	}
+	if (rc->critpath) { /* what holds each step (tracedoc critical-path) */
+		out_json_kmap(g, "critical_path");
+		render_critpath_fields(g, rc->a->t, rc->critpath);
 		yajl_gen_map_close(g);
 	}
 	out_json_key(g, "findings");

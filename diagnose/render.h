@@ -12,6 +12,7 @@ struct td_metrics;
 
 struct td_rp_report;
 struct td_health;
+struct td_critpath;
 struct render_ctx {
 	const char *path;
 	const struct td_analysis *a;
@@ -21,6 +22,8 @@ struct render_ctx {
 					    * the JSON report; NULL: none */
 	const struct td_health *check; /* tracedoc check's rules over the trace (its health
 				       * line); NULL: not run */
+	const struct td_critpath *critpath; /* each step's critical path, for the JSON report;
+					     * NULL: none */
 	int color;
 };
 
