@@ -99,6 +99,16 @@ static enum td_cp_cat op_cat(const struct walk *w, uint32_t k)
 	return TD_CP_COMPUTE;
 }
 
+/* A call that waits for nothing: a launch, a copy's or a sync's call, else the host's own
+ * work (an allocation, an event record). */
+static enum td_cp_cat call_cat(const struct walk *w, uint32_t k)
+{
+	uint32_t c = td_an_class(w->a, td_rp_event(w->g, k)->name);
+
+	return c & NC_LAUNCH ? TD_CP_LAUNCH : c & (NC_MEMCPY_CALL | NC_MEMSET_CALL) ? TD_CP_COPY
+		: c & (NC_SYNC_CALL | NC_USER_SYNC) ? TD_CP_WAIT : TD_CP_CPU;
+}
+
 /* The later of cand's ready time and *best: the predecessor that let k start last. */
 static void consider(uint32_t cand, int64_t ready, enum td_cp_cat cat, uint32_t *best,
 		    int64_t *best_t, enum td_cp_cat *best_cat)
@@ -167,7 +177,7 @@ static void walk_back(struct walk *w, uint32_t k)
 			}
 			charge(w, ks, cat, g->ev[k]);
 		} else {
-			charge(w, ks, TD_CP_LAUNCH, g->ev[k]);
+			charge(w, ks, call_cat(w, k), g->ev[k]);
 		}
 		{
 			uint32_t p = td_rp_prev(g, k), best = p;

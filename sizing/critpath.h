@@ -17,13 +17,15 @@
 struct td_analysis;
 
 enum td_cp_cat {
-	TD_CP_CPU,     /* the host's own work between runtime calls (CPU ops, Python) */
-	TD_CP_LAUNCH,  /* a runtime call (a launch), or an op's lag after its launch */
+	TD_CP_CPU,     /* the host's own work: between runtime calls (CPU ops, Python), and in
+			* calls that neither launch, copy nor wait (allocations, event records) */
+	TD_CP_LAUNCH,  /* a kernel or graph launch call, or an op's lag after its launch */
 	TD_CP_DATA,    /* host work inside a DataLoader's __next__ */
 	TD_CP_COMPUTE, /* a GPU kernel */
 	TD_CP_COMM,    /* a collective kernel */
 	TD_CP_COPY,    /* a GPU memcpy / memset, or the host waiting for its own copy */
-	TD_CP_WAIT,    /* the host waiting on the GPU (a sync's tail), or a sync call */
+	TD_CP_WAIT,    /* the host waiting on the GPU: a sync's tail after the op it waited for
+			* ended (the op itself is on the path), or a sync that waited for nothing */
 	TD_CP_DELAY,   /* the gap between GPU ops: after the op before on its stream or another */
 	TD_CP_NCAT
 };
