@@ -26,6 +26,25 @@ static int64_t sum(const int64_t *v)
 	return s;
 }
 
+/* The findings' fixes, their savings beside the path their evidence covers. */
+static void fixes_text(FILE *f, const struct critpath_ctx *x)
+{
+	char b1[32], b2[32];
+	size_t i;
+
+	if (!x->nfixes)
+		return;
+	fputs("\nfixes beside the path they shorten (saving; the path inside the evidence)\n", f);
+	for (i = 0; i < x->nfixes; i++) {
+		const struct cp_fix *fx = &x->fixes[i];
+		fprintf(f, "  %-22s %10s %-9s %10s  ", fx->rule, td_fmt_dur(b1, sizeof(b1), fx->savings_ns),
+			fx->replayed ? "replayed" : "claimed",
+			fx->on_path_ns < 0 ? "-" : td_fmt_dur(b2, sizeof(b2), fx->on_path_ns));
+		out_text_name(f, fx->title, 60);
+		fputc('\n', f);
+	}
+}
+
 void render_critpath_text(FILE *f, const void *ctx)
 {
 	const struct critpath_ctx *x = ctx;
@@ -64,6 +83,7 @@ void render_critpath_text(FILE *f, const void *ctx)
 		fprintf(f, "  (step %lld +%.3f ms)\n", (long long)cp->steps[s->step].number,
 			(double)(s->start - cp->steps[s->step].start) / 1e6);
 	}
+	fixes_text(f, x);
 }
 
 void render_critpath_md(FILE *f, const void *ctx)
@@ -83,6 +103,19 @@ void render_critpath_md(FILE *f, const void *ctx)
 	for (c = 0; c < TD_CP_NCAT; c++)
 		fprintf(f, "| %s | %s | %.1f%% |\n", td_cp_cat_name((enum td_cp_cat)c),
 			td_fmt_dur(b1, sizeof(b1), cp->total[c]), pct(cp->total[c], all));
+	if (x->nfixes) {
+		fputs("\n## Fixes beside the path they shorten\n\n| rule | saving | on the path | "
+		      "finding |\n|---|---:|---:|---|\n", f);
+		for (i = 0; i < x->nfixes; i++) {
+			const struct cp_fix *fx = &x->fixes[i];
+			char b3[32];
+			fprintf(f, "| `%s` | %s%s | %s | ", fx->rule,
+				td_fmt_dur(b1, sizeof(b1), fx->savings_ns), fx->replayed ? " (replayed)" : "",
+				fx->on_path_ns < 0 ? "-" : td_fmt_dur(b3, sizeof(b3), fx->on_path_ns));
+			out_md(f, fx->title);
+			fputs(" |\n", f);
+		}
+	}
 	fputs("\n## Longest pieces\n\n| time | category | what |\n|---:|---|---|\n", f);
 	for (i = 0; i < cp->ntop; i++) {
 		const struct td_cp_seg *s = &TD_VEC_AT(&cp->segs, struct td_cp_seg, cp->top[i]);
@@ -139,5 +172,20 @@ void render_critpath_json(FILE *f, const void *ctx)
 	out_json_kstr(g, "schema", "tracedoc.critical_path/1");
 	out_json_kstr(g, "source", x->path);
 	render_critpath_fields(g, x->t, x->cp);
+	out_json_karray(g, "fixes");
+	for (size_t i = 0; i < x->nfixes; i++) {
+		const struct cp_fix *fx = &x->fixes[i];
+		yajl_gen_map_open(g);
+		out_json_kstr(g, "rule", fx->rule);
+		out_json_kstr(g, "title", fx->title);
+		out_json_kint(g, "est_savings_ns", fx->savings_ns);
+		out_json_kbool(g, "replayed", fx->replayed);
+		if (fx->on_path_ns >= 0)
+			out_json_kint(g, "on_path_ns", fx->on_path_ns);
+		else
+			out_json_kstr_or_null(g, "on_path_ns", NULL);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
 	out_json_end(g, f);
 }

@@ -4,6 +4,7 @@
 #ifndef TD_DIAGNOSE_RENDER_CRITPATH_H
 #define TD_DIAGNOSE_RENDER_CRITPATH_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <yajl/yajl_gen.h>
@@ -11,10 +12,20 @@
 struct td_critpath;
 struct td_trace;
 
+/* A finding's fix beside the path: its saving and how much of the path its evidence covers. */
+struct cp_fix {
+	const char *rule, *title;
+	int64_t savings_ns;
+	int replayed;
+	int64_t on_path_ns;       /* -1: the finding has no evidence to place */
+};
+
 struct critpath_ctx {
 	const char *path;
 	const struct td_trace *t;
 	const struct td_critpath *cp;
+	const struct cp_fix *fixes;
+	size_t nfixes;
 };
 
 void render_critpath_text(FILE *f, const void *ctx);

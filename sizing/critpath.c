@@ -320,6 +320,36 @@ int td_critpath(struct td_analysis *a, struct td_critpath *cp)
 	return 0;
 }
 
+int64_t td_critpath_within(const struct td_critpath *cp, struct td_interval *iv, size_t n,
+			   int64_t *by)
+{
+	int64_t tot = 0;
+	size_t i, m = n ? td_iv_merge(iv, n) : 0;
+
+	for (i = 0; i < cp->segs.len && m; i++) { /* a few pieces a step: a search each */
+		const struct td_cp_seg *sg = &TD_VEC_AT(&cp->segs, struct td_cp_seg, i);
+		int64_t a = sg->start, b = sg->start + sg->dur;
+		size_t lo = 0, hi = m;
+		while (lo < hi) { /* the first interval ending after a */
+			size_t mid = lo + (hi - lo) / 2;
+			if (iv[mid].end <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < m && iv[lo].start < b; lo++) {
+			int64_t x = iv[lo].start > a ? iv[lo].start : a;
+			int64_t y = iv[lo].end < b ? iv[lo].end : b;
+			if (y > x) {
+				tot += y - x;
+				if (by)
+					by[sg->cat] += y - x;
+			}
+		}
+	}
+	return tot;
+}
+
 void td_critpath_free(struct td_critpath *cp)
 {
 	free(cp->steps);

@@ -61,5 +61,11 @@ struct td_critpath {
 #define TD_CP_TOP 10
 int td_critpath(struct td_analysis *a, struct td_critpath *cp);
 void td_critpath_free(struct td_critpath *cp);
+/* The time of cp's path (its pieces, per category into by[TD_CP_NCAT] when by is not NULL)
+ * inside the union of iv[0..n) (reordered and merged here): how much of the path a finding's
+ * evidence covers - what its fix can shorten. */
+struct td_interval;
+int64_t td_critpath_within(const struct td_critpath *cp, struct td_interval *iv, size_t n,
+			   int64_t *by);
 
 #endif

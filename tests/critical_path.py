@@ -69,6 +69,10 @@ def check_sums(path, real):
         if s["number"] in steps and abs(steps[s["number"]] - s["duration_ns"]) > 1:
             failures.append(f"{name}: step {s['number']} is {s['duration_ns']} ns, its "
                             f"ProfilerStep# {steps[s['number']]} ns")
+    total = sum(s["duration_ns"] for s in d["steps"])
+    for fx in d.get("fixes", []):  # the path inside a finding's evidence: part of the path
+        if fx["on_path_ns"] is not None and not 0 <= fx["on_path_ns"] <= total:
+            failures.append(f"{name}: {fx['rule']}: {fx['on_path_ns']} ns on a {total} ns path")
     return d
 
 
