@@ -439,7 +439,8 @@ static int read_nums(yajl_val obj, const char *path, const struct num_key *keys,
 			if (!strcmp(path, "rules") && !strcmp(key, "severity"))
 				continue; /* read by the caller */
 			if (!strcmp(path, "gate") && (!strcmp(key, "budgets") ||
-						       !strcmp(key, "fail_on_new_high")))
+						       !strcmp(key, "fail_on_new_high") ||
+						       !strcmp(key, "fail_on_red_health")))
 				continue;
 			return td_error_set(err, TD_EINVAL, "%s: unknown key", p);
 		}
@@ -645,6 +646,15 @@ int td_config_parse(struct td_config *c, const char *json, struct td_error *err)
 					else
 						c->gate.fail_on_new_high = YAJL_IS_TRUE(f);
 				}
+				if (!rc) {
+					const char *hp[] = {"fail_on_red_health", NULL};
+					yajl_val h = yajl_tree_get(v, hp, yajl_t_any);
+					if (h && !YAJL_IS_TRUE(h) && !YAJL_IS_FALSE(h))
+						rc = type_error(err, "gate.fail_on_red_health",
+								"true or false");
+					else if (h)
+						c->gate.fail_on_red_health = YAJL_IS_TRUE(h);
+				}
 			}
 		} else if (!strcmp(key, "$schema") || !strcmp(key, "comment")) {
 			continue;
@@ -732,6 +742,8 @@ char *td_config_defaults_json(void)
 	put_nums(g, gate_keys, sizeof(gate_keys) / sizeof(gate_keys[0]), &c.gate);
 	yajl_gen_string(g, (const unsigned char *)"fail_on_new_high", 16);
 	yajl_gen_bool(g, c.gate.fail_on_new_high);
+	yajl_gen_string(g, (const unsigned char *)"fail_on_red_health", 18);
+	yajl_gen_bool(g, c.gate.fail_on_red_health);
 	yajl_gen_string(g, (const unsigned char *)"budgets", 7);
 	yajl_gen_map_open(g);
 	put_nums(g, budget_keys, sizeof(budget_keys) / sizeof(budget_keys[0]), &c.gate);

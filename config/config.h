@@ -52,6 +52,7 @@ struct td_gate_config {
 	double max_idle_fraction;
 	double min_mfu;              /* model FLOPs utilization (analysis/roofline.h) */
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
+	int fail_on_red_health;      /* the current trace's health (tracedoc check) is red (0) */
 };
 
 struct td_config {

@@ -123,5 +123,7 @@ int cmd_record(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_whatif(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_critical_path(int argc, char **argv);
 
 #endif

@@ -2,7 +2,8 @@
 /* tracedoc annotate TRACE -o OUT [--config FILE]
  * The trace, unchanged, with a `tracedoc` process added for Perfetto and chrome://tracing: per
  * device a track of its idle gaps named by cause and activity, a counter of GPU utilization,
- * and a track per finding with a slice at each piece of evidence. The trace is read twice and
+ * a track per finding with a slice at each piece of evidence, and the steps' critical path
+ * (sizing/critpath.h), a slice per piece by category. The trace is read twice and
  * copied as it is read the second time, the added events written before the events array
  * closes: memory stays that of one reading. OUT's suffix (.json, .json.gz, .json.zst) picks its
  * compression. */
@@ -24,6 +25,7 @@
 #include "parser/input.h"
 #include "config/config.h"
 #include "rules/rule.h"
+#include "sizing/critpath.h"
 
 #define UTIL_BUCKETS 200
 
@@ -47,7 +49,10 @@ struct adder {
 	struct td_buf buf;
 	int64_t pid;
 	uint64_t n, gaps, slices, counters, meta;
+	uint64_t path;            /* of the slices: the critical path's */
+	const struct td_trace *t;
 };
+#define PATH_TID 999 /* the critical path's track: below the findings' (1000 + i) */
 
 /* microseconds with the ns digits, as Kineto writes them */
 static void us(yajl_gen g, int64_t ns)
@@ -162,7 +167,30 @@ static void slice(struct adder *d, int64_t tid, int64_t ts, int64_t dur, const c
 }
 
 /* The added events, as the text that goes after the trace's last event. */
-static void build(struct adder *d, const struct td_analysis *a, const struct td_report *r)
+/* Each step's critical path (sizing/critpath.h): one track of contiguous slices. */
+static void path_track(struct adder *d, const struct td_critpath *cp)
+{
+	const struct td_trace *t = d->t;
+	char name[600];
+	size_t i;
+
+	meta(d, "thread_name", PATH_TID, "name", "critical path, by category", 0);
+	meta(d, "thread_sort_index", PATH_TID, "sort_index", NULL, 999);
+	for (i = 0; i < cp->segs.len; i++) {
+		const struct td_cp_seg *s = &TD_VEC_AT(&cp->segs, struct td_cp_seg, i);
+		const char *what = s->ev == TD_NONE ? "host work"
+				   : td_trace_name(t, td_trace_ev(t, s->ev)->name);
+		snprintf(name, sizeof(name), "%s: %.500s", td_cp_cat_name((enum td_cp_cat)s->cat), what);
+		slice(d, PATH_TID, s->start, s->dur, name, "category",
+		      td_cp_cat_name((enum td_cp_cat)s->cat), "step", cp->steps[s->step].number, NULL,
+		      NULL);
+		d->slices++;
+		d->path++;
+	}
+}
+
+static void build(struct adder *d, const struct td_analysis *a, const struct td_report *r,
+		  const struct td_critpath *cp)
 {
 	const struct td_trace *t = a->t;
 	size_t i, k, dv;
@@ -258,6 +286,8 @@ static void build(struct adder *d, const struct td_analysis *a, const struct td_
 		}
 		free(lane);
 	}
+	if (cp)
+		path_track(d, cp);
 	yajl_gen_free(d->g);
 }
 
@@ -355,9 +385,12 @@ int cmd_annotate(int argc, char **argv)
 		struct td_error err;
 		memset(&d, 0, sizeof(d));
 		memset(&err, 0, sizeof(err));
+		struct td_critpath cp;
 		td_analysis_run(&a, &t, &cfg);
 		td_diagnose(&a, &r);
-		build(&d, &a, &r);
+		d.t = &t;
+		build(&d, &a, &r, td_critpath(&a, &cp) == 0 ? &cp : NULL);
+		td_critpath_free(&cp);
 		if (out_open(&of, outp) != 0) {
 			cli_cannot_write(outp, errno);
 			rc = EXIT_INTERNAL;
@@ -374,10 +407,11 @@ int cmd_annotate(int argc, char **argv)
 			} else {
 				fprintf(stderr, "tracedoc annotate: %s: added %llu events (%llu idle gaps, "
 						"%llu finding slices, %llu counter samples, %llu metadata) in "
-						"process %lld\n", outp, (unsigned long long)d.n,
+						"process %lld (%llu slices of them on the critical path)\n",
+					outp, (unsigned long long)d.n,
 					(unsigned long long)d.gaps, (unsigned long long)d.slices,
 					(unsigned long long)d.counters, (unsigned long long)d.meta,
-					(long long)d.pid);
+					(long long)d.pid, (unsigned long long)d.path);
 			}
 		}
 		free(d.buf.s);

@@ -20,7 +20,9 @@
 #include "diagnose/render_job.h"
 #include "parser/trace.h"
 #include "config/config.h"
+#include "sizing/critpath.h"
 #include "sizing/whatif.h"
+#include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 
@@ -88,7 +90,9 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	struct render_ctx rc;
 	struct report_out out = {NULL, NULL};
 	struct td_rp_report rep;
-	int rc_exit, replayed;
+	struct td_health *chk;
+	struct td_critpath cp;
+	int rc_exit, replayed, critpathed;
 
 	td_trace_init(&t);
 	if ((rc_exit = cli_doc_trace(d, &t)) != EXIT_OK) {
@@ -98,7 +102,10 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
+	chk = td_malloc(sizeof(*chk));
+	td_health_run(&t, chk);
 	memset(&rc, 0, sizeof(rc));
+	rc.check = chk;
 	rc.path = path;
 	rc.a = &a;
 	rc.r = &r;
@@ -106,10 +113,17 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	/* the JSON report says how closely the replay its savings come from fits the trace */
 	replayed = !strcmp(format, "json") && td_whatif_report(&a, &rep) == 0;
 	rc.replay = replayed ? &rep : NULL;
+	/* the JSON report holds each step's critical path, on the graph the replay built */
+	critpathed = replayed && td_critpath(&a, &cp) == 0;
+	rc.critpath = critpathed ? &cp : NULL;
+	critpathed = replayed; /* cp to free, whether it has a path or not */
 	out.one = &rc;
 	rc_exit = cli_write(outp, format, color, render_any, &out);
 	if (replayed)
 		td_rp_report_free(&rep);
+	if (critpathed)
+		td_critpath_free(&cp);
+	free(chk);
 	td_report_free(&r);
 	td_analysis_free(&a);
 	td_trace_free(&t);

@@ -24,6 +24,7 @@
 #include "parser/input.h"
 #include "parser/trace.h"
 #include "config/config.h"
+#include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 
@@ -153,6 +154,27 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 	td_metrics_compute(&s->a, &s->r, &s->m);
 	s->loaded = 1;
 	return EXIT_OK;
+}
+
+/* gate.fail_on_red_health: the current trace's health (tracedoc check) as one more check;
+ * returns 1 when it fails (red). */
+static size_t health_check(const struct td_trace *t, struct td_check *c)
+{
+	struct td_health *h = td_malloc(sizeof(*h));
+	char line[512];
+
+	td_health_run(t, h);
+	td_health_line(h, line, sizeof(line));
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "trace_health");
+	c->base = NAN;
+	c->cur = (double)h->health;
+	c->threshold = TD_HEALTH_RED;
+	snprintf(c->rule, sizeof(c->rule), "the trace's health (tracedoc check) is not red");
+	snprintf(c->message, sizeof(c->message), "health %.300s", line);
+	c->verdict = h->health == TD_HEALTH_RED ? V_FAIL : V_PASS;
+	free(h);
+	return c->verdict == V_FAIL;
 }
 
 /* --- values for people ------------------------------------------------------------------- */
@@ -600,6 +622,8 @@ int cmd_gate(int argc, char **argv)
 	g.base = base;
 	g.checks = checks;
 	g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS, &g.n);
+	if (cfg.gate.fail_on_red_health && cur->loaded == 1 && g.n < MAX_CHECKS)
+		g.fails += health_check(&cur->t, &checks[g.n++]);
 	if (cur->loaded == 3 && *cur->partial)
 		g.partial = cur->partial;
 	else if (cur->loaded == 1 && cur->t.partial)

@@ -27,6 +27,8 @@ static const struct cmd cmds[] = {
 	{"diff", cmd_diff, "two traces op by op, kernel by kernel: why CURRENT is slower"},
 	{"memory", cmd_memory, "device memory: peaks, growth per step, a snapshot's allocation sites"},
 	{"record", cmd_record, "run a CUDA program with the CUPTI collector: -- CMD ARGS..."},
+	{"check", cmd_check, "can the trace be trusted: PyTorch's validator rules and tracedoc's"},
+	{"critical-path", cmd_critical_path, "the path that holds each step, by category, its longest pieces"},
 	{"config", cmd_config, "print the default configuration, or check a config file"},
 	{"mcp", cmd_mcp, "a Model Context Protocol server on stdio: the commands as tools for agents"},
 };

@@ -11,6 +11,8 @@ struct td_report;
 struct td_metrics;
 
 struct td_rp_report;
+struct td_health;
+struct td_critpath;
 struct render_ctx {
 	const char *path;
 	const struct td_analysis *a;
@@ -18,6 +20,10 @@ struct render_ctx {
 	const struct td_metrics *m; /* for the JSON report (a gate baseline); may be NULL */
 	const struct td_rp_report *replay; /* the trace replayed as recorded (rules/whatif.h), for
 					    * the JSON report; NULL: none */
+	const struct td_health *check; /* tracedoc check's rules over the trace (its health
+				       * line); NULL: not run */
+	const struct td_critpath *critpath; /* each step's critical path, for the JSON report;
+					     * NULL: none */
 	int color;
 };
 

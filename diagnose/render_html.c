@@ -12,6 +12,7 @@
 #include "diagnose/render_table.h"
 #include "job/job.h"
 #include "analysis/analysis.h"
+#include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 #include "tables/kernels.h"
@@ -462,6 +463,13 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	html_text(f, rc->path);
 	fputs("</code></h1>\n<p>", f);
 	render_context_line(f, t, &a->ctx, "<b>Context:</b> ", html_text, "<br>");
+	if (rc->check) {
+		char hl[512];
+		td_health_line(rc->check, hl, sizeof(hl));
+		fputs("<b>Health:</b> ", f);
+		html_text(f, hl);
+		fputs("<br>", f);
+	}
 	fprintf(f, "%llu events", (unsigned long long)t->n_trace_events); /* as stats counts them */
 	if (t->rank >= 0)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);

@@ -176,6 +176,46 @@ static enum td_kind span_kind(struct td_builder *b, const struct td_raw *e, cons
 	}
 }
 
+static void push_fact(struct td_trace *t, enum td_fact_kind kind, int64_t ts, int64_t value,
+		      uint32_t name, uint32_t track)
+{
+	struct td_fact *f = td_vec_push(&t->facts);
+
+	memset(f, 0, sizeof(*f));
+	f->ts = ts;
+	f->value = value;
+	f->name = name;
+	f->track = track;
+	f->kind = kind;
+}
+
+/* What tracedoc check reads of a span (struct td_fact): read as PyTorch's trace validator
+ * reads it (a "Sequence number" of 0 falls back to "seq_num"). */
+static void add_facts(struct td_trace *t, const struct td_raw *e, const char *strs,
+		      uint32_t name, uint32_t track, enum td_kind k)
+{
+	const char *nm = strs + e->name.off;
+	uint32_t n = e->name.set ? e->name.len : 0;
+
+	if (k == TD_K_SYNC && (SLICE_EQ(nm, n, "Stream Wait Event") || SLICE_EQ(nm, n, "Event Sync")))
+		push_fact(t, TD_FACT_SYNC_WAIT, e->ts, e->chk & TD_RAW_CHK_WAIT_REC && e->wait_rec >= 0
+			  ? e->wait_rec : -1, name, track);
+	else if (SLICE_EQ(nm, n, "record_param_comms"))
+		push_fact(t, TD_FACT_COMMS, e->ts, ~e->chk & TD_RAW_CHK_COMMS, name, track);
+	if (e->chk & (TD_RAW_CHK_SEQ | TD_RAW_CHK_SEQ_NUM)) {
+		static const char bwd[] = "autograd::engine::evaluate_function:";
+		int seq = e->chk & TD_RAW_CHK_SEQ && e->seq != 0;
+		if (!seq && !(e->chk & TD_RAW_CHK_SEQ_NUM))
+			return;
+		for (uint32_t i = 0; i + sizeof(bwd) - 1 <= n; i++)
+			if (nm[i] == 'a' && !memcmp(nm + i, bwd, sizeof(bwd) - 1)) {
+				push_fact(t, TD_FACT_BWD_SEQ, e->ts, seq ? e->seq : e->seq_num, name,
+					  track);
+				break;
+			}
+	}
+}
+
 static void add_span(struct td_builder *b, const struct td_raw *e, const struct ids *id,
 		     const char *strs, enum td_kind k)
 {
@@ -250,6 +290,8 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		ev->flags |= TD_EF_NO_CORR;
 	if (e->cat == CAT_DRIVER)
 		ev->flags |= TD_EF_DRIVER;
+	if (e->cat == CAT_OVERHEAD)
+		ev->flags |= TD_EF_OVERHEAD;
 	if (k == TD_K_MEMCPY || k == TD_K_MEMSET) {
 		uint64_t *nb = td_vec_push(&t->xfer_bytes);
 		*nb = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
@@ -296,6 +338,7 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		ev->aux = lid;
 		ev->flags |= TD_EF_LAUNCH;
 	}
+	add_facts(t, e, strs, id->name, track, k);
 	if (k == TD_K_RUNTIME && !t->rocm) {
 		const char *nm = td_strtab_str(&t->names, id->name);
 		if (nm[0] == 'h' && nm[1] == 'i' && nm[2] == 'p')

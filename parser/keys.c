@@ -45,6 +45,9 @@ int td_tokens_key(void *ctx, const unsigned char *s, size_t n)
 			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
 				: KEQ(s, n, "labels") ? AK_LABELS : 0;
 			break;
+		case 7:
+			k = KEQ(s, n, "seq_num") ? AK_SEQ_NUM : 0;
+			break;
 		case 9:
 			k = KEQ(s, n, "Device Id") ? AK_MEM_DEVID : 0;
 			break;
@@ -77,10 +80,14 @@ int td_tokens_key(void *ctx, const unsigned char *s, size_t n)
 		case 15:
 			k = KEQ(s, n, "Total Allocated") ? AK_MEM_TOTAL
 				: KEQ(s, n, "Collective name") ? AK_COLL_NAME
-				: KEQ(s, n, "Concrete Inputs") ? AK_CONCRETE : 0;
+				: KEQ(s, n, "Concrete Inputs") ? AK_CONCRETE
+				: KEQ(s, n, "Sequence number") ? AK_SEQ : 0;
 			break;
 		case 18:
 			k = KEQ(s, n, "Process Group Name") ? AK_PG_NAME : 0;
+			break;
+		case 33:
+			k = KEQ(s, n, "wait_on_cuda_event_record_corr_id") ? AK_WAIT_REC : 0;
 			break;
 		default:
 			break;

@@ -355,6 +355,20 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 				}
 			}
 			break;
+		case AK_SEQ:
+		case AK_SEQ_NUM:
+		case AK_WAIT_REC:
+			if (!is_string) {
+				int64_t v = num_or_count(p, (const char *)s, n, 0, &ok);
+				if (ok) {
+					int k = p->key;
+					*(k == AK_SEQ ? &e->seq : k == AK_SEQ_NUM ? &e->seq_num
+					  : &e->wait_rec) = v;
+					e->chk |= k == AK_SEQ ? TD_RAW_CHK_SEQ : k == AK_SEQ_NUM
+						? TD_RAW_CHK_SEQ_NUM : TD_RAW_CHK_WAIT_REC;
+				}
+			}
+			break;
 		case AK_WAIT_STREAM:
 			if (!is_string) {
 				e->wait_stream = num_or_count(p, (const char *)s, n, 0, &ok);
@@ -681,8 +695,17 @@ static void finish_event(struct td_parser *p)
 	struct td_raw *e = &p->ev;
 	size_t need;
 
+	/* record_param_comms's metadata keys, present whatever their values (tracedoc check) */
+#define ARG_BIT(k) (1ull << ((k) & 63))
+	e->chk |= (uint8_t)((p->arg_keys & ARG_BIT(AK_COLL_NAME) ? 1u : 0u) |
+			    (p->arg_keys & ARG_BIT(AK_DTYPE) ? 2u : 0u) |
+			    (p->arg_keys & ARG_BIT(AK_IN_NELEMS) ? 4u : 0u) |
+			    (p->arg_keys & ARG_BIT(AK_OUT_NELEMS) ? 8u : 0u) |
+			    (p->arg_keys & ARG_BIT(AK_GROUP_SIZE) ? 16u : 0u));
+#undef ARG_BIT
 	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
-		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch;
+		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch ||
+		  (e->chk & ~TD_RAW_CHK_COMMS);
 	if (p->sink) { /* a split worker: records in order to the one model thread */
 		need = td_raw_size(e);
 		if (need > TD_BATCH_BYTES) { /* a record larger than a batch: shipped alone */

@@ -49,6 +49,7 @@ void td_trace_init(struct td_trace *t)
 	t->events_close = -1;
 	td_vec_init(&t->mem, sizeof(struct td_mem_sample));
 	td_vec_init(&t->mem_threads, sizeof(struct td_mem_thread));
+	td_vec_init(&t->facts, sizeof(struct td_fact));
 	t->schema_version = -1;
 	t->rank = t->world_size = -1;
 	t->base_time_ns = -1;
@@ -84,6 +85,7 @@ void td_trace_free(struct td_trace *t)
 	free(t->gpu_tracks);
 	td_vec_free(&t->mem);
 	td_vec_free(&t->mem_threads);
+	td_vec_free(&t->facts);
 	free(t->link);
 	free(t->track_slots);
 	free(t->dev_slots);

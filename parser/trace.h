@@ -55,6 +55,7 @@ static inline int td_kind_on_gpu_track(int k)
 #define TD_EF_COLL 0x10     /* a collective kernel with arguments in td_trace.colls */
 #define TD_EF_LAUNCH 0x20   /* a kernel whose aux is its launch configuration in
 			     * td_trace.launches */
+#define TD_EF_OVERHEAD 0x40 /* a profiler overhead row (cat "overhead": CUPTI's own time) */
 
 /* A time on the trace's clock inside a stored event: 4-byte aligned, so that the event packs
  * into 28 bytes (an event array's bulk is its events; x86 and arm64 read it unaligned alike). */
@@ -188,6 +189,22 @@ struct td_mem_thread {
 	uint32_t pad;
 };
 
+/* What `tracedoc check` reads that nothing else keeps (PyTorch's trace validator rules), one
+ * record per event that carries it, in the order read: a Stream Wait Event's or Event Sync's
+ * "wait_on_cuda_event_record_corr_id" (value: the id, -1 when absent or negative), a
+ * record_param_comms op's missing metadata (value: a mask, bits 0-4: Collective name, dtype,
+ * In msg nelems, Out msg nelems, Group size), an autograd::engine::evaluate_function: op's
+ * "Sequence number" (else its "seq_num", as the validator reads them). */
+enum td_fact_kind { TD_FACT_SYNC_WAIT, TD_FACT_COMMS, TD_FACT_BWD_SEQ };
+struct td_fact {
+	int64_t ts;
+	int64_t value;
+	uint32_t name;             /* the event's name (strtab id) */
+	uint32_t track;            /* its track */
+	uint32_t kind;             /* enum td_fact_kind */
+	uint32_t pad;
+};
+
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
 enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
 
@@ -220,6 +237,7 @@ struct td_trace {
 	struct td_vec op_args;     /* struct td_op_args, distinct */
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	struct td_vec mem_threads; /* struct td_mem_thread, distinct, while parsing */
+	struct td_vec facts;       /* struct td_fact, in the order read */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: arbitrary bytes through the reader (in chunks whose size the input picks),
  * twice (the whitespace between tokens left out before yajl, and not: the outcomes must be
- * the same), the model's finalize and the busy-time query. Must never crash, leak or trip a
- * sanitizer. */
+ * the same), the model's finalize, the busy-time query and tracedoc check's rules over the
+ * model. Must never crash, leak or trip a sanitizer. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/check.h"
 #include "common/error.h"
 #include "parser/parser.h"
 #include "parser/trace.h"
@@ -69,6 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(iv);
 		}
 		(void)td_trace_median_step(&t);
+		{
+			static struct td_health h;
+			(void)td_health_run(&t, &h);
+		}
 	}
 	td_trace_free(&t);
 	return 0;
