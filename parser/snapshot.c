@@ -14,6 +14,7 @@
 #include "common/sat.h"
 #include "common/vec.h"
 #include "parser/input.h"
+#include "parser/pickle.h"
 #include "parser/yajl_ignore.h"
 
 enum ctx {
@@ -43,6 +44,7 @@ struct reader {
 	char f_file[512], f_name[256];
 	int64_t f_line;
 	int trace_dev;       /* the device_traces index being read */
+	uint32_t *note;      /* a pickle's stack of frames being read: where its site goes */
 	struct td_vec devs;  /* struct td_snap_devlog */
 	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
 	size_t dcap;
@@ -254,12 +256,8 @@ static int cb_start_array(void *ctx)
 	struct reader *r = ctx;
 	uint8_t c = X_SKIP;
 
-	if (r->depth == 0) {
-		r->failed = 1;
-		snprintf(r->why, sizeof(r->why), "%s", "the document is an array, not a snapshot "
-			 "(an object with \"segments\" and \"device_traces\")");
-		return 0;
-	}
+	if (r->depth == 0) /* torch.cuda.memory_snapshot(): the list of segments alone */
+		return push(r, X_SEGS);
 	switch (at(r, r->depth)) {
 	case X_TOP:
 		c = !strcmp(r->key, "segments") ? X_SEGS : !strcmp(r->key, "device_traces")
@@ -287,8 +285,9 @@ static int cb_start_array(void *ctx)
 static enum td_snap_act act_of(const char *a)
 {
 	return !strcmp(a, "alloc") ? TD_SNAP_ALLOC : !strcmp(a, "free_requested") ? TD_SNAP_FREE_REQ
-		: !strcmp(a, "free_completed") ? TD_SNAP_FREE_DONE : !strcmp(a, "segment_alloc")
-		? TD_SNAP_SEG_ALLOC : !strcmp(a, "segment_free") ? TD_SNAP_SEG_FREE : !strcmp(a, "oom") ? TD_SNAP_OOM
+		: !strcmp(a, "free_completed") ? TD_SNAP_FREE_DONE : !strcmp(a, "segment_alloc") ||
+		!strcmp(a, "segment_map") ? TD_SNAP_SEG_ALLOC : !strcmp(a, "segment_free") ||
+		!strcmp(a, "segment_unmap") ? TD_SNAP_SEG_FREE : !strcmp(a, "oom") ? TD_SNAP_OOM
 		: TD_SNAP_OTHER;
 }
 
@@ -315,6 +314,11 @@ static int cb_end(void *ctx)
 	switch (c) {
 	case X_FRAME:
 		frame_done(r);
+		break;
+	case X_FRAMES: /* a pickle's stack of frames: its site kept for its next references */
+		if (r->note && r->site <= 0x3fffffffu)
+			*r->note = (uint32_t)r->site_rank << 30 | r->site;
+		r->note = NULL;
 		break;
 	case X_BLOCK:
 		if (!strcmp(r->b_state, "active_allocated") || !strcmp(r->b_state, "active_pending_free")) {
@@ -356,6 +360,73 @@ static const yajl_callbacks callbacks = {
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
 
+/* ---- a pickle's hooks (parser/pickle.h): what is built, skipped, kept ---- */
+
+/* the container beginning now is a stack of frames */
+static int at_frames(const struct reader *r)
+{
+	uint8_t c = at(r, r->depth);
+	return (c == X_SEG || c == X_BLOCK || c == X_EVENT) && !strcmp(r->key, "frames");
+}
+
+/* streamed: the document, the segments, blocks and trace entries and their lists; built (and
+ * kept for references): the stacks of frames, and what is skipped */
+static int pk_tree(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	if (r->depth == 0 || c == X_SEGS || c == X_BLOCKS || c == X_TRACES || c == X_DEVTRACE)
+		return 0;
+	if (c == X_TOP)
+		return strcmp(r->key, "segments") && strcmp(r->key, "device_traces");
+	return !(c == X_SEG && !strcmp(r->key, "blocks"));
+}
+
+/* a stack of frames met again: its site, from its note, without reading it again */
+static int pk_enter(void *ctx, uint32_t *note)
+{
+	struct reader *r = ctx;
+
+	if (!at_frames(r))
+		return 0;
+	if (*note) {
+		r->site = *note & 0x3fffffffu;
+		r->site_rank = (int)(*note >> 30);
+		return 1;
+	}
+	r->note = note;
+	return 0;
+}
+
+static int pk_keep(void *ctx)
+{
+	uint8_t c = at(ctx, ((struct reader *)ctx)->depth);
+	return c == X_FRAMES || c == X_FRAME || c == X_SKIP;
+}
+
+static ssize_t pk_read(void *src, void *buf, size_t cap, struct td_error *err)
+{
+	return td_input_read(src, buf, cap, err);
+}
+
+/* the pickle (its first byte PROTO's 0x80) streamed into the same callbacks */
+static int read_pickle(struct td_input *in, const char *name, struct reader *r,
+		       struct td_error *err)
+{
+	static const struct td_pk_sink proto = {&callbacks, NULL, pk_tree, pk_enter, pk_keep};
+	struct td_pk_sink sink = proto;
+	int rc;
+
+	sink.ctx = r;
+	rc = td_pickle_read(pk_read, in, name, &sink, err);
+	if (rc == TD_EFORMAT)
+		rc = td_error_set(err, TD_EFORMAT, "%s: byte %llu: %s", name,
+				  (unsigned long long)err->offset, r->failed ? r->why :
+				  "not a memory snapshot");
+	return rc;
+}
+
 static int by_device(const void *a, const void *b)
 {
 	const struct td_snap_devlog *x = a, *y = b;
@@ -380,7 +451,7 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	unsigned char buf[1 << 16];
 	ssize_t n;
 	uint64_t offset = 0, line = 1, line_start = 0;
-	int rc = 0;
+	int rc = 0, pickle;
 	size_t i, b;
 
 	memset(d, 0, sizeof(*d));
@@ -389,8 +460,16 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	r.is_user_frame = is_user_frame;
 	td_vec_init(&r.devs, sizeof(struct td_snap_devlog));
 	td_vec_init(&r.blocks, sizeof(struct td_snap_block));
+	n = td_input_read(in, buf, sizeof(buf), err);
+	if (n > 0)
+		td_input_unread(in, buf, (size_t)n);
 	h = yajl_alloc(&callbacks, NULL, &r);
-	for (;;) {
+	pickle = n > 0 && buf[0] == 0x80; /* PROTO: _dump_snapshot()'s pickle, whatever its name */
+	if (pickle)
+		rc = read_pickle(in, name, &r, err);
+	else if (n < 0)
+		rc = (int)n;
+	for (; !rc && !pickle;) {
 		yajl_status st;
 		n = td_input_read(in, buf, sizeof(buf), err);
 		if (n < 0) {

@@ -141,6 +141,8 @@ enum td_sniff_kind td_sniff_feed(struct td_sniffer *s, const void *buf, size_t l
 
 	if (s->kind != TD_SNIFF_MORE)
 		return s->kind;
+	if (!s->started && !s->nbom && len && *p == 0x80) /* a pickle's PROTO: a snapshot */
+		return s->kind = TD_SNIFF_SNAPSHOT;
 	/* a UTF-8 byte order mark is skipped, as the trace reader skips it; a part of one is
 	 * no JSON */
 	while (!s->started && len) {
