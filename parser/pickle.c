@@ -106,6 +106,9 @@ static int memo_put(struct pk *p, uint64_t idx)
 		pk_memo_drop(p, (uint32_t)idx); /* streamed: never referenced again */
 		return 0;
 	}
+	if (p->mused >= TD_PK_LIVE_MAX && !pk_memo_find(p, (uint32_t)idx, 0))
+		return pk_fail(p, p->op_off, "more than %u memo entries kept: a memo bomb, not a "
+			       "snapshot", TD_PK_LIVE_MAX);
 	m = pk_memo_find(p, (uint32_t)idx, 1);
 	pk_release(p, m->v);
 	m->v = e->v;
@@ -184,7 +187,8 @@ static int step(struct pk *p, unsigned char op)
 		return read_long(p, b[0]);
 	case 0x8b: ARG(4);
 		if (pk_le(b, 4) & 0x80000000u)
-			return pk_fail(p, p->op_off, "LONG4 of a negative length");
+			return pk_fail(p, p->op_off, "LONG4 of %llu bytes (a negative count as a signed "
+				       "32-bit length): not an int", (unsigned long long)pk_le(b, 4));
 		return read_long(p, pk_le(b, 4));
 	case 'G': {
 		struct val v = {V_FLOAT, {0}};

@@ -26,7 +26,7 @@
 #define TD_PK_TREE_MAX 4096u     /* nodes in a built value before it is streamed */
 #define TD_PK_DEPTH_MAX 512u     /* nesting of values (a nesting bomb is refused) */
 #define TD_PK_STACK_MAX (1u << 20) /* entries on the unpickler's stack, marks included */
-#define TD_PK_LIVE_MAX (1u << 24)  /* values kept at once (memo and stack: a memo bomb) */
+#define TD_PK_LIVE_MAX (1u << 22)  /* values kept at once, memo entries (a memo bomb) */
 #define TD_PK_STR_KEEP (1u << 20)  /* a string's first bytes kept (the rest read, dropped) */
 #define TD_PK_LONG_MAX 4096u     /* bytes of a LONG1 / LONG4 (more is refused) */
 

@@ -38,8 +38,10 @@ struct node {
 
 struct ent {
 	uint8_t kind, dict;        /* dict: an OPEN dict (else list or set) */
+	uint16_t depth;            /* OPEN: how deep it stands among the streamed ones */
 	uint32_t parent;           /* OPEN / DONE: the stack index of the container it went to */
 	uint64_t count;            /* OPEN: items set into it so far */
+	uint32_t flushed;          /* OPEN: its items below this stack index are out (0: none) */
 	struct val v;
 };
 

@@ -228,21 +228,35 @@ int pk_sink_ok(struct pk *p, int r)
 	return r ? 0 : TD_EFORMAT;
 }
 
+/* an integer's decimal digits ending at end (no printf: a snapshot has millions) */
+static char *digits(char *end, uint64_t u)
+{
+	do
+		*--end = (char)('0' + u % 10);
+	while (u /= 10);
+	return end;
+}
+
 static int out_number(struct pk *p, struct val v, int key)
 {
-	char b[40];
-	int n;
+	char b[40], *s = b + sizeof(b);
+	size_t n;
 
-	if (v.t == V_INT)
-		n = snprintf(b, sizeof(b), "%lld", (long long)v.u.i);
-	else if (v.t == V_UINT)
-		n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v.u.u);
-	else
-		n = snprintf(b, sizeof(b), "%.17g", v.u.d);
+	if (v.t == V_INT) {
+		s = digits(s, v.u.i < 0 ? 0 - (uint64_t)v.u.i : (uint64_t)v.u.i);
+		if (v.u.i < 0)
+			*--s = '-';
+	} else if (v.t == V_UINT) {
+		s = digits(s, v.u.u);
+	} else {
+		s = b;
+		snprintf(b, sizeof(b), "%.17g", v.u.d);
+	}
+	n = s == b ? strlen(b) : (size_t)(b + sizeof(b) - s);
 	if (key)
-		return pk_sink_ok(p, p->sink->cb->yajl_map_key(p->sink->ctx, (const unsigned char *)b,
-							  (size_t)n));
-	return pk_sink_ok(p, p->sink->cb->yajl_number(p->sink->ctx, b, (size_t)n));
+		return pk_sink_ok(p, p->sink->cb->yajl_map_key(p->sink->ctx, (const unsigned char *)s,
+							     n));
+	return pk_sink_ok(p, p->sink->cb->yajl_number(p->sink->ctx, s, n));
 }
 
 int pk_emit(struct pk *p, struct val v, int key, unsigned depth)
@@ -253,7 +267,7 @@ int pk_emit(struct pk *p, struct val v, int key, unsigned depth)
 	size_t i;
 	int rc = 0, d;
 
-	if (++p->emitted > (OFF(p) << 6) + (1ull << 26))
+	if (++p->emitted > (OFF(p) << 4) + (1ull << 24))
 		return pk_fail(p, p->op_off, "the memo's references expand past %llu values: a memo "
 			    "bomb, not a snapshot", (unsigned long long)p->emitted - 1);
 	if (depth > TD_PK_DEPTH_MAX)
@@ -357,6 +371,11 @@ static int find_parent(const struct pk *p, size_t at, uint8_t kind, size_t *pare
 			*from = j + 1;
 			break;
 		}
+		if (e->kind == E_DONE && e->parent < j) { /* an item out already: its container */
+			*parent = e->parent;
+			*from = e->parent + 1 + (p->st[e->parent + 1].kind == E_MARK);
+			break;
+		}
 		if (e->kind == E_OPEN) {
 			/* right above it, no mark: its single APPEND / SETITEM, or its parent's next
 			 * item. Containers are no keys; a full batch ends with a mark; a list right
@@ -372,7 +391,8 @@ static int find_parent(const struct pk *p, size_t at, uint8_t kind, size_t *pare
 			if (!e->dict && items == 0 && c % BATCH == 0)
 				alt = j; /* its child after all, if no sibling can stand here */
 		}
-		items++;
+		if (++items > 256) /* no pickler writes so many before a container: built */
+			return 0;
 	}
 	/* a container is a value: in a dict it stands at an odd place */
 	if (j != (size_t)-1 && (!p->st[*parent].dict || ((at - *from) & 1)))
@@ -387,10 +407,12 @@ static int find_parent(const struct pk *p, size_t at, uint8_t kind, size_t *pare
 /* hands out the items of a streamed container from..to-1 not yet out; they become DONE */
 static int flush(struct pk *p, size_t parent, size_t from, size_t to)
 {
-	size_t i;
+	size_t i = from;
 	int rc = 0;
 
-	for (i = from; i < to && !rc; i++) {
+	if (parent != NOPARENT && p->st[parent].flushed > from && p->st[parent].flushed <= to)
+		i = p->st[parent].flushed; /* what lies below is out already */
+	for (; i < to && !rc; i++) {
 		struct ent *e = &p->st[i];
 		if (e->kind == E_VAL)
 			rc = pk_emit(p, e->v, p->st[parent].dict && !((i - from) & 1), 1);
@@ -409,6 +431,8 @@ static int flush(struct pk *p, size_t parent, size_t from, size_t to)
 			e->parent = (uint32_t)parent;
 		}
 	}
+	if (!rc && parent != NOPARENT)
+		p->st[parent].flushed = (uint32_t)to;
 	return rc;
 }
 
@@ -421,6 +445,10 @@ static int stream_at(struct pk *p, size_t at, size_t parent, size_t from)
 	int rc, d = n->type == N_DICT;
 	size_t i;
 
+	e->depth = parent == NOPARENT ? 0 : (uint16_t)(p->st[parent].depth + 1);
+	if (e->depth > TD_PK_DEPTH_MAX)
+		return pk_fail(p, p->op_off, "values nest deeper than %u: a nesting bomb",
+			       TD_PK_DEPTH_MAX);
 	if ((rc = flush(p, parent, from, at)) != 0)
 		return rc;
 	if ((rc = pk_sink_ok(p, d ? p->sink->cb->yajl_start_map(p->sink->ctx)
@@ -542,6 +570,7 @@ int pk_set_items(struct pk *p, size_t t, size_t from, int dict, const char *op)
 	p->nst = from;
 	if (from && p->st[from - 1].kind == E_MARK && from - 1 > t)
 		p->nst = from - 1;
+	c->flushed = 0;
 	if (c->kind == E_VAL && c->v.u.n->size > TD_PK_TREE_MAX)
 		rc = promote(p, t, 0);
 	return rc;
