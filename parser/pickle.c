@@ -97,8 +97,9 @@ static int memo_put(struct pk *p, uint64_t idx)
 
 	if (!p->nst || p->st[p->nst - 1].kind == E_MARK)
 		return pk_fail(p, p->op_off, "%s with nothing to store", td_pickle_opname(p->op));
-	if (idx > UINT32_MAX)
-		return pk_fail(p, p->op_off, "a memo of more than 2^32 entries: a memo bomb");
+	if (idx > UINT32_MAX || idx > p->op_off)
+		return pk_fail(p, p->op_off, "%s %llu: more memo entries than bytes before it: a "
+			       "memo bomb", td_pickle_opname(p->op), (unsigned long long)idx);
 	if (idx + 1 > p->memo_len)
 		p->memo_len = idx + 1;
 	e = &p->st[p->nst - 1];
@@ -124,6 +125,11 @@ static int memo_get(struct pk *p, uint64_t idx)
 {
 	struct memo_slot *m = idx <= UINT32_MAX ? pk_memo_find(p, (uint32_t)idx, 0) : NULL;
 
+	if (!m && idx < p->ncap && p->notes[idx]) {
+		struct val v = {V_NOTE, {0}};
+		v.u.u = p->notes[idx];
+		return pk_push_val(p, v);
+	}
 	if (!m)
 		return pk_fail(p, p->op_off, "%s %llu: a value this reader did not keep (a dict or "
 			    "list already streamed past, or never stored)", td_pickle_opname(p->op),

@@ -38,7 +38,10 @@ struct td_pk_sink {
 	 * 0 to stream it; NULL streams every container */
 	int (*tree)(void *ctx);
 	/* a built container's events begin; note is its slot for the sink (0 at first): 1 skips
-	 * them (the sink knows what it made of them from the note); NULL: never skipped */
+	 * them (the sink knows what it made of them from the note); NULL: never skipped. Once
+	 * the sink has set a memoized container's note (nonzero, while its events are handed
+	 * out), the memo keeps the note alone (4 bytes): later references hand out this call
+	 * only, and read as an empty list where the sink does not skip them */
 	int (*enter)(void *ctx, uint32_t *note);
 	/* a built container's last event comes next: 1 keeps it for later references */
 	int (*keep)(void *ctx);

@@ -8,7 +8,8 @@
 
 #include "parser/pickle.h"
 
-enum { V_NONE, V_FALSE, V_TRUE, V_INT, V_UINT, V_FLOAT, V_NODE };
+/* V_NOTE: a container the sink noted (td_pk_sink.enter), kept as its note alone */
+enum { V_NONE, V_FALSE, V_TRUE, V_INT, V_UINT, V_FLOAT, V_NOTE, V_NODE };
 enum { N_STR, N_BYTES, N_LIST, N_DICT, N_TUPLE, N_SET };
 enum { E_MARK, E_VAL, E_OPEN, E_DONE };
 #define BATCH 1000u   /* the pickler's batch of APPENDS / SETITEMS */
@@ -68,6 +69,8 @@ struct pk {
 	struct memo_slot *memo;
 	size_t mcap, mused, mdead;
 	uint64_t memo_len;
+	uint32_t *notes;           /* by memo index: the note of a noted container, 0 none */
+	size_t ncap;
 	struct node *all;
 	uint64_t live, emitted;
 	int sink_failed;

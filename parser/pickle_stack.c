@@ -145,6 +145,7 @@ void pk_free_all(struct pk *p)
 		node_free(p, p->all);
 	free(p->st);
 	free(p->memo);
+	free(p->notes);
 }
 
 static int is_container(struct val v)
@@ -162,7 +163,9 @@ struct memo_slot *pk_memo_find(struct pk *p, uint32_t k, int add)
 	if (add && (p->mused + p->mdead + 1) * 2 > p->mcap) {
 		struct memo_slot *old = p->memo;
 		size_t oc = p->mcap, j;
-		p->mcap = p->mused * 4 > 64 ? p->mused * 4 : 64;
+		p->mcap = 64; /* a power of two, a quarter used at most */
+		while (p->mcap < p->mused * 4)
+			p->mcap *= 2;
 		p->memo = td_calloc(p->mcap, sizeof(*p->memo));
 		p->mdead = 0;
 		for (j = 0; j < oc; j++)
@@ -199,6 +202,8 @@ void pk_memo_drop(struct pk *p, uint32_t k)
 {
 	struct memo_slot *m = pk_memo_find(p, k, 0);
 
+	if (k < p->ncap)
+		p->notes[k] = 0;
 	if (!m)
 		return;
 	if (m->v.t == V_NODE && m->v.u.n->memo_idx == k)
@@ -207,6 +212,23 @@ void pk_memo_drop(struct pk *p, uint32_t k)
 	m->used = 2;
 	p->mused--;
 	p->mdead++;
+}
+
+/* a container the sink noted: kept as its note alone (4 bytes, not the tree) */
+static void memo_note(struct pk *p, struct node *n)
+{
+	uint32_t k = n->memo_idx, note = n->note;
+
+	pk_memo_drop(p, k);
+	if (k >= p->ncap) {
+		size_t c = p->ncap ? p->ncap : 1024;
+		while (c <= k)
+			c *= 2;
+		p->notes = td_realloc(p->notes, c * sizeof(*p->notes));
+		memset(p->notes + p->ncap, 0, (c - p->ncap) * sizeof(*p->notes));
+		p->ncap = c;
+	}
+	p->notes[k] = note;
 }
 
 /* a built container handed out and not wanted again: its memo reference goes */
@@ -265,7 +287,7 @@ int pk_emit(struct pk *p, struct val v, int key, unsigned depth)
 	void *c = p->sink->ctx;
 	struct node *n;
 	size_t i;
-	int rc = 0, d;
+	int rc = 0, d, keep;
 
 	if (++p->emitted > (OFF(p) << 4) + (1ull << 24))
 		return pk_fail(p, p->op_off, "the memo's references expand past %llu values: a memo "
@@ -289,6 +311,16 @@ int pk_emit(struct pk *p, struct val v, int key, unsigned depth)
 	case V_UINT:
 	case V_FLOAT:
 		return out_number(p, v, key);
+	case V_NOTE: { /* the sink skips it; else it reads as an empty list */
+		uint32_t note = (uint32_t)v.u.u;
+		if (key)
+			return pk_sink_ok(p, cb->yajl_map_key(c, (const unsigned char *)"(tuple)", 7));
+		if (p->sink->enter && p->sink->enter(c, &note))
+			return 0;
+		if ((rc = pk_sink_ok(p, cb->yajl_start_array(c))) != 0)
+			return rc;
+		return pk_sink_ok(p, cb->yajl_end_array(c));
+	}
 	default:
 		break;
 	}
@@ -305,9 +337,14 @@ int pk_emit(struct pk *p, struct val v, int key, unsigned depth)
 		rc = pk_emit(p, n->kids[i], d && !(i & 1), depth + 1);
 	if (rc)
 		return rc;
-	if (n->memoized && (n->size > TD_PK_TREE_MAX || !p->sink->keep || !p->sink->keep(c)))
+	keep = n->memoized && n->size <= TD_PK_TREE_MAX && p->sink->keep && p->sink->keep(c);
+	if ((rc = pk_sink_ok(p, d ? cb->yajl_end_map(c) : cb->yajl_end_array(c))) != 0)
+		return rc;
+	if (n->memoized && !keep)
 		unmemo(p, n);
-	return pk_sink_ok(p, d ? cb->yajl_end_map(c) : cb->yajl_end_array(c));
+	else if (n->memoized && n->note) /* set by the sink at the end event */
+		memo_note(p, n);
+	return 0;
 }
 
 /* ---- the stack ---- */

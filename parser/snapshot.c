@@ -45,6 +45,8 @@ struct reader {
 	int64_t f_line;
 	int trace_dev;       /* the device_traces index being read */
 	uint32_t *note;      /* a pickle's stack of frames being read: where its site goes */
+	uint32_t *fnote;     /* a pickle's frame being read: where its text's id and rank go */
+	struct td_strtab frames; /* a pickle's frames, each once (ids for the notes) */
 	struct td_vec devs;  /* struct td_snap_devlog */
 	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
 	size_t dcap;
@@ -293,6 +295,14 @@ static enum td_snap_act act_of(const char *a)
 
 /* A frame just read: is it a better site for its object than the one kept? (innermost first:
  * the first user frame wins, else the first Python frame, else the first frame) */
+static void frame_site(struct reader *r, const char *f, size_t n, int rank)
+{
+	if (rank > r->site_rank) {
+		r->site_rank = rank;
+		r->site = td_strtab_intern(r->strs, f, n);
+	}
+}
+
 static void frame_done(struct reader *r)
 {
 	char f[900];
@@ -300,10 +310,13 @@ static void frame_done(struct reader *r)
 
 	snprintf(f, sizeof(f), "%s(%lld): %s", r->f_file, (long long)r->f_line, r->f_name);
 	rank = r->is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
-	if (rank > r->site_rank) {
-		r->site_rank = rank;
-		r->site = td_strtab_intern(r->strs, f, strlen(f));
+	if (r->fnote) { /* a pickle's frame: its text kept once, the next references read that */
+		uint32_t id = td_strtab_intern(&r->frames, f, strlen(f));
+		if (id <= 0x1fffffffu)
+			*r->fnote = (uint32_t)rank << 29 | id;
+		r->fnote = NULL;
 	}
+	frame_site(r, f, strlen(f), rank);
 }
 
 static int cb_end(void *ctx)
@@ -316,8 +329,8 @@ static int cb_end(void *ctx)
 		frame_done(r);
 		break;
 	case X_FRAMES: /* a pickle's stack of frames: its site kept for its next references */
-		if (r->note && r->site <= 0x3fffffffu)
-			*r->note = (uint32_t)r->site_rank << 30 | r->site;
+		if (r->note && r->site <= 0x1fffffffu && r->site_rank)
+			*r->note = (uint32_t)r->site_rank << 29 | r->site;
 		r->note = NULL;
 		break;
 	case X_BLOCK:
@@ -388,11 +401,21 @@ static int pk_enter(void *ctx, uint32_t *note)
 {
 	struct reader *r = ctx;
 
+	if (at(r, r->depth) == X_FRAMES) { /* a frame dict */
+		uint32_t id = *note & 0x1fffffffu;
+		if (!*note) {
+			r->fnote = note;
+			return 0;
+		}
+		frame_site(r, td_strtab_str(&r->frames, id), td_strtab_len(&r->frames, id),
+			   (int)(*note >> 29));
+		return 1;
+	}
 	if (!at_frames(r))
 		return 0;
 	if (*note) {
-		r->site = *note & 0x3fffffffu;
-		r->site_rank = (int)(*note >> 30);
+		r->site = *note & 0x1fffffffu;
+		r->site_rank = (int)(*note >> 29);
 		return 1;
 	}
 	r->note = note;
@@ -419,7 +442,9 @@ static int read_pickle(struct td_input *in, const char *name, struct reader *r,
 	int rc;
 
 	sink.ctx = r;
+	td_strtab_init(&r->frames);
 	rc = td_pickle_read(pk_read, in, name, &sink, err);
+	td_strtab_free(&r->frames);
 	if (rc == TD_EFORMAT)
 		rc = td_error_set(err, TD_EFORMAT, "%s: byte %llu: %s", name,
 				  (unsigned long long)err->offset, r->failed ? r->why :
