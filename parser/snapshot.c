@@ -19,7 +19,7 @@
 
 enum ctx {
 	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
-	X_EVENT,
+	X_EVENT, X_SETTINGS,
 };
 #define MAXD 64
 
@@ -32,7 +32,8 @@ struct reader {
 	char key[32];
 	/* the object being read */
 	int32_t seg_device;
-	int64_t seg_size;
+	int64_t seg_size, seg_free; /* seg_free: its largest inactive block */
+	int expandable;
 	size_t seg_first_block; /* the segment's blocks start here in `blocks` */
 	uint64_t b_addr;
 	int64_t b_size;
@@ -203,6 +204,18 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* expandable segments: allocator_settings' expandable_segments, or a segment's is_expandable */
+static int cb_bool(void *ctx, int v)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	if (v && ((c == X_SETTINGS && !strcmp(r->key, "expandable_segments")) ||
+		  (c == X_SEG && !strcmp(r->key, "is_expandable"))))
+		r->expandable = 1;
+	return 1;
+}
+
 static int cb_key(void *ctx, const unsigned char *s, size_t n)
 {
 	struct reader *r = ctx;
@@ -219,9 +232,13 @@ static int cb_start_map(void *ctx)
 	if (r->depth == 0)
 		return push(r, X_TOP);
 	switch (at(r, r->depth)) {
+	case X_TOP:
+		c = !strcmp(r->key, "allocator_settings") ? X_SETTINGS : X_SKIP;
+		break;
 	case X_SEGS:
 		r->seg_device = 0;
 		r->seg_size = 0;
+		r->seg_free = 0;
 		r->seg_first_block = r->blocks.len;
 		c = X_SEG;
 		break;
@@ -340,6 +357,8 @@ static int cb_end(void *ctx)
 			b->size = r->b_size;
 			b->site = r->site;
 			b->device = -1; /* set at the segment's end */
+		} else if (!strcmp(r->b_state, "inactive") && r->b_size > r->seg_free) {
+			r->seg_free = r->b_size;
 		}
 		break;
 	case X_SEG: {
@@ -347,6 +366,8 @@ static int cb_end(void *ctx)
 		size_t i;
 		d->reserved = td_sat_add(d->reserved, r->seg_size);
 		d->segments++;
+		if (r->seg_free > d->largest_free)
+			d->largest_free = r->seg_free;
 		/* "device" may come after "blocks": the segment's blocks take it now */
 		for (i = r->seg_first_block; i < r->blocks.len; i++)
 			TD_VEC_AT(&r->blocks, struct td_snap_block, i).device = r->seg_device;
@@ -369,7 +390,7 @@ static int cb_end(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	td_yajl_ignore, td_yajl_ignore_bool, NULL, NULL, cb_number, cb_string,
+	td_yajl_ignore, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
 
@@ -546,6 +567,7 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	d->devs = r.devs;
 	d->blocks = r.blocks;
 	d->has_traces = r.has_traces;
+	d->expandable = r.expandable;
 	if (rc)
 		td_snap_doc_free(d);
 	return rc;

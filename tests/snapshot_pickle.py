@@ -89,15 +89,24 @@ def expected(d):
                 start[a] = sz
         live = dict(start)
         peak = total = sum(start.values())
+        # reserved at each entry: the segments' sizes less what is mapped after it
+        segev = [(e["size"] if e["action"] in ("segment_alloc", "segment_map") else
+                  -e["size"] if e["action"] in ("segment_free", "segment_unmap") else 0)
+                 for e in tr]
+        after = sum(segev)
         dev[i]["start"] = total
-        for e in tr:
+        for k, e in enumerate(tr):
+            after -= segev[k]
             if e["action"] == "alloc":
                 live[e["addr"]] = e["size"]
                 total += e["size"]
             elif e["action"] == "free_completed" and e["addr"] in live:
                 total -= live.pop(e["addr"])
             elif e["action"] == "oom":
-                dev[i]["ooms"].append((e["size"], e.get("device_free", -1), total))
+                reserved = dev[i]["reserved"] - after
+                spare = max(reserved - total, 0) + max(e.get("device_free", -1), 0)
+                dev[i]["ooms"].append((e["size"], e.get("device_free", -1), total, reserved,
+                                       "fragmentation" if spare >= e["size"] else "live memory"))
             peak = max(peak, total)
         dev[i]["peak"] = peak
         dev[i]["entries"] = len(tr)
@@ -117,7 +126,8 @@ def check_figures(name, d, rep):
         for k, v in pairs:
             if g[k] != v:
                 bad(f"{name}: device {i} {k} {g[k]}, the raw dict says {v}")
-        oo = [(o["requested_bytes"], o["device_free_bytes"], o["allocated_bytes"]) for o in g["ooms"]]
+        oo = [(o["requested_bytes"], o["device_free_bytes"], o["allocated_bytes"],
+               o["reserved_bytes"], o["cause"]) for o in g["ooms"]]
         if oo != w["ooms"]:
             bad(f"{name}: device {i} ooms {oo}, the raw dict says {w['ooms']}")
 
