@@ -19,9 +19,10 @@ static void memory_usage(FILE *f)
 		   "  FILE  a trace recorded with profile_memory=True: per device the allocated and\n"
 		   "        reserved peaks, what ran there, the capacity and headroom, allocated\n"
 		   "        memory at each step, and the memory findings (near full, growing,\n"
-		   "        fragmented); or a caching-allocator snapshot saved as JSON\n"
-		   "        (torch.cuda.memory._snapshot()): the peak, the allocation sites holding\n"
-		   "        the most there, and what was live at each out-of-memory\n");
+		   "        fragmented); or a caching-allocator snapshot, the pickle of\n"
+		   "        torch.cuda.memory._dump_snapshot() (nothing in it is run) or its dict\n"
+		   "        as JSON: the peak, the allocation sites holding the most there, and\n"
+		   "        at each out-of-memory what was live and why it failed, with the fix\n");
 }
 
 static const struct cli_render mem_out[] = {

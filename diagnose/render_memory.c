@@ -289,6 +289,41 @@ static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_sna
 	}
 }
 
+/* why an oom failed and the fix that fits, as a sentence */
+static const char *oom_cause(const struct td_snapshot *s, const struct td_snap_oom *x)
+{
+	if (x->fragmented && !s->expandable)
+		return "fragmentation: the memory reserved but unallocated (with what the device had "
+		       "free) would hold the request, but no free block was that large. Fix: "
+		       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PYTORCH_HIP_ALLOC_CONF on "
+		       "ROCm), so that a segment grows instead of being split";
+	if (x->fragmented)
+		return "fragmentation, with expandable segments already on: free memory was "
+		       "scattered in pieces smaller than the request. Fix: make the large "
+		       "allocations early and keep them (preallocate), or lower the peak";
+	return "live memory: what was allocated and the request exceed what the device holds. "
+	       "Fix: a smaller batch, activation checkpointing (torch.utils.checkpoint) for the "
+	       "activations, or offload (optimizer state or parameters to the CPU)";
+}
+
+static void oom_text(FILE *f, const struct td_snapshot *s, const struct td_snap_oom *x, int md)
+{
+	char b[3][40], line[1200];
+
+	snprintf(line, sizeof(line), "%s%s reserved then, %s of it unallocated; the largest free "
+		 "block at the snapshot: %s. Cause: %s.", md ? "" : "  ",
+		 td_fmt_bytes(b[0], sizeof(b[0]), (double)x->reserved),
+		 td_fmt_bytes(b[1], sizeof(b[1]), (double)(x->reserved > x->allocated ?
+							   x->reserved - x->allocated : 0)),
+		 x->largest_free >= 0 ? td_fmt_bytes(b[2], sizeof(b[2]), (double)x->largest_free)
+				      : "none", oom_cause(s, x));
+	if (md)
+		out_md(f, line);
+	else
+		out_text_wrap(f, line, 0, 4, 100);
+	fputc('\n', f);
+}
+
 /* A row per device of a snapshot: reserved, allocated, entries, peak allocated, ooms; the
  * text table's columns, or a Markdown table's rows when md. */
 static void snap_devices(FILE *f, const struct td_snapshot *s, int md)
@@ -350,7 +385,9 @@ void render_snapshot_text(FILE *f, const void *ctx)
 				 td_fmt_bytes(b[3], sizeof(b[3]), (double)x->allocated));
 			fputc('\n', f);
 			out_text_wrap(f, line, 0, 2, 100);
-			fputs("\n  live then, by allocation site:\n", f);
+			fputc('\n', f);
+			oom_text(f, s, x, 0);
+			fputs("  live then, by allocation site:\n", f);
 			sites_text(f, s, x->top, x->ntop);
 		}
 		if (d->unmatched_frees)
@@ -396,10 +433,12 @@ void render_snapshot_md(FILE *f, const void *ctx)
 			fprintf(f, "\n**Out of memory** at entry %zu: %s asked for at ", x->index + 1,
 				td_fmt_bytes(b[1], sizeof(b[1]), (double)x->requested));
 			out_md(f, td_mark(m, sizeof(m), td_strtab_str(&s->strs, x->site)));
-			fprintf(f, ", %s free on the device, %s allocated. Live then:\n\n",
+			fprintf(f, ", %s free on the device, %s allocated. ",
 				x->device_free >= 0 ? td_fmt_bytes(b[2], sizeof(b[2]), (double)x->device_free)
 						    : "?",
 				td_fmt_bytes(b[3], sizeof(b[3]), (double)x->allocated));
+			oom_text(f, s, x, 1);
+			fputs("\nLive then:\n\n", f);
 			sites_md(f, s, x->top, x->ntop);
 		}
 	}
@@ -456,6 +495,12 @@ void render_snapshot_json(FILE *f, const void *ctx)
 			out_json_kint(g, "device_free_bytes", x->device_free);
 			out_json_kint(g, "allocated_bytes", x->allocated);
 			out_json_kstr(g, "site", td_strtab_str(&s->strs, x->site));
+			out_json_kint(g, "reserved_bytes", x->reserved);
+			out_json_kint(g, "reserved_unallocated_bytes", x->reserved > x->allocated ?
+				      x->reserved - x->allocated : 0);
+			out_json_kint(g, "largest_free_block_bytes", x->largest_free);
+			out_json_kstr(g, "cause", x->fragmented ? "fragmentation" : "live memory");
+			out_json_kstr(g, "explanation", oom_cause(s, x));
 			out_json_key(g, "live_sites");
 			sites_json(g, s, x->top, x->ntop);
 			yajl_gen_map_close(g);

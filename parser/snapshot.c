@@ -14,11 +14,12 @@
 #include "common/sat.h"
 #include "common/vec.h"
 #include "parser/input.h"
+#include "parser/pickle.h"
 #include "parser/yajl_ignore.h"
 
 enum ctx {
 	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
-	X_EVENT,
+	X_EVENT, X_SETTINGS,
 };
 #define MAXD 64
 
@@ -31,7 +32,8 @@ struct reader {
 	char key[32];
 	/* the object being read */
 	int32_t seg_device;
-	int64_t seg_size;
+	int64_t seg_size, seg_free; /* seg_free: its largest inactive block */
+	int expandable;
 	size_t seg_first_block; /* the segment's blocks start here in `blocks` */
 	uint64_t b_addr;
 	int64_t b_size;
@@ -43,6 +45,9 @@ struct reader {
 	char f_file[512], f_name[256];
 	int64_t f_line;
 	int trace_dev;       /* the device_traces index being read */
+	uint32_t *note;      /* a pickle's stack of frames being read: where its site goes */
+	uint32_t *fnote;     /* a pickle's frame being read: where its text's id and rank go */
+	struct td_strtab frames; /* a pickle's frames, each once (ids for the notes) */
 	struct td_vec devs;  /* struct td_snap_devlog */
 	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
 	size_t dcap;
@@ -199,6 +204,18 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* expandable segments: allocator_settings' expandable_segments, or a segment's is_expandable */
+static int cb_bool(void *ctx, int v)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	if (v && ((c == X_SETTINGS && !strcmp(r->key, "expandable_segments")) ||
+		  (c == X_SEG && !strcmp(r->key, "is_expandable"))))
+		r->expandable = 1;
+	return 1;
+}
+
 static int cb_key(void *ctx, const unsigned char *s, size_t n)
 {
 	struct reader *r = ctx;
@@ -215,9 +232,13 @@ static int cb_start_map(void *ctx)
 	if (r->depth == 0)
 		return push(r, X_TOP);
 	switch (at(r, r->depth)) {
+	case X_TOP:
+		c = !strcmp(r->key, "allocator_settings") ? X_SETTINGS : X_SKIP;
+		break;
 	case X_SEGS:
 		r->seg_device = 0;
 		r->seg_size = 0;
+		r->seg_free = 0;
 		r->seg_first_block = r->blocks.len;
 		c = X_SEG;
 		break;
@@ -254,12 +275,8 @@ static int cb_start_array(void *ctx)
 	struct reader *r = ctx;
 	uint8_t c = X_SKIP;
 
-	if (r->depth == 0) {
-		r->failed = 1;
-		snprintf(r->why, sizeof(r->why), "%s", "the document is an array, not a snapshot "
-			 "(an object with \"segments\" and \"device_traces\")");
-		return 0;
-	}
+	if (r->depth == 0) /* torch.cuda.memory_snapshot(): the list of segments alone */
+		return push(r, X_SEGS);
 	switch (at(r, r->depth)) {
 	case X_TOP:
 		c = !strcmp(r->key, "segments") ? X_SEGS : !strcmp(r->key, "device_traces")
@@ -287,13 +304,22 @@ static int cb_start_array(void *ctx)
 static enum td_snap_act act_of(const char *a)
 {
 	return !strcmp(a, "alloc") ? TD_SNAP_ALLOC : !strcmp(a, "free_requested") ? TD_SNAP_FREE_REQ
-		: !strcmp(a, "free_completed") ? TD_SNAP_FREE_DONE : !strcmp(a, "segment_alloc")
-		? TD_SNAP_SEG_ALLOC : !strcmp(a, "segment_free") ? TD_SNAP_SEG_FREE : !strcmp(a, "oom") ? TD_SNAP_OOM
+		: !strcmp(a, "free_completed") ? TD_SNAP_FREE_DONE : !strcmp(a, "segment_alloc") ||
+		!strcmp(a, "segment_map") ? TD_SNAP_SEG_ALLOC : !strcmp(a, "segment_free") ||
+		!strcmp(a, "segment_unmap") ? TD_SNAP_SEG_FREE : !strcmp(a, "oom") ? TD_SNAP_OOM
 		: TD_SNAP_OTHER;
 }
 
 /* A frame just read: is it a better site for its object than the one kept? (innermost first:
  * the first user frame wins, else the first Python frame, else the first frame) */
+static void frame_site(struct reader *r, const char *f, size_t n, int rank)
+{
+	if (rank > r->site_rank) {
+		r->site_rank = rank;
+		r->site = td_strtab_intern(r->strs, f, n);
+	}
+}
+
 static void frame_done(struct reader *r)
 {
 	char f[900];
@@ -301,10 +327,13 @@ static void frame_done(struct reader *r)
 
 	snprintf(f, sizeof(f), "%s(%lld): %s", r->f_file, (long long)r->f_line, r->f_name);
 	rank = r->is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
-	if (rank > r->site_rank) {
-		r->site_rank = rank;
-		r->site = td_strtab_intern(r->strs, f, strlen(f));
+	if (r->fnote) { /* a pickle's frame: its text kept once, the next references read that */
+		uint32_t id = td_strtab_intern(&r->frames, f, strlen(f));
+		if (id <= 0x1fffffffu)
+			*r->fnote = (uint32_t)rank << 29 | id;
+		r->fnote = NULL;
 	}
+	frame_site(r, f, strlen(f), rank);
 }
 
 static int cb_end(void *ctx)
@@ -316,6 +345,11 @@ static int cb_end(void *ctx)
 	case X_FRAME:
 		frame_done(r);
 		break;
+	case X_FRAMES: /* a pickle's stack of frames: its site kept for its next references */
+		if (r->note && r->site <= 0x1fffffffu && r->site_rank)
+			*r->note = (uint32_t)r->site_rank << 29 | r->site;
+		r->note = NULL;
+		break;
 	case X_BLOCK:
 		if (!strcmp(r->b_state, "active_allocated") || !strcmp(r->b_state, "active_pending_free")) {
 			struct td_snap_block *b = td_vec_push(&r->blocks);
@@ -323,6 +357,8 @@ static int cb_end(void *ctx)
 			b->size = r->b_size;
 			b->site = r->site;
 			b->device = -1; /* set at the segment's end */
+		} else if (!strcmp(r->b_state, "inactive") && r->b_size > r->seg_free) {
+			r->seg_free = r->b_size;
 		}
 		break;
 	case X_SEG: {
@@ -330,6 +366,8 @@ static int cb_end(void *ctx)
 		size_t i;
 		d->reserved = td_sat_add(d->reserved, r->seg_size);
 		d->segments++;
+		if (r->seg_free > d->largest_free)
+			d->largest_free = r->seg_free;
 		/* "device" may come after "blocks": the segment's blocks take it now */
 		for (i = r->seg_first_block; i < r->blocks.len; i++)
 			TD_VEC_AT(&r->blocks, struct td_snap_block, i).device = r->seg_device;
@@ -352,9 +390,88 @@ static int cb_end(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	td_yajl_ignore, td_yajl_ignore_bool, NULL, NULL, cb_number, cb_string,
+	td_yajl_ignore, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
 };
+
+/* ---- a pickle's hooks (parser/pickle.h): what is built, skipped, kept ---- */
+
+/* the container beginning now is a stack of frames */
+static int at_frames(const struct reader *r)
+{
+	uint8_t c = at(r, r->depth);
+	return (c == X_SEG || c == X_BLOCK || c == X_EVENT) && !strcmp(r->key, "frames");
+}
+
+/* streamed: the document, the segments, blocks and trace entries and their lists; built (and
+ * kept for references): the stacks of frames, and what is skipped */
+static int pk_tree(void *ctx)
+{
+	struct reader *r = ctx;
+	uint8_t c = at(r, r->depth);
+
+	if (r->depth == 0 || c == X_SEGS || c == X_BLOCKS || c == X_TRACES || c == X_DEVTRACE)
+		return 0;
+	if (c == X_TOP)
+		return strcmp(r->key, "segments") && strcmp(r->key, "device_traces");
+	return !(c == X_SEG && !strcmp(r->key, "blocks"));
+}
+
+/* a stack of frames met again: its site, from its note, without reading it again */
+static int pk_enter(void *ctx, uint32_t *note)
+{
+	struct reader *r = ctx;
+
+	if (at(r, r->depth) == X_FRAMES) { /* a frame dict */
+		uint32_t id = *note & 0x1fffffffu;
+		if (!*note) {
+			r->fnote = note;
+			return 0;
+		}
+		frame_site(r, td_strtab_str(&r->frames, id), td_strtab_len(&r->frames, id),
+			   (int)(*note >> 29));
+		return 1;
+	}
+	if (!at_frames(r))
+		return 0;
+	if (*note) {
+		r->site = *note & 0x1fffffffu;
+		r->site_rank = (int)(*note >> 29);
+		return 1;
+	}
+	r->note = note;
+	return 0;
+}
+
+static int pk_keep(void *ctx)
+{
+	uint8_t c = at(ctx, ((struct reader *)ctx)->depth);
+	return c == X_FRAMES || c == X_FRAME || c == X_SKIP;
+}
+
+static ssize_t pk_read(void *src, void *buf, size_t cap, struct td_error *err)
+{
+	return td_input_read(src, buf, cap, err);
+}
+
+/* the pickle (its first byte PROTO's 0x80) streamed into the same callbacks */
+static int read_pickle(struct td_input *in, const char *name, struct reader *r,
+		       struct td_error *err)
+{
+	static const struct td_pk_sink proto = {&callbacks, NULL, pk_tree, pk_enter, pk_keep};
+	struct td_pk_sink sink = proto;
+	int rc;
+
+	sink.ctx = r;
+	td_strtab_init(&r->frames);
+	rc = td_pickle_read(pk_read, in, name, &sink, err);
+	td_strtab_free(&r->frames);
+	if (rc == TD_EFORMAT)
+		rc = td_error_set(err, TD_EFORMAT, "%s: byte %llu: %s", name,
+				  (unsigned long long)err->offset, r->failed ? r->why :
+				  "not a memory snapshot");
+	return rc;
+}
 
 static int by_device(const void *a, const void *b)
 {
@@ -380,7 +497,7 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	unsigned char buf[1 << 16];
 	ssize_t n;
 	uint64_t offset = 0, line = 1, line_start = 0;
-	int rc = 0;
+	int rc = 0, pickle;
 	size_t i, b;
 
 	memset(d, 0, sizeof(*d));
@@ -389,8 +506,16 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	r.is_user_frame = is_user_frame;
 	td_vec_init(&r.devs, sizeof(struct td_snap_devlog));
 	td_vec_init(&r.blocks, sizeof(struct td_snap_block));
+	n = td_input_read(in, buf, sizeof(buf), err);
+	if (n > 0)
+		td_input_unread(in, buf, (size_t)n);
 	h = yajl_alloc(&callbacks, NULL, &r);
-	for (;;) {
+	pickle = n > 0 && buf[0] == 0x80; /* PROTO: _dump_snapshot()'s pickle, whatever its name */
+	if (pickle)
+		rc = read_pickle(in, name, &r, err);
+	else if (n < 0)
+		rc = (int)n;
+	for (; !rc && !pickle;) {
 		yajl_status st;
 		n = td_input_read(in, buf, sizeof(buf), err);
 		if (n < 0) {
@@ -442,6 +567,7 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	d->devs = r.devs;
 	d->blocks = r.blocks;
 	d->has_traces = r.has_traces;
+	d->expandable = r.expandable;
 	if (rc)
 		td_snap_doc_free(d);
 	return rc;

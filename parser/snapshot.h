@@ -39,6 +39,7 @@ struct td_snap_devlog {  /* a device as read */
 	int32_t device;
 	int64_t reserved;
 	uint64_t segments;
+	int64_t largest_free; /* the largest inactive block at the snapshot */
 	struct td_vec ev;    /* struct td_snap_event */
 };
 
@@ -46,6 +47,7 @@ struct td_snap_doc {
 	struct td_vec devs;   /* struct td_snap_devlog, by device; every device with live blocks */
 	struct td_vec blocks; /* struct td_snap_block, by device, then in the order read */
 	int has_traces;       /* device_traces recorded (_record_memory_history) */
+	int expandable;       /* expandable segments on (allocator_settings, or a segment's) */
 };
 
 /* Reads the snapshot from in (parser/input.h; left open) into d; name is the file's name for

@@ -15,6 +15,7 @@ struct td_sniffer {
 	enum td_sniff_kind kind;
 	unsigned depth;
 	int key_is_schema; /* the last key at the top level was "schema" */
+	int top_array;     /* the document is an array: a trace, or a list of segments */
 	int started;       /* a byte order mark was looked for */
 	size_t nbom;
 	char schema[64];
@@ -23,6 +24,10 @@ struct td_sniffer {
 static int value(struct td_sniffer *s)
 {
 	s->key_is_schema = 0;
+	if (s->top_array && s->depth == 1) { /* an array of numbers or strings: no segments */
+		s->kind = TD_SNIFF_TRACE;
+		return 0;
+	}
 	return 1;
 }
 
@@ -64,9 +69,18 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 	struct td_sniffer *s = ctx;
 
 	s->key_is_schema = 0;
+#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(k, lit, len))
+	if (s->top_array) { /* the first element's keys: a segment's, or an event's */
+		if (s->depth != 2)
+			return 1;
+		if (IS("total_size") || IS("segment_type") || IS("blocks") || IS("allocated_size"))
+			s->kind = TD_SNIFF_SNAPSHOT;
+		else if (!IS("device") && !IS("address") && !IS("stream"))
+			s->kind = TD_SNIFF_TRACE;
+		return s->kind == TD_SNIFF_MORE;
+	}
 	if (s->depth != 1)
 		return 1;
-#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(k, lit, len))
 	/* Kineto writes these before its events: no need to read on to "traceEvents" */
 	if (IS("traceEvents") || IS("schemaVersion") || IS("deviceProperties") ||
 	    IS("displayTimeUnit"))
@@ -81,8 +95,10 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 
 static int open_(struct td_sniffer *s, int array)
 {
-	if (s->depth == 0 && array) {
-		s->kind = TD_SNIFF_TRACE; /* the JSON Array Format: a list of events */
+	if (s->depth == 0 && array) /* the JSON Array Format (a list of events), or */
+		s->top_array = 1;   /* torch.cuda.memory_snapshot()'s list of segments */
+	else if (s->top_array && s->depth == 1 && array) { /* a list of lists: no segments */
+		s->kind = TD_SNIFF_TRACE;
 		return 0;
 	}
 	s->key_is_schema = 0;
@@ -107,7 +123,10 @@ static int cb_end(void *ctx)
 {
 	struct td_sniffer *s = ctx;
 
-	s->depth--;
+	if (--s->depth <= 1 && s->top_array) { /* the first element, or the array, ended */
+		s->kind = TD_SNIFF_TRACE;
+		return 0;
+	}
 	return 1;
 }
 
@@ -130,7 +149,7 @@ static void parse(struct td_sniffer *s, const unsigned char *p, size_t len)
 	yajl_status st = len ? yajl_parse(s->h, p, len) : yajl_complete_parse(s->h);
 
 	if (s->kind == TD_SNIFF_MORE && (st != yajl_status_ok || !len))
-		s->kind = TD_SNIFF_OTHER;
+		s->kind = s->top_array ? TD_SNIFF_TRACE : TD_SNIFF_OTHER; /* the trace reader says */
 }
 
 enum td_sniff_kind td_sniff_feed(struct td_sniffer *s, const void *buf, size_t len)
@@ -141,6 +160,8 @@ enum td_sniff_kind td_sniff_feed(struct td_sniffer *s, const void *buf, size_t l
 
 	if (s->kind != TD_SNIFF_MORE)
 		return s->kind;
+	if (!s->started && !s->nbom && len && *p == 0x80) /* a pickle's PROTO: a snapshot */
+		return s->kind = TD_SNIFF_SNAPSHOT;
 	/* a UTF-8 byte order mark is skipped, as the trace reader skips it; a part of one is
 	 * no JSON */
 	while (!s->started && len) {

@@ -12,10 +12,14 @@
 
 enum td_sniff_kind {
 	TD_SNIFF_MORE,     /* not decided yet: feed more */
-	TD_SNIFF_TRACE,    /* an array, or an object with "traceEvents" (or "schemaVersion",
-			    * "deviceProperties", "displayTimeUnit": Kineto's) at the top */
+	TD_SNIFF_TRACE,    /* an array (but of segments), or an object with "traceEvents" (or
+			    * "schemaVersion", "deviceProperties", "displayTimeUnit": Kineto's)
+			    * at the top */
 	TD_SNIFF_SCHEMA,   /* an object whose top-level "schema" is a string: td_sniff_schema() */
-	TD_SNIFF_SNAPSHOT, /* an object with "segments" or "device_traces" at the top */
+	TD_SNIFF_SNAPSHOT, /* an object with "segments" or "device_traces" at the top, an array
+			    * whose first object has a segment's keys ("total_size", "blocks",
+			    * torch.cuda.memory_snapshot()), or a pickle (its first byte 0x80:
+			    * _dump_snapshot()'s file, read by parser/snapshot.h) */
 	TD_SNIFF_OTHER,    /* none of these: the document ended, is not JSON or nests too deep */
 };
 

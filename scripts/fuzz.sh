@@ -4,9 +4,10 @@
 # the trace reader (seeded from fixtures/ and tests/fuzz/corpus), the config reader
 # (tests/fuzz/corpus-config), the saved-report and summary readers (tests/fuzz/corpus-report),
 # a job built of fuzzed summaries (the same corpus), the snapshot reader with the sniffer
-# (tests/fuzz/corpus-snapshot), the Nsight Systems SQLite reader (tests/fuzz/corpus-nsys,
-# inputs up to 64 KB: a database is pages of 512 bytes or more) and the MCP server's messages
-# (tests/fuzz/corpus-mcp). Crashes are written to build-fuzz/; a crash fails the script.
+# (tests/fuzz/corpus-snapshot), the pickle reader alone (tests/fuzz/corpus-pickle), the Nsight
+# Systems SQLite reader (tests/fuzz/corpus-nsys, inputs up to 64 KB: a database is pages of 512
+# bytes or more) and the MCP server's messages (tests/fuzz/corpus-mcp). Crashes are written to
+# build-fuzz/; a crash fails the script.
 # usage: scripts/fuzz.sh [SECONDS_PER_TARGET]
 set -eu
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ if ! command -v clang >/dev/null; then
 fi
 # name:corpus (a directory under build-fuzz, seeded below)
 targets="reader:corpus config:corpus-config report:corpus-report summary:corpus-summary
-	snapshot:corpus-snapshot nsys:corpus-nsys mcp:corpus-mcp"
+	snapshot:corpus-snapshot pickle:corpus-pickle nsys:corpus-nsys mcp:corpus-mcp"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DTD_WITH_CUPTI=OFF >/dev/null
 names=
@@ -32,7 +33,9 @@ find fixtures tests/fuzz/corpus -type f -size -256k ! -name '*.gz' ! -name '*.zs
 cp tests/fuzz/corpus-config/* build-fuzz/corpus-config/
 cp tests/fuzz/corpus-report/* build-fuzz/corpus-report/
 cp tests/fuzz/corpus-report/* build-fuzz/corpus-summary/
-cp tests/fuzz/corpus-snapshot/* fixtures/memory/*.json build-fuzz/corpus-snapshot/
+cp tests/fuzz/corpus-snapshot/* fixtures/memory/*.json tests/fuzz/corpus-pickle/* \
+	build-fuzz/corpus-snapshot/
+cp tests/fuzz/corpus-pickle/* build-fuzz/corpus-pickle/
 cp tests/fuzz/corpus-nsys/* build-fuzz/corpus-nsys/
 cp tests/fuzz/corpus-mcp/* build-fuzz/corpus-mcp/
 cd build-fuzz

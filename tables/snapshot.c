@@ -281,6 +281,20 @@ static void live_at_start(const struct td_snap_devlog *sd, const struct td_snap_
 	live_free(&known);
 }
 
+/* why an oom failed: reserved then, and whether free memory would have held the request */
+static void oom_cause(struct td_snap_oom *o, int64_t reserved, int64_t largest_free)
+{
+	i128 spare = (i128)reserved - o->allocated;
+
+	o->reserved = reserved < 0 ? 0 : reserved;
+	o->largest_free = largest_free > 0 ? largest_free : -1;
+	if (spare < 0)
+		spare = 0;
+	if (o->device_free > 0)
+		spare += o->device_free;
+	o->fragmented = o->requested > 0 && spare >= o->requested;
+}
+
 /* sd's blocks live at the snapshot are blk[0..nblk) */
 static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struct td_snap_block *blk,
 		   size_t nblk, struct td_snap_dev *out)
@@ -290,7 +304,7 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	struct live start, live;
 	static const char pre[] = "(allocated before the trace)";
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
-	i128 peak;
+	i128 peak, seg_after = 0;
 
 	live_at_start(sd, blk, nblk, before, &start);
 	live_copy(&live, &start);
@@ -314,13 +328,23 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 		}
 	live_free(&live);
 	out->peak = clamp64(peak);
-	/* pass 3: again to the peak and to each oom, for what was live there */
+	/* pass 3: again to the peak and to each oom, for what was live there; reserved then is
+	 * the snapshot's less the segments mapped after it, plus those released after it */
+	for (i = 0; i < n; i++)
+		if (ev[i].act == TD_SNAP_SEG_ALLOC)
+			seg_after -= ev[i].size;
+		else if (ev[i].act == TD_SNAP_SEG_FREE)
+			seg_after += ev[i].size;
 	out->ooms = td_calloc(no ? no : 1, sizeof(*out->ooms));
 	live_copy(&live, &start);
 	live_free(&start);
 	if (out->peak_entry < 0)
 		out->ntop = top_sites(&live, out->top);
 	for (i = 0; i < n; i++) {
+		if (ev[i].act == TD_SNAP_SEG_ALLOC)
+			seg_after += ev[i].size;
+		else if (ev[i].act == TD_SNAP_SEG_FREE)
+			seg_after -= ev[i].size;
 		if (ev[i].act == TD_SNAP_ALLOC)
 			live_add(&live, ev[i].addr, ev[i].size, ev[i].site);
 		else if (ev[i].act == TD_SNAP_FREE_DONE)
@@ -334,6 +358,7 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 			o->allocated = clamp64(live.total);
 			o->site = ev[i].site;
 			o->ntop = top_sites(&live, o->top);
+			oom_cause(o, clamp64((i128)out->reserved + seg_after), sd->largest_free);
 		}
 		if ((int64_t)i == out->peak_entry)
 			out->ntop = top_sites(&live, out->top);
@@ -357,6 +382,7 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 		return rc;
 	}
 	s->has_traces = doc.has_traces;
+	s->expandable = doc.expandable;
 	blk = doc.blocks.data;
 	s->ndev = doc.devs.len;
 	s->dev = td_calloc(s->ndev ? s->ndev : 1, sizeof(*s->dev));

@@ -27,6 +27,11 @@ struct td_snap_oom {
 	size_t index;              /* its place in the device's trace (0-based) */
 	int64_t time_us;           /* -1 when the entry has none */
 	int64_t requested, device_free, allocated; /* allocated: live then, replayed */
+	int64_t reserved;          /* reserved then: the snapshot's, less the segments mapped
+				    * after it, plus those released after it */
+	int64_t largest_free;      /* the largest free block at the snapshot (-1: none known) */
+	int fragmented;            /* free memory (reserved but unallocated, and the device's)
+				    * would hold the request, no block of it did */
 	uint32_t site;             /* where the failed allocation came from */
 	struct td_snap_site top[TD_SNAP_SITES];
 	size_t ntop;
@@ -52,6 +57,7 @@ struct td_snapshot {
 	struct td_snap_dev *dev;   /* by device id */
 	size_t ndev;
 	int has_traces;            /* device_traces recorded (_record_memory_history) */
+	int expandable;            /* expandable segments on */
 };
 
 /* Reads the snapshot from in (parser/input.h; left open) and replays it; name is the file's

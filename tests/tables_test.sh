@@ -144,7 +144,12 @@ assert [(s["site"], s["bytes"]) for s in g["peak_sites"]] == [("train.py(60): bi
     ("train.py(42): step", 2 * GiB), ("train.py(10): model_init", GiB)], g["peak_sites"]
 o = g["ooms"][0]
 assert (o["entry"], o["requested_bytes"], o["device_free_bytes"], o["allocated_bytes"]) == (8, 6 * GiB, GiB, 3 * GiB), o
-assert o["site"] == "train.py(70): huge" and [s["site"] for s in o["live_sites"]] == ["train.py(42): step", "train.py(10): model_init"]'
+assert o["site"] == "train.py(70): huge" and [s["site"] for s in o["live_sites"]] == ["train.py(42): step", "train.py(10): model_init"]
+# 8 GiB reserved then (no segment mapped or released after it), 5 GiB of it unallocated and
+# 1 GiB free on the device: 6 GiB, the request, but the largest free block (7000) is 512 MiB
+assert (o["reserved_bytes"], o["reserved_unallocated_bytes"]) == (8 * GiB, 5 * GiB), o
+assert o["largest_free_block_bytes"] == GiB // 2 and o["cause"] == "fragmentation", o
+assert "expandable_segments:True" in o["explanation"], o'
 gzip -c fixtures/memory/snapshot.json >"$tmp/snap.json.gz"
 "$bin" memory "$tmp/snap.json.gz" --format json >"$tmp/sgz.json"
 if python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); a.pop('path'); b.pop('path'); assert a == b" "$tmp/s.json" "$tmp/sgz.json"; then ok

@@ -241,6 +241,49 @@ ev += [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 100,
 case("ops-instants-100k.json", trace(ev), "ops --format csv FILE", 0,
      "aten::empty,op,0.000000,0,0.000000,0,0,80000000000,80000000000,100000")
 
+# --- snapshot pickles: nothing is run, bombs and cut files refused with their byte ----------
+import pickle  # noqa: E402
+case("pk-global.pickle", b'\x80\x02cos\nsystem\n(S"echo pwned"\ntR.', "memory FILE", 3,
+     "byte 2: opcode GLOBAL (0x63) would import or call Python code: refused")
+case("pk-stack-global.pickle", b"\x80\x04\x95\x12\x00\x00\x00\x00\x00\x00\x00\x8c\x02os"
+     b"\x94\x8c\x06system\x94\x93\x94.", "memory FILE", 3, "byte 25: opcode STACK_GLOBAL")
+case("pk-reduce.pickle", b"\x80\x02])R.", "memory FILE", 3, "byte 4: opcode REDUCE (0x52)")
+case("pk-memo-bomb.pickle", b"\x80\x04(" + b"]\x940" * 5000000 + b"N.", "memory FILE", 3,
+     "values kept at once: a memo bomb")
+case("pk-memo-scalars.pickle", b"\x80\x04(" + b"K\x01\x940" * 5000000 + b"N.", "memory FILE",
+     3, "memo entries kept: a memo bomb")
+case("pk-nest-marks.pickle", b"\x80\x04" + b"(" * 2000000, "memory FILE", 3,
+     "byte 1048578: more than 1048576 values on the stack: a nesting bomb")
+case("pk-nest-tuples.pickle", b"\x80\x04)" + b"\x85" * 100000 + b".", "memory FILE", 3,
+     "byte 514: values nest deeper than 512")
+case("pk-nest-lists.pickle", b"\x80\x04" + b"]" * 2000000 + b"a" * 1999999 + b".",
+     "memory FILE", 3, "a nesting bomb")
+case("pk-long4-2g.pickle", b"\x80\x02\x8b" + struct.pack("<I", 1 << 31) + b".", "memory FILE", 3,
+     "byte 2: LONG4 of 2147483648 bytes")
+case("pk-long4-big.pickle", b"\x80\x02\x8b" + struct.pack("<I", (1 << 31) - 1) + b"\x00" * 64,
+     "memory FILE", 3, "byte 2: LONG4 of 2147483647 bytes: more than the 4096")
+case("pk-bytes8.pickle", b"\x80\x04\x8e" + struct.pack("<Q", 1 << 40) + b"abc", "memory FILE", 3,
+     "byte 2: BINBYTES8 says 1099511627776 bytes follow from byte 11; the file ends 3 bytes later")
+body = pickle.dumps({"segments": [{"device": 0, "total_size": 1 << 20, "blocks": []}],
+                     "device_traces": [[{"action": "alloc", "addr": i, "size": 1}
+                                        for i in range(2000)]]}, protocol=4)
+case("pk-cut-frame.pickle", body[:len(body) // 2], "memory FILE", 3,
+     "the pickle ends inside a frame that runs to byte")
+case("pk-cut.pickle", pickle.dumps({"segments": []}, protocol=2)[:-1], "memory FILE", 3,
+     "the pickle ends before its STOP")
+case("pk-ints.pickle", pickle.dumps(list(range(100)), protocol=4), "memory FILE", 3,
+     "not a memory snapshot")
+case("pk-no-segments.pickle", pickle.dumps({"a": 1, "b": [1, 2]}, protocol=4), "memory FILE", 3,
+     "not a memory snapshot")
+case("pk-cycle.pickle", b"\x80\x04}\x94(\x8c\x01x\x94]\x94h\x02au.", "memory FILE", 3,
+     "a value that holds itself")
+case("pk-protocol9.pickle", b"\x80\x09N.", "memory FILE", 3, "pickle protocol 9")
+ref = b"\x80\x04}\x94(\x8c\x01x\x94]\x94(" + b"K\x00" * 1000 + b"e"
+for k in range(1, 8):
+    ref += b"]\x94(" + (b"h" + bytes([k + 1])) * 1000 + b"e0"
+case("pk-ref-bomb.pickle", ref + b"u.", "memory FILE", 3, "a value of more than 4096 items")
+case("pk-as-json.json", body, "memory --format json FILE", 0, '"entries": 2000')
+
 with open(os.path.join(out, "cases.tsv"), "w") as f:
     for c in cases:
         f.write("\t".join(str(x) for x in c) + "\n")
