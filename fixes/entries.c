@@ -4,19 +4,7 @@
  * and expands their tokens is fixes/catalogue.c. These are one GPU's and one host's;
  * communication's and a job's ranks' are fixes/entries_comm.c (a mechanism's entries all in
  * one of the two). */
-#include "fixes/catalogue.h"
-
-#define NV TD_VENDOR_NVIDIA
-#define AMD TD_VENDOR_AMD
-#define ANY_V TD_VENDOR_UNKNOWN
-#define TRAIN TD_RUN_TRAINING
-#define INFER TD_RUN_INFERENCE
-#define ANY_R TD_RUN_UNKNOWN
-#define ANY_E 0u
-#define VLLM (1u << TD_ENGINE_VLLM)
-#define SGLANG (1u << TD_ENGINE_SGLANG)
-#define TGI (1u << TD_ENGINE_TGI)
-#define TRTLLM (1u << TD_ENGINE_TRTLLM)
+#include "fixes/entries.h"
 
 const struct td_fix_entry td_fix_entries[] = {
 	/* the top kernel, measured by the vendor's kernel profiler */

@@ -2,19 +2,7 @@
 /* The fix catalogue's entries for communication and a job's ranks (fixes/catalogue.h), as
  * fixes/entries.c orders its own: by mechanism, the most specific context first, each
  * mechanism's last entry for a context nothing is known of. */
-#include "fixes/catalogue.h"
-
-#define NV TD_VENDOR_NVIDIA
-#define AMD TD_VENDOR_AMD
-#define ANY_V TD_VENDOR_UNKNOWN
-#define TRAIN TD_RUN_TRAINING
-#define INFER TD_RUN_INFERENCE
-#define ANY_R TD_RUN_UNKNOWN
-#define ANY_E 0u
-#define VLLM (1u << TD_ENGINE_VLLM)
-#define SGLANG (1u << TD_ENGINE_SGLANG)
-#define TGI (1u << TD_ENGINE_TGI)
-#define TRTLLM (1u << TD_ENGINE_TRTLLM)
+#include "fixes/entries.h"
 
 const struct td_fix_entry td_fix_entries_comm[] = {
 	/* exposed communication of a group whose parallelism its description names */
