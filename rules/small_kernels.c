@@ -105,7 +105,10 @@ static void on_run(void *vc, const struct td_small_run *run)
 			continue;
 		if (prev_end != INT64_MIN && e->ts > prev_end)
 			td_claims_add(&c->claims, prev_end, e->ts, CAUSE_COUNT, site);
-		if (prev_end != INT64_MIN && (kl = td_trace_launch(t, k)) != TD_NONE)
+		/* a kernel replayed from a graph shares the graph's one launch: fusing it frees no
+		 * host time */
+		if (prev_end != INT64_MIN && (kl = td_trace_launch(t, k)) != TD_NONE &&
+		    !strstr(td_trace_name(t, td_trace_ev(t, kl)->name), "GraphLaunch"))
 			c->launch_ns += td_ev_dur(td_trace_ev(t, kl));
 		if (td_ev_end(e) > prev_end)
 			prev_end = td_ev_end(e);
