@@ -9,6 +9,9 @@
   `nsys stats --report cuda_gpu_kern_sum` computes (instances, total, avg, med, min, max,
   stddev, and time % recomputed from the totals), here in SQL and Python; `diagnose` gives a
   report; the export without CUDA tables says "no CUDA activity was recorded";
+- what an export lacks (no CUDA tables, no NVTX_EVENTS, graphs traced whole), told here from
+  its tables, is in the JSON report's trace.lacks and the HTML header's note, on every export
+  and on the H200 export copied without NVTX_EVENTS;
 - an export cut down to an older schema (no ENUM_* tables, no deprecatedSyncType, names only
   by shortName) reads to the same kernel table;
 - non-UTF-8 text in an NVTX range: read, counted, and the JSON output valid UTF-8;
@@ -156,6 +159,36 @@ def check_export(td, path):
     if not counts["kernel"] + counts["memcpy"] + counts["memset"]:
         if b"no CUDA activity was recorded" not in out.stdout:
             fail(f"{name}: an export without CUDA tables: no 'no CUDA activity was recorded'")
+
+
+def check_lacks(td, path):
+    """What the export lacks, told from its tables here: in the JSON report's trace.lacks and
+    the HTML report's header note, and absent from both when nothing is lacking."""
+    name = os.path.basename(path)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    have = tables(db)
+    db.close()
+    want = []
+    if not any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in have):
+        want.append("no CUDA activity was recorded")
+    if "NVTX_EVENTS" not in have:
+        want.append("no NVTX: steps cannot be found; record with --trace=nvtx")
+    if GRAPH in have:
+        want.append("CUDA graphs were traced whole")
+    out = run(td, "diagnose", "--format", "json", path)
+    got = json.loads(out.stdout)["trace"].get("lacks") if out.returncode == 0 else None
+    if want and (got is None or any(w not in got for w in want)):
+        fail(f"{name}: JSON trace.lacks {got!r} lacks {want}")
+    if not want and got is not None:
+        fail(f"{name}: JSON trace.lacks {got!r} for an export that lacks nothing")
+    out = run(td, "diagnose", "--format", "html", path)
+    head = out.stdout.decode(errors="replace").split("<h2>", 1)[0]
+    note = head.split("<b>Note:</b> ", 1)[1] if "<b>Note:</b> " in head else None
+    if want and (note is None or any(w not in note for w in want)):
+        fail(f"{name}: the HTML header's note {note!r} lacks {want}")
+    if not want and note is not None:
+        fail(f"{name}: an HTML note {note!r} for an export that lacks nothing")
+    return want
 
 
 def copy_tables(src, dst, keep, drop_cols=()):
@@ -374,8 +407,19 @@ def main():
         else:
             exports = sorted(os.path.join(ndir, f) for f in os.listdir(ndir)
                              if f.endswith(".sqlite"))
+            lacking = set()
             for p in exports:
                 check_export(td, p)
+                lacking.update(w[:6] for w in check_lacks(td, p))
+            if lacking != {"no CUD", "no NVT", "CUDA g"}:
+                fail(f"the shared exports lack {sorted(lacking)}: each note not met once")
+            h200 = os.path.join(ndir, "nsys-2025.1-nvfuser-thunder-xent-h200.sqlite")
+            nonvtx = os.path.join(tmp, "no-nvtx.sqlite")
+            copy_tables(h200, nonvtx, sorted(tables(sqlite3.connect(
+                f"file:{h200}?mode=ro", uri=True)) - {"NVTX_EVENTS"}))
+            if check_lacks(td, nonvtx) != ["no NVTX: steps cannot be found; record with "
+                                           "--trace=nvtx"]:
+                fail("the H200 export without NVTX_EVENTS: not told as lacking NVTX alone")
             big = max(exports, key=os.path.getsize)
             check_old_schema(td, big, tmp)
             check_hostile(td, tmp, big)
