@@ -12,6 +12,8 @@
 - what an export lacks (no CUDA tables, no NVTX_EVENTS, graphs traced whole), told here from
   its tables, is in the JSON report's trace.lacks and the HTML header's note, on every export
   and on the H200 export copied without NVTX_EVENTS;
+- OS runtime calls (OSRT_API) of 100 us or more: per call name, `ops` counts the calls and
+  time SQL gives;
 - an export cut down to an older schema (no ENUM_* tables, no deprecatedSyncType, names only
   by shortName) reads to the same kernel table;
 - non-UTF-8 text in an NVTX range: read, counted, and the JSON output valid UTF-8;
@@ -189,6 +191,37 @@ def check_lacks(td, path):
     if not want and note is not None:
         fail(f"{name}: an HTML note {note!r} for an export that lacks nothing")
     return want
+
+
+def check_osrt(td, path):
+    """OS runtime calls of 100 us or more (OSRT_API) are host ops named by the call: per name,
+    `ops` counts as many calls and as much time as SQL over the export gives."""
+    name = os.path.basename(path)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if "OSRT_API" not in tables(db):
+        return 0
+    ref = {n: (c, t) for n, c, t in db.execute(
+        "SELECT s.value, count(*), sum(o.end - o.start) FROM OSRT_API o JOIN StringIds s "
+        "ON s.id = o.nameId WHERE o.end - o.start >= 100000 GROUP BY 1")}
+    nvtx = set()
+    if "NVTX_EVENTS" in tables(db):
+        nvtx = {r[0] for r in db.execute("SELECT DISTINCT coalesce(n.text, s.value) FROM "
+                                         "NVTX_EVENTS n LEFT JOIN StringIds s ON "
+                                         "s.id = n.textId")}
+    db.close()
+    out = run(td, "ops", "--format", "json", "--window", "all", "--fold-runtime", path)
+    if out.returncode != 0:
+        fail(f"{name}: ops exit {out.returncode}")
+        return 0
+    rows = {r["name"]: r for r in json.loads(out.stdout)["rows"] if r.get("kind", "op") == "op"}
+    for call, (n, ns) in ref.items():
+        r = rows.get(call)
+        if call in nvtx:
+            continue  # an NVTX range of that name too: not told apart here
+        if r is None or (r["calls"], r["cpu_total_ns"]) != (n, ns):
+            fail(f"{name}: OS call {call}: ops {r and (r['calls'], r['cpu_total_ns'])} != "
+                 f"{n} calls, {ns} ns in OSRT_API (100 us or more)")
+    return sum(n for n, _ in ref.values())
 
 
 def copy_tables(src, dst, keep, drop_cols=()):
@@ -407,10 +440,13 @@ def main():
         else:
             exports = sorted(os.path.join(ndir, f) for f in os.listdir(ndir)
                              if f.endswith(".sqlite"))
-            lacking = set()
+            lacking, osrt = set(), 0
             for p in exports:
                 check_export(td, p)
                 lacking.update(w[:6] for w in check_lacks(td, p))
+                osrt += check_osrt(td, p)
+            if not osrt:
+                fail("no OS runtime call of 100 us or more read from the shared exports")
             if lacking != {"no CUD", "no NVT", "CUDA g"}:
                 fail(f"the shared exports lack {sorted(lacking)}: each note not met once")
             h200 = os.path.join(ndir, "nsys-2025.1-nvfuser-thunder-xent-h200.sqlite")
