@@ -295,6 +295,13 @@ def check_hostile(td, tmp, real):
     make_db(p, [STRINGS, MIN_KERNEL, "INSERT INTO StringIds VALUES (1, 'k')",
                 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, 7, 1.5, 1, 1)"])
     expect_exit3(td, p, "wrong type (real)", "holds a real number")
+    # an OS runtime call long enough to be read whose name id is text
+    osrt = ('CREATE TABLE OSRT_API (start INTEGER, "end" INTEGER, eventClass INTEGER, '
+            'globalTid INTEGER, nameId INTEGER)')
+    make_db(p, [STRINGS, MIN_KERNEL, osrt, "INSERT INTO StringIds VALUES (1, 'k')",
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, 7, 1, 1, 1)",
+                "INSERT INTO OSRT_API VALUES (10, 500000, 27, 4294967297, 'poll')"])
+    expect_exit3(td, p, "OSRT_API wrong type", "OSRT_API, row 1: column nameId holds text")
     # corrupt pages: every page after the first (the schema) overwritten
     make_db(p, [STRINGS, MIN_KERNEL, "INSERT INTO StringIds VALUES (1, 'k')"] +
             ["INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%d, %d, 0, 7, %d, 1, 1)" %
