@@ -468,7 +468,7 @@ static void missing_links(const struct td_trace *t, struct td_health *c)
 		if (td_trace_launch(t, e) == TD_NONE)
 			flag(g, ev->ts, "'%.80s' has no launch call", nm(t, ev->name));
 	}
-	if (t->legacy) /* PyTorch 1.8/1.9 wrote no External id on ops */
+	if (t->legacy || t->nsys) /* PyTorch 1.8/1.9 wrote none; nsys exports have no such id */
 		return;
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);

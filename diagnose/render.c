@@ -426,6 +426,8 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_kint(g, "rank", t->rank);
 	out_json_kint(g, "world_size", t->world_size);
 	out_json_kint(g, "dropped_records", t->dropped_records);
+	if (*t->lacks) /* what the input lacks (an nsys export's absent tables), as stats says it */
+		out_json_kstr(g, "lacks", t->lacks);
 	yajl_gen_map_close(g);
 	render_context_json(g, t, &a->ctx, &a->peaks);
 	if (rc->check) { /* tracedoc check's health: the level and its line */

@@ -480,6 +480,10 @@ void render_html(FILE *f, const struct render_ctx *rc)
 		fputs(". <b>Partial trace:</b> ", f);
 		html_text(f, t->partial_msg);
 	}
+	if (*t->lacks) { /* what the input lacks (an nsys export's absent tables) */
+		fputs(". <b>Note:</b> ", f);
+		html_text(f, t->lacks);
+	}
 	fputs(".</p>\n", f);
 	for (d = 0; d < a->ndev; d++) {
 		const struct td_dev_analysis *dv = &a->dev[d];

@@ -11,6 +11,8 @@
  *   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION -> sync records;
  *   NVTX_EVENTS push/pop and start/end ranges -> user annotations (aten:: ranges of
  *     --pytorch=autograd-nvtx: CPU ops), from which the analysis finds steps;
+ *   OSRT_API calls of 100 us or more (--trace=osrt) -> CPU ops named by the call, on their
+ *     thread, so that idle under a blocking poll or pthread_cond_wait is named by it;
  *   ThreadNames -> thread names; TARGET_INFO_GPU -> the devices' properties.
  * Names are StringIds ids, each looked up once. The columns read are those the table has
  * (PRAGMA table_info), not those a version is known for. */
@@ -87,7 +89,13 @@ static const struct spec specs[S_COUNT] = {
 		    0xf},
 	[S_GRAPH] = {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
 		     {"start", "end", "deviceId", "streamId", "correlationId", "graphId"}, 0xf},
+	[S_OSRT] = {"OSRT_API", {"start", "end", "globalTid", "correlationId", "nameId"}, 0x17},
 };
+
+/* OS runtime calls (OSRT_API: pthread_cond_wait, poll, ioctl, sem_wait...) that block at least
+ * this long are host spans named by the call, so that GPU idle under them names them; the
+ * shorter ones (most of the rows) are left out, unread into the model. */
+#define OSRT_MIN_NS 100000
 
 static int step_src(struct rd *r, int k);
 
@@ -480,6 +488,12 @@ static int add_row(struct rd *r, int k)
 	case S_DRIVER: rc = api_row(r, &e, k); break;
 	case S_SYNC: rc = sync_row(r, &e); break;
 	case S_NVTX: rc = nvtx_row(r, &e, &range); break;
+	case S_OSRT:
+		if (!e.has_dur || e.dur < OSRT_MIN_NS)
+			return 0;
+		if ((rc = api_row(r, &e, k)) == 0)
+			e.cat = CAT_CPU_OP; /* host work the attribution names, as a CPU op */
+		break;
 	default: rc = graph_row(r, &e); break;
 	}
 	if (rc < 0)

@@ -18,7 +18,7 @@ struct td_error;
 #define MAXCOLS 20
 
 enum src_kind { S_KERNEL, S_MEMCPY, S_MEMSET, S_RUNTIME, S_DRIVER, S_SYNC, S_NVTX, S_GRAPH,
-		S_COUNT };
+		S_OSRT, S_COUNT };
 
 /* Each table's columns, by their names in the export; the first two are start and end. */
 enum { C_START, C_END };
@@ -26,7 +26,7 @@ enum { K_DEV = 2, K_STREAM, K_CORR, K_DEMANGLED, K_SHORT, K_MANGLED, K_GX, K_GY,
        K_BY, K_BZ, K_REGS, K_SSMEM, K_DSMEM };
 enum { M_DEV = 2, M_STREAM, M_CORR, M_BYTES, M_COPYKIND, M_SRC, M_DST };
 enum { Z_DEV = 2, Z_STREAM, Z_CORR, Z_BYTES, Z_MEMKIND };
-enum { R_TID = 2, R_CORR, R_NAME };
+enum { R_TID = 2, R_CORR, R_NAME }; /* also OSRT_API's (no correlationId: NULL) */
 enum { Y_DEV = 2, Y_STREAM, Y_CORR, Y_TYPE, Y_DEPRECATED };
 enum { N_TYPE = 2, N_TID, N_TEXT, N_TEXTID };
 enum { G_DEV = 2, G_STREAM, G_CORR, G_GRAPH };

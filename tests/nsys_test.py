@@ -9,6 +9,11 @@
   `nsys stats --report cuda_gpu_kern_sum` computes (instances, total, avg, med, min, max,
   stddev, and time % recomputed from the totals), here in SQL and Python; `diagnose` gives a
   report; the export without CUDA tables says "no CUDA activity was recorded";
+- what an export lacks (no CUDA tables, no NVTX_EVENTS, graphs traced whole), told here from
+  its tables, is in the JSON report's trace.lacks and the HTML header's note, on every export
+  and on the H200 export copied without NVTX_EVENTS;
+- OS runtime calls (OSRT_API) of 100 us or more: per call name, `ops` counts the calls and
+  time SQL gives;
 - an export cut down to an older schema (no ENUM_* tables, no deprecatedSyncType, names only
   by shortName) reads to the same kernel table;
 - non-UTF-8 text in an NVTX range: read, counted, and the JSON output valid UTF-8;
@@ -158,6 +163,67 @@ def check_export(td, path):
             fail(f"{name}: an export without CUDA tables: no 'no CUDA activity was recorded'")
 
 
+def check_lacks(td, path):
+    """What the export lacks, told from its tables here: in the JSON report's trace.lacks and
+    the HTML report's header note, and absent from both when nothing is lacking."""
+    name = os.path.basename(path)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    have = tables(db)
+    db.close()
+    want = []
+    if not any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in have):
+        want.append("no CUDA activity was recorded")
+    if "NVTX_EVENTS" not in have:
+        want.append("no NVTX: steps cannot be found; record with --trace=nvtx")
+    if GRAPH in have:
+        want.append("CUDA graphs were traced whole")
+    out = run(td, "diagnose", "--format", "json", path)
+    got = json.loads(out.stdout)["trace"].get("lacks") if out.returncode == 0 else None
+    if want and (got is None or any(w not in got for w in want)):
+        fail(f"{name}: JSON trace.lacks {got!r} lacks {want}")
+    if not want and got is not None:
+        fail(f"{name}: JSON trace.lacks {got!r} for an export that lacks nothing")
+    out = run(td, "diagnose", "--format", "html", path)
+    head = out.stdout.decode(errors="replace").split("<h2>", 1)[0]
+    note = head.split("<b>Note:</b> ", 1)[1] if "<b>Note:</b> " in head else None
+    if want and (note is None or any(w not in note for w in want)):
+        fail(f"{name}: the HTML header's note {note!r} lacks {want}")
+    if not want and note is not None:
+        fail(f"{name}: an HTML note {note!r} for an export that lacks nothing")
+    return want
+
+
+def check_osrt(td, path):
+    """OS runtime calls of 100 us or more (OSRT_API) are host ops named by the call: per name,
+    `ops` counts as many calls and as much time as SQL over the export gives."""
+    name = os.path.basename(path)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if "OSRT_API" not in tables(db):
+        return 0
+    ref = {n: (c, t) for n, c, t in db.execute(
+        "SELECT s.value, count(*), sum(o.end - o.start) FROM OSRT_API o JOIN StringIds s "
+        "ON s.id = o.nameId WHERE o.end - o.start >= 100000 GROUP BY 1")}
+    nvtx = set()
+    if "NVTX_EVENTS" in tables(db):
+        nvtx = {r[0] for r in db.execute("SELECT DISTINCT coalesce(n.text, s.value) FROM "
+                                         "NVTX_EVENTS n LEFT JOIN StringIds s ON "
+                                         "s.id = n.textId")}
+    db.close()
+    out = run(td, "ops", "--format", "json", "--window", "all", "--fold-runtime", path)
+    if out.returncode != 0:
+        fail(f"{name}: ops exit {out.returncode}")
+        return 0
+    rows = {r["name"]: r for r in json.loads(out.stdout)["rows"] if r.get("kind", "op") == "op"}
+    for call, (n, ns) in ref.items():
+        r = rows.get(call)
+        if call in nvtx:
+            continue  # an NVTX range of that name too: not told apart here
+        if r is None or (r["calls"], r["cpu_total_ns"]) != (n, ns):
+            fail(f"{name}: OS call {call}: ops {r and (r['calls'], r['cpu_total_ns'])} != "
+                 f"{n} calls, {ns} ns in OSRT_API (100 us or more)")
+    return sum(n for n, _ in ref.values())
+
+
 def copy_tables(src, dst, keep, drop_cols=()):
     """dst: src's tables in keep, the columns in drop_cols left out."""
     s = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
@@ -229,6 +295,13 @@ def check_hostile(td, tmp, real):
     make_db(p, [STRINGS, MIN_KERNEL, "INSERT INTO StringIds VALUES (1, 'k')",
                 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, 7, 1.5, 1, 1)"])
     expect_exit3(td, p, "wrong type (real)", "holds a real number")
+    # an OS runtime call long enough to be read whose name id is text
+    osrt = ('CREATE TABLE OSRT_API (start INTEGER, "end" INTEGER, eventClass INTEGER, '
+            'globalTid INTEGER, nameId INTEGER)')
+    make_db(p, [STRINGS, MIN_KERNEL, osrt, "INSERT INTO StringIds VALUES (1, 'k')",
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, 7, 1, 1, 1)",
+                "INSERT INTO OSRT_API VALUES (10, 500000, 27, 4294967297, 'poll')"])
+    expect_exit3(td, p, "OSRT_API wrong type", "OSRT_API, row 1: column nameId holds text")
     # corrupt pages: every page after the first (the schema) overwritten
     make_db(p, [STRINGS, MIN_KERNEL, "INSERT INTO StringIds VALUES (1, 'k')"] +
             ["INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%d, %d, 0, 7, %d, 1, 1)" %
@@ -374,8 +447,22 @@ def main():
         else:
             exports = sorted(os.path.join(ndir, f) for f in os.listdir(ndir)
                              if f.endswith(".sqlite"))
+            lacking, osrt = set(), 0
             for p in exports:
                 check_export(td, p)
+                lacking.update(w[:6] for w in check_lacks(td, p))
+                osrt += check_osrt(td, p)
+            if not osrt:
+                fail("no OS runtime call of 100 us or more read from the shared exports")
+            if lacking != {"no CUD", "no NVT", "CUDA g"}:
+                fail(f"the shared exports lack {sorted(lacking)}: each note not met once")
+            h200 = os.path.join(ndir, "nsys-2025.1-nvfuser-thunder-xent-h200.sqlite")
+            nonvtx = os.path.join(tmp, "no-nvtx.sqlite")
+            copy_tables(h200, nonvtx, sorted(tables(sqlite3.connect(
+                f"file:{h200}?mode=ro", uri=True)) - {"NVTX_EVENTS"}))
+            if check_lacks(td, nonvtx) != ["no NVTX: steps cannot be found; record with "
+                                           "--trace=nvtx"]:
+                fail("the H200 export without NVTX_EVENTS: not told as lacking NVTX alone")
             big = max(exports, key=os.path.getsize)
             check_old_schema(td, big, tmp)
             check_hostile(td, tmp, big)

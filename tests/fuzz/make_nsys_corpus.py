@@ -54,6 +54,12 @@ def make(path, enums):
           (t0 + 3000, t0 + 3100, 3 * i + 3))
         x("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?, ?, 0, 7, ?, 3)",
           (t0 + 3200, t0 + 3300, 3 * i + 3))
+    # OS runtime calls: one long enough to be read (a CPU op "poll"), one left out
+    x('CREATE TABLE OSRT_API (start INTEGER, "end" INTEGER, eventClass INTEGER, '
+      "globalTid INTEGER, nameId INTEGER, returnValue INTEGER, nestingLevel INTEGER)")
+    x("INSERT INTO StringIds VALUES (8, 'poll')")
+    x("INSERT INTO OSRT_API VALUES (40000, 190000, 27, ?, 8, 0, 0)", (tid,))
+    x("INSERT INTO OSRT_API VALUES (190100, 190300, 27, ?, 8, 0, 0)", (tid,))
     x("INSERT INTO TARGET_INFO_GPU VALUES (0, 'Made-up GPU', 17179869184, 40, 8, 6)")
     x("INSERT INTO ThreadNames VALUES (6, 2, ?)", (tid,))
     if enums:
