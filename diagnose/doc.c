@@ -108,13 +108,29 @@ static struct td_input *take_input(struct cli_doc *d)
 
 int cli_doc_trace(struct cli_doc *d, struct td_trace *t)
 {
-	struct td_input *in = take_input(d);
+	struct td_input *in;
+
+	if (d->kind == TD_SNIFF_SNAPSHOT) { /* known by its head, a pipe's too */
+		char msg[1200];
+		cli_doc_close(d);
+		cli_snapshot_msg(d->path, msg, sizeof(msg));
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return EXIT_INPUT;
+	}
+	in = take_input(d);
 	return cli_load_from(d->path, in, t);
 }
 
 int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t cap)
 {
-	struct td_input *in = take_input(d);
+	struct td_input *in;
+
+	if (d->kind == TD_SNIFF_SNAPSHOT) {
+		cli_doc_close(d);
+		cli_snapshot_msg(d->path, msg, cap);
+		return EXIT_INPUT;
+	}
+	in = take_input(d);
 	return cli_load_quiet(d->path, in, t, msg, cap);
 }
 

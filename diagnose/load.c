@@ -22,12 +22,58 @@
 #include "parser/input.h"
 #include "parser/load.h"
 #include "parser/scan.h"
+#include "parser/sniff.h"
 #include "parser/trace.h"
 
 int cli_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 && n < 1024 ? (int)n : 1;
+}
+
+#define SNAPSHOT_SNIFF_MAX (1u << 20) /* a snapshot says so in its first bytes or keys */
+
+int cli_snapshot_msg(const char *path, char *msg, size_t cap)
+{
+	char buf[512];
+	const char *shown = cli_shown(path, buf, sizeof(buf));
+
+	return snprintf(msg, cap, "%s is a PyTorch memory snapshot (torch.cuda.memory."
+			"_dump_snapshot()), not a trace: run tracedoc memory %s", shown,
+			strcmp(path, "-") ? shown : "- (the snapshot on standard input)");
+}
+
+/* 1 when the regular file path is a caching-allocator snapshot (a pickle, or its dict as
+ * JSON: parser/sniff.h), told by its first bytes, decompressed; 0 otherwise or unreadable
+ * (the trace reader then says why). */
+static int is_snapshot_file(const char *path)
+{
+	struct td_error err;
+	struct td_input *in;
+	struct td_sniffer *sn;
+	enum td_sniff_kind k = TD_SNIFF_MORE;
+	char buf[4096];
+	size_t seen = 0;
+	struct stat st;
+
+	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0; /* a pipe is read once: its reader, or the sniff before it, says */
+	memset(&err, 0, sizeof(err));
+	if (td_input_open(path, &in, &err) != 0)
+		return 0;
+	sn = td_sniff_new();
+	while (k == TD_SNIFF_MORE && seen < SNAPSHOT_SNIFF_MAX) {
+		ssize_t n = td_input_read(in, buf, sizeof(buf), &err);
+		if (n < 0)
+			break;
+		k = td_sniff_feed(sn, buf, (size_t)n);
+		if (!n)
+			break;
+		seen += (size_t)n;
+	}
+	td_sniff_free(sn);
+	td_input_close(in);
+	return k == TD_SNIFF_SNAPSHOT;
 }
 
 /* Loads path, or the input in already open on it (closed here) when in is set. */
@@ -57,6 +103,10 @@ static int load_with(const char *path, struct td_input *in, struct td_trace *t, 
 			td_scan_impl());
 	if (sq && (*sq == '0' || *sq == '1'))
 		td_scan_set_squeeze(*sq == '1');
+	if (!in && is_snapshot_file(path)) { /* not read as a trace: the command that reads it */
+		cli_snapshot_msg(path, msg, cap);
+		return EXIT_INPUT;
+	}
 	rc = in ? td_trace_load_input(in, 0, &opts, t, &err) : td_trace_load(path, &opts, t, &err);
 	char sbuf[512];
 	const char *shown = cli_shown(path, sbuf, sizeof(sbuf));
