@@ -70,6 +70,147 @@ r = run("diff", inputs["pickle"], inputs["json"])
 if r.returncode != 3 or b"is a PyTorch memory snapshot" not in r.stderr:
     bad(f"diff of two snapshots: exit {r.returncode}, {r.stderr[:300]!r}")
 
+
+# --- 2. two snapshots compared
+
+
+def make(batch, extra):
+    """a snapshot of two training steps on GPU 0 (and a small GPU 1 when extra): parameters,
+    activations of `batch` rows, gradients; `extra` adds a site and a segment"""
+    MB = 1 << 20
+    tr, addr, live = [], [1 << 32], {}
+
+    def alloc(dev, size, site, tr=tr):
+        a = addr[0]
+        addr[0] += size + 4096
+        f, line, name = site
+        tr.append({"action": "alloc", "addr": a, "size": size, "stream": 0,
+                   "time_us": len(tr), "frames": [frame(f, line, name)]})
+        live[a] = (size, site)
+        return a
+
+    def free(a):
+        tr.append({"action": "free_requested", "addr": a, "size": live[a][0], "stream": 0,
+                   "time_us": len(tr), "frames": []})
+        tr.append({"action": "free_completed", "addr": a, "size": live[a][0], "stream": 0,
+                   "time_us": len(tr), "frames": []})
+        del live[a]
+
+    def seg(act, size):
+        tr.append({"action": act, "addr": 1 << 40, "size": size, "stream": 0,
+                   "time_us": len(tr), "frames": []})
+
+    seg("segment_alloc", 256 * MB)
+    params = [alloc(0, 4 * MB, ("model.py", 10, "__init__")) for _ in range(4)]
+    for step in range(2):
+        acts = [alloc(0, batch * MB, ("model.py", 42, "forward")) for _ in range(3)]
+        if extra:
+            seg("segment_alloc", 64 * MB)
+            acts.append(alloc(0, 16 * MB, ("attn.py", 7, "softmax")))
+        grads = [alloc(0, 4 * MB, ("train.py", 60, "backward")) for _ in params]
+        for a in acts:
+            free(a)
+        for g in grads:
+            free(g)
+        if extra:
+            seg("segment_free", 64 * MB)
+    blocks = [{"address": a, "size": sz, "state": "active_allocated",
+               "frames": [frame(*site)]} for a, (sz, site) in sorted(live.items())]
+    d = {"segments": [{"device": 0, "address": 1 << 40, "total_size": 256 * MB, "stream": 0,
+                       "blocks": blocks}], "device_traces": [tr]}
+    if not extra:
+        d["segments"].append({"device": 1, "address": 1 << 41, "total_size": 2 * MB,
+                              "stream": 0, "blocks": [{"address": 1 << 41, "size": MB,
+                                                       "state": "active_allocated",
+                                                       "frames": [frame("x.py", 1, "f")]}]})
+        d["device_traces"].append([])
+    return d
+
+
+def peaks(d):
+    """per device: peak allocated, peak reserved, and {site: bytes} at the peak, replayed"""
+    out = {}
+    for dev, tr in enumerate(d["device_traces"]):
+        res = sum(s["total_size"] for s in d["segments"] if s["device"] == dev)
+        changes = [e["size"] if e["action"] == "segment_alloc" else -e["size"]
+                   if e["action"] == "segment_free" else 0 for e in tr]
+        after = sum(changes)
+        rpeak = res - after
+        live, total, peak = {}, 0, 0
+        site_at = {}
+        if not tr:  # no history: what is live at the snapshot
+            for s in d["segments"]:
+                for b in s["blocks"] if s["device"] == dev else []:
+                    f = b["frames"][0]
+                    k = f"{f['filename']}({f['line']}): {f['name']}"
+                    site_at[k] = site_at.get(k, 0) + b["size"]
+            peak = sum(site_at.values())
+        for e, c in zip(tr, changes):
+            after -= c
+            rpeak = max(rpeak, res - after)
+            if e["action"] == "alloc":
+                f = e["frames"][0]
+                live[e["addr"]] = (e["size"], f"{f['filename']}({f['line']}): {f['name']}")
+                total += e["size"]
+            elif e["action"] == "free_completed":
+                total -= live.pop(e["addr"])[0]
+            if total > peak:
+                peak = total
+                site_at = {}
+                for sz, k in live.values():
+                    site_at[k] = site_at.get(k, 0) + sz
+        out[dev] = (peak, rpeak, site_at)
+    return out
+
+
+A, B = make(8, False), make(12, True)
+pa = write("a.pickle", pickle.dumps(A, protocol=4))
+pb = write("b.json", json.dumps(B).encode())
+r = run("memory", pa, pb, "--format", "json")
+if r.returncode != 0:
+    bad(f"memory A B: exit {r.returncode}, {r.stderr[:300]!r}")
+else:
+    got = json.loads(r.stdout)
+    ea, eb = peaks(A), peaks(B)
+    if got["schema"] != "tracedoc.memory_diff/1" or got["base"] != pa or got["current"] != pb:
+        bad(f"memory A B: head {got['schema']} {got['base']} {got['current']}")
+    devs = {x["id"]: x for x in got["devices"]}
+    if sorted(devs) != sorted(set(ea) | set(eb)):
+        bad(f"memory A B: devices {sorted(devs)}, the dicts have {sorted(set(ea) | set(eb))}")
+    for dev, x in devs.items():
+        for side, e in (("base", ea), ("current", eb)):
+            if dev not in e:
+                if x[side] is not None:
+                    bad(f"device {dev} is not in {side}, yet {x[side]}")
+                continue
+            w = {"peak_allocated_bytes": e[dev][0], "peak_reserved_bytes": e[dev][1]}
+            g = {k: x[side][k] for k in w}
+            if g != w:
+                bad(f"device {dev} {side}: {g}, the dict says {w}")
+        sa = ea.get(dev, (0, 0, {}))[2]
+        sb = eb.get(dev, (0, 0, {}))[2]
+        want = [(k, sa.get(k, 0), sb.get(k, 0)) for k in set(sa) | set(sb)
+                if sa.get(k, 0) != sb.get(k, 0)]
+        want.sort(key=lambda t: (-abs(t[2] - t[1]), t[0]))
+        have = [(c["site"], c["base_bytes"], c["current_bytes"]) for c in x["site_changes"]]
+        if have != want:
+            bad(f"device {dev} site changes {have}, the dicts say {want}")
+    # the known difference, by hand: 3 activations of 12 MB against 8, a softmax of 16 MB
+    # only in B; parameters and gradients alike
+    d0 = [(c["site"], c["base_bytes"], c["current_bytes"]) for c in devs[0]["site_changes"]]
+    if d0 != [("attn.py(7): softmax", 0, 16 * MB), ("model.py(42): forward", 24 * MB, 36 * MB)]:
+        bad(f"device 0's changes {d0}")
+for fmt in ("text", "md"):
+    r = run("memory", pa, pb, "--format", fmt)
+    if r.returncode != 0 or b"model.py(42): forward" not in r.stdout:
+        bad(f"memory A B --format {fmt}: exit {r.returncode}, {r.stderr[:300]!r}")
+r = run("memory", pa, os.path.join(ROOT, "fixtures", "memory", "legacy-bytes.json"))
+if r.returncode != 3 or b"is not a caching-allocator snapshot" not in r.stderr:
+    bad(f"memory SNAPSHOT TRACE: exit {r.returncode}, {r.stderr[:300]!r}")
+r = run("memory", pa, pb, pb)
+if r.returncode != 2:
+    bad(f"memory with three operands: exit {r.returncode}")
+
 subprocess.run(["rm", "-rf", tmp])
 print(f"snapshot_commands: {fails} failed")
 sys.exit(1 if fails else 0)
