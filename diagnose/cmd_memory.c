@@ -46,7 +46,6 @@ static const struct cli_render diff_out[] = {
 static int read_snapshot(const char *path, struct td_snapshot *snap)
 {
 	struct cli_doc d;
-	struct td_error err;
 	char msg[1024];
 	int rc;
 
@@ -61,16 +60,7 @@ static int read_snapshot(const char *path, struct td_snapshot *snap)
 			cli_shown(path, msg, sizeof(msg)));
 		return EXIT_INPUT;
 	}
-	memset(&err, 0, sizeof(err));
-	rc = td_snapshot_read(cli_doc_input(&d), cli_shown(path, msg, sizeof(msg)), snap, &err);
-	cli_doc_close(&d);
-	if (rc != 0) {
-		fprintf(stderr, "tracedoc: ");
-		out_text_wrap(stderr, err.msg, 10, 2, 100);
-		fputc('\n', stderr);
-		return err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
-	}
-	return EXIT_OK;
+	return cli_doc_snapshot(&d, snap);
 }
 
 /* tracedoc memory A B */
@@ -133,17 +123,7 @@ int cmd_memory(int argc, char **argv)
 		fprintf(stderr, "tracedoc: %s\n", msg);
 	} else if (d.kind == TD_SNIFF_SNAPSHOT) {
 		struct td_snapshot snap;
-		struct td_error err;
-		memset(&err, 0, sizeof(err));
-		rc = td_snapshot_read(cli_doc_input(&d), cli_shown(path, msg, sizeof(msg)), &snap,
-				      &err);
-		cli_doc_close(&d);
-		if (rc != 0) {
-			fprintf(stderr, "tracedoc: ");
-			out_text_wrap(stderr, err.msg, 10, 2, 100);
-			fputc('\n', stderr);
-			rc = err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
-		} else {
+		if ((rc = cli_doc_snapshot(&d, &snap)) == EXIT_OK) {
 			struct snap_ctx c = {path, &snap};
 			rc = cli_write_by(s.outp, s.format, snap_out, &c);
 			td_snapshot_free(&snap);

@@ -10,7 +10,9 @@
 #include "common/error.h"
 #include "common/utf8.h"
 #include "diagnose/cli.h"
+#include "diagnose/out.h"
 #include "parser/input.h"
+#include "tables/snapshot.h"
 
 static int grow_read(struct cli_doc *d, size_t want, char *msg, size_t cap)
 {
@@ -132,6 +134,23 @@ int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t
 	}
 	in = take_input(d);
 	return cli_load_quiet(d->path, in, t, msg, cap);
+}
+
+int cli_doc_snapshot(struct cli_doc *d, struct td_snapshot *s)
+{
+	struct td_error err;
+	char sh[512];
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = td_snapshot_read(cli_doc_input(d), cli_shown(d->path, sh, sizeof(sh)), s, &err);
+	cli_doc_close(d);
+	if (rc == 0)
+		return EXIT_OK;
+	fprintf(stderr, "tracedoc: ");
+	out_text_wrap(stderr, err.msg, 10, 2, 100);
+	fputc('\n', stderr);
+	return err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 }
 
 struct td_input *cli_doc_input(struct cli_doc *d)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/fmt.h"
 #include "diagnose/args.h"
@@ -43,37 +44,48 @@ int cli_snapshot_msg(const char *path, char *msg, size_t cap)
 			strcmp(path, "-") ? shown : "- (the snapshot on standard input)");
 }
 
-/* 1 when the regular file path is a caching-allocator snapshot (a pickle, or its dict as
- * JSON: parser/sniff.h), told by its first bytes, decompressed; 0 otherwise or unreadable
- * (the trace reader then says why). */
+/* 1 when in's head is a caching-allocator snapshot (a pickle, or its dict as JSON:
+ * parser/sniff.h), its first bytes read (decompressed) and given back; 0 otherwise or
+ * unreadable (the trace reader then says why). */
+static int head_is_snapshot(struct td_input *in)
+{
+	struct td_error err;
+	struct td_sniffer *sn = td_sniff_new();
+	enum td_sniff_kind k = TD_SNIFF_MORE;
+	char *buf = td_malloc(SNAPSHOT_SNIFF_MAX);
+	size_t len = 0;
+
+	memset(&err, 0, sizeof(err));
+	while (k == TD_SNIFF_MORE && len < SNAPSHOT_SNIFF_MAX) {
+		size_t want = SNAPSHOT_SNIFF_MAX - len < 4096 ? SNAPSHOT_SNIFF_MAX - len : 4096;
+		ssize_t n = td_input_read(in, buf + len, want, &err);
+		if (n <= 0)
+			break;
+		k = td_sniff_feed(sn, buf + len, (size_t)n);
+		len += (size_t)n;
+	}
+	td_input_unread(in, buf, len);
+	free(buf);
+	td_sniff_free(sn);
+	return k == TD_SNIFF_SNAPSHOT;
+}
+
+/* 1 when the regular file path is a snapshot; its own input, closed */
 static int is_snapshot_file(const char *path)
 {
 	struct td_error err;
 	struct td_input *in;
-	struct td_sniffer *sn;
-	enum td_sniff_kind k = TD_SNIFF_MORE;
-	char buf[4096];
-	size_t seen = 0;
 	struct stat st;
+	int r;
 
-	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0; /* a pipe is read once: its reader, or the sniff before it, says */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
 	memset(&err, 0, sizeof(err));
 	if (td_input_open(path, &in, &err) != 0)
 		return 0;
-	sn = td_sniff_new();
-	while (k == TD_SNIFF_MORE && seen < SNAPSHOT_SNIFF_MAX) {
-		ssize_t n = td_input_read(in, buf, sizeof(buf), &err);
-		if (n < 0)
-			break;
-		k = td_sniff_feed(sn, buf, (size_t)n);
-		if (!n)
-			break;
-		seen += (size_t)n;
-	}
-	td_sniff_free(sn);
+	r = head_is_snapshot(in);
 	td_input_close(in);
-	return k == TD_SNIFF_SNAPSHOT;
+	return r;
 }
 
 /* Loads path, or the input in already open on it (closed here) when in is set. */
@@ -103,7 +115,12 @@ static int load_with(const char *path, struct td_input *in, struct td_trace *t, 
 			td_scan_impl());
 	if (sq && (*sq == '0' || *sq == '1'))
 		td_scan_set_squeeze(*sq == '1');
-	if (!in && is_snapshot_file(path)) { /* not read as a trace: the command that reads it */
+	memset(&err, 0, sizeof(err));
+	if (!in && !strcmp(path, "-") && td_input_open(path, &in, &err) != 0)
+		in = NULL; /* the reader says why */
+	/* a snapshot is not read as a trace: the command that reads it is named */
+	if (in ? head_is_snapshot(in) : is_snapshot_file(path)) {
+		td_input_close(in);
 		cli_snapshot_msg(path, msg, cap);
 		return EXIT_INPUT;
 	}

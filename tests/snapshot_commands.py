@@ -53,7 +53,7 @@ inputs = {
 trace_cmds = ["diagnose", "stats", "ops", "kernels", "summarize", "replay", "whatif", "check",
               "critical-path"]
 for kind, p in inputs.items():
-    for c in trace_cmds + ["gate"]:
+    for c in trace_cmds:
         r = run(c, p)
         want = f"{p} is a PyTorch memory snapshot".encode()
         if r.returncode != 3 or want not in r.stderr or f"tracedoc memory {p}".encode() \
@@ -62,7 +62,7 @@ for kind, p in inputs.items():
     r = run("memory", p)  # and memory reads each of them
     if r.returncode != 0:
         bad(f"memory {kind}: exit {r.returncode}, {r.stderr[:300]!r}")
-for c in ("diagnose", "gate"):  # a pipe, told by its head
+for c in ("diagnose", "stats"):  # a pipe, told by its head
     r = run(c, "-", stdin=open(inputs["pickle"], "rb").read())
     if r.returncode != 3 or b"<stdin> is a PyTorch memory snapshot" not in r.stderr:
         bad(f"{c} - (a pickle on stdin): exit {r.returncode}, {r.stderr[:300]!r}")
@@ -210,6 +210,47 @@ if r.returncode != 3 or b"is not a caching-allocator snapshot" not in r.stderr:
 r = run("memory", pa, pb, pb)
 if r.returncode != 2:
     bad(f"memory with three operands: exit {r.returncode}")
+
+# --- 3. gate: a snapshot's peak against gate.budgets.max_snapshot_peak_bytes
+
+
+def gate(snapshot, budget, *extra):
+    cfg = write("cfg.json", json.dumps({"gate": {"budgets": {
+        "max_snapshot_peak_bytes": budget}}}).encode())
+    r = run("gate", snapshot, "--config", cfg, "--format", "json", *extra)
+    return r, json.loads(r.stdout) if r.stdout else None
+
+
+eb = peaks(B)
+peak_b = eb[0][0]  # B's peak on GPU 0, replayed here
+for budget, want_rc in ((peak_b, 0), (peak_b - 1, 1)):
+    r, g = gate(pb, budget)
+    if r.returncode != want_rc or g is None:
+        bad(f"gate B, budget {budget} (peak {peak_b}): exit {r.returncode}, {r.stderr[:300]!r}")
+        continue
+    checks = {c["name"]: c for c in g["checks"]}
+    c = checks.get("peak_allocated_bytes (GPU 0)")
+    if not c or c["current"] != peak_b or c["threshold"] != budget or \
+            c["verdict"] != ("pass" if want_rc == 0 else "fail"):
+        bad(f"gate B, budget {budget}: check {c}")
+# A has two devices: GPU 1 without history is judged on what is live at the snapshot
+ea = peaks(A)
+r, g = gate(pa, max(ea[0][0], ea[1][0]))
+if r.returncode != 0 or g is None or len(g["checks"]) != 2:
+    bad(f"gate A: exit {r.returncode}, {r.stderr[:300]!r}")
+elif [c["current"] for c in g["checks"]] != [ea[0][0], ea[1][0]]:
+    bad(f"gate A: peaks {[c['current'] for c in g['checks']]}, the dict says "
+        f"{[ea[0][0], ea[1][0]]}")
+r = run("gate", pb, "--format", "json")  # no budget: nothing to judge, which fails
+if r.returncode != 1 or b"max_snapshot_peak_bytes is not set" not in r.stderr:
+    bad(f"gate without the budget: exit {r.returncode}, {r.stderr[:300]!r}")
+r, g = gate(pb, peak_b, "--baseline", pa)  # a snapshot has no baseline
+if r.returncode != 2:
+    bad(f"gate --baseline SNAPSHOT SNAPSHOT: exit {r.returncode}, {r.stderr[:300]!r}")
+r = run("config", "--check", write("neg.json", b'{"gate": {"budgets": '
+                                                b'{"max_snapshot_peak_bytes": -1}}}'))
+if r.returncode != 2:
+    bad(f"a negative max_snapshot_peak_bytes: exit {r.returncode}")
 
 subprocess.run(["rm", "-rf", tmp])
 print(f"snapshot_commands: {fails} failed")
