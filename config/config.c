@@ -327,6 +327,7 @@ void td_config_default(struct td_config *c)
 	c->gate.max_decode_step_time_ns = -1;
 	c->gate.max_idle_fraction = -1;
 	c->gate.min_mfu = -1;
+	c->gate.max_snapshot_peak_bytes = -1;
 	c->gate.fail_on_new_high = 1;
 	td_vec_init(&c->suppress, sizeof(struct td_suppression));
 	set_add(&c->patterns[PAT_COMMUNICATION], default_comm, "patterns.communication", &err);
@@ -414,6 +415,7 @@ static const struct num_key budget_keys[] = {
 	{"max_decode_step_time_us", 0, 1e15, 1000, 1, 0, G(max_decode_step_time_ns)},
 	{"max_idle_fraction", 0, 1, 1, 0, 0, G(max_idle_fraction)},
 	{"min_mfu", 0, 1, 1, 0, 0, G(min_mfu)},
+	{"max_snapshot_peak_bytes", 0, 9e18, 1, 1, 0, G(max_snapshot_peak_bytes)},
 };
 #undef G
 

@@ -51,6 +51,7 @@ struct td_gate_config {
 	int64_t max_decode_step_time_ns; /* a serving run's median decode iteration */
 	double max_idle_fraction;
 	double min_mfu;              /* model FLOPs utilization (analysis/roofline.h) */
+	int64_t max_snapshot_peak_bytes; /* a memory snapshot's peak allocated, per device */
 	int fail_on_new_high;        /* a finding at high that the baseline did not have (1) */
 	int fail_on_red_health;      /* the current trace's health (tracedoc check) is red (0) */
 };

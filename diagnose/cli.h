@@ -33,6 +33,9 @@ int cli_load_from(const char *path, struct td_input *in, struct td_trace *t);
 #include <stddef.h>
 int cli_load_quiet(const char *path, struct td_input *in, struct td_trace *t, char *msg,
 		   size_t cap);
+/* "FILE is a PyTorch memory snapshot ...: run tracedoc memory FILE" into msg: what every
+ * trace command says (exit 3) of a snapshot, which only `memory` reads. */
+int cli_snapshot_msg(const char *path, char *msg, size_t cap);
 
 
 /* Writes a command's output to outp (NULL or "-": stdout; else atomically): fn renders it in

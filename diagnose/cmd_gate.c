@@ -27,6 +27,7 @@
 #include "analysis/check.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
+#include "tables/snapshot.h"
 
 #define MAX_CHECKS 64
 
@@ -36,7 +37,9 @@ struct side {
 	struct td_report r;
 	struct td_metrics m;
 	struct td_job job;
-	int loaded; /* 1: trace analysed (t, a, r valid); 2: metrics from a report; 3: a job */
+	struct td_snapshot snap;
+	int loaded; /* 1: trace analysed (t, a, r valid); 2: metrics from a report; 3: a job;
+		     * 4: a memory snapshot (snap; no metrics: gated on its peak's budget) */
 	char partial[256]; /* a job's: which ranks are partial or missing */
 };
 
@@ -49,6 +52,8 @@ static void side_free(struct side *s)
 	}
 	if (s->loaded == 3)
 		td_job_free(&s->job);
+	if (s->loaded == 4)
+		td_snapshot_free(&s->snap);
 	s->loaded = 0;
 }
 
@@ -144,6 +149,20 @@ static int load_side(const char *path, struct td_config *cfg, struct side *s, in
 		s->loaded = 2;
 		return EXIT_OK;
 	}
+	if (d.kind == TD_SNIFF_SNAPSHOT && allow_report) {
+		cli_doc_close(&d);
+		fprintf(stderr, "tracedoc gate: %s is a PyTorch memory snapshot: a snapshot is gated "
+				"as CURRENT, on the budget\n  gate.budgets.max_snapshot_peak_bytes, without a "
+				"baseline (tracedoc memory A B compares two)\n",
+			cli_shown(path, sh, sizeof(sh)));
+		return EXIT_USAGE;
+	}
+	if (d.kind == TD_SNIFF_SNAPSHOT) {
+		if ((rc = cli_doc_snapshot(&d, &s->snap)) != EXIT_OK)
+			return rc;
+		s->loaded = 4;
+		return EXIT_OK;
+	}
 	td_trace_init(&s->t);
 	if ((rc = cli_doc_trace(&d, &s->t)) != EXIT_OK) {
 		td_trace_free(&s->t);
@@ -175,6 +194,46 @@ static size_t health_check(const struct td_trace *t, struct td_check *c)
 	c->verdict = h->health == TD_HEALTH_RED ? V_FAIL : V_PASS;
 	free(h);
 	return c->verdict == V_FAIL;
+}
+
+/* A memory snapshot's checks: each device's peak of allocated memory (replayed from its
+ * trace; live at the snapshot when it has none) against gate.budgets.max_snapshot_peak_bytes.
+ * Returns the failed ones; why is nothing to judge in *why when the budget is not set. */
+static size_t snapshot_checks(const struct td_snapshot *s, const struct td_config *cfg,
+			      struct td_check *checks, size_t *n, const char **why)
+{
+	int64_t limit = cfg->gate.max_snapshot_peak_bytes;
+	size_t k, fails = 0;
+	char v[32], l[32];
+
+	*n = 0;
+	if (limit < 0) {
+		*why = "a memory snapshot is judged only on its peak, and gate.budgets."
+		       "max_snapshot_peak_bytes is not set in the config";
+		return 0;
+	}
+	td_metric_str(l, sizeof(l), "bytes", (double)limit);
+	for (k = 0; k < s->ndev && *n < MAX_CHECKS; k++) {
+		const struct td_snap_dev *d = &s->dev[k];
+		int64_t peak = d->events ? d->peak : d->allocated;
+		struct td_check *c = &checks[(*n)++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->name, sizeof(c->name), "peak_allocated_bytes (GPU %d)", (int)d->device);
+		c->base = NAN;
+		c->cur = (double)peak;
+		c->threshold = (double)limit;
+		snprintf(c->rule, sizeof(c->rule), "<= %s", l);
+		c->verdict = peak > limit ? V_FAIL : V_PASS;
+		td_metric_str(v, sizeof(v), "bytes", (double)peak);
+		snprintf(c->message, sizeof(c->message), "GPU %d's peak allocated memory %s%s is %s "
+			 "the budget %s (max_snapshot_peak_bytes)", (int)d->device, v,
+			 d->events ? "" : " (live at the snapshot: no history recorded)",
+			 peak > limit ? "above" : "within", l);
+		fails += c->verdict == V_FAIL;
+	}
+	if (!*n)
+		*why = "the snapshot holds no device";
+	return fails;
 }
 
 /* --- values for people ------------------------------------------------------------------- */
@@ -564,7 +623,8 @@ static void gate_usage(FILE *f)
 		   "                     [--peaks FILE]\n"
 		   "  BASE     a trace, a job (a directory of rank traces or summaries), or a\n"
 		   "           report saved by 'tracedoc diagnose --format json'\n"
-		   "  CURRENT  a trace, or a job\n"
+		   "  CURRENT  a trace, or a job; or a memory snapshot, judged on its peak\n"
+		   "           against gate.budgets.max_snapshot_peak_bytes alone\n"
 		   "  --peaks  the device's peak TFLOP/s and TB/s from a JSON file, for the MFU\n"
 		   "           (docs/roofline.md)\n"
 		   "  exit 0 pass, 1 regression or budget failure (or a partial trace, or nothing\n"
@@ -614,6 +674,12 @@ int cmd_gate(int argc, char **argv)
 	}
 	if ((rc = load_side(curp, &cfg, cur, 0)) != EXIT_OK)
 		goto out;
+	if (base && cur->loaded == 4) {
+		fprintf(stderr, "tracedoc gate: a memory snapshot is judged on its own budget "
+				"(gate.budgets.max_snapshot_peak_bytes), without --baseline\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 
 	memset(&g, 0, sizeof(g));
 	g.base_path = basep;
@@ -621,10 +687,16 @@ int cmd_gate(int argc, char **argv)
 	g.cur = cur;
 	g.base = base;
 	g.checks = checks;
-	g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS, &g.n);
+	if (cur->loaded == 4)
+		g.fails = snapshot_checks(&cur->snap, &cfg, checks, &g.n, &g.partial);
+	else
+		g.fails = td_gate_compare(base ? &base->m : NULL, &cur->m, &cfg, checks, MAX_CHECKS,
+					  &g.n);
 	if (cfg.gate.fail_on_red_health && cur->loaded == 1 && g.n < MAX_CHECKS)
 		g.fails += health_check(&cur->t, &checks[g.n++]);
-	if (cur->loaded == 3 && *cur->partial)
+	if (cur->loaded == 4)
+		g.empty = g.partial != NULL; /* no budget: nothing to judge */
+	else if (cur->loaded == 3 && *cur->partial)
 		g.partial = cur->partial;
 	else if (cur->loaded == 1 && cur->t.partial)
 		g.partial = cur->t.partial_msg;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* tracedoc memory FILE [--format text|md|json] [-o FILE] [--config FILE]
- * Device memory from a trace's [memory] samples, or from a caching-allocator snapshot. */
+/* tracedoc memory FILE [SNAPSHOT_B] [--format text|md|json] [-o FILE] [--config FILE]
+ * Device memory from a trace's [memory] samples, or from a caching-allocator snapshot; two
+ * snapshots compared. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,19 +11,23 @@
 #include "diagnose/doc.h"
 #include "diagnose/out.h"
 #include "diagnose/render_memory.h"
+#include "diagnose/render_memory_diff.h"
 #include "parser/input.h"
 #include "config/config.h"
 
 static void memory_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc memory FILE [--format text|md|json] [-o FILE] [--config FILE]\n"
+	fprintf(f, "usage: tracedoc memory FILE [B] [--format text|md|json] [-o FILE] [--config FILE]\n"
 		   "  FILE  a trace recorded with profile_memory=True: per device the allocated and\n"
 		   "        reserved peaks, what ran there, the capacity and headroom, allocated\n"
 		   "        memory at each step, and the memory findings (near full, growing,\n"
 		   "        fragmented); or a caching-allocator snapshot, the pickle of\n"
 		   "        torch.cuda.memory._dump_snapshot() (nothing in it is run) or its dict\n"
 		   "        as JSON: the peak, the allocation sites holding the most there, and\n"
-		   "        at each out-of-memory what was live and why it failed, with the fix\n");
+		   "        at each out-of-memory what was live and why it failed, with the fix\n"
+		   "  B     a second snapshot: the two compared, FILE the base: the peaks (allocated\n"
+		   "        and reserved, replayed) and the allocation sites whose live bytes at\n"
+		   "        the peak changed most\n");
 }
 
 static const struct cli_render mem_out[] = {
@@ -32,6 +37,71 @@ static const struct cli_render mem_out[] = {
 static const struct cli_render snap_out[] = {
 	{"json", render_snapshot_json}, {"md", render_snapshot_md}, {NULL, render_snapshot_text},
 };
+
+static const struct cli_render diff_out[] = {
+	{"json", render_snapdiff_json}, {"md", render_snapdiff_md}, {NULL, render_snapdiff_text},
+};
+
+/* path read as a snapshot into *snap (EXIT_OK), else the error printed: a trace named as one */
+static int read_snapshot(const char *path, struct td_snapshot *snap)
+{
+	struct cli_doc d;
+	char msg[1024];
+	int rc;
+
+	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return rc;
+	}
+	if (d.kind != TD_SNIFF_SNAPSHOT) {
+		cli_doc_close(&d);
+		fprintf(stderr, "tracedoc memory: %s is not a caching-allocator snapshot: two files "
+				"are compared only as snapshots (tracedoc diff compares two traces)\n",
+			cli_shown(path, msg, sizeof(msg)));
+		return EXIT_INPUT;
+	}
+	return cli_doc_snapshot(&d, snap);
+}
+
+/* tracedoc memory A B */
+static int compare(struct cli_std *s)
+{
+	struct td_snapshot a, b;
+	struct td_snap_diff d;
+	int rc;
+
+	if ((rc = read_snapshot(s->ops.v[0], &a)) != EXIT_OK)
+		return rc;
+	if ((rc = read_snapshot(s->ops.v[1], &b)) == EXIT_OK) {
+		struct snapdiff_ctx c = {s->ops.v[0], s->ops.v[1], &d};
+		td_snapshot_diff(&a, &b, &d);
+		rc = cli_write_by(s->outp, s->format, diff_out, &c);
+		td_snap_diff_free(&d);
+		td_snapshot_free(&b);
+	}
+	td_snapshot_free(&a);
+	return rc;
+}
+
+/* cli_start with one operand or two (two snapshots compared); the rest as every command */
+static int start(struct cli_std *s, int argc, char **argv, const struct cli_opt *opts,
+		 const char *const *formats)
+{
+	int rc = cli_parse("memory", argc, argv, opts, &s->ops, memory_usage);
+
+	if (rc == EXIT_OK && (s->ops.n < 1 || s->ops.n > 2)) {
+		memory_usage(stderr);
+		rc = EXIT_USAGE;
+	}
+	if (rc == EXIT_OK && cli_one_of("memory", "--format", s->format, formats))
+		rc = EXIT_USAGE;
+	if (rc == EXIT_OK && (rc = cli_config(s->cfgp, &s->cfg)) == EXIT_OK &&
+	    (rc = cli_peaks(s->peaksp, &s->cfg)) != EXIT_OK)
+		td_config_free(&s->cfg);
+	if (rc != EXIT_OK)
+		cli_operands_free(&s->ops);
+	return rc;
+}
 
 int cmd_memory(int argc, char **argv)
 {
@@ -43,25 +113,17 @@ int cmd_memory(int argc, char **argv)
 	char msg[1024];
 	int rc;
 
-	rc = cli_start("memory", &s, argc, argv, opts, memory_usage, 1, formats);
+	rc = start(&s, argc, argv, opts, formats);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if (s.ops.n == 2)
+		return cli_end(&s, compare(&s));
 	path = s.ops.v[0];
 	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
 	} else if (d.kind == TD_SNIFF_SNAPSHOT) {
 		struct td_snapshot snap;
-		struct td_error err;
-		memset(&err, 0, sizeof(err));
-		rc = td_snapshot_read(cli_doc_input(&d), cli_shown(path, msg, sizeof(msg)), &snap,
-				      &err);
-		cli_doc_close(&d);
-		if (rc != 0) {
-			fprintf(stderr, "tracedoc: ");
-			out_text_wrap(stderr, err.msg, 10, 2, 100);
-			fputc('\n', stderr);
-			rc = err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
-		} else {
+		if ((rc = cli_doc_snapshot(&d, &snap)) == EXIT_OK) {
 			struct snap_ctx c = {path, &snap};
 			rc = cli_write_by(s.outp, s.format, snap_out, &c);
 			td_snapshot_free(&snap);

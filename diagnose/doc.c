@@ -10,7 +10,9 @@
 #include "common/error.h"
 #include "common/utf8.h"
 #include "diagnose/cli.h"
+#include "diagnose/out.h"
 #include "parser/input.h"
+#include "tables/snapshot.h"
 
 static int grow_read(struct cli_doc *d, size_t want, char *msg, size_t cap)
 {
@@ -108,14 +110,47 @@ static struct td_input *take_input(struct cli_doc *d)
 
 int cli_doc_trace(struct cli_doc *d, struct td_trace *t)
 {
-	struct td_input *in = take_input(d);
+	struct td_input *in;
+
+	if (d->kind == TD_SNIFF_SNAPSHOT) { /* known by its head, a pipe's too */
+		char msg[1200];
+		cli_doc_close(d);
+		cli_snapshot_msg(d->path, msg, sizeof(msg));
+		fprintf(stderr, "tracedoc: %s\n", msg);
+		return EXIT_INPUT;
+	}
+	in = take_input(d);
 	return cli_load_from(d->path, in, t);
 }
 
 int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t cap)
 {
-	struct td_input *in = take_input(d);
+	struct td_input *in;
+
+	if (d->kind == TD_SNIFF_SNAPSHOT) {
+		cli_doc_close(d);
+		cli_snapshot_msg(d->path, msg, cap);
+		return EXIT_INPUT;
+	}
+	in = take_input(d);
 	return cli_load_quiet(d->path, in, t, msg, cap);
+}
+
+int cli_doc_snapshot(struct cli_doc *d, struct td_snapshot *s)
+{
+	struct td_error err;
+	char sh[512];
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = td_snapshot_read(cli_doc_input(d), cli_shown(d->path, sh, sizeof(sh)), s, &err);
+	cli_doc_close(d);
+	if (rc == 0)
+		return EXIT_OK;
+	fprintf(stderr, "tracedoc: ");
+	out_text_wrap(stderr, err.msg, 10, 2, 100);
+	fputc('\n', stderr);
+	return err.code == TD_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
 }
 
 struct td_input *cli_doc_input(struct cli_doc *d)

@@ -13,6 +13,7 @@
 
 struct td_input;
 struct td_trace;
+struct td_snapshot;
 
 #define SUMMARY_DOC_MAX (256u << 20) /* a rank's summary is a few KB */
 #define REPORT_DOC_MAX (64u << 20)   /* a saved report, likewise */
@@ -38,6 +39,10 @@ char *cli_doc_text(struct cli_doc *d, size_t max, char *msg, size_t cap);
 int cli_doc_trace(struct cli_doc *d, struct td_trace *t);
 /* The same without printing (cli_load_quiet). */
 int cli_doc_trace_quiet(struct cli_doc *d, struct td_trace *t, char *msg, size_t cap);
+/* Reads the document (kind TD_SNIFF_SNAPSHOT) as a caching-allocator snapshot into s
+ * (td_snapshot_free() it); d is closed. Returns EXIT_OK, or the exit code with the reader's
+ * error printed. */
+int cli_doc_snapshot(struct cli_doc *d, struct td_snapshot *s);
 void cli_doc_close(struct cli_doc *d);
 /* The input from its first byte again (what was read given back); d still owns it. */
 struct td_input *cli_doc_input(struct cli_doc *d);

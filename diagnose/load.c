@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/fmt.h"
 #include "diagnose/args.h"
@@ -22,12 +23,69 @@
 #include "parser/input.h"
 #include "parser/load.h"
 #include "parser/scan.h"
+#include "parser/sniff.h"
 #include "parser/trace.h"
 
 int cli_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 && n < 1024 ? (int)n : 1;
+}
+
+#define SNAPSHOT_SNIFF_MAX (1u << 20) /* a snapshot says so in its first bytes or keys */
+
+int cli_snapshot_msg(const char *path, char *msg, size_t cap)
+{
+	char buf[512];
+	const char *shown = cli_shown(path, buf, sizeof(buf));
+
+	return snprintf(msg, cap, "%s is a PyTorch memory snapshot (torch.cuda.memory."
+			"_dump_snapshot()), not a trace: run tracedoc memory %s", shown,
+			strcmp(path, "-") ? shown : "- (the snapshot on standard input)");
+}
+
+/* 1 when in's head is a caching-allocator snapshot (a pickle, or its dict as JSON:
+ * parser/sniff.h), its first bytes read (decompressed) and given back; 0 otherwise or
+ * unreadable (the trace reader then says why). */
+static int head_is_snapshot(struct td_input *in)
+{
+	struct td_error err;
+	struct td_sniffer *sn = td_sniff_new();
+	enum td_sniff_kind k = TD_SNIFF_MORE;
+	char *buf = td_malloc(SNAPSHOT_SNIFF_MAX);
+	size_t len = 0;
+
+	memset(&err, 0, sizeof(err));
+	while (k == TD_SNIFF_MORE && len < SNAPSHOT_SNIFF_MAX) {
+		size_t want = SNAPSHOT_SNIFF_MAX - len < 4096 ? SNAPSHOT_SNIFF_MAX - len : 4096;
+		ssize_t n = td_input_read(in, buf + len, want, &err);
+		if (n <= 0)
+			break;
+		k = td_sniff_feed(sn, buf + len, (size_t)n);
+		len += (size_t)n;
+	}
+	td_input_unread(in, buf, len);
+	free(buf);
+	td_sniff_free(sn);
+	return k == TD_SNIFF_SNAPSHOT;
+}
+
+/* 1 when the regular file path is a snapshot; its own input, closed */
+static int is_snapshot_file(const char *path)
+{
+	struct td_error err;
+	struct td_input *in;
+	struct stat st;
+	int r;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	memset(&err, 0, sizeof(err));
+	if (td_input_open(path, &in, &err) != 0)
+		return 0;
+	r = head_is_snapshot(in);
+	td_input_close(in);
+	return r;
 }
 
 /* Loads path, or the input in already open on it (closed here) when in is set. */
@@ -57,6 +115,15 @@ static int load_with(const char *path, struct td_input *in, struct td_trace *t, 
 			td_scan_impl());
 	if (sq && (*sq == '0' || *sq == '1'))
 		td_scan_set_squeeze(*sq == '1');
+	memset(&err, 0, sizeof(err));
+	if (!in && !strcmp(path, "-") && td_input_open(path, &in, &err) != 0)
+		in = NULL; /* the reader says why */
+	/* a snapshot is not read as a trace: the command that reads it is named */
+	if (in ? head_is_snapshot(in) : is_snapshot_file(path)) {
+		td_input_close(in);
+		cli_snapshot_msg(path, msg, cap);
+		return EXIT_INPUT;
+	}
 	rc = in ? td_trace_load_input(in, 0, &opts, t, &err) : td_trace_load(path, &opts, t, &err);
 	char sbuf[512];
 	const char *shown = cli_shown(path, sbuf, sizeof(sbuf));

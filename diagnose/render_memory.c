@@ -480,6 +480,7 @@ void render_snapshot_json(FILE *f, const void *ctx)
 		out_json_kint(g, "entries", (int64_t)d->events);
 		out_json_kint(g, "allocated_at_trace_start_bytes", d->start_allocated);
 		out_json_kint(g, "peak_allocated_bytes", d->peak);
+		out_json_kint(g, "peak_reserved_bytes", d->peak_reserved);
 		out_json_key(g, "peak_entry"); /* 0-based; -1: when the trace begins */
 		out_json_int(g, d->peak_entry);
 		out_json_kint(g, "peak_time_us", d->peak_time_us);

@@ -235,6 +235,40 @@ static size_t top_sites(const struct live *l, struct td_snap_site *top)
 	return n;
 }
 
+static int by_bytes(const void *x, const void *y)
+{
+	const struct td_snap_site *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* every site holding live blocks, into a new array in *out: the largest first */
+static size_t all_sites(const struct live *l, struct td_snap_site **out)
+{
+	const struct sites *t = &l->by_site;
+	size_t n = 0, i;
+
+	*out = td_malloc((t->n ? t->n : 1) * sizeof(**out));
+	for (i = 0; i < t->cap; i++)
+		if (t->key[i] && t->blocks[i]) {
+			(*out)[n].site = t->key[i] - 1;
+			(*out)[n].bytes = clamp64(t->bytes[i]);
+			(*out)[n++].blocks = t->blocks[i];
+		}
+	if (n > 1)
+		qsort(*out, n, sizeof(**out), by_bytes);
+	return n;
+}
+
+/* the sites live at the peak: the top ones and all of them */
+static void at_peak(const struct live *l, struct td_snap_dev *out)
+{
+	out->ntop = top_sites(l, out->top);
+	out->nat_peak = all_sites(l, &out->at_peak);
+}
+
 /* A copy of src in *dst (uninitialised before). */
 static void live_copy(struct live *dst, const struct live *src)
 {
@@ -304,7 +338,7 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	struct live start, live;
 	static const char pre[] = "(allocated before the trace)";
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
-	i128 peak, seg_after = 0;
+	i128 peak, seg_after = 0, rpeak;
 
 	live_at_start(sd, blk, nblk, before, &start);
 	live_copy(&live, &start);
@@ -339,12 +373,15 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	live_copy(&live, &start);
 	live_free(&start);
 	if (out->peak_entry < 0)
-		out->ntop = top_sites(&live, out->top);
+		at_peak(&live, out);
+	rpeak = (i128)out->reserved + seg_after;
 	for (i = 0; i < n; i++) {
 		if (ev[i].act == TD_SNAP_SEG_ALLOC)
 			seg_after += ev[i].size;
 		else if (ev[i].act == TD_SNAP_SEG_FREE)
 			seg_after -= ev[i].size;
+		if ((i128)out->reserved + seg_after > rpeak)
+			rpeak = (i128)out->reserved + seg_after;
 		if (ev[i].act == TD_SNAP_ALLOC)
 			live_add(&live, ev[i].addr, ev[i].size, ev[i].site);
 		else if (ev[i].act == TD_SNAP_FREE_DONE)
@@ -361,9 +398,10 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 			oom_cause(o, clamp64((i128)out->reserved + seg_after), sd->largest_free);
 		}
 		if ((int64_t)i == out->peak_entry)
-			out->ntop = top_sites(&live, out->top);
+			at_peak(&live, out);
 	}
 	live_free(&live);
+	out->peak_reserved = clamp64(rpeak);
 }
 
 int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *s,
@@ -412,8 +450,10 @@ void td_snapshot_free(struct td_snapshot *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->ndev; i++)
+	for (i = 0; i < s->ndev; i++) {
 		free(s->dev[i].ooms);
+		free(s->dev[i].at_peak);
+	}
 	free(s->dev);
 	td_strtab_free(&s->strs);
 	memset(s, 0, sizeof(*s));

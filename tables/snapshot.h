@@ -43,10 +43,15 @@ struct td_snap_dev {
 	uint64_t segments, blocks;
 	uint64_t events;           /* entries of its trace */
 	int64_t peak, peak_time_us; /* allocated at most, replayed over the trace (-1: no time) */
+	int64_t peak_reserved;     /* reserved at most, replayed: the segments mapped and
+				    * released over the trace, from the snapshot's backwards */
 	int64_t peak_entry;        /* the entry (0-based) after which it peaked; -1: at the start */
 	int64_t start_allocated;   /* live when the trace begins */
 	struct td_snap_site top[TD_SNAP_SITES]; /* the sites holding most at the peak */
 	size_t ntop;
+	struct td_snap_site *at_peak; /* every site live at the peak, the largest first, ties
+				       * by site id (the top ones are top[]) */
+	size_t nat_peak;
 	struct td_snap_oom *ooms;
 	size_t nooms;
 	uint64_t unmatched_frees;  /* frees of blocks the replay did not know (counted, kept) */

@@ -15,6 +15,7 @@
 #include "parser/input.h"
 #include "parser/sniff.h"
 #include "tables/snapshot.h"
+#include "tables/snapshot_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,8 +51,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	memset(&err, 0, sizeof(err));
 	if (td_input_open(path, &in, &err) == 0) {
-		if (td_snapshot_read(in, "fuzz", &snap, &err) == 0)
+		if (td_snapshot_read(in, "fuzz", &snap, &err) == 0) {
+			struct td_snapshot none; /* no device: every site on one side */
+			struct td_snap_diff d;
+			memset(&none, 0, sizeof(none));
+			td_snapshot_diff(&snap, &snap, &d); /* tracedoc memory A A */
+			td_snap_diff_free(&d);
+			td_snapshot_diff(&none, &snap, &d);
+			td_snap_diff_free(&d);
 			td_snapshot_free(&snap);
+		}
 		td_input_close(in);
 	}
 	close(fd);
