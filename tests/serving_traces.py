@@ -6,7 +6,7 @@ scheduler run_batch; none under _dummy_run or a graph capture; the outermost of 
 each running to the next one's start, the last to the end of the GPU work it launched, and
 each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
 Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
-phases array (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
+phases array; on `tracedoc stats --format json`: every iteration, start-up ones included (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
 (decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
 bubble), which runs without ../shared.
 usage: serving_traces.py TRACEDOC GEN_TRACE"""
@@ -80,6 +80,21 @@ def iterations(ev):
 def steps(ev, its):
     """host spans in ns, chained; the last to the end of the GPU work launched in it; leading
     cold iterations (3x the median of their phase's, when it has 3 or more) left out"""
+    st = chained(ev, its)
+    if len(st) >= 3:
+        ph = phases(ev, st)
+        while len(st) > 1:
+            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
+            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
+                break
+            st.pop(0)
+            ph.pop(0)
+    return st
+
+
+def chained(ev, its):
+    """every iteration's host span in ns, each to the next one's start, the last to the end of
+    the GPU work launched in it"""
     st = [[round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)] for e in its]
     for k in range(len(st) - 1):
         st[k][1] = st[k + 1][0]
@@ -93,14 +108,6 @@ def steps(ev, its):
                 c = calls.get(e.get("args", {}).get("correlation"))
                 if c is not None and lo <= c < own:
                     st[-1][1] = max(st[-1][1], round((e["ts"] + e["dur"]) * 1000))
-    if len(st) >= 3:
-        ph = phases(ev, st)
-        while len(st) > 1:
-            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
-            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
-                break
-            st.pop(0)
-            ph.pop(0)
     return st
 
 
@@ -172,6 +179,13 @@ def check(name, path, want):
             errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
                         (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
                          statistics.median(durs)))
+    # tracedoc stats: every iteration, start-up ones included, and their median
+    r = subprocess.run([TD, "stats", "--format", "json", path], capture_output=True, text=True)
+    it = json.loads(r.stdout).get("iterations", {"count": 0}) if r.returncode == 0 else None
+    every = chained(ev, its)
+    if it is None or it["count"] != len(every) or \
+       (every and abs(it["median_ns"] - statistics.median(b - a for a, b in every)) > 2000):
+        errs.append("stats: iterations %s, the raw events %d" % (it, len(every)))
     if errs:
         print("FAIL %s: %s" % (name, "; ".join(errs)))
         return 1
@@ -198,6 +212,14 @@ def main():
         if not dec or dec[0]["graph_launches"] != 4 * dec[0]["iterations"] or \
            not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
             print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
+            bad += 1
+        # the HTML header words the window by what it holds: the engine's iterations
+        html = subprocess.run([TD, "diagnose", "--format", "html", gen], capture_output=True,
+                              text=True).stdout
+        n = len(steps(load(gen), iterations(load(gen))))
+        if "%d steady-state iterations (vLLM execute_model)" % n not in html or \
+           "steady-state steps" in html:
+            print("FAIL gen_trace --serve: the HTML header does not say %d iterations" % n)
             bad += 1
         # diff by phase: a scheduler bubble 300 us longer makes every iteration 300 us longer
         slow = os.path.join(tmp, "slow.json")
