@@ -241,6 +241,9 @@ struct td_phase_stat {
 	uint64_t graph_launches;    /* cudaGraphLaunch / hipGraphLaunch calls in its steps */
 	int64_t between_ns;         /* host time between consecutive graph launches of a step */
 	uint64_t gaps;              /* ... over this many gaps */
+	int64_t comm_ns;            /* GPU time of collective kernels (patterns.communication:
+				     * NCCL, RCCL, the engines' custom all-reduce) in its steps */
+	int64_t comm_exposed_ns;    /* ... of it with no compute kernel running on the device */
 	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
 	uint8_t top_cause;          /* ... its cause */
 	int64_t top_what_ns;        /* ... and how much */
