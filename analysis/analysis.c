@@ -43,11 +43,6 @@ static void nvtx_steps(struct td_analysis *a)
 #define STEP_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end > (y)->end))
 TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
 
-/* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
- * per start time, or a serving engine's iterations (iterations.c). Leading steps of
- * warmup_step_ratio times the median or more (an iteration: its phase's median, of 3 or more)
- * are start-up (a cold first step: allocation, autotuning, compilation) and left out of the
- * steady state. */
 /* Every step the names classified after td_analysis_begin() make, start-up ones included,
  * into v (struct td_interval, initialised here), by start, one per start time. */
 static void all_steps(const struct td_analysis *a, struct td_vec *v)
@@ -103,6 +98,11 @@ void td_analysis_iterations(const struct td_trace *t, struct td_iter_summary *ou
 	td_analysis_free(&a);
 }
 
+/* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
+ * per start time, or a serving engine's iterations (iterations.c). Leading steps of
+ * warmup_step_ratio times the median or more (an iteration: its phase's median, of 3 or more)
+ * are start-up (a cold first step: allocation, autotuning, compilation) and left out of the
+ * steady state. */
 static void find_steps(struct td_analysis *a)
 {
 	struct td_vec v;

@@ -173,8 +173,8 @@ int64_t td_an_phase_median(const struct td_analysis *a, size_t k)
 }
 
 /* What graphs replay in phase o->phase's steps on device index d: the GPU time of the ops a
- * graph launch put there (their union), the launches, and the host time from one launch's end to the next
- * one's start on the launching thread, within a step. */
+ * graph launch put there (their union), the launches, and the host time from one launch's end
+ * to the next one's start on the launching thread, within a step. */
 static void graphs(const struct td_analysis *a, size_t d, struct td_phase_stat *o)
 {
 	const struct td_trace *t = a->t;

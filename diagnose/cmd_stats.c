@@ -117,7 +117,8 @@ static void count_tracks(const struct td_trace *t, size_t *threads, size_t *stre
 /* Where a trace without ProfilerStep# has its steps: "vLLM execute_model", ... */
 static const char *iter_from(const struct td_iter_summary *it)
 {
-	return it->src != TD_ITER_NONE ? td_iter_src_name(it->src) : "the outermost repeated NVTX range";
+	return it->src != TD_ITER_NONE ? td_iter_src_name(it->src)
+				       : "the outermost repeated NVTX range";
 }
 
 static void print_json(FILE *f, const char *path, const struct td_trace *t,
@@ -245,7 +246,8 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 		fprintf(f, "steps      %zu iteration%s (%s; no ProfilerStep#), median %s\n%s",
 			it->count, it->count == 1 ? "" : "s", iter_from(it),
 			td_fmt_dur(b1, sizeof(b1), it->median_ns),
-			it->count >= 3 ? "           diagnose leaves start-up ones out of its window\n" : "");
+			it->count >= 3 ? "           diagnose leaves start-up ones out of its window\n"
+				       : "");
 	else
 		fprintf(f, "steps      none (no ProfilerStep# markers)\n");
 	if (!nds)

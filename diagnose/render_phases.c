@@ -49,9 +49,6 @@ static double graph_pct(const struct td_phase_stat *p)
 	return p->busy_ns > 0 ? 100.0 * (double)p->graph_ns / (double)p->busy_ns : 0.0;
 }
 
-/* The phases on device index d, 0 when the table leaves it out: a device past the first
- * with no busy time in the iterations (a tensor-parallel server traced on one process has
- * work on each of its devices). */
 /* collective time no compute overlapped, per iteration of the phase */
 static int64_t exposed_per_iter(const struct td_phase_stat *p)
 {
@@ -69,6 +66,9 @@ static int any_comm(const struct td_phase_stat *ps, size_t n)
 	return 0;
 }
 
+/* The phases on device index d, 0 when the table leaves it out: a device past the first
+ * with no busy time in the iterations (a tensor-parallel server traced on one process has
+ * work on each of its devices). */
 static size_t stats(const struct td_analysis *a, size_t d, struct td_phase_stat *ps)
 {
 	size_t n = d < a->ndev ? td_an_phase_stats(a, d, ps) : 0, i;

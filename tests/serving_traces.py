@@ -6,12 +6,13 @@ scheduler run_batch; none under _dummy_run or a graph capture; the outermost of 
 each running to the next one's start, the last to the end of the GPU work it launched, and
 each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
 Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
-phases array; on `tracedoc stats --format json`: every iteration, start-up ones included.
+phases array (count and median per phase); on `tracedoc stats --format json`: every
+iteration, start-up ones included; diff's phases and gate's decode budget. The same on a
+serving loop gen_trace --serve writes (decode replayed from graphs, prefill and mixed
+batches, a sampled-token copy, a scheduler bubble), which runs without ../shared.
 Collectives per phase: a tensor-parallel loop gen_trace --serve-tp 2 --serve-allreduce-us
-writes (a table per device, the exposed all-reduce per iteration its parameters make), the
-shared traces' collective kernels against their raw events (none where they have none) (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
-(decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
-bubble), which runs without ../shared.
+writes (a table per device, the exposed all-reduce per iteration its parameters make), and
+the shared traces' collective kernels against their raw events (none where they have none).
 usage: serving_traces.py TRACEDOC GEN_TRACE"""
 import gzip
 import json
