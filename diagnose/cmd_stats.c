@@ -243,8 +243,9 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 		fprintf(f, "steps      %zu ProfilerStep#, median %s\n", t->steps.len,
 			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
 	else if (it->count)
-		fprintf(f, "steps      %zu iteration%s (%s; no ProfilerStep#), median %s\n%s",
-			it->count, it->count == 1 ? "" : "s", iter_from(it),
+		fprintf(f, "steps      %zu %s%s (%s; no ProfilerStep#), median %s\n%s", it->count,
+			it->src != TD_ITER_NONE ? "iteration" : "step", it->count == 1 ? "" : "s",
+			iter_from(it),
 			td_fmt_dur(b1, sizeof(b1), it->median_ns),
 			it->count >= 3 ? "           diagnose leaves start-up ones out of its window\n"
 				       : "");
