@@ -43,6 +43,61 @@ static void nvtx_steps(struct td_analysis *a)
 #define STEP_LESS(x, y) ((x)->start < (y)->start || ((x)->start == (y)->start && (x)->end > (y)->end))
 TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
 
+/* Every step the names classified after td_analysis_begin() make, start-up ones included,
+ * into v (struct td_interval, initialised here), by start, one per start time. */
+static void all_steps(const struct td_analysis *a, struct td_vec *v)
+{
+	const struct td_trace *t = a->t;
+	uint32_t i;
+	size_t k, j;
+
+	td_vec_init(v, sizeof(struct td_interval));
+	if (a->niter_ev)
+		td_an_iter_intervals(a, v);
+	for (i = 0; i < t->events.len && !a->niter_ev; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		struct td_interval *s;
+		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
+		    !(a->name_class[e->name] & NC_STEP))
+			continue;
+		s = td_vec_push(v);
+		s->start = e->ts;
+		s->end = td_ev_end(e);
+	}
+	sort_steps(v->data, v->len);
+	for (k = 0, j = 0; k < v->len; k++) { /* the same step recorded twice */
+		struct td_interval *s = &TD_VEC_AT(v, struct td_interval, k);
+		if (j && TD_VEC_AT(v, struct td_interval, j - 1).start == s->start)
+			continue;
+		TD_VEC_AT(v, struct td_interval, j++) = *s;
+	}
+	v->len = j;
+}
+
+void td_analysis_iterations(const struct td_trace *t, struct td_iter_summary *out)
+{
+	struct td_analysis a;
+	struct td_vec v;
+	int64_t *dur;
+	size_t k;
+
+	td_analysis_begin(&a, t, NULL, 0);
+	all_steps(&a, &v);
+	out->count = v.len;
+	out->src = a.iter_src;
+	out->median_ns = 0;
+	if (v.len) {
+		dur = td_malloc(v.len * sizeof(*dur));
+		for (k = 0; k < v.len; k++)
+			dur[k] = TD_VEC_AT(&v, struct td_interval, k).end -
+				 TD_VEC_AT(&v, struct td_interval, k).start;
+		out->median_ns = td_median_i64(dur, v.len);
+		free(dur);
+	}
+	td_vec_free(&v);
+	td_analysis_free(&a);
+}
+
 /* Steps: spans named ProfilerStep#N or matching the configured step markers, on the host, one
  * per start time, or a serving engine's iterations (iterations.c). Leading steps of
  * warmup_step_ratio times the median or more (an iteration: its phase's median, of 3 or more)
@@ -50,31 +105,11 @@ TD_DEFINE_SORT(sort_steps, struct td_interval, STEP_LESS)
  * steady state. */
 static void find_steps(struct td_analysis *a)
 {
-	const struct td_trace *t = a->t;
 	struct td_vec v;
-	uint32_t i;
 	size_t k, j, k0 = 0;
 
-	td_vec_init(&v, sizeof(struct td_interval));
-	if (a->niter_ev)
-		td_an_iter_intervals(a, &v);
-	for (i = 0; i < t->events.len && !a->niter_ev; i++) {
-		const struct td_event *e = td_trace_ev(t, i);
-		struct td_interval *s;
-		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
-		    !(a->name_class[e->name] & NC_STEP))
-			continue;
-		s = td_vec_push(&v);
-		s->start = e->ts;
-		s->end = td_ev_end(e);
-	}
-	sort_steps(v.data, v.len);
-	for (k = 0, j = 0; k < v.len; k++) { /* the same step recorded twice */
-		struct td_interval *s = &TD_VEC_AT(&v, struct td_interval, k);
-		if (j && TD_VEC_AT(&v, struct td_interval, j - 1).start == s->start)
-			continue;
-		TD_VEC_AT(&v, struct td_interval, j++) = *s;
-	}
+	all_steps(a, &v);
+	j = v.len;
 	if (a->niter_ev) { /* a serving run: every iteration's phase, before any is left out */
 		a->steps = v.data;
 		a->nsteps = j;

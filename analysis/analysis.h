@@ -193,6 +193,16 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
 		       int jobs);
 void td_analysis_finish(struct td_analysis *a);
+/* The steps diagnose would find in a trace by its names alone (the default configuration):
+ * ProfilerStep#, else a serving engine's iterations (src says whose) or the outermost repeated
+ * NVTX range of a trace the collector or nsys wrote; start-up ones included, the last
+ * running to the end of its GPU work. Runs no attribution: what tracedoc stats reports. */
+struct td_iter_summary {
+	size_t count;
+	int64_t median_ns;          /* 0 without steps */
+	enum td_iter_src src;       /* TD_ITER_NONE: ProfilerStep# or an NVTX range */
+};
+void td_analysis_iterations(const struct td_trace *t, struct td_iter_summary *out);
 /* Median steady-state step duration as the host sees it (the mean of the two middle steps for
  * an even count), 0 without steps; td_an_mean_step() the mean. */
 int64_t td_an_median_step(const struct td_analysis *a);
@@ -231,6 +241,9 @@ struct td_phase_stat {
 	uint64_t graph_launches;    /* cudaGraphLaunch / hipGraphLaunch calls in its steps */
 	int64_t between_ns;         /* host time between consecutive graph launches of a step */
 	uint64_t gaps;              /* ... over this many gaps */
+	int64_t comm_ns;            /* GPU time of collective kernels (patterns.communication:
+				     * NCCL, RCCL, the engines' custom all-reduce) in its steps */
+	int64_t comm_exposed_ns;    /* ... of it with no compute kernel running on the device */
 	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
 	uint8_t top_cause;          /* ... its cause */
 	int64_t top_what_ns;        /* ... and how much */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Each steady step's phase (prefill, decode or mixed) from what the engine marks inside it,
  * else from its batch's token count; and the figures of each phase: count, step time (median,
- * p90), GPU busy and the causes of its idle time. */
+ * p90), GPU busy and the causes of its idle time, collectives and how much of them no compute
+ * overlaps (a tensor-parallel all-reduce the next layer waits for). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "common/sort.h"
 #include "analysis/analysis.h"
 #include "analysis/internal.h"
+#include "analysis/intervals.h"
 
 #define P_PREFILL 1
 #define P_DECODE 2
@@ -171,13 +173,14 @@ int64_t td_an_phase_median(const struct td_analysis *a, size_t k)
 }
 
 /* What graphs replay in phase o->phase's steps on device index d: the GPU time of the ops a
- * graph launch put there, the launches, and the host time from one launch's end to the next
- * one's start on the launching thread, within a step. */
+ * graph launch put there (their union), the launches, and the host time from one launch's end
+ * to the next one's start on the launching thread, within a step. */
 static void graphs(const struct td_analysis *a, size_t d, struct td_phase_stat *o)
 {
 	const struct td_trace *t = a->t;
 	uint8_t *is_graph = td_calloc(t->names.count + 1, 1);
 	struct td_dev_events it;
+	struct td_vec ops;
 	uint32_t i, prev = TD_NONE, prev_track = TD_NONE;
 	size_t prev_step = SIZE_MAX;
 	int any = 0;
@@ -189,6 +192,7 @@ static void graphs(const struct td_analysis *a, size_t d, struct td_phase_stat *
 		free(is_graph);
 		return;
 	}
+	td_vec_init(&ops, sizeof(struct td_interval));
 	if (d < a->ndev)
 		for (td_dev_events_begin(&it, t, a->dev[d].device); td_dev_events_next(&it, &i);) {
 			const struct td_event *e = td_trace_ev(t, i);
@@ -199,8 +203,12 @@ static void graphs(const struct td_analysis *a, size_t d, struct td_phase_stat *
 				continue;
 			k = td_an_step_of(a, td_trace_ev(t, l)->ts);
 			if (k != SIZE_MAX && a->step_phase[k] == o->phase)
-				o->graph_ns += td_ev_dur(e);
+				*(struct td_interval *)td_vec_push(&ops) =
+					(struct td_interval){e->ts, td_ev_end(e)};
 		}
+	/* their union: a graph's kernels on two streams at once count once, as busy time does */
+	o->graph_ns = td_intervals_total(ops.data, td_iv_merge(ops.data, ops.len));
+	td_vec_free(&ops);
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &i);) {
 		const struct td_event *e = td_trace_ev(t, i);
 		size_t k;
@@ -253,8 +261,36 @@ static void top_what(struct td_vec *v, struct td_phase_stat *o)
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
+/* Device index d's collective kernels over its steps' GPU spans (*comm) and the part of them
+ * no compute kernel overlaps (*exposed), both merged; NULL and 0 without collectives. */
+static void collectives(const struct td_analysis *a, size_t d, struct td_interval **comm,
+			size_t *ncomm, struct td_interval **exposed, size_t *nexp)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	struct td_interval *comp;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t ncomp, k;
+
+	*comm = *exposed = NULL;
+	*ncomm = *nexp = 0;
+	if (!a->has_comm || !dv->gsteps)
+		return;
+	for (k = 0; k < a->nsteps; k++) {
+		lo = dv->gsteps[k].start < lo ? dv->gsteps[k].start : lo;
+		hi = dv->gsteps[k].end > hi ? dv->gsteps[k].end : hi;
+	}
+	if (hi <= lo)
+		return;
+	td_an_kernel_sets(a, dv->device, lo, hi, &comp, &ncomp, comm, ncomm);
+	*exposed = td_malloc((*ncomm + ncomp + 1) * sizeof(**exposed));
+	*nexp = td_iv_minus(*comm, *ncomm, comp, ncomp, *exposed);
+	free(comp);
+}
+
 size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_stat *out)
 {
+	struct td_interval *comm = NULL, *exposed = NULL;
+	size_t ncomm = 0, nexp = 0;
 	const struct td_dev_analysis *dv = d < a->ndev ? &a->dev[d] : NULL;
 	int64_t *dur;
 	size_t n = 0, k, s;
@@ -265,6 +301,8 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 		return 0;
 	dur = td_malloc(a->nsteps * sizeof(*dur));
 	td_vec_init(&whats, sizeof(struct what_ns));
+	if (dv)
+		collectives(a, d, &comm, &ncomm, &exposed, &nexp);
 	for (p = TD_PHASE_PREFILL; p < TD_PHASE_COUNT; p++) {
 		struct td_phase_stat *o = &out[n];
 		size_t m = 0;
@@ -281,6 +319,8 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 			g = &dv->gsteps[k];
 			o->gpu_ns += g->end - g->start;
 			o->busy_ns += td_an_busy_between(a, d, g->start, g->end);
+			o->comm_ns += td_iv_total_in(comm, ncomm, g->start, g->end);
+			o->comm_exposed_ns += td_iv_total_in(exposed, nexp, g->start, g->end);
 			TD_LOWER_BOUND(s, dv->nsegs, dv->segs[mid].end <= g->start);
 			for (; s < dv->nsegs && dv->segs[s].start < g->end; s++) { /* idle by cause */
 				const struct td_seg *sg = &dv->segs[s];
@@ -305,6 +345,8 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 		n++;
 	}
 	free(dur);
+	free(comm);
+	free(exposed);
 	td_vec_free(&whats);
 	return n;
 }

@@ -53,6 +53,8 @@ struct gen {
 	int64_t gathered[4];      /* when each layer's parameters are gathered */
 	int serve_engine;         /* --serve's frames: 0 vLLM, 1 SGLang, 2 TensorRT-LLM, 3 TGI,
 				   * 4 a Hugging Face pipeline, 5 an annotation of one's own */
+	int serve_tp;             /* --serve-tp: each kernel on this many devices (0, 1: one) */
+	int64_t serve_ar_ns;      /* --serve-allreduce-us: a custom all-reduce after each layer */
 };
 #define GATHERS 4
 

@@ -6,7 +6,11 @@
  * forward: a prefill iteration eagerly (a launch per op, long GEMMs), a decode one replayed
  * from GRAPHS cudaGraphLaunch calls of GRAPH_KERNELS kernels each; then the sampled tokens
  * copied to pageable host memory (a blocking DtoH copy: it waits for the forward), and the
- * scheduler's Python before the next iteration with the GPU idle (the bubble). */
+ * scheduler's Python before the next iteration with the GPU idle (the bubble).
+ * --serve-tp N puts each kernel on N devices at once (tensor parallel, one process);
+ * --serve-allreduce-us U follows each layer's GEMM with vLLM's custom all-reduce on a second
+ * stream, U long, begun AR_OVERLAP(U, GEMM) before the GEMM ends, the next layer waiting for
+ * it: U - AR_OVERLAP of each is exposed (no compute beside it). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,10 +21,34 @@
 #define GRAPH_KERNELS 8
 #define PREFILL_OPS 24
 
-/* a runtime call of name at ts launching n kernels of kernel_ns each (one correlation id);
- * returns when the last one ends */
+/* how long an all-reduce of ar_ns overlaps the end of the GEMM (gemm_ns) before it */
+#define AR_OVERLAP(ar_ns, gemm_ns) ((ar_ns) / 4 < (gemm_ns) / 2 ? (ar_ns) / 4 : (gemm_ns) / 2)
+#define AR_KERNEL "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 2>(vllm::RankData*, " \
+		  "vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)"
+#define AR_STREAM 13
+
+/* kernel on stream at ts on every device (--serve-tp), its launch's correlation */
+static void on_devices(struct gen *g, const char *kernel, int stream, uint64_t ext,
+		       uint64_t corr, int64_t ts, int64_t dur, int first)
+{
+	char args[256];
+	int d, n = g->serve_tp > 1 ? g->serve_tp : 1;
+
+	for (d = 0; d < n; d++) {
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": %d, "
+			 "\"context\": 1, \"stream\": %d, \"correlation\": %" PRIu64, ext, d,
+			 stream, corr);
+		span(g, "kernel", kernel, d, stream, ts, dur, args);
+		if (first)
+			flow(g, 'f', corr, d, stream, ts);
+	}
+}
+
+/* a runtime call of name at ts launching n kernels of kernel_ns each (one correlation id),
+ * each a layer's GEMM followed by its all-reduce when layer and --serve-allreduce-us; returns
+ * when the last one ends */
 static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_ns,
-		      const char *kernel, int n, int64_t kernel_ns)
+		      const char *kernel, int n, int64_t kernel_ns, int layer)
 {
 	char args[256];
 	uint64_t ext = ++g->ext, corr = ++g->corr;
@@ -32,12 +60,14 @@ static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_
 	span(g, "cuda_runtime", call, g->pid, g->tid, ts, call_ns, args);
 	flow(g, 's', corr, g->pid, g->tid, ts);
 	for (i = 0; i < n; i++) {
-		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": 0, "
-			 "\"context\": 1, \"stream\": 7, \"correlation\": %" PRIu64, ext, corr);
-		span(g, "kernel", kernel, 0, 7, k_ts, kernel_ns, args);
-		if (i == 0)
-			flow(g, 'f', corr, 0, 7, k_ts);
-		k_ts += kernel_ns + 1000;
+		on_devices(g, kernel, 7, ext, corr, k_ts, kernel_ns, i == 0);
+		k_ts += kernel_ns;
+		if (layer && g->serve_ar_ns > 0) { /* the next layer waits for the reduced output */
+			k_ts -= AR_OVERLAP(g->serve_ar_ns, kernel_ns);
+			on_devices(g, AR_KERNEL, AR_STREAM, ext, corr, k_ts, g->serve_ar_ns, 0);
+			k_ts += g->serve_ar_ns;
+		}
+		k_ts += 1000;
 	}
 	g->gpu_ns = k_ts - 1000;
 	return g->gpu_ns;
@@ -112,18 +142,18 @@ void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t
 		 "\"long int\"]", ext, g->ev_idx++, tokens);
 	span(g, "cpu_op", "aten::embedding", g->pid, g->tid, t, 12000, args);
 	launch(g, "cudaLaunchKernel", t + 4000, 5000, "void at::native::indexSelectLargeIndex", 1,
-	       3000 + (int64_t)tokens * 2);
+	       3000 + (int64_t)tokens * 2, 0);
 	t += 13000;
 	if (prefill_tokens) /* eager: a launch per op, each GEMM long with the prompt */
 		for (i = 0; i < PREFILL_OPS; i++, t += 30000)
 			launch(g, "cudaLaunchKernel", t + 22000, 5000,
 			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-			       1, 20000 + (int64_t)prefill_tokens * 100);
+			       1, 20000 + (int64_t)prefill_tokens * 100, 1);
 	else /* decode: the captured forward replayed, a few launches */
 		for (i = 0; i < GRAPHS; i++, t += 15000)
 			launch(g, "cudaGraphLaunch", t + 8000, 6000,
 			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64",
-			       GRAPH_KERNELS, 9000);
+			       GRAPH_KERNELS, 9000, 1);
 	/* the sampled token ids to the host: blocks until the forward ends */
 	copy_ts = t + 5000;
 	corr = ++g->corr;

@@ -43,7 +43,9 @@
  * sixth from the first a prefill and every sixth from the fourth a mixed batch, each with a
  * blocking sampled-token copy and a scheduler bubble of --bubble-us (default 300);
  * --serve-engine sglang|trtllm|tgi|hf writes that engine's frames instead of vLLM's
- * (annotation: only a record_function("serve_step") around each iteration).
+ * (annotation: only a record_function("serve_step") around each iteration); --serve-tp N
+ * puts each kernel on N devices, --serve-allreduce-us U a custom all-reduce of U after each
+ * layer's GEMM on a second stream, a quarter of it (at most half the GEMM) beside the GEMM.
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P]
@@ -53,7 +55,8 @@
  *                  [--side-copies N [--side-pinned] [--inline-copies | --consumer-wait]]
  *                  [--gather-mb M [--prefetch]]
  *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
- *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [-o FILE]
+ *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [--serve-tp N]
+ *                  [--serve-allreduce-us U] [-o FILE]
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -258,7 +261,12 @@ int main(int argc, char **argv)
 			g.serve_engine = !strcmp(e, "sglang") ? 1 : !strcmp(e, "trtllm") ? 2
 					 : !strcmp(e, "tgi") ? 3 : !strcmp(e, "hf") ? 4
 					 : !strcmp(e, "annotation") ? 5 : 0;
-		} else if (!strcmp(argv[i], "--bubble-us") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--serve-tp") && i + 1 < argc) {
+			g.serve_tp = atoi(argv[++i]);
+			g.serve_tp = g.serve_tp > 64 ? 64 : g.serve_tp;
+		} else if (!strcmp(argv[i], "--serve-allreduce-us") && i + 1 < argc)
+			g.serve_ar_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--bubble-us") && i + 1 < argc)
 			bubble_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g.rng = strtoull(argv[++i], NULL, 10) | 1;
@@ -284,7 +292,8 @@ int main(int argc, char **argv)
 					"[--gather-mb M [--prefetch]] "
 					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
 					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf|annotation] "
-					"[--bubble-us N] [-o FILE]\n"
+					"[--bubble-us N] [--serve-tp N] [--serve-allreduce-us U] "
+					"[-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;

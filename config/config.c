@@ -51,9 +51,12 @@ struct td_pattern_set {
 static const char *const pattern_keys[PAT_COUNT] = {
 	"sync_ops", "step_markers", "dataloader", "communication", "warmup", "ignore",
 };
-/* NCCL / RCCL, and the custom all-reduce kernels of serving engines and symmetric memory */
+/* NCCL / RCCL, and the custom all-reduce kernels of serving engines (vLLM's and SGLang's
+ * cross_device_reduce, ROCm's QuickReduce, TensorRT-LLM's one/two-shot and fused ones) and
+ * symmetric memory */
 static const char *const default_comm = "(?i)nccl|rccl|cross_device_reduce|multimem_all_reduce"
-	"|one_shot_all_reduce|two_shot_all_reduce|deep_ep.*(dispatch|combine)";
+	"|one_shot_all_reduce|two_shot_all_reduce|deep_ep.*(dispatch|combine)"
+	"|quickreduce|allreduce_prototype|oneshotallreduce|twoshotallreduce|allreduce_fusion";
 
 /* --- patterns ---------------------------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include "diagnose/cli.h"
 #include "diagnose/doc.h"
 #include "diagnose/out.h"
+#include "analysis/analysis.h"
 #include "parser/trace.h"
 
 struct dev_stat {
@@ -113,8 +114,15 @@ static void count_tracks(const struct td_trace *t, size_t *threads, size_t *stre
 	}
 }
 
+/* Where a trace without ProfilerStep# has its steps: "vLLM execute_model", ... */
+static const char *iter_from(const struct td_iter_summary *it)
+{
+	return it->src != TD_ITER_NONE ? td_iter_src_name(it->src)
+				       : "the outermost repeated NVTX range";
+}
+
 static void print_json(FILE *f, const char *path, const struct td_trace *t,
-		       const struct dev_stat *ds, size_t nds)
+		       const struct dev_stat *ds, size_t nds, const struct td_iter_summary *it)
 {
 	yajl_gen g = out_json_new(f);
 	struct anom_row rows[16];
@@ -156,6 +164,13 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 	out_json_kint(g, "count", (int64_t)t->steps.len);
 	out_json_kint(g, "median_ns", td_trace_median_step(t));
 	yajl_gen_map_close(g);
+	if (it->count) {
+		out_json_kmap(g, "iterations");
+		out_json_kint(g, "count", (int64_t)it->count);
+		out_json_kint(g, "median_ns", it->median_ns);
+		out_json_kstr(g, "from", iter_from(it));
+		yajl_gen_map_close(g);
+	}
 	out_json_karray(g, "devices");
 	for (i = 0; i < nds; i++) {
 		yajl_gen_map_open(g);
@@ -181,7 +196,7 @@ static void print_json(FILE *f, const char *path, const struct td_trace *t,
 }
 
 static void print_text(FILE *f, const char *path, const struct td_trace *t,
-		       const struct dev_stat *ds, size_t nds)
+		       const struct dev_stat *ds, size_t nds, const struct td_iter_summary *it)
 {
 	char b1[32], b2[32];
 	struct anom_row rows[16];
@@ -227,6 +242,13 @@ static void print_text(FILE *f, const char *path, const struct td_trace *t,
 	if (t->steps.len)
 		fprintf(f, "steps      %zu ProfilerStep#, median %s\n", t->steps.len,
 			td_fmt_dur(b1, sizeof(b1), td_trace_median_step(t)));
+	else if (it->count)
+		fprintf(f, "steps      %zu %s%s (%s; no ProfilerStep#), median %s\n%s", it->count,
+			it->src != TD_ITER_NONE ? "iteration" : "step", it->count == 1 ? "" : "s",
+			iter_from(it),
+			td_fmt_dur(b1, sizeof(b1), it->median_ns),
+			it->count >= 3 ? "           diagnose leaves start-up ones out of its window\n"
+				       : "");
 	else
 		fprintf(f, "steps      none (no ProfilerStep# markers)\n");
 	if (!nds)
@@ -271,6 +293,7 @@ struct stats_ctx {
 	const struct td_trace *t;
 	const struct dev_stat *ds;
 	size_t nds;
+	struct td_iter_summary it;
 };
 
 static void stats_out(FILE *f, const char *format, int color, const void *ctx)
@@ -279,9 +302,9 @@ static void stats_out(FILE *f, const char *format, int color, const void *ctx)
 
 	(void)color;
 	if (strcmp(format, "json") == 0)
-		print_json(f, c->path, c->t, c->ds, c->nds);
+		print_json(f, c->path, c->t, c->ds, c->nds, &c->it);
 	else
-		print_text(f, c->path, c->t, c->ds, c->nds);
+		print_text(f, c->path, c->t, c->ds, c->nds, &c->it);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -312,6 +335,9 @@ int cmd_stats(int argc, char **argv)
 	c.t = &t;
 	c.ds = ds;
 	c.nds = nds;
+	memset(&c.it, 0, sizeof(c.it));
+	if (!t.steps.len) /* an engine's iterations or NVTX steps, found by names as diagnose does */
+		td_analysis_iterations(&t, &c.it);
 	rc = cli_write(outp, format, NULL, stats_out, &c);
 	free(ds);
 	td_trace_free(&t);

@@ -473,7 +473,11 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	fprintf(f, "%llu events", (unsigned long long)t->n_trace_events); /* as stats counts them */
 	if (t->rank >= 0)
 		fprintf(f, ", rank %lld of %lld", (long long)t->rank, (long long)t->world_size);
-	if (a->nsteps)
+	if (a->nsteps && a->iter_src != TD_ITER_NONE) /* a serving engine's, not a loop's */
+		fprintf(f, "; %zu steady-state iteration%s (%s), median %s", a->nsteps,
+			a->nsteps == 1 ? "" : "s", td_iter_src_name(a->iter_src),
+			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)));
+	else if (a->nsteps)
 		fprintf(f, "; %zu steady-state steps, median %s", a->nsteps,
 			td_fmt_dur(b1, sizeof(b1), td_an_median_step(a)));
 	if (t->partial) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A serving run's phase table (prefill, decode, mixed iterations: analysis/phases.c) in each
- * report format, for the device the report speaks of first. */
+ * report format, for each device with work in the iterations. */
 #include "diagnose/render_phases.h"
 
 #include <string.h>
@@ -49,19 +49,44 @@ static double graph_pct(const struct td_phase_stat *p)
 	return p->busy_ns > 0 ? 100.0 * (double)p->graph_ns / (double)p->busy_ns : 0.0;
 }
 
-static size_t stats(const struct td_analysis *a, struct td_phase_stat *ps)
+/* collective time no compute overlapped, per iteration of the phase */
+static int64_t exposed_per_iter(const struct td_phase_stat *p)
 {
-	return a->ndev ? td_an_phase_stats(a, 0, ps) : 0;
+	return p->count ? p->comm_exposed_ns / (int64_t)p->count : 0;
 }
 
-void render_phases_text(FILE *f, const struct td_analysis *a)
+/* 1 when some phase of ps[0..n) ran collectives: the tables get their column */
+static int any_comm(const struct td_phase_stat *ps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ps[i].comm_ns)
+			return 1;
+	return 0;
+}
+
+/* The phases on device index d, 0 when the table leaves it out: a device past the first
+ * with no busy time in the iterations (a tensor-parallel server traced on one process has
+ * work on each of its devices). */
+static size_t stats(const struct td_analysis *a, size_t d, struct td_phase_stat *ps)
+{
+	size_t n = d < a->ndev ? td_an_phase_stats(a, d, ps) : 0, i;
+	int64_t busy = 0;
+
+	for (i = 0; i < n; i++)
+		busy += ps[i].busy_ns;
+	return d == 0 || busy > 0 ? n : 0;
+}
+
+static void phases_text(FILE *f, const struct td_analysis *a, size_t d)
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps), i;
+	size_t n = stats(a, d, ps), i;
 
 	if (!n)
 		return;
-	fprintf(f, "\nphases (GPU %d%s)\n  %-8s %10s %10s %10s %9s %12s\n", a->dev[0].device,
+	fprintf(f, "\nphases (GPU %d%s)\n  %-8s %10s %10s %10s %9s %12s\n", a->dev[d].device,
 		a->phase_by_shape ? ", told from batch sizes" : "", "phase", "iterations",
 		"median", "p90", "GPU busy", "from graphs");
 	for (i = 0; i < n; i++) {
@@ -79,6 +104,11 @@ void render_phases_text(FILE *f, const struct td_analysis *a)
 			out_text_name(f, td_an_label(a, ps[i].top_what), 48);
 			fprintf(f, " (%s)\n", td_fmt_dur(b1, sizeof(b1), ps[i].top_what_ns));
 		}
+		if (ps[i].comm_ns)
+			fprintf(f, "           collectives exposed %s per iteration (of %s; no "
+				   "compute beside them)\n",
+				td_fmt_dur(b1, sizeof(b1), exposed_per_iter(&ps[i])),
+				td_fmt_dur(b2, sizeof(b2), ps[i].comm_ns / (int64_t)ps[i].count));
 		if (ps[i].gaps)
 			fprintf(f, "           %llu graph launches, %s of host time between two\n",
 				(unsigned long long)ps[i].graph_launches,
@@ -86,11 +116,20 @@ void render_phases_text(FILE *f, const struct td_analysis *a)
 	}
 }
 
+void render_phases_text(FILE *f, const struct td_analysis *a)
+{
+	size_t d;
+
+	for (d = 0; d < a->ndev; d++)
+		phases_text(f, a, d);
+}
+
 /* the md table's rows (html 0) or the HTML table's, text escaping each name */
 static void table_rows(FILE *f, const struct td_analysis *a, const struct td_phase_stat *ps,
 		       size_t n, int html, void (*text)(FILE *f, const char *s))
 {
 	size_t i;
+	int comm = any_comm(ps, n);
 
 	for (i = 0; i < n; i++) {
 		char b1[32], b2[32], causes[160];
@@ -105,6 +144,9 @@ static void table_rows(FILE *f, const struct td_analysis *a, const struct td_pha
 		else
 			fprintf(f, "| %s | %zu | %s | %s | %.1f%% | %.1f%% | ", name, ps[i].count, b1,
 				b2, busy, graphs);
+		if (comm)
+			fprintf(f, html ? "%s</td><td>" : "%s | ",
+				td_fmt_dur(b1, sizeof(b1), exposed_per_iter(&ps[i])));
 		text(f, causes);
 		if (ps[i].top_what) {
 			fputs("; most in ", f);
@@ -117,29 +159,31 @@ static void table_rows(FILE *f, const struct td_analysis *a, const struct td_pha
 void render_phases_md(FILE *f, const struct td_analysis *a)
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps);
+	size_t n, d;
 
-	if (!n)
-		return;
-	fprintf(f, "| phase (GPU %d) | iterations | median | p90 | GPU busy | from graphs | idle "
-		   "mostly |\n|---|---|---|---|---|---|---|\n", a->dev[0].device);
-	table_rows(f, a, ps, n, 0, out_md);
-	fputc('\n', f);
+	for (d = 0; d < a->ndev; d++) {
+		if (!(n = stats(a, d, ps)))
+			continue;
+		fprintf(f, "| phase (GPU %d) | iterations | median | p90 | GPU busy | from graphs | "
+			   "%sidle mostly |\n|---|---|---|---|---|---|%s---|\n", a->dev[d].device,
+			any_comm(ps, n) ? "collectives exposed / iteration | " : "",
+			any_comm(ps, n) ? "---|" : "");
+		table_rows(f, a, ps, n, 0, out_md);
+		fputc('\n', f);
+	}
 }
 
-void render_phases_json(yajl_gen g, const struct td_analysis *a)
+/* the phases array's entries for device index d */
+static void phases_json(yajl_gen g, const struct td_analysis *a, size_t d)
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps), i;
+	size_t n = stats(a, d, ps), i;
 	int c;
 
-	out_json_kstr(g, "iterations_from", td_iter_src_name(a->iter_src));
-	out_json_kbool(g, "phases_from_batch_sizes", a->phase_by_shape);
-	out_json_karray(g, "phases");
 	for (i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
 		out_json_kstr(g, "phase", td_phase_name(ps[i].phase));
-		out_json_kint(g, "device", a->dev[0].device);
+		out_json_kint(g, "device", a->dev[d].device);
 		out_json_kint(g, "iterations", (int64_t)ps[i].count);
 		out_json_kint(g, "median_step_ns", ps[i].median_ns);
 		out_json_kint(g, "p90_step_ns", ps[i].p90_ns);
@@ -150,6 +194,9 @@ void render_phases_json(yajl_gen g, const struct td_analysis *a)
 		out_json_kint(g, "graph_launches", (int64_t)ps[i].graph_launches);
 		out_json_kint(g, "host_between_graph_launches_ns",
 			      ps[i].gaps ? ps[i].between_ns / (int64_t)ps[i].gaps : 0);
+		out_json_kint(g, "collective_ns", ps[i].comm_ns);
+		out_json_kint(g, "collective_exposed_ns", ps[i].comm_exposed_ns);
+		out_json_kint(g, "collective_exposed_per_iteration_ns", exposed_per_iter(&ps[i]));
 		out_json_kstr(g, "idle_held_most_by",
 			      ps[i].top_what ? td_an_label(a, ps[i].top_what) : "");
 		out_json_kstr(g, "idle_held_most_cause",
@@ -162,6 +209,17 @@ void render_phases_json(yajl_gen g, const struct td_analysis *a)
 		yajl_gen_map_close(g);
 		yajl_gen_map_close(g);
 	}
+}
+
+void render_phases_json(yajl_gen g, const struct td_analysis *a)
+{
+	size_t d;
+
+	out_json_kstr(g, "iterations_from", td_iter_src_name(a->iter_src));
+	out_json_kbool(g, "phases_from_batch_sizes", a->phase_by_shape);
+	out_json_karray(g, "phases");
+	for (d = 0; d < a->ndev; d++)
+		phases_json(g, a, d);
 	yajl_gen_array_close(g);
 }
 
@@ -169,13 +227,16 @@ void render_phases_html(FILE *f, const struct td_analysis *a,
 			void (*text)(FILE *f, const char *s))
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
-	size_t n = stats(a, ps);
+	size_t n, d;
 
-	if (!n)
-		return;
-	fprintf(f, "<h2>Phases (GPU %d)</h2>\n<table><tr><th>phase</th><th>iterations</th>"
-		   "<th>median</th><th>p90</th><th>GPU busy</th><th>from graphs</th>"
-		   "<th>idle mostly</th></tr>\n", a->dev[0].device);
-	table_rows(f, a, ps, n, 1, text);
-	fputs("</table>\n", f);
+	for (d = 0; d < a->ndev; d++) {
+		if (!(n = stats(a, d, ps)))
+			continue;
+		fprintf(f, "<h2>Phases (GPU %d)</h2>\n<table><tr><th>phase</th><th>iterations</th>"
+			   "<th>median</th><th>p90</th><th>GPU busy</th><th>from graphs</th>"
+			   "%s<th>idle mostly</th></tr>\n", a->dev[d].device,
+			any_comm(ps, n) ? "<th>collectives exposed / iteration</th>" : "");
+		table_rows(f, a, ps, n, 1, text);
+		fputs("</table>\n", f);
+	}
 }

@@ -6,9 +6,13 @@ scheduler run_batch; none under _dummy_run or a graph capture; the outermost of 
 each running to the next one's start, the last to the end of the GPU work it launched, and
 each iteration's phase from the engine's execute_..context_C(..)_generation_G(..) annotation.
 Asserted on `tracedoc diagnose --format json`: the window's steps, its median step, and the
-phases array (count and median per phase); diff's phases and gate's decode budget. The same on a serving loop gen_trace --serve writes
-(decode replayed from graphs, prefill and mixed batches, a sampled-token copy, a scheduler
-bubble), which runs without ../shared.
+phases array (count and median per phase); on `tracedoc stats --format json`: every
+iteration, start-up ones included; diff's phases and gate's decode budget. The same on a
+serving loop gen_trace --serve writes (decode replayed from graphs, prefill and mixed
+batches, a sampled-token copy, a scheduler bubble), which runs without ../shared.
+Collectives per phase: a tensor-parallel loop gen_trace --serve-tp 2 --serve-allreduce-us
+writes (a table per device, the exposed all-reduce per iteration its parameters make), and
+the shared traces' collective kernels against their raw events (none where they have none).
 usage: serving_traces.py TRACEDOC GEN_TRACE"""
 import gzip
 import json
@@ -80,6 +84,21 @@ def iterations(ev):
 def steps(ev, its):
     """host spans in ns, chained; the last to the end of the GPU work launched in it; leading
     cold iterations (3x the median of their phase's, when it has 3 or more) left out"""
+    st = chained(ev, its)
+    if len(st) >= 3:
+        ph = phases(ev, st)
+        while len(st) > 1:
+            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
+            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
+                break
+            st.pop(0)
+            ph.pop(0)
+    return st
+
+
+def chained(ev, its):
+    """every iteration's host span in ns, each to the next one's start, the last to the end of
+    the GPU work launched in it"""
     st = [[round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)] for e in its]
     for k in range(len(st) - 1):
         st[k][1] = st[k + 1][0]
@@ -93,14 +112,6 @@ def steps(ev, its):
                 c = calls.get(e.get("args", {}).get("correlation"))
                 if c is not None and lo <= c < own:
                     st[-1][1] = max(st[-1][1], round((e["ts"] + e["dur"]) * 1000))
-    if len(st) >= 3:
-        ph = phases(ev, st)
-        while len(st) > 1:
-            same = [b - a for (a, b), p in zip(st, ph) if p == ph[0]]
-            if len(same) < 3 or st[0][1] - st[0][0] < WARMUP_RATIO * statistics.median(same):
-                break
-            st.pop(0)
-            ph.pop(0)
     return st
 
 
@@ -172,6 +183,13 @@ def check(name, path, want):
             errs.append("%s: %d iterations, median %d ns; the raw events %d, %d" %
                         (p, got[p]["iterations"], got[p]["median_step_ns"], len(durs),
                          statistics.median(durs)))
+    # tracedoc stats: every iteration, start-up ones included, and their median
+    r = subprocess.run([TD, "stats", "--format", "json", path], capture_output=True, text=True)
+    it = json.loads(r.stdout).get("iterations", {"count": 0}) if r.returncode == 0 else None
+    every = chained(ev, its)
+    if it is None or it["count"] != len(every) or \
+       (every and abs(it["median_ns"] - statistics.median(b - a for a, b in every)) > 2000):
+        errs.append("stats: iterations %s, the raw events %d" % (it, len(every)))
     if errs:
         print("FAIL %s: %s" % (name, "; ".join(errs)))
         return 1
@@ -199,6 +217,14 @@ def main():
            not 0.8 < dec[0]["graph_ns"] / max(dec[0]["busy_ns"], 1) <= 1.0:
             print("FAIL gen_trace --serve: decode's graph launches or share: %s" % dec)
             bad += 1
+        # the HTML header words the window by what it holds: the engine's iterations
+        html = subprocess.run([TD, "diagnose", "--format", "html", gen], capture_output=True,
+                              text=True).stdout
+        n = len(steps(load(gen), iterations(load(gen))))
+        if "%d steady-state iterations (vLLM execute_model)" % n not in html or \
+           "steady-state steps" in html:
+            print("FAIL gen_trace --serve: the HTML header does not say %d iterations" % n)
+            bad += 1
         # diff by phase: a scheduler bubble 300 us longer makes every iteration 300 us longer
         slow = os.path.join(tmp, "slow.json")
         subprocess.run([GEN, "--serve", "14", "--bubble-us", "600", "-o", slow], check=True)
@@ -214,6 +240,7 @@ def main():
         if not dec or "scheduler.py:217 schedule" not in dec[0]["idle_held_most_by"]:
             print("FAIL gen_trace --serve: decode's idle not held by the scheduler: %s" % dec)
             bad += 1
+        bad += tensor_parallel(tmp)
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
@@ -223,16 +250,131 @@ def main():
             print("SKIP %s: absent" % name)
             continue
         bad += check(name, path, want)
+        bad += collectives(name, path)
     bad += decode_budget()
     bad += graph_busy()
     return 1 if bad else 0
+
+
+# gen_serve.c's shape: the layers of an iteration (decode: 4 graphs of 8 GEMMs; prefill and
+# mixed: 24 eager GEMMs), a decode GEMM's time, and how much of an all-reduce overlaps its GEMM
+LAYERS = {"decode": 4 * 8, "prefill": 24, "mixed": 24}
+COMM = re.compile(r"(?i)nccl|rccl|cross_device_reduce|multimem_all_reduce|one_shot_all_reduce|"
+                  r"two_shot_all_reduce|quickreduce|allreduce_prototype|oneshotallreduce|"
+                  r"twoshotallreduce|allreduce_fusion")
+
+
+def tensor_parallel(tmp):
+    """gen_trace --serve 14 --serve-tp 2 --serve-allreduce-us 12: every kernel on GPUs 0 and 1,
+    a 12 us custom all-reduce after each layer's GEMM, 3 us of it (a quarter, under half of
+    any GEMM) beside the GEMM: the phase table covers both devices, and each phase's exposed
+    collective time per iteration is its layers x 9 us, of layers x 12 us"""
+    path = os.path.join(tmp, "tp.json")
+    ar = 12000
+    subprocess.run([GEN, "--serve", "14", "--serve-tp", "2", "--serve-allreduce-us", "12",
+                    "-o", path], check=True)
+    ev = load(path)
+    devs = sorted({e["args"]["device"] for e in ev if e.get("cat") == "kernel"})
+    bad = check("gen_trace --serve 14 --serve-tp 2", path, 14)
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    got = {(p["device"], p["phase"]): p for p in rep.get("phases", [])}
+    want = {(d, p) for d in devs for p in LAYERS}
+    if devs != [0, 1] or set(got) != want:
+        print("FAIL tensor parallel: phases on %s, the raw events' devices %s" %
+              (sorted(got), devs))
+        return bad + 1
+    for (d, p), ph in sorted(got.items()):
+        exp = LAYERS[p] * (ar - min(ar // 4, 9000 // 2))
+        if ph["collective_exposed_per_iteration_ns"] != exp or \
+           ph["collective_ns"] != LAYERS[p] * ar * ph["iterations"]:
+            print("FAIL tensor parallel GPU %d %s: collectives %d ns, exposed %d ns an iteration;"
+                  " the generator's %d ns, %d ns" % (d, p, ph["collective_ns"],
+                                                     ph["collective_exposed_per_iteration_ns"],
+                                                     LAYERS[p] * ar * ph["iterations"], exp))
+            bad += 1
+    md = subprocess.run([TD, "diagnose", "--format", "md", path], capture_output=True,
+                        text=True).stdout
+    if md.count("collectives exposed / iteration") != 2:
+        print("FAIL tensor parallel: the md report has not one phase table per device")
+        bad += 1
+    if not bad:
+        print("ok   gen_trace --serve-tp 2 --serve-allreduce-us 12: both devices, exposed "
+              "all-reduce per iteration as generated")
+    return bad
+
+
+def union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def minus(c, p):
+    """the time of interval set c (merged) outside interval set p (merged)"""
+    total, j = 0, 0
+    for a, b in c:
+        while j < len(p) and p[j][1] <= a:
+            j += 1
+        k, cur = j, a
+        while k < len(p) and p[k][0] < b:
+            if p[k][0] > cur:
+                total += p[k][0] - cur
+            cur = max(cur, p[k][1])
+            k += 1
+        total += max(0, b - cur)
+    return total
+
+
+def collectives(name, path):
+    """a shared trace's collective kernels over its iterations' span, from the raw events: their
+    time and the part of it no other kernel on the device overlaps, against the phases' (summed
+    over phases, within 1%); a trace without them: none in its phases, no such column"""
+    ev = load(path)
+    kern = [e for e in ev if e.get("cat") == "kernel" and "dur" in e]
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    if any(COMM.search(e["name"]) for e in kern):
+        st = steps(ev, iterations(ev))
+        if not st:
+            return 0
+        lo, hi = st[0][0], st[-1][1]
+        bad = 0
+        for dev in sorted({e["args"].get("device") for e in kern}):
+            iv = [(max(lo, e["ts"] * 1000), min(hi, (e["ts"] + e["dur"]) * 1000), e) for e in kern
+                  if e["args"].get("device") == dev]
+            comm = union([a, b] for a, b, e in iv if b > a and COMM.search(e["name"]))
+            comp = union([a, b] for a, b, e in iv if b > a and not COMM.search(e["name"]))
+            tot, exp = sum(b - a for a, b in comm), minus(comm, comp)
+            ph = [p for p in rep.get("phases", []) if p["device"] == dev]
+            got = sum(p["collective_ns"] for p in ph), sum(p["collective_exposed_ns"] for p in ph)
+            if abs(got[0] - tot) > 0.01 * tot or abs(got[1] - exp) > 0.01 * max(exp, 1000):
+                print("FAIL %s GPU %s: collectives %d ns, exposed %d ns; the raw events %.0f, %.0f"
+                      % (name, dev, got[0], got[1], tot, exp))
+                bad += 1
+            else:
+                print("ok   %s GPU %s: collectives %.2f ms in the iterations, %.2f ms exposed" %
+                      (name, dev, tot / 1e6, exp / 1e6))
+        return bad
+    md = subprocess.run([TD, "diagnose", "--format", "md", path], capture_output=True,
+                        text=True).stdout
+    if any(p["collective_ns"] or p["collective_exposed_ns"] for p in rep.get("phases", [])) or \
+       "collectives exposed" in md:
+        print("FAIL %s: collective time in phases without a collective kernel" % name)
+        return 1
+    return 0
 
 
 def graph_busy():
     """vllm-gb10-decode replays its decode from CUDA graphs: the kernels a cudaGraphLaunch
     put on the GPU are busy time, never idle. From the raw events: the union of kernels, copies
     and memsets over the iterations' span, and the time of the kernels whose launch was a
-    cudaGraphLaunch in an iteration; tracedoc's decode phase must hold the same"""
+    cudaGraphLaunch in an iteration (their union: two streams at once count once); tracedoc's
+    decode phase must hold the same"""
     path = os.path.join(SHARED, "vllm-gb10-decode.json.gz")
     if not os.path.exists(path):
         return 0
@@ -249,8 +391,9 @@ def graph_busy():
             end = b
     graph_calls = {e["args"]["correlation"]: e["ts"] * 1000 for e in ev
                    if e.get("name") == "cudaGraphLaunch" and "correlation" in e.get("args", {})}
-    graph = sum(e["dur"] * 1000 for e in ev if e.get("cat") == "kernel" and
-                lo <= graph_calls.get(e.get("args", {}).get("correlation"), -1) < hi)
+    graph = sum(b - a for a, b in union(
+        [e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000] for e in ev if e.get("cat") == "kernel"
+        and lo <= graph_calls.get(e.get("args", {}).get("correlation"), -1) < hi))
     rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
                                     capture_output=True, text=True).stdout)
     dec = [p for p in rep.get("phases", []) if p["phase"] == "decode"]
