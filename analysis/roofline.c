@@ -448,7 +448,7 @@ const char *td_op_class_name(enum td_op_class c)
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "";
 }
 
-static double peak_of(const struct td_peaks *pk, int dtype)
+double td_roof_peak(const struct td_peaks *pk, int dtype)
 {
 	double p;
 
@@ -465,7 +465,7 @@ static double peak_of(const struct td_peaks *pk, int dtype)
 void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t bytes,
 		  int64_t ns, struct td_roof *out)
 {
-	double tc = -1, tm = -1, peak = peak_of(pk, dtype);
+	double tc = -1, tm = -1, peak = td_roof_peak(pk, dtype);
 
 	memset(out, 0, sizeof(*out));
 	out->pct = NAN;
@@ -546,7 +546,7 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 	out->achieved_tflops = (double)out->flops / (double)out->window_ns / 1e3;
 	if (best < 0 || !a->ndev)
 		return;
-	out->peak_tflops = peak_of(&a->peaks, best) * (double)a->ndev;
+	out->peak_tflops = td_roof_peak(&a->peaks, best) * (double)a->ndev;
 	if (out->peak_tflops > 0)
 		out->mfu = out->achieved_tflops / out->peak_tflops;
 }

@@ -68,6 +68,8 @@ struct td_roof {
 void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t bytes,
 		  int64_t ns, struct td_roof *out);
 const char *td_bound_name(enum td_bound b);  /* "compute", "memory", "" */
+/* The compute roof td_roof_eval uses for dtype on pk, TFLOP/s (0: none known). */
+double td_roof_peak(const struct td_peaks *pk, int dtype);
 
 /* The op with a cost nearest around host events (themselves included), memoised: cost[i] of
  * event ev[i]. */
