@@ -434,7 +434,26 @@ int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out)
 	const struct td_event *ev = td_trace_ev(t, e);
 	const struct td_op_args *oa;
 
-	if (ev->kind != TD_K_CPU_OP || !(oa = td_trace_op_args(t, e)) || !oa->dims || !oa->types)
+	if ((ev->kind != TD_K_CPU_OP && ev->kind != TD_K_USER_ANNOTATION) ||
+	    !(oa = td_trace_op_args(t, e)))
+		return 0;
+	if (oa->kflop >= 0 || oa->kbytes >= 0) { /* Inductor's own figures */
+		struct td_op_cost o = {0, 0, -1, TD_OPC_TRITON, 0, 0, 0, 0};
+		struct args a;
+		int i;
+		o.flops = oa->kflop > 0 ? oa->kflop : 0;
+		o.bytes = oa->kbytes > 0 ? oa->kbytes : 0;
+		if (!o.flops && !o.bytes)
+			return 0;
+		memset(&a, 0, sizeof(a));
+		if (oa->types)
+			read_types(td_trace_name(t, oa->types), &a);
+		for (i = 0; i < MAXIN && o.dtype < 0; i++)
+			o.dtype = a.dt[i] >= 0 && a.esz[i] ? a.dt[i] : -1;
+		*out = o;
+		return 1;
+	}
+	if (ev->kind != TD_K_CPU_OP || !oa->dims || !oa->types)
 		return 0;
 	return td_op_cost(td_trace_name(t, ev->name), td_trace_name(t, oa->dims),
 			  td_trace_name(t, oa->types),
@@ -444,7 +463,7 @@ int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out)
 const char *td_op_class_name(enum td_op_class c)
 {
 	static const char *const names[] = {"", "gemm", "conv", "attention", "norm", "softmax",
-					    "elementwise", "reduction", "copy"};
+					    "elementwise", "reduction", "copy", "triton"};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "";
 }
 

@@ -34,7 +34,7 @@ PY
 # 1. goldens, the same bytes twice
 R=fixtures/rules
 mkdir "$tmp/job" && "$gen" --ranks 4 --straggler 2 --delay 2 --steps 3 --ops 20 -o "$tmp/job" >/dev/null
-for f in mini-kineto.json rules/dataloader.json rules/memory.json; do
+for f in mini-kineto.json rules/dataloader.json rules/memory.json roofline/inductor.json; do
 	name=diagnose-$(basename "$f" .json).html
 	"$bin" diagnose --format html "fixtures/$f" >"$tmp/a"
 	"$bin" diagnose --format html "fixtures/$f" >"$tmp/b"
@@ -66,7 +66,11 @@ if [ -z "$browser" ]; then
 	skipped=1
 else
 	S=../shared/traces
-	pages="hostile:$tmp/hostile.html job:$tmp/job.html"
+	pages="hostile:$tmp/hostile.html job:$tmp/job.html inductor:$tmp/inductor.html"
+	# the roofline chart without ../shared: Triton launches and an eager GEMM on an H100
+	"$bin" diagnose --format html -o "$tmp/inductor.html" fixtures/roofline/inductor.json
+	"$bin" diagnose --format json -o "$tmp/inductor.report.json" fixtures/roofline/inductor.json
+	"$bin" ops --fold-runtime --format json fixtures/roofline/inductor.json >"$tmp/inductor.ops.json"
 	if [ -d "$S" ]; then
 		for t in resnet50-nw0.pt.trace v100-ns-rank0.pt.trace ddp-v100-rank1 b200-eager-decode; do
 			"$bin" diagnose --format html -o "$tmp/$t.html" "$S/$t.json.gz"
