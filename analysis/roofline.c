@@ -434,7 +434,26 @@ int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out)
 	const struct td_event *ev = td_trace_ev(t, e);
 	const struct td_op_args *oa;
 
-	if (ev->kind != TD_K_CPU_OP || !(oa = td_trace_op_args(t, e)) || !oa->dims || !oa->types)
+	if ((ev->kind != TD_K_CPU_OP && ev->kind != TD_K_USER_ANNOTATION) ||
+	    !(oa = td_trace_op_args(t, e)))
+		return 0;
+	if (oa->kflop >= 0 || oa->kbytes >= 0) { /* Inductor's own figures */
+		struct td_op_cost o = {0, 0, -1, TD_OPC_TRITON, 0, 0, 0, 0};
+		struct args a;
+		int i;
+		o.flops = oa->kflop > 0 ? oa->kflop : 0;
+		o.bytes = oa->kbytes > 0 ? oa->kbytes : 0;
+		if (!o.flops && !o.bytes)
+			return 0;
+		memset(&a, 0, sizeof(a));
+		if (oa->types)
+			read_types(td_trace_name(t, oa->types), &a);
+		for (i = 0; i < MAXIN && o.dtype < 0; i++)
+			o.dtype = a.dt[i] >= 0 && a.esz[i] ? a.dt[i] : -1;
+		*out = o;
+		return 1;
+	}
+	if (ev->kind != TD_K_CPU_OP || !oa->dims || !oa->types)
 		return 0;
 	return td_op_cost(td_trace_name(t, ev->name), td_trace_name(t, oa->dims),
 			  td_trace_name(t, oa->types),
@@ -444,11 +463,11 @@ int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out)
 const char *td_op_class_name(enum td_op_class c)
 {
 	static const char *const names[] = {"", "gemm", "conv", "attention", "norm", "softmax",
-					    "elementwise", "reduction", "copy"};
+					    "elementwise", "reduction", "copy", "triton"};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "";
 }
 
-static double peak_of(const struct td_peaks *pk, int dtype)
+double td_roof_peak(const struct td_peaks *pk, int dtype)
 {
 	double p;
 
@@ -465,7 +484,7 @@ static double peak_of(const struct td_peaks *pk, int dtype)
 void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t bytes,
 		  int64_t ns, struct td_roof *out)
 {
-	double tc = -1, tm = -1, peak = peak_of(pk, dtype);
+	double tc = -1, tm = -1, peak = td_roof_peak(pk, dtype);
 
 	memset(out, 0, sizeof(*out));
 	out->pct = NAN;
@@ -546,7 +565,7 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 	out->achieved_tflops = (double)out->flops / (double)out->window_ns / 1e3;
 	if (best < 0 || !a->ndev)
 		return;
-	out->peak_tflops = peak_of(&a->peaks, best) * (double)a->ndev;
+	out->peak_tflops = td_roof_peak(&a->peaks, best) * (double)a->ndev;
 	if (out->peak_tflops > 0)
 		out->mfu = out->achieved_tflops / out->peak_tflops;
 }

@@ -25,7 +25,9 @@
 #include "parser/trace.h"
 
 enum td_op_class { TD_OPC_NONE, TD_OPC_GEMM, TD_OPC_CONV, TD_OPC_ATTENTION, TD_OPC_NORM,
-		   TD_OPC_SOFTMAX, TD_OPC_ELEMENTWISE, TD_OPC_REDUCTION, TD_OPC_COPY };
+		   TD_OPC_SOFTMAX, TD_OPC_ELEMENTWISE, TD_OPC_REDUCTION, TD_OPC_COPY,
+		   TD_OPC_TRITON /* an Inductor Triton launch with its own kernel_flop /
+				  * kernel_num_gb: already fused, no out_bytes to chain on */ };
 
 struct td_op_cost {
 	int64_t flops;             /* >= 0 */
@@ -44,7 +46,10 @@ struct td_op_cost {
  * not fit one. */
 int td_op_cost(const char *name, const char *dims, const char *types, const char *concrete,
 	       struct td_op_cost *out);
-/* The cost of host event e of t: a CPU op with record_shapes' args; as td_op_cost. */
+/* The cost of host event e of t: a CPU op with record_shapes' args; as td_op_cost. An
+ * Inductor Triton launch's record function that carries kernel_flop / kernel_num_gb costs
+ * those (class triton, its dtype its first float tensor's where Input type says, else
+ * unknown), whatever its name: Inductor's estimate over the model's. */
 int td_event_cost(const struct td_trace *t, uint32_t e, struct td_op_cost *out);
 /* "gemm", "conv", "attention", "norm", "softmax", "elementwise", "reduction", "copy", "" */
 const char *td_op_class_name(enum td_op_class c);
@@ -68,6 +73,8 @@ struct td_roof {
 void td_roof_eval(const struct td_peaks *pk, int dtype, int64_t flops, int64_t bytes,
 		  int64_t ns, struct td_roof *out);
 const char *td_bound_name(enum td_bound b);  /* "compute", "memory", "" */
+/* The compute roof td_roof_eval uses for dtype on pk, TFLOP/s (0: none known). */
+double td_roof_peak(const struct td_peaks *pk, int dtype);
 
 /* The op with a cost nearest around host events (themselves included), memoised: cost[i] of
  * event ev[i]. */

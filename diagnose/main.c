@@ -35,11 +35,13 @@ static const struct cmd cmds[] = {
 
 static void usage(FILE *f)
 {
-	size_t i;
+	size_t i, w = 0;
 
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) /* the column: the longest name's */
+		w = strlen(cmds[i].name) > w ? strlen(cmds[i].name) : w;
 	fprintf(f, "usage: tracedoc COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-*s  %s\n", (int)w, cmds[i].name, cmds[i].help);
 	fprintf(f, "\nevery command also takes: -j N (threads), --progress / --quiet (the progress "
 		   "line),\n  --max-input-bytes SIZE and --max-ratio N (decompression limits)\n");
 	fprintf(f, "\n'tracedoc COMMAND --help' describes one command.\n"

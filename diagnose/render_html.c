@@ -9,6 +9,7 @@
 #include "common/fmt.h"
 #include "diagnose/out.h"
 #include "diagnose/render_phases.h"
+#include "diagnose/render_roofline.h"
 #include "diagnose/render_table.h"
 #include "job/job.h"
 #include "analysis/analysis.h"
@@ -515,6 +516,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 								 : "cpu_total_ns"));
 			fputs("<h2>Top ops</h2>\n", f);
 			html_table(f, &ops, 15);
+			render_roofline_html(f, a, &ops, html_text);
 		}
 		td_table_free(&ops);
 		td_kernels_table(a, 0, &ker);

@@ -267,7 +267,8 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 	ev->kind = (uint8_t)k;
 	ev->name = id->name;
 	if (k == TD_K_CPU_OP || k == TD_K_USER_ANNOTATION) { /* their args, in place of a corr */
-		if (e->dims.set || e->types.set || e->call_stack.set) {
+		if (e->dims.set || e->types.set || e->call_stack.set || e->has_kflop ||
+		    e->has_kbytes) {
 			struct td_op_args a;
 			a.dims = e->dims.set ? td_builder_intern(b, strs + e->dims.off, e->dims.len) : 0;
 			a.types = e->types.set ? td_builder_intern(b, strs + e->types.off,
@@ -281,6 +282,8 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 				(!memcmp(strs + e->name.off, "aten::conv", 10) ||
 				 (e->name.len >= 12 && !memcmp(strs + e->name.off, "aten::_conv", 11)))
 				? td_builder_intern(b, strs + e->concrete.off, e->concrete.len) : 0;
+			a.kflop = e->has_kflop ? e->kflop : -1;
+			a.kbytes = e->has_kbytes ? e->kbytes : -1;
 			ev->args = args_id(b, &a);
 		}
 	} else {

@@ -37,6 +37,7 @@ struct td_raw {
 	uint8_t has_ext, has_corr, has_device, has_stream, has_bytes, has_mem_total;
 	uint8_t has_coll, has_wait_stream, has_mem_reserved, has_mem_bytes, has_mem_devtype;
 	uint8_t has_launch, launch_has; /* launch_has: regs, smem, occ, bpsm seen (bits 0-3) */
+	uint8_t has_kflop, has_kbytes;
 	uint8_t chk;      /* what tracedoc check reads: the TD_RAW_CHK_* bits */
 	uint32_t str_len; /* bytes in the string area */
 	int64_t pid, tid; /* when *_str, the text is in pid_text / tid_text */
@@ -57,6 +58,8 @@ struct td_raw {
 	int64_t regs, smem, occ, bpsm;
 	/* "Sequence number", "seq_num", "wait_on_cuda_event_record_corr_id" (under chk's bits) */
 	int64_t seq, seq_num, wait_rec;
+	/* an Inductor Triton launch's "kernel_flop" and "kernel_num_gb" x 10^9 (bytes) */
+	int64_t kflop, kbytes;
 };
 /* td_raw.chk: which of record_param_comms's five metadata keys the args hold (bits 0-4:
  * Collective name, dtype, In msg nelems, Out msg nelems, Group size), and which of seq,

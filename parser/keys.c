@@ -59,11 +59,12 @@ int td_tokens_key(void *ctx, const unsigned char *s, size_t n)
 		case 11:
 			k = KEQ(s, n, "External id") || KEQ(s, n, "external id") ? AK_EXT
 				: KEQ(s, n, "correlation") ? AK_CORR : KEQ(s, n, "Device Type")
-				? AK_MEM_DEVTYPE : 0;
+				? AK_MEM_DEVTYPE : KEQ(s, n, "kernel_flop") ? AK_KFLOP : 0;
 			break;
 		case 13:
 			k = KEQ(s, n, "In msg nelems") ? AK_IN_NELEMS : KEQ(s, n, "shared memory")
-				? AK_SMEM : KEQ(s, n, "blocks per SM") ? AK_BPSM : 0;
+				? AK_SMEM : KEQ(s, n, "blocks per SM") ? AK_BPSM
+				: KEQ(s, n, "kernel_num_gb") ? AK_KGB : 0;
 			break;
 		case 20:
 			k = KEQ(s, n, "registers per thread") ? AK_REGS : 0;

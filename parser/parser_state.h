@@ -46,6 +46,7 @@ enum arg_key {
 	AK_GRID, AK_BLOCK, AK_REGS, AK_SMEM, AK_OCC, AK_BPSM, /* a kernel's launch */
 	AK_CONCRETE, AK_PG_DESC,
 	AK_SEQ, AK_SEQ_NUM, AK_WAIT_REC, /* what tracedoc check reads (trace.h, td_fact) */
+	AK_KFLOP, AK_KGB, /* an Inductor Triton launch's kernel_flop, kernel_num_gb */
 };
 enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
 enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };

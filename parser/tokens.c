@@ -397,6 +397,17 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			e->has_launch = 1;
 			break;
 		}
+		case AK_KFLOP:
+		case AK_KGB: { /* numbers >= 0; anything else is left out (no cost) */
+			int64_t v;
+			int k = p->key;
+			if (is_string || (td_num_scaled((const char *)s, n, k == AK_KGB ? 9 : 0, &v) &
+					  (TD_NUM_SYNTAX | TD_NUM_RANGE)) || v < 0)
+				break;
+			*(k == AK_KFLOP ? &e->kflop : &e->kbytes) = v;
+			*(k == AK_KFLOP ? &e->has_kflop : &e->has_kbytes) = 1;
+			break;
+		}
 		default:
 			break;
 		}
@@ -704,7 +715,8 @@ static void finish_event(struct td_parser *p)
 			    (p->arg_keys & ARG_BIT(AK_GROUP_SIZE) ? 16u : 0u));
 #undef ARG_BIT
 	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
-		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch ||
+		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch || e->has_kflop ||
+		  e->has_kbytes ||
 		  (e->chk & ~TD_RAW_CHK_COMMS);
 	if (p->sink) { /* a split worker: records in order to the one model thread */
 		need = td_raw_size(e);

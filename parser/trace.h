@@ -149,6 +149,10 @@ struct td_op_args {
 	uint32_t types;            /* "Input type": "[\"float\", \"float\"]" */
 	uint32_t stack;            /* "Call stack": frames innermost first, ';'-separated */
 	uint32_t concrete;         /* "Concrete Inputs" of a convolution (its stride, padding) */
+	/* an Inductor-compiled Triton launch's own estimate (its record function's args,
+	 * torch/_inductor/runtime/triton_heuristics.py): "kernel_flop", and "kernel_num_gb" in
+	 * bytes (x 10^9, rounded down); -1 absent */
+	int64_t kflop, kbytes;
 };
 
 /* One [memory] instant (profile_memory=True): after an allocation (bytes > 0) or a free

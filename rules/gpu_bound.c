@@ -149,12 +149,14 @@ static size_t roof_fix(const struct td_analysis *a, const struct td_roof_op *ro,
 			 td_fmt_dur(b1, sizeof(b1), fused_ns));
 		mech = TD_FIX_ELEMENTWISE;
 	} else if (top && !gemm && top->roof.bound == TD_BOUND_MEMORY &&
-		   top->cls != TD_OPC_ATTENTION && !cat_ns[K_ELEMENTWISE]) {
+		   top->cls != TD_OPC_ATTENTION && top->cls != TD_OPC_TRITON &&
+		   !cat_ns[K_ELEMENTWISE]) { /* Triton launches are fused already */
 		int64_t lost = 0;
 		o = (size_t)snprintf(arg, sizeof(arg), "Memory-bound ops ");
 		for (i = 0; i < n; i++) /* the memory-bound ones among those named */
 			if (ro[i].roof.bound == TD_BOUND_MEMORY && ro[i].cls != TD_OPC_GEMM &&
-			    ro[i].cls != TD_OPC_CONV && ro[i].cls != TD_OPC_ATTENTION) {
+			    ro[i].cls != TD_OPC_CONV && ro[i].cls != TD_OPC_ATTENTION &&
+			    ro[i].cls != TD_OPC_TRITON) {
 				len = snprintf(arg + o, sizeof(arg) - o, "%s%s", o > 17 ? ", " : "",
 					       td_mark(mk, sizeof(mk), td_trace_name(a->t, ro[i].name)));
 				o = len > 0 && (size_t)len < sizeof(arg) - o ? o + (size_t)len : o;

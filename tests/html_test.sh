@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The pictures: the HTML report (goldens; one file with nothing to fetch; hostile names
 # escaped; opened in headless Chromium - the screenshot is not blank, the DOM holds the
-# timelines, the steps, the idle by cause and the finding titles, the console has no errors)
+# timelines, the steps, the idle by cause and the finding titles, the roofline's points and roof
+# against the report's peaks and the ops table, the console has no errors)
 # and `tracedoc annotate` (every shared trace: read back with the original counts plus the added
 # events, the original bytes kept, Perfetto's JSON rules held by what was added).
 # The browser part is skipped, saying so, without chromium (scripts/setup.sh --test installs it).
@@ -33,7 +34,7 @@ PY
 # 1. goldens, the same bytes twice
 R=fixtures/rules
 mkdir "$tmp/job" && "$gen" --ranks 4 --straggler 2 --delay 2 --steps 3 --ops 20 -o "$tmp/job" >/dev/null
-for f in mini-kineto.json rules/dataloader.json rules/memory.json; do
+for f in mini-kineto.json rules/dataloader.json rules/memory.json roofline/inductor.json; do
 	name=diagnose-$(basename "$f" .json).html
 	"$bin" diagnose --format html "fixtures/$f" >"$tmp/a"
 	"$bin" diagnose --format html "fixtures/$f" >"$tmp/b"
@@ -65,11 +66,16 @@ if [ -z "$browser" ]; then
 	skipped=1
 else
 	S=../shared/traces
-	pages="hostile:$tmp/hostile.html job:$tmp/job.html"
+	pages="hostile:$tmp/hostile.html job:$tmp/job.html inductor:$tmp/inductor.html"
+	# the roofline chart without ../shared: Triton launches and an eager GEMM on an H100
+	"$bin" diagnose --format html -o "$tmp/inductor.html" fixtures/roofline/inductor.json
+	"$bin" diagnose --format json -o "$tmp/inductor.report.json" fixtures/roofline/inductor.json
+	"$bin" ops --fold-runtime --format json fixtures/roofline/inductor.json >"$tmp/inductor.ops.json"
 	if [ -d "$S" ]; then
-		for t in resnet50-nw0.pt.trace v100-ns-rank0.pt.trace ddp-v100-rank1; do
+		for t in resnet50-nw0.pt.trace v100-ns-rank0.pt.trace ddp-v100-rank1 b200-eager-decode; do
 			"$bin" diagnose --format html -o "$tmp/$t.html" "$S/$t.json.gz"
 			"$bin" diagnose --format json -o "$tmp/$t.report.json" "$S/$t.json.gz"
+			"$bin" ops --fold-runtime --format json "$S/$t.json.gz" >"$tmp/$t.ops.json"
 			pages="$pages $t:$tmp/$t.html"
 		done
 	else
@@ -87,7 +93,7 @@ else
 			bad "$name: console output:"; grep CONSOLE "$tmp/$name".*log | head -3
 		else ok; fi
 		if python3 tests/html_check.py "$name" "$tmp/$name.png" "$tmp/$name.dom" "$page" \
-			"${tmp}/$name.report.json"; then ok; else bad "$name in the browser"; fi
+			"${tmp}/$name.report.json" "${tmp}/$name.ops.json"; then ok; else bad "$name in the browser"; fi
 		# the layout, measured by the browser: nothing sticks out of a finding's card, and
 		# the page does not scroll sideways (wide tables scroll in their own box)
 		{ cat "$page"; cat <<'EOF'

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # tracedoc as a user installs it: `cmake --install` into a prefix (the binary runs from there,
 # `tracedoc record` finds the collector in PREFIX/lib/tracedoc, the man pages, completion and
-# license are in place); each command's --help options in its man page and in the bash
-# completion; the completion itself through bash's complete/compgen; then the .deb that
+# license are in place); the commands --help lists, aligned; each one's --help options in its
+# man page and in the bash completion; the completion itself through bash's complete/compgen;
+# then the .deb that
 # `cpack` builds, installed with dpkg, used from /usr/bin, and removed (as root, when no
 # tracedoc package is installed already). Each part skips with a message where its tool is
 # missing.
@@ -14,7 +15,14 @@ bin=$(realpath "$1")
 build=$(realpath "$2")
 root=$(realpath "$3")
 cd "$root" || exit 2
-cmds="diagnose gate stats replay whatif summarize ops kernels annotate diff memory record config mcp"
+# the commands `tracedoc --help` lists: a name, then its description from one column for all
+"$bin" --help | sed -n '/^commands:/,/^$/p' | sed '1d;$d' >"$tmp/cmds"
+cmds=$(awk '{print $1}' "$tmp/cmds" | tr '\n' ' ')
+case " $cmds " in *" diagnose "*" critical-path "*) ok ;; *) bad "--help lists: $cmds" ;; esac
+if awk '{ n = length($1); if (n > w) w = n; match($0, /^ *[^ ]+ +/); c[NR] = RLENGTH }
+	END { for (i = 1; i <= NR; i++) if (c[i] != c[1] || c[i] < w + 3) exit 1 }' "$tmp/cmds"; then ok
+else bad "--help: the descriptions do not start in one column after the longest name:"
+	cat "$tmp/cmds"; fi
 # the options a command's --help names
 help_opts() {
 	"$bin" "$1" --help | grep -oE '(^|[][ (|,])(--[a-z][a-z0-9-]*|-[a-zA-Z])' | sed 's/^[][ (|,]//' |

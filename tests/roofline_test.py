@@ -5,8 +5,9 @@ from the raw events: each call's FLOPs and bytes from its Input Dims / Input typ
 Inputs, the GPU time of the kernels launched inside it (correlation id to the runtime call,
 the runtime call to the ops around it on its thread), the device's peaks from
 docs/roofline.md's table, then per op name the achieved TFLOP/s and TB/s, the bound and the
-share of the roof; `tracedoc ops --window all --format json` must agree. Skips with a message
-when ../shared is absent.
+share of the roof; `tracedoc ops --window all --format json` must agree. Inductor's Triton
+launches (fixtures/roofline/inductor.json) are costed by their own kernel_flop / kernel_num_gb.
+Skips the real traces with a message when ../shared is absent.
 usage: roofline_test.py TRACEDOC REPO_ROOT"""
 import gzip
 import json
@@ -102,8 +103,22 @@ def concrete_ints(conc, i):
     return [int(x) for x in re.findall(r"\d+", conc[i])]
 
 
+def inductor_figure(v, scale):
+    """kernel_flop / kernel_num_gb x 10^scale as an int, or None when not a number >= 0"""
+    if isinstance(v, bool) or not isinstance(v, (int, Decimal)) or v < 0:
+        return None
+    v = int(Decimal(v) * 10 ** scale)  # toward zero
+    return v if v < 2 ** 63 else None
+
+
 def cost(name, a):
     """(flops, bytes, dtype) of one call, or None"""
+    fl, by = inductor_figure(a.get("kernel_flop"), 0), inductor_figure(a.get("kernel_num_gb"), 9)
+    if fl is not None or by is not None:  # an Inductor Triton launch: its own estimate
+        if not fl and not by:
+            return None
+        types = a.get("Input type") or []
+        return fl or 0, by or 0, next((DTYPES[t][0] for t in types if t in DTYPES), None)
     dims, types = dims_of(a), a.get("Input type") or []
     conc = a.get("Concrete Inputs")
     first = next((i for i in range(min(len(dims), len(types), 8)) if tensor(dims, types, i)), None)
@@ -248,13 +263,48 @@ def check(tracedoc, root, rows, path):
     print(f"ok {os.path.basename(path)} ({part}): {n} GEMM / convolution rows recomputed")
 
 
+def check_inductor(tracedoc, root, rows):
+    """fixtures/roofline/inductor.json: Triton launches costed by their kernel_flop /
+    kernel_num_gb (check() above), their kernels with the same figures, and MFU over them"""
+    path = os.path.join(root, "fixtures/roofline/inductor.json")
+    check(tracedoc, root, rows, path)
+    run = lambda *a: json.loads(subprocess.run([tracedoc, *a, path, "--format", "json"],
+                                               capture_output=True, check=True).stdout)
+    ops = {r["name"]: r for r in run("ops", "--window", "all")["rows"] if r["kind"] == "op"}
+    keys = ("achieved_tflops", "achieved_tbps", "intensity", "bound", "pct_of_roofline")
+    n = 0
+    for k in run("kernels", "--window", "all")["rows"]:
+        if k["name"].startswith("triton_"):  # one kernel per launch, named as its launch
+            want = {x: ops[k["name"]].get(x) for x in keys}
+            if {x: k.get(x) for x in keys} != want:
+                fail(f"inductor: kernel {k['name']}: {k}, its launch's row {want}")
+            n += 1
+    if n != 4:
+        fail(f"inductor: {n} Triton kernels, want 4")
+    with open(path) as f:
+        doc = json.load(f, parse_float=Decimal)
+    flops = sum(cost(e["name"], e["args"])[0] for e in doc["traceEvents"]
+                if e.get("cat") == "cpu_op" and cost(e["name"], e["args"]))
+    mfu = run("diagnose")["summary"].get("mfu") or {}
+    if mfu.get("model_flops") != flops:
+        fail(f"inductor: MFU's model_flops {mfu.get('model_flops')}, want {flops}")
+    for name in ("triton_per_fused_softmax_3", "triton_poi_fused_add_relu_1"):
+        if name not in ops:
+            fail(f"inductor: no row {name}")
+    if "pct_of_roofline" in ops.get("triton_per_fused_softmax_3", {}):
+        fail("inductor: unreadable kernel_flop / kernel_num_gb gave a cost")
+    if ops.get("triton_poi_fused_add_relu_1", {}).get("bound") != "memory":
+        fail("inductor: a pointwise kernel with only bytes is not memory-bound")
+
+
 def main():
     tracedoc, root = sys.argv[1], sys.argv[2]
     shared = os.path.join(root, "..", "shared", "traces")
-    if not os.path.isdir(shared):
-        print("SKIPPED: ../shared/traces is absent")
-        return 77
     rows = peaks_table(root)
+    check_inductor(tracedoc, root, rows)
+    if not os.path.isdir(shared):
+        print("SKIPPED: ../shared/traces is absent" + (" (the fixture failed)" if failures else ""))
+        return 1 if failures else 77
     for t in TRACES:
         p = os.path.join(shared, t)
         if os.path.exists(p):

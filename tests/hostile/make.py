@@ -123,6 +123,20 @@ case("dup-names.json", b'{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 
 case("end-overflow.json", b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, '
      b'"tid": 7, "ts": 9223372036854775.000, "dur": 100, "args": {"device": 0}}]}',
      "stats FILE", 0, "dur_overflow 1")
+# Inductor's kernel_flop / kernel_num_gb out of range, of the wrong type or negative: no cost,
+# no crash; the one sound launch is the only row with a bound
+ev = [X("ProfilerStep#1", 0, 900, cat="user_annotation")]
+for i, (fl, gb) in enumerate((("1e400", "1"), ("9.3e18", "1e30"), ('"x"', "-1"), ("true", "{}"),
+                              ("[1]", "null"), ("0", "0.5"))):
+    ev.append(X("triton_%d" % i, 100 * i + 10, 50, kernel_flop="FL", kernel_num_gb="GB"))
+    ev += kernel(i + 1, 100 * i + 20, 20, name="triton_%d" % i)
+doc = trace(ev, deviceProperties=[{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]).decode()
+for i, (fl, gb) in enumerate((("1e400", "1"), ("9.3e18", "1e30"), ('"x"', "-1"), ("true", "{}"),
+                              ("[1]", "null"), ("0", "0.5"))):
+    doc = doc.replace('"kernel_flop": "FL", "kernel_num_gb": "GB"',
+                      '"kernel_flop": %s, "kernel_num_gb": %s' % (fl, gb), 1)
+case("inductor-figures.json", doc.encode(), "ops --window all --format csv FILE", 0,
+     "triton_5,op")
 
 # --- formats ----------------------------------------------------------------------------------
 small = trace(kernel(1, 10, 5))
