@@ -422,6 +422,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 				re[j] = strchr(".*+?[]{}|^$\\", p[j]) ? '.' : p[j];
 			re[j] = '\0';
 		}
+		if (!o) /* no change named: the profiler's "Then ..." follows what the finding saw */
+			o = (size_t)snprintf(fix, sizeof(fix), "The GPU's own kernels hold the step, and "
+					     "their names point to no known change. ");
 		if (o < sizeof(fix)) /* the vendor's kernel profiler (fixes/catalogue.c) */
 			td_fix_text(&a->ctx, TD_FIX_KERNEL_PROFILE, -1, re, fix + o, sizeof(fix) - o);
 		td_finding_fix(f, "%s", fix);
