@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analysis/analysis.h"
+#include "analysis/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,11 @@ void td_analysis_finish(struct td_analysis *a)
 	size_t i, k = 0;
 
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
+	{
+		uint64_t n;
+		uint32_t step;
+		a->waits_dropped = td_health_waits_dropped(t, &n, &step);
+	}
 	td_context_derive(t, &a->ctx);
 	find_peaks(a);
 	a->training = a->ctx.run == TD_RUN_TRAINING;

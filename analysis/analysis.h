@@ -141,6 +141,10 @@ struct td_analysis {
 				     * td_an_is_small() (set by the attribution, read by the runs) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_comm;               /* some name is a collective's (NC_COMM) */
+	int waits_dropped;          /* the trace keeps only launch, copy and memset calls (100 or
+				     * more, none else: a filter left the rest out): its event
+				     * records, stream waits and synchronizations are gone, so what
+				     * queued work and the host waited for cannot be read or replayed */
 	int training;               /* backward or optimizer names: a training step */
 	int serving;                /* an inference server (vLLM, SGLang frames), no training */
 	struct td_context ctx;      /* what the run is (fixes/context.h) */

@@ -417,8 +417,11 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 		*what = td_an_intern(a, buf);
 		return;
 	}
-	*what = td_an_intern(a, "queued op waited while the device was idle: a wait the trace does "
-			     "not show (another rank, a host callback, another process)");
+	*what = td_an_intern(a, a->waits_dropped
+			     ? "queued op waited while the device was idle, on a wait this filtered "
+			       "trace dropped"
+			     : "queued op waited while the device was idle: a wait the trace does "
+			       "not show (another rank, a host callback, another process)");
 }
 
 /* --- per device ---------------------------------------------------------------------------- */

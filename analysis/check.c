@@ -520,6 +520,75 @@ static void missing_options(const struct td_trace *t, struct td_health *c)
 		flag(r, 0, "no cuda_sync events (enable_cuda_sync_events)");
 }
 
+/* A trace whose runtime calls are all launches, asynchronous copies and memsets (100 or more),
+ * with the correlation ids of those calls far apart (a median step of 3 or more: the calls
+ * between them were there, and left out), was filtered: PyTorch writes others in every trace
+ * (cudaStreamIsCapturing, cudaEventRecord, device queries, synchronizations). Its event
+ * records, stream waits and synchronizations are gone: what queued GPU work and the host
+ * waited for cannot be read. A generated trace numbers its calls one by one: not filtered. */
+#define FILTERED_MIN_CALLS 100
+#define FILTERED_MIN_STEP 3
+#define U32_LESS(x, y) (*(x) < *(y))
+TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
+
+int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step)
+{
+	struct td_dev_events it;
+	uint32_t e, *ids;
+	size_t n = 0, i, m = 0;
+	uint32_t *gaps;
+
+	*ncalls = 0;
+	*step = 0;
+	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		const char *name;
+		if (ev->kind != TD_K_RUNTIME)
+			continue;
+		name = nm(t, ev->name);
+		if (!strstr(name, "Launch") && !strstr(name, "MemsetAsync") &&
+		    !strstr(name, "MemcpyAsync") && !strstr(name, "MemcpyPeerAsync"))
+			return 0;
+		n++;
+	}
+	if (n < FILTERED_MIN_CALLS)
+		return 0;
+	ids = td_malloc(n * sizeof(*ids));
+	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+		const struct td_event *ev = td_trace_ev(t, e);
+		if (ev->kind == TD_K_RUNTIME && !(ev->flags & TD_EF_NO_CORR))
+			ids[m++] = ev->corr;
+	}
+	sort_u32(ids, m);
+	gaps = td_malloc((m ? m : 1) * sizeof(*gaps));
+	for (i = 1, n = 0; i < m; i++)
+		if (ids[i] > ids[i - 1])
+			gaps[n++] = ids[i] - ids[i - 1];
+	sort_u32(gaps, n);
+	*ncalls = m;
+	*step = n ? gaps[n / 2] : 0;
+	free(ids);
+	free(gaps);
+	return *step >= FILTERED_MIN_STEP;
+}
+
+static void runtime_filtered(const struct td_trace *t, struct td_health *c)
+{
+	struct td_health_rule *r = add_rule(c, "runtime_calls_filtered", "tracedoc",
+		TD_HEALTH_YELLOW, "the runtime calls are not only launches and copies (a filter "
+		"left event records, stream waits and synchronizations in)",
+		"what queued GPU work and the host waited for: gpu-idle's waits are not sized, "
+		"communication is sized by its mechanism, not replayed");
+	uint64_t n;
+	uint32_t step;
+
+	r->checked = 1;
+	if (td_health_waits_dropped(t, &n, &step))
+		flag(r, 0, "all %llu runtime calls are launches, copies or memsets, their "
+		     "correlation ids %u apart (median): no cudaEventRecord, cudaStreamWaitEvent "
+		     "or synchronize", (unsigned long long)n, step);
+}
+
 /* Clock causality across threads: a GPU op starts after the host call that launched it. */
 static void clock_causality(const struct td_trace *t, struct td_health *c)
 {
@@ -610,6 +679,7 @@ int td_health_run(const struct td_trace *t, struct td_health *c)
 	window_cut(t, c);
 	missing_links(t, c);
 	missing_options(t, c);
+	runtime_filtered(t, c);
 	clock_causality(t, c);
 	graph_share(t, c);
 	for (i = 0; i < c->n; i++) {

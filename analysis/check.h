@@ -47,6 +47,10 @@ struct td_health {
 };
 
 /* Runs every rule over t (finalized). Returns 0; allocation failures go to the OOM handler. */
+/* 1: the trace keeps only launch, copy and memset calls, numbered far apart: a filter left out
+ * its event records, stream waits and synchronizations; *ncalls the calls, *step the median
+ * step between their correlation ids */
+int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step);
 int td_health_run(const struct td_trace *t, struct td_health *c);
 /* "green", "yellow", "red" */
 const char *td_health_level_name(enum td_health_level l);

@@ -210,6 +210,8 @@ static const char *bound_what(const struct td_finding *f)
 
 const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap)
 {
+	if (f->estimated && !f->replayed && !f->bounded)
+		return " (estimated from its mechanism, not replayed)";
 	if (!f->replayed && !f->bounded)
 		return "";
 	if (!f->replayed)

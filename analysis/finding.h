@@ -66,6 +66,8 @@ struct td_finding {
 	int bounded;               /* 1: the bound replayed wins less than the idle it claims:
 				    * savings_ns is bound_ns */
 	int64_t bound_ns;          /* the replayed window before minus after the bound's edits */
+	int estimated;             /* 1: sized by its mechanism, not replayed (the trace lacks
+				    * what a replay needs; a where line says so): idle_ns + busy_ns */
 	int offpath;               /* 1: what it claims is off the critical path - replayed, its fix
 				    * (or its bound) wins nothing: a note (risk 2), its claims kept */
 	double savings_fraction;   /* savings over the window's duration */

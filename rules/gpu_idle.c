@@ -606,7 +606,27 @@ static void run(struct td_analysis *a, struct td_report *r)
 				};
 				td_finding_value(f, keys[c], rs.by_cause[c]);
 			}
-		{
+		if (a->waits_dropped && top == CAUSE_DEPENDENCY) {
+			/* what the queued work waited for is what the filter dropped: no fix named,
+			 * no time to promise - advice to record it again */
+			char *fix;
+			fix_for(a, f, top, &rs, top_what, top_ns);
+			fix = f->fix;
+			f->fix = NULL;
+			f->risk = 2;
+			f->severity = SEV_MEDIUM;
+			td_finding_where(f, "not sized: this trace keeps only launch and copy calls (a "
+					 "filter left out its event records, stream waits and "
+					 "synchronizations), so what the %s of queued work waited for, "
+					 "and whether the host's unrecorded time was itself a wait, "
+					 "cannot be read or replayed",
+					 td_fmt_dur(b1, sizeof(b1), rs.by_cause[CAUSE_DEPENDENCY]));
+			td_finding_fix(f, "Record the trace again without filtering its runtime calls "
+				       "(keep cudaEventRecord, cudaStreamWaitEvent and the "
+				       "synchronizations), then diagnose it: the waits name what the "
+				       "GPU waited for. %s", fix ? fix : "");
+			free(fix);
+		} else {
 			int m = fix_for(a, f, top, &rs, top_what, top_ns);
 			const struct td_fix_entry *fe = m >= 0 ? td_fix_pick(&a->ctx, (enum td_mech)m, -1)
 							       : NULL;

@@ -118,7 +118,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		f->savings_ns = f->after ? f->after_ns : f->replayed ? f->replay_ns
 				: f->bounded ? f->bound_ns : f->idle_ns + f->busy_ns;
 		if (f->savings_ns < 1000 || (double)f->savings_ns < 0.0001 * (double)w ||
-		    f->risk == 3) /* a one-off holds time but saves none per step */
+		    f->risk >= 2) /* advice and one-offs hold time but save none per step */
 			f->savings_ns = 0;
 		critical_path(f, a->whatif && a->whatif->g.gates.len);
 		if ((f->savings_ns > 0 || f->risk) && a->cfg && a->cfg->suppress.len) {

@@ -541,6 +541,37 @@ static void test_startup_first(void **state)
 	done(&x);
 }
 
+/* communication in a trace filtered to launch calls (fixtures/rules/make.py): no waits to
+ * replay, so the exposed collectives (3 ms a step, nothing beside them) are sized by their
+ * mechanism - overlap under the compute that runs alone, 2 ms a step - and said so; the
+ * filter is told by `check` too. The same collectives in a trace with its waits (the fixture
+ * communication.json) are replayed, never estimated. */
+static void test_comm_filtered(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+
+	(void)state;
+	diagnose_path(th_fixture("rules/communication-filtered.json"), &x);
+	check_invariants(&x, "communication-filtered.json");
+	assert_true(x.a.waits_dropped);
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_int_equal(td_finding_get(f, "exposed_ns"), 4 * 3000000);
+	assert_int_equal(td_finding_get(f, "compute_alone_ns"), 4 * 2000000);
+	assert_int_equal(td_finding_get(f, "estimate_faster_ns"), 0);
+	assert_true(f->estimated && !f->replayed && !f->bounded && !f->edits.len && !f->bound.len);
+	assert_int_equal(f->savings_ns, 4 * 2000000);
+	assert_true(where_has(f, "sized by the mechanism: overlap hides them under at most the "
+			      "2.0 ms a step of compute"));
+	done(&x);
+	diagnose_path(th_fixture("rules/communication.json"), &x);
+	assert_false(x.a.waits_dropped);
+	f = finding(&x, "communication", NULL);
+	assert_true(f && !f->estimated && f->bounded);
+	done(&x);
+}
+
 /* a trace file at path (a mkstemp template) on an H100, open after "traceEvents": [ */
 static FILE *h100_trace(char *path)
 {
@@ -680,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_capture_is_startup),
 		cmocka_unit_test(test_sync_copy_wording),
 		cmocka_unit_test(test_startup_first),
+		cmocka_unit_test(test_comm_filtered),
 		cmocka_unit_test(test_gpu_bound_roofline),
 		cmocka_unit_test(test_gpu_bound_fusion),
 	};
