@@ -66,6 +66,8 @@ struct td_finding {
 	int bounded;               /* 1: the bound replayed wins less than the idle it claims:
 				    * savings_ns is bound_ns */
 	int64_t bound_ns;          /* the replayed window before minus after the bound's edits */
+	int capped;                /* 1: its GPU runs behind the host, and the steady-state step
+				    * caps what the replay wins (sizing/lag.c; a where line says so) */
 	int estimated;             /* 1: sized by its mechanism, not replayed (the trace lacks
 				    * what a replay needs; a where line says so): idle_ns + busy_ns */
 	int offpath;               /* 1: what it claims is off the critical path - replayed, its fix

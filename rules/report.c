@@ -49,7 +49,7 @@ static void critical_path(struct td_finding *f, int gated)
 				 "computes, and the idle filed under those causes shrinks with it",
 				 td_fmt_dur(b1, sizeof(b1), f->savings_ns),
 				 td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
-	if (f->risk || !(f->bounded || (f->replayed && f->busy_ns)))
+	if (f->risk || f->capped || !(f->bounded || (f->replayed && f->busy_ns)))
 		return;
 	td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns);
 	if (f->savings_ns) {

@@ -35,6 +35,23 @@ td_whatif_replay_fn td_whatif_window_in;
 /* How many of `tasks` replays may run at once on `jobs` threads within the memory budget. */
 int td_whatif_replays_at_once(const struct td_analysis *a, int jobs, size_t tasks);
 
+/* A device whose GPU runs behind its host (lag.c): queued work from before the window keeps it
+ * busy at the start, its steps take longer than the host's, and the host does not wait on it. */
+struct td_lag {
+	int on;
+	int64_t gpu_step;   /* the GPU's period: its steps' spans after the first (the backlog's) */
+	int64_t host_step;  /* the host's median step */
+	int64_t backlog;    /* how long the work queued before the window holds the GPU */
+	double behind;      /* the backlog in the GPU's steps */
+};
+/* Fills l for device index d; 1 when its GPU runs behind the host. */
+int td_whatif_lag(struct td_analysis *a, size_t d, struct td_lag *l);
+/* A saving on a lagging device, capped at what the steady-state step wins: the GPU's period
+ * less the `removed` GPU time (over the window's steps) down to the host's step; a where line
+ * on f says so where it caps. */
+int64_t td_whatif_lag_cap(struct td_analysis *a, const struct td_lag *l, struct td_finding *f,
+			  int64_t saving, int64_t removed);
+
 /* The second thread: 0 when it started (it builds w's graph and replays the trace as
  * recorded, then replays what td_wq_submit() hands it through `replay`: the sizing's
  * td_whatif_window_in(), handed down so that the thread needs nothing above it). */

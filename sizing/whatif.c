@@ -537,6 +537,7 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	pthread_t th[16];
 	size_t i, pending = 0;
 	int k, started = 0, shared;
+	struct td_lag *lags;
 
 	if (!n || !td_an_whatif(a)) /* built here, before the threads read it */
 		return;
@@ -596,23 +597,30 @@ void td_whatif_size(struct td_analysis *a, struct td_finding **fs, size_t n, int
 	}
 	td_rp_times_free(&r);
 	pthread_mutex_destroy(&j.mu);
+	lags = td_calloc(a->ndev ? a->ndev : 1, sizeof(*lags));
+	for (i = 0; i < a->ndev; i++)
+		td_whatif_lag(a, i, &lags[i]);
 	for (i = 0; i < j.ntask && a->whatif->ok; i++) {
 		struct td_finding *f = fs[j.task[i].f];
 		int d = td_an_dev_index(a, f->device);
-		int64_t before = d < 0 ? -1 : a->whatif->base_win[d], win = j.task[i].win;
+		int64_t before = d < 0 ? -1 : a->whatif->base_win[d], win = j.task[i].win, s, c;
 		if (before < 0 || win < 0 || j.task[i].kind == T_BOTH)
 			continue;
+		s = before > win ? before - win : 0;
+		/* a GPU behind its host: what the steady-state step wins, not the backlog */
+		c = td_whatif_lag_cap(a, &lags[d], f, s, a->whatif->base_busy[d] - j.task[i].busy);
 		if (j.task[i].kind == T_ALONE) {
 			f->replayed = 1;
-			f->replay_ns = before > win ? before - win : 0;
-			f->win_before_ns = before;
+			f->replay_ns = c;
+			f->win_before_ns = c < s ? -1 : before; /* capped: no plain decomposition */
 			f->win_after_ns = win;
 			f->busy_before_ns = a->whatif->base_busy[d];
 			f->busy_after_ns = j.task[i].busy;
 		} else {
-			bounded(f, before > win ? before - win : 0);
+			bounded(f, c);
 		}
 	}
+	free(lags);
 	if (a->whatif->ok)
 		size_after_loader(a, &j);
 	free(j.task);

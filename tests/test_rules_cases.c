@@ -572,6 +572,34 @@ static void test_comm_filtered(void **state)
 	done(&x);
 }
 
+/* a GPU two steps behind its host (fixtures/rules/make.py): 19 ms a step on the GPU, 16 on
+ * the host, which never waits. Removing the exposed all-reduces (12 ms a step) takes the
+ * GPU's step to 7 ms, and the host's 16 then holds it: 3 ms a step, 12 ms over the 4 steps -
+ * not what the window shrinks by while the two queued steps drain faster too. */
+static void test_comm_lag(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+
+	(void)state;
+	diagnose_path(th_fixture("rules/communication-lag.json"), &x);
+	check_invariants(&x, "communication-lag.json");
+	f = finding(&x, "communication", NULL);
+	assert_non_null(f);
+	assert_true(f->capped && f->bounded);
+	assert_int_equal(f->savings_ns, 4 * 3000000);
+	assert_int_equal(f->per_step_ns, 3000000);
+	assert_true(where_has(f, "the GPU runs 2.0 steps behind the host: a step takes the GPU's "
+			      "19.0 ms (the host's own 16.0 ms); with the fix the GPU's step would "
+			      "take 7.0 ms, and the host's then holds the step: 3.0 ms a step"));
+	done(&x);
+	/* a GPU that keeps up (communication.json): nothing capped */
+	diagnose_path(th_fixture("rules/communication.json"), &x);
+	f = finding(&x, "communication", NULL);
+	assert_true(f && !f->capped);
+	done(&x);
+}
+
 /* a trace file at path (a mkstemp template) on an H100, open after "traceEvents": [ */
 static FILE *h100_trace(char *path)
 {
@@ -712,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_sync_copy_wording),
 		cmocka_unit_test(test_startup_first),
 		cmocka_unit_test(test_comm_filtered),
+		cmocka_unit_test(test_comm_lag),
 		cmocka_unit_test(test_gpu_bound_roofline),
 		cmocka_unit_test(test_gpu_bound_fusion),
 	};
