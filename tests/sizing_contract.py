@@ -10,7 +10,9 @@ give, on the window it is measured against.
 - whatif's fixes together save at most the window and at least the largest single fix.
 usage: sizing_contract.py TRACEDOC SOURCE_DIR [GEN_TRACE]"""
 import glob
+import gzip
 import json
+import re
 import os
 import subprocess
 import sys
@@ -39,6 +41,74 @@ def run(*args):
     return json.loads(r.stdout)
 
 
+UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+LAG = re.compile(r"the GPU runs [\d.]+ steps behind the host: a step takes the GPU's "
+                 r"([\d.]+) (ns|us|ms|s) \(the host's own ([\d.]+) (ns|us|ms|s)\)")
+ALONE = re.compile(r"at most the ([\d.]+) (ns|us|ms|s)( a step)? of compute that runs with no "
+                   r"collective beside it")
+COMM = re.compile(r"nccl|rccl|SendRecv|AllReduce|AllGather|ReduceScatter", re.I)
+
+
+def raw_events(path):
+    if path.endswith(".sqlite"):
+        return None
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def union(iv):
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def total(iv):
+    return sum(e - s for s, e in iv)
+
+
+def reasons(name, path, d, f):
+    """A where line's figures checked against the raw events, computed here on their own."""
+    for line in f.get("where", []):
+        m, a = LAG.search(line), ALONE.search(line)
+        if not (m or a):
+            continue
+        ev = raw_events(path)
+        if ev is None:
+            continue
+        steps = [e for e in ev if e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"
+                 and str(e.get("name", "")).startswith("ProfilerStep#")]
+        if m:  # the host's own step: the median ProfilerStep
+            durs = sorted(e["dur"] for e in steps)
+            med = durs[len(durs) // 2] if len(durs) % 2 else \
+                (durs[len(durs) // 2 - 1] + durs[len(durs) // 2]) / 2
+            said = float(m.group(3)) * UNITS[m.group(4)] / 1e3
+            if abs(said - med) > 0.01 * med + 0.05 * UNITS[m.group(4)] / 1e3:
+                fail(f"{name}: {f['rule']} says the host's step is {said} us; its "
+                     f"ProfilerSteps' median is {med} us")
+        if a:  # the compute that runs with no collective beside it, per step
+            w0, w1 = d["window"]["start_ns"] / 1e3, d["window"]["end_ns"] / 1e3
+            gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and
+                   e["ts"] < w1 and
+                   e["ts"] + e["dur"] > w0]
+            clip = [(max(e["ts"], w0), min(e["ts"] + e["dur"], w1), COMM.search(e["name"]))
+                    for e in gpu]
+            comm = union([(s, e) for s, e, c in clip if c])
+            comp = union([(s, e) for s, e, c in clip if not c])
+            both = total(union(comm + comp))
+            alone = (both - total(comm)) / max(1, d["window"].get("steps") or 1
+                                                if a.group(3) else 1)
+            said = float(a.group(1)) * UNITS[a.group(2)] / 1e3
+            if abs(said - alone) > 0.02 * alone + 0.05 * UNITS[a.group(2)] / 1e3:
+                fail(f"{name}: {f['rule']} says {said} us of compute runs alone; the raw "
+                     f"kernels say {alone:.1f} us")
+
+
 def check(path):
     name = os.path.basename(path)
     d = run("diagnose", "--format", "json", path)
@@ -64,12 +134,15 @@ def check(path):
                      f"host time; no where line says why")
         # the decomposition of a replayed saving: the GPU work removed and the GPU idle closed
         # add up to it (within 1%), each measured on the replayed windows before and after
+        reasons(name, path, d, f)
         dc = f.get("decomposition")
         if dc and s > 0:
             parts = dc["gpu_busy_removed_ns"] + dc["gpu_idle_closed_ns"]
             shrink = dc["window_before_ns"] - dc["window_after_ns"]
+            holds = "gpu" if 10 * dc["gpu_busy_after_ns"] >= 9 * dc["window_after_ns"] \
+                else "other"
             if abs(parts - s) > 0.01 * s or abs(shrink - s) > 0.01 * s or \
-                    dc["gpu_busy_after_ns"] > dc["window_after_ns"]:
+                    dc["gpu_busy_after_ns"] > dc["window_after_ns"] or dc["holds_after"] != holds:
                 fail(f"{name}: {f['rule']} saves {s} ns; its decomposition {dc} does not add up")
     fixes = w.get("fixes", [])
     wm = w.get("window_replayed_ns") or w.get("window_measured_ns") or 0
