@@ -16,6 +16,83 @@
  * with an NVTX range (torch.cuda.nvtx.range("step"), nvtxRangePush), the outermost range
  * repeated most (3 times or more) is the step - unless the configuration names step markers,
  * or some name is one already. Before the replay's thread reads the names' classes. */
+/* An annotation that names the run's preparation, or lies inside one */
+static int in_startup_range(const struct td_analysis *a, uint32_t i)
+{
+	const struct td_trace *t = a->t;
+	int depth;
+
+	for (depth = 0; i != TD_NONE && depth < 64; i = td_trace_parent(t, i), depth++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_USER_ANNOTATION && (a->name_class[e->name] & NC_STARTUP_NAME))
+			return 1;
+	}
+	return 0;
+}
+
+/* No range repeats at the top: where ranges name the run's preparation ("Initialize Model",
+ * "Warm-up", "init_model", "warmup"), what begins after the last of them is the steady state,
+ * as a ProfilerStep trace's warm-up steps are left out: the outermost ranges that begin then
+ * ("benchmark_loop") are the steps - or, where one holds a range repeated 3 times or more that
+ * covers most of it ("Benchmark Forward Only": 10 "Forward" ranges, 98% of it), those. */
+static void after_startup_ranges(struct td_analysis *a)
+{
+	const struct td_trace *t = a->t;
+	int64_t end = INT64_MIN;
+	uint32_t i, *cnt;
+	int64_t *sum;
+
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
+		    e->name <= t->names.count && (a->name_class[e->name] & NC_STARTUP_NAME) &&
+		    td_ev_end(e) > end)
+			end = td_ev_end(e);
+	}
+	if (end == INT64_MIN)
+		return;
+	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
+	sum = td_calloc(t->names.count + 1, sizeof(*sum));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *e = td_trace_ev(t, i);
+		uint32_t p = td_trace_parent(t, i), j, best = 0;
+		if (e->kind != TD_K_USER_ANNOTATION || td_ev_dur(e) <= 0 || !e->name ||
+		    e->name > t->names.count || e->ts < end ||
+		    (a->name_class[e->name] & NC_STARTUP_NAME) ||
+		    (p != TD_NONE && td_trace_ev(t, p)->ts >= end))
+			continue;
+		/* its children: a name repeated that covers most of it */
+		for (j = i + 1; j < t->events.len; j++) {
+			const struct td_event *c = td_trace_ev(t, j);
+			if (td_trace_track_of(t, j) != td_trace_track_of(t, i) || c->ts >= td_ev_end(e))
+				break;
+			if (c->kind == TD_K_USER_ANNOTATION && td_trace_parent(t, j) == i && c->name &&
+			    c->name <= t->names.count) {
+				cnt[c->name]++;
+				sum[c->name] += td_ev_dur(c);
+				if (!best || cnt[c->name] > cnt[best])
+					best = c->name;
+			}
+		}
+		if (best && cnt[best] >= 3 && 5 * sum[best] >= 4 * td_ev_dur(e))
+			a->name_class[best] |= NC_STEP;
+		else
+			a->name_class[e->name] |= NC_STEP;
+		for (j = i + 1; j < t->events.len; j++) { /* counts back to zero */
+			const struct td_event *c = td_trace_ev(t, j);
+			if (td_trace_track_of(t, j) != td_trace_track_of(t, i) || c->ts >= td_ev_end(e))
+				break;
+			if (c->name <= t->names.count) {
+				cnt[c->name] = 0;
+				sum[c->name] = 0;
+			}
+		}
+	}
+	free(cnt);
+	free(sum);
+	a->steps_after_startup = 1;
+}
+
 static void nvtx_steps(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -38,6 +115,8 @@ static void nvtx_steps(struct td_analysis *a)
 			best = i;
 	if (best && cnt[best] >= 3)
 		a->name_class[best] |= NC_STEP;
+	else
+		after_startup_ranges(a);
 	free(cnt);
 }
 
@@ -61,6 +140,8 @@ static void all_steps(const struct td_analysis *a, struct td_vec *v)
 		if ((e->kind != TD_K_CPU_OP && e->kind != TD_K_USER_ANNOTATION) ||
 		    !(a->name_class[e->name] & NC_STEP))
 			continue;
+		if (a->steps_after_startup && in_startup_range(a, i))
+			continue; /* the same range inside the warm-up is start-up */
 		s = td_vec_push(v);
 		s->start = e->ts;
 		s->end = td_ev_end(e);
@@ -141,6 +222,19 @@ static void find_steps(struct td_analysis *a)
 		if (a->step_phase)
 			memmove(a->step_phase, a->step_phase + k0, j - k0);
 		j -= k0;
+	}
+	if (j >= 2 && !a->niter_ev) {
+		/* the step the profiler opens as it stops (mi250-rocm's ProfilerStep#2: 49 us after
+		 * a 9.29 ms step) is no step: a twentieth of the others' median or less */
+		int64_t *dur = td_malloc(j * sizeof(*dur)), med;
+		const struct td_interval *last = &TD_VEC_AT(&v, struct td_interval, j - 1);
+		for (k = 0; k + 1 < j; k++)
+			dur[k] = TD_VEC_AT(&v, struct td_interval, k).end -
+				 TD_VEC_AT(&v, struct td_interval, k).start;
+		med = td_median_i64(dur, j - 1);
+		free(dur);
+		if (20 * (last->end - last->start) <= med)
+			j--;
 	}
 	a->steps = v.data;
 	a->nsteps = j;

@@ -151,6 +151,8 @@ struct td_analysis {
 	struct td_peaks peaks;      /* the roof of the device with the most GPU ops
 				     * (config/peaks.h), the config's --peaks over it */
 	int has_steps;
+	int steps_after_startup;    /* the steps are the ranges after those that name start-up
+				     * (an NVTX trace with no range repeated at its top) */
 	struct td_interval *steps;  /* steady-state steps (ProfilerStep# or configured), by start */
 	size_t nsteps;
 	int64_t steps_start, steps_end;

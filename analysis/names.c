@@ -2,6 +2,7 @@
 #include "analysis/names.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 
 static int starts(const char *s, const char *p)
@@ -93,6 +94,26 @@ unsigned td_name_class(const char *n)
 				if (strstr(compile_frames[i].funcs[k][0] == ')' ? fn : fn + 3,
 					   compile_frames[i].funcs[k]))
 					c |= NC_COMPILE;
+		}
+	}
+	{ /* start-up by its words: "Warm-up Step 1", "warmup", "Initialize Model", "init_model",
+	   * "setup" - whole words, any case (not "initial_state", "upsetup") */
+		static const char *const words[] = {"warmup", "warm-up", "warm up", "initialize",
+						    "initialise", "initialization", "initialisation",
+						    "init", "setup", "set up", NULL};
+		size_t len = strlen(n), k;
+		for (i = 0; words[i] && len < 256; i++) {
+			size_t w = strlen(words[i]);
+			for (k = 0; k + w <= len; k++) {
+				size_t j = 0;
+				while (j < w && tolower((unsigned char)n[k + j]) == words[i][j])
+					j++;
+				if (j == w && (k == 0 || !isalpha((unsigned char)n[k - 1])) &&
+				    (k + w == len || !isalpha((unsigned char)n[k + w]))) {
+					c |= NC_STARTUP_NAME;
+					break;
+				}
+			}
 		}
 	}
 	if (starts(n, "cudaStreamWaitEvent") || starts(n, "hipStreamWaitEvent") ||

@@ -31,6 +31,8 @@
 #define NC_STREAM_WAIT 0x80000 /* cudaStreamWaitEvent / hipStreamWaitEvent */
 #define NC_WARMUP 0x100000    /* from the config: spans that are start-up work */
 #define NC_CAPTURE 0x200000   /* graph capture and instantiation: start-up however long */
+#define NC_STARTUP_NAME 0x400000 /* a name that says start-up: warm-up, initialise, init_...,
+				  * setup (an NVTX range around the run's preparation) */
 
 enum td_copy_dir { CD_OTHER, CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP };
 enum td_mem_kind { MK_UNKNOWN, MK_PAGEABLE, MK_PINNED, MK_DEVICE, MK_MANAGED, MK_HOST };

@@ -483,6 +483,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_TORCHREC;
 		if (has(n, "deepspeed"))
 			c->on |= TD_ON_DEEPSPEED;
+		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##"))
+			c->on |= TD_ON_SPARSE_PIPELINE | TD_ON_TORCHREC;
 		if (has(n, "megatron"))
 			c->on |= TD_ON_MEGATRON;
 		if (has(n, "CompiledFunction") || has(n, "Torch-Compiled Region") ||
@@ -551,6 +553,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->on |= TD_ON_CUSTOM_AR;
 	if (t->world_size > 1)
 		c->on |= TD_ON_DIST;
+	else if (t->world_size == 1)
+		c->on |= TD_ON_ONE_RANK;
 	if (t->by_kind[TD_K_PYTHON] && !(c->on & TD_ON_MODULES) && c->run != TD_RUN_TRAINING)
 		c->on |= TD_ON_NO_MODULE;
 	if (*c->optimizer && c->opt_impl == TD_OPT_NONE)

@@ -55,6 +55,11 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 				    * NVTX ranges of the whole process, no CPU ops or Python */
 #define TD_ON_NSYS 0x4000000       /* an Nsight Systems export: the CUDA calls, GPU ops and NVTX
 				    * ranges nsys recorded (parser/nsys.c) */
+#define TD_ON_ONE_RANK 0x8000000   /* the trace says its world is one rank (distributedInfo
+				    * world_size 1): a data-parallel wrapper has no peer */
+#define TD_ON_SPARSE_PIPELINE 0x10000000 /* torchrec's train pipeline already runs the sparse
+				    * data distribution a batch ahead (its "## sparse_data_dist ##"
+				    * and "## wait_sparse_data_dist ##" ranges) */
 
 /* collectives by kind (td_context.coll[]) */
 enum td_coll_kind { TD_COLL_ALL_REDUCE, TD_COLL_ALL_GATHER, TD_COLL_REDUCE_SCATTER,

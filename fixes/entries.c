@@ -271,6 +271,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "zero_grad() launches a fill kernel per parameter: call "
 	 "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) so each .grad is "
 	 "dropped instead of filled with zeros."},
+	{TD_FIX_BUCKET_COPY, ANY_V, TRAIN, ANY_E, TD_ON_DDP | TD_ON_ONE_RANK, 0, -1, 0,
+	 "DistributedDataParallel wraps a model trained on one rank (world_size 1): its reducer "
+	 "still copies every gradient into its bucket with a small kernel and reduces the buckets "
+	 "with no peer. Train the bare model at one rank (wrap it only when world_size > 1), or "
+	 "at least DistributedDataParallel(model, gradient_as_bucket_view=True)."},
 	{TD_FIX_BUCKET_COPY, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, -1, 0,
 	 "DDP's reducer copies each gradient into its bucket with a small kernel: "
 	 "DistributedDataParallel(model, gradient_as_bucket_view=True) makes the gradients views "

@@ -151,6 +151,15 @@ const struct td_fix_entry td_fix_entries_comm[] = {
 	 "diagnose on every rank's trace."},
 
 	/* exposed communication, by framework and collective */
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC | TD_ON_SPARSE_PIPELINE, 0,
+	 TD_COLL_ALL_TO_ALL, 0,
+	 "The embedding all-to-all is exposed although torchrec's train pipeline already starts "
+	 "the sparse data distribution a batch ahead (its sparse_data_dist ranges): what is left "
+	 "waits on the slowest rank or the links. Balance the embedding tables across ranks "
+	 "(EmbeddingShardingPlanner with the real table sizes and pooling factors) so no rank's "
+	 "shard is the slow one, quantize what the all-to-all carries (torchrec's qcomms: fp16 or "
+	 "bf16 forward and backward), and run tracedoc diagnose on every rank's trace to find the "
+	 "straggler."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC, 0, TD_COLL_ALL_TO_ALL, 0,
 	 "The embedding all-to-all (torchrec's sparse data distribution) waits with nothing to "
 	 "overlap it: pipeline it with torchrec.distributed.train_pipeline.TrainPipelineSparseDist "
@@ -184,8 +193,9 @@ const struct td_fix_entry td_fix_entries_comm[] = {
 	 "no_sync()). If one rank is slow, the rest wait here: run tracedoc diagnose on every "
 	 "rank's trace to find it."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, TD_COLL_ALL_REDUCE, 0,
-	 "DDP's all-reduce runs after backward instead of during it: let buckets start earlier "
-	 "and overlap - DistributedDataParallel(model, bucket_cap_mb=50, "
+	 "DDP's all-reduce runs with no compute beside it (its buckets finish after the backward's "
+	 "compute, or too few start during it): let buckets start earlier and overlap - "
+	 "DistributedDataParallel(model, bucket_cap_mb=50, "
 	 "gradient_as_bucket_view=True) (try 10-100), and under gradient accumulation wrap the "
 	 "non-final micro-steps in `with model.no_sync():`. A comm hook halves the bytes: "
 	 "model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks."

@@ -194,7 +194,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_vec_free(&c.edits);
 		f->count = c.kernels;
 		f->host_ns = c.launch_ns; /* fused, the launches go: the host is freed that much */
-		td_finding_title(f, "%llu of %llu kernels are small (< %s); %llu of them run back to "
+		td_finding_title(f, "%llu of %llu kernels are small (under %s, or shorter than their "
+				 "launch call); %llu of them run back to "
 				 "back in %llu launch-bound run%s, with %s of GPU idle between them",
 				 (unsigned long long)dv->small_kernels, (unsigned long long)dv->kernels,
 				 td_fmt_dur(b1, sizeof(b1), a->params.small_kernel_ns),

@@ -194,6 +194,22 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	}
 	td_finding_value(f, "pageable_copies", (int64_t)n);
 	td_finding_value(f, "blocked_ns", blocked);
+	{ /* uploads that all end in the window's first half, none after: made once at start-up
+	   * (a model's weights moved to the GPU), a one-off, not a cost of every step */
+		const struct td_dev_analysis *dv = &a->dev[d];
+		int64_t last = INT64_MIN;
+		for (i = 0; i < nu; i++)
+			if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves) &&
+			    td_ev_end(td_trace_ev(t, u[i].last)) > last)
+				last = td_ev_end(td_trace_ev(t, u[i].last));
+		if (2 * (last - dv->host_start) < dv->host_end - dv->host_start) {
+			f->risk = 3;
+			f->severity = SEV_LOW;
+			td_finding_where(f, "one-off: every one of them ends in the window's first half "
+					 "and none follows - an upload made once at start-up (a model's "
+					 "weights moved to the GPU), not a cost of each step");
+		}
+	}
 	{
 		char fix[1200], side[700] = "";
 		/* on the compute stream the fix is replayed on a side stream too: say so */

@@ -429,6 +429,60 @@ def check_report(td, tmp, rep, sqlite_path):
         fail(f".nsys-rep, nsys failing: exit {a.returncode}: {a.stderr[:300]!r}")
 
 
+STARTUP_WORDS = ("warmup", "warm-up", "warm up", "initialize", "initialise", "init", "setup")
+
+
+def check_after_startup(td, ndir):
+    """Exports whose NVTX ranges name the run's preparation ("Initialize Model", "Warm-up",
+    "init_model", "warmup") and repeat nothing at the top: the steady state is what begins
+    after the last of them - its outermost ranges, or the range repeated inside one that covers
+    most of it - worked out here in SQL and Python, and diagnose's window must be it."""
+    import re
+    word = re.compile(r"(?<![A-Za-z])(" + "|".join(re.escape(w) for w in STARTUP_WORDS) +
+                      r")(?![A-Za-z])", re.I)
+    for name in ("nsys-2025.1-cs336-small-fwdbwd-rtx3070ti.sqlite",
+                 "nsys-2024.6-cs336-2.7B-nvtx-a100.sqlite"):
+        p = os.path.join(ndir, name)
+        if not os.path.exists(p):
+            continue
+        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        rows = db.execute('SELECT coalesce(n.text, (SELECT value FROM StringIds WHERE id = '
+                          'n.textId)), n.start, n."end", n.globalTid FROM NVTX_EVENTS n WHERE '
+                          'n."end" IS NOT NULL ORDER BY n.start, n."end" DESC').fetchall()
+        db.close()
+
+        def parent(r):
+            best = None
+            for o in rows:
+                if o is not r and o[3] == r[3] and o[1] <= r[1] and o[2] >= r[2] and \
+                        (best is None or o[2] - o[1] < best[2] - best[1]):
+                    best = o
+            return best
+        end = max(r[2] for r in rows if word.search(r[0]))
+        outer = [r for r in rows if r[1] >= end and not word.search(r[0]) and
+                 (parent(r) is None or parent(r)[1] < end)]
+        steps = []
+        for o in outer:
+            kids = [r for r in rows if parent(r) is o]
+            names = {}
+            for k in kids:
+                names.setdefault(k[0], []).append(k)
+            top = max(names.values(), key=len) if names else []
+            if len(top) >= 3 and 5 * sum(k[2] - k[1] for k in top) >= 4 * (o[2] - o[1]):
+                steps += top
+            else:
+                steps.append(o)
+        out = run(td, "diagnose", "--format", "json", p)
+        w = json.loads(out.stdout)["window"] if out.returncode == 0 else {}
+        span = max(s[2] for s in steps) - min(s[1] for s in steps)
+        if w.get("steps") != len(steps) or abs(w.get("duration_ns", 0) - span) > span // 100:
+            fail(f"{name}: window {w.get('steps')} steps, {w.get('duration_ns')} ns; the ranges "
+                 f"after the start-up ones: {len(steps)} steps over {span} ns")
+        top = json.loads(out.stdout)["findings"][0]["rule"] if out.returncode == 0 else None
+        if top != "gpu-bound":  # both run FP32 GEMMs back to back once warmed up
+            fail(f"{name}: top finding {top}; the steady state is GPU-bound")
+
+
 def main():
     td, root = sys.argv[1], sys.argv[2]
     ndir = os.path.normpath(os.path.join(root, "..", "shared", "traces", "nsys"))
@@ -463,6 +517,7 @@ def main():
             if check_lacks(td, nonvtx) != ["no NVTX: steps cannot be found; record with "
                                            "--trace=nvtx"]:
                 fail("the H200 export without NVTX_EVENTS: not told as lacking NVTX alone")
+            check_after_startup(td, ndir)
             big = max(exports, key=os.path.getsize)
             check_old_schema(td, big, tmp)
             check_hostile(td, tmp, big)

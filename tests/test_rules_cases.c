@@ -227,9 +227,10 @@ static void test_real_acceptance(void **state)
 	done(&x);
 	/* ddp-v100-rank1: the all-reduces are not hidden (357 ms exposed, real_traces.py checks
 	 * the figures), but the host holds the step: the compute waits for the backward's Python
-	 * (CompiledFunctionBackward), and the all-reduces run in its gaps. Replayed with every
-	 * collective free the window does not shrink: the host-bound gpu-idle comes first, the
-	 * communication is a note off the critical path, its fix for later */
+	 * (CompiledFunctionBackward), where it issues 404 all-reduces a step one tensor at a time,
+	 * a c10d::allreduce_ every ~302 us (a 122 ms tail a step). The host-bound gpu-idle comes
+	 * first; communication is sized by bucketing them: the host time of all but one call in 32
+	 * goes, the calls and the GPU's work kept */
 	real("ddp-v100-rank1.json.gz", &x);
 	assert_string_equal(nth(&x, 0)->rule, "gpu-idle");
 	assert_true(where_has(nth(&x, 0), "CompiledFunctionBackward"));
@@ -245,11 +246,16 @@ static void test_real_acceptance(void **state)
 	}
 	f = finding(&x, "communication", NULL);
 	assert_non_null(f);
-	assert_true(f->risk == 2 && f->bounded && f->savings_ns == 0);
+	assert_true(!f->risk && f->replayed && f->edits.len > 0);
 	assert_int_equal(f->busy_ns, 357343000);
 	assert_int_equal(f->count, 2020);
-	assert_true(where_has(f, "the window does not shrink"));
-	assert_non_null(strstr(f->fix, "Nothing to win here now"));
+	assert_int_equal(td_finding_get(f, "issued_per_step"), 404);
+	{ /* 404 calls a step ~302 us apart: 391 of them dropped, ~118 ms a step at most */
+		int64_t cyc = td_finding_get(f, "issue_cycle_ns");
+		assert_true(cyc > 250000 && cyc < 350000);
+		assert_true(f->per_step_ns <= 391 * cyc && f->per_step_ns >= 391 * cyc / 2);
+	}
+	assert_true(where_has(f, "404 collectives a step issued one tensor at a time"));
 	assert_non_null(strstr(f->fix, "one at a time"));
 	assert_non_null(strstr(f->fix, "DistributedDataParallel"));
 	{
