@@ -241,6 +241,7 @@ def main():
             print("FAIL gen_trace --serve: decode's idle not held by the scheduler: %s" % dec)
             bad += 1
         bad += tensor_parallel(tmp)
+        bad += diff_devices(tmp)
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
@@ -301,6 +302,68 @@ def tensor_parallel(tmp):
     if not bad:
         print("ok   gen_trace --serve-tp 2 --serve-allreduce-us 12: both devices, exposed "
               "all-reduce per iteration as generated")
+    return bad
+
+
+def per_iteration(ev, dev):
+    """{phase: (GPU busy, exposed collectives) ns per iteration on device dev}: the union of its
+    kernels, copies and memsets clipped to each iteration, and its collective kernels' time
+    with no other kernel beside them, summed by phase, over the phase's iterations"""
+    st = steps(ev, iterations(ev))
+    ph = phases(ev, st)
+    mine = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and
+            e.get("args", {}).get("device") == dev]
+    ops = union([e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000] for e in mine)
+    out, n = {}, {}
+    for (lo, hi), p in zip(st, ph):
+        iv = [(max(lo, e["ts"] * 1000), min(hi, (e["ts"] + e["dur"]) * 1000), e) for e in mine
+              if e.get("cat") == "kernel"]
+        comm = union([a, b] for a, b, e in iv if b > a and COMM.search(e["name"]))
+        comp = union([a, b] for a, b, e in iv if b > a and not COMM.search(e["name"]))
+        busy, exp = out.get(p, (0, 0))
+        out[p] = (busy + sum(max(0, min(b, hi) - max(a, lo)) for a, b in ops),
+                  exp + minus(comm, comp))
+        n[p] = n.get(p, 0) + 1
+    return {p: (out[p][0] / n[p], out[p][1] / n[p]) for p in out}
+
+
+def diff_devices(tmp):
+    """diff compares phases on every device: a tensor-parallel loop against the same loop with
+    a 20 us all-reduce for 12: on both sides, both GPUs' phases, each with the GPU busy time
+    and the exposed all-reduce per iteration the raw events hold"""
+    paths, bad = [], 0
+    for us in (12, 20):
+        paths.append(os.path.join(tmp, "tp%d.json" % us))
+        subprocess.run([GEN, "--serve", "14", "--serve-tp", "2", "--serve-allreduce-us",
+                        str(us), "-o", paths[-1]], check=True)
+    d = json.loads(subprocess.run([TD, "diff", "--format", "json"] + paths,
+                                  capture_output=True, text=True).stdout)
+    for side, path in (("base", paths[0]), ("current", paths[1])):
+        ev = load(path)
+        got = {(p["device"], p["phase"]): p for p in d[side].get("phases", [])}
+        if set(got) != {(dv, p) for dv in (0, 1) for p in LAYERS}:
+            print("FAIL diff on every device: %s phases %s" % (side, sorted(got)))
+            bad += 1
+            continue
+        for dv in (0, 1):
+            raw = per_iteration(ev, dv)
+            for p in LAYERS:
+                g = got[(dv, p)]
+                if abs(g["gpu_busy_per_iteration_ns"] - raw[p][0]) > 1000 or \
+                   abs(g["collective_exposed_per_iteration_ns"] - raw[p][1]) > 1000:
+                    print("FAIL diff on every device: %s GPU %d %s: busy %d, exposed %d ns an "
+                          "iteration; the raw events %.0f, %.0f" %
+                          (side, dv, p, g["gpu_busy_per_iteration_ns"],
+                           g["collective_exposed_per_iteration_ns"], raw[p][0], raw[p][1]))
+                    bad += 1
+    text = subprocess.run([TD, "diff", "--format", "md"] + paths, capture_output=True,
+                          text=True).stdout
+    if "| GPU 1 decode exposed/iter |" not in text:
+        print("FAIL diff on every device: the text has no row for GPU 1's decode")
+        bad += 1
+    if not bad:
+        print("ok   diff of two tensor-parallel loops: phases on both GPUs, busy and exposed "
+              "all-reduce per iteration as the raw events")
     return bad
 
 
