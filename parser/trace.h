@@ -209,6 +209,13 @@ struct td_fact {
 	uint32_t pad;
 };
 
+/* A runtime launch call's kernel, by name (roctracer writes it in the call's args, as
+ * "kernel"): what a call under graph capture launched, with no kernel of its own to name it. */
+struct td_launch_name {
+	uint32_t corr;             /* the call's correlation id */
+	uint32_t name;             /* the kernel's name (strtab id) */
+};
+
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
 enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
 
@@ -242,6 +249,7 @@ struct td_trace {
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	struct td_vec mem_threads; /* struct td_mem_thread, distinct, while parsing */
 	struct td_vec facts;       /* struct td_fact, in the order read */
+	struct td_vec launch_names; /* struct td_launch_name, in the order read */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;
