@@ -55,6 +55,8 @@ struct gen {
 				   * 4 a Hugging Face pipeline, 5 an annotation of one's own */
 	int serve_tp;             /* --serve-tp: each kernel on this many devices (0, 1: one) */
 	int64_t serve_ar_ns;      /* --serve-allreduce-us: a custom all-reduce after each layer */
+	int serve_capture;        /* --serve-capture FILE: the decode graphs' capture written there,
+				   * their kernels named as it says */
 };
 #define GATHERS 4
 
@@ -78,5 +80,9 @@ void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable);
 /* one iteration of a serving loop (bench/gen_serve.c): prefill_tokens of new prompts (0:
  * none) and decode_reqs running requests, then bubble_ns of the scheduler's Python */
 void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns);
+/* the capture of the decode graphs serve_iteration replays (--serve-capture): each graph's
+ * kernel launches between cudaStreamBeginCapture and cudaStreamEndCapture, under the ops and
+ * module annotations that launch them, each naming its kernel ("kernel", as roctracer) */
+void serve_capture(struct gen *g);
 
 #endif

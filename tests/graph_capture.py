@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""--capture FILE: graph-replayed kernels attributed to the ops that captured them, computed
+here from the raw events with none of tracedoc's code. A capture region is a
+cudaStreamBeginCapture .. cudaStreamEndCapture (hip* alike) on one thread; its kernel launch
+calls (each naming its kernel in args "kernel") run under ops (cpu_op, user_annotation) that
+began inside it. A graph launch's kernels (its correlation id), in time order, match a region
+with as many launches, the k-th kernel of a name the k-th launch of that name; several
+matching regions must give each kernel the same op names. Asserted on `tracedoc ops --window
+all --capture`: each op's self GPU time (the innermost op's: the capture's plus what the op
+runs eagerly, as the table without --capture has it) and total (every op of the chain once,
+at least), the counts in the table's header, and `tracedoc kernels`' top op; on a
+pair gen_trace --serve --serve-capture writes (a known mapping), and on the shared capture
+traces, which come from other servers than the shared replays: nothing attributed, counted.
+usage: graph_capture.py TRACEDOC GEN_TRACE"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TD = sys.argv[1]
+GEN = sys.argv[2]
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                      "traces")
+LAUNCH = ("cudaLaunch", "__cudaLaunch", "cuLaunch", "hipLaunch", "hipModuleLaunch",
+          "hipExtModuleLaunch", "hipExtLaunch")
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def regions(ev):
+    """[[(kernel name or None, [op names innermost first])...]...] per capture region"""
+    out = []
+    by_tid = {}
+    for e in ev:
+        if e.get("ph") == "X" and "dur" in e:
+            by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        rt = [e for e in evs if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+        begin = None
+        for e in rt:
+            if "BeginCapture" in e["name"]:
+                begin = e
+            elif "EndCapture" in e["name"] and begin is not None:
+                reg = []
+                for x in rt:
+                    if begin["ts"] < x["ts"] < e["ts"] and x["name"].startswith(LAUNCH) and \
+                       "Graph" not in x["name"]:
+                        ops = [o for o in evs if o.get("cat") in ("cpu_op", "user_annotation")
+                               and o["ts"] >= begin["ts"] and o["ts"] <= x["ts"] and
+                               x["ts"] + x["dur"] <= o["ts"] + o["dur"]]
+                        ops.sort(key=lambda o: (-o["ts"], o["dur"]))  # innermost first
+                        reg.append((x.get("args", {}).get("kernel"), [o["name"] for o in ops]))
+                out.append(reg)
+                begin = None
+    return out
+
+
+def expected(rep, cap):
+    """{op: [self ns, total ns]} of the replay's graph kernels from the capture's ops; the
+    replayed and attributed kernel counts"""
+    regs = regions(load(cap))
+    ev = load(rep)
+    graph = {e["args"]["correlation"] for e in ev if e.get("cat") in ("cuda_runtime",
+             "cuda_driver") and "GraphLaunch" in e["name"] and "correlation" in e.get("args", {})}
+    groups = {}
+    for e in ev:
+        if e.get("cat") == "kernel" and e.get("args", {}).get("correlation") in graph:
+            groups.setdefault(e["args"]["correlation"], []).append(e)
+    want, replayed, matched = {}, 0, 0
+    for ks in groups.values():
+        ks.sort(key=lambda e: e["ts"])
+        replayed += len(ks)
+        chains = None
+        for reg in regions_like(regs, ks):
+            got = assign(reg, ks)
+            if chains is None:
+                chains = got
+            elif got != chains:
+                chains = None
+                break
+        if not chains:
+            continue
+        for k, ch in zip(ks, chains):
+            if not ch:
+                continue
+            matched += 1
+            d = round(k["dur"] * 1000)
+            want.setdefault(ch[0], [0, 0])[0] += d
+            for name in dict.fromkeys(ch):
+                want.setdefault(name, [0, 0])[1] += d
+    return want, replayed, matched
+
+
+def regions_like(regs, ks):
+    """the regions that fit kernels ks: as many launches, and (when every launch names its
+    kernel) the same names as often"""
+    for reg in regs:
+        if len(reg) != len(ks):
+            continue
+        if all(n is not None for n, _ in reg) and \
+           sorted(n for n, _ in reg) != sorted(k["name"] for k in ks):
+            continue
+        yield reg
+
+
+def assign(reg, ks):
+    """each kernel's op chain: the k-th of a name to the k-th launch of it (by position when
+    the region names none)"""
+    if not all(n is not None for n, _ in reg):
+        return [ch for _, ch in reg]
+    seen, out = {}, []
+    for k in ks:
+        i = seen.get(k["name"], 0)
+        seen[k["name"]] = i + 1
+        out.append([ch for n, ch in reg if n == k["name"]][i])
+    return out
+
+
+def check(name, rep, cap, want_matched=None):
+    want, replayed, matched = expected(rep, cap)
+    r = subprocess.run([TD, "ops", "--window", "all", "--format", "json", "--capture", cap, rep],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
+        return 1
+    t = json.loads(r.stdout)
+    rows = {x["name"]: x for x in t["rows"] if x.get("kind") != "gpu"}
+    # an op the replay also runs eagerly (aten::embedding) keeps its own kernels' time
+    plain = json.loads(subprocess.run([TD, "ops", "--window", "all", "--format", "json", rep],
+                                      capture_output=True, text=True).stdout)
+    eager = {x["name"]: x["self_cuda_ns"] for x in plain["rows"] if x.get("kind") != "gpu"}
+    errs = []
+    if want_matched is not None and matched != want_matched:
+        errs.append("the raw events attribute %d kernels, not %d" % (matched, want_matched))
+    if t.get("graph_kernels") != replayed or t.get("graph_kernels_from_capture") != matched:
+        errs.append("graph kernels %s / %s from the capture; the raw events %d / %d" %
+                    (t.get("graph_kernels"), t.get("graph_kernels_from_capture"), replayed,
+                     matched))
+    for op, (s, tot) in sorted(want.items()):
+        x = rows.get(op)
+        if not x or x["self_cuda_ns"] != s + eager.get(op, 0) or x["cuda_total_ns"] < tot:
+            errs.append("%s: self %s total %s ns; the capture gives %d, %d" %
+                        (op, x and x["self_cuda_ns"], x and x["cuda_total_ns"], s, tot))
+    if str(matched) not in r.stderr or "--capture" not in r.stderr:
+        errs.append("no line on stderr saying how many: %r" % r.stderr[:200])
+    if errs:
+        print("FAIL %s: %s" % (name, "; ".join(errs)))
+        return 1
+    print("ok   %s: %d of %d graph-replayed kernels to %d captured ops" %
+          (name, matched, replayed, len(want)))
+    return 0
+
+
+def main():
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, cap = os.path.join(tmp, "rep.json"), os.path.join(tmp, "cap.json")
+        subprocess.run([GEN, "--serve", "14", "--serve-capture", cap, "-o", rep], check=True)
+        # 9 decode iterations of 4 graphs of 8 kernels, every one from the capture
+        bad += check("gen_trace --serve 14 --serve-capture", rep, cap, 9 * 4 * 8)
+        # the captured ops only hold time through the capture: without it, none of it
+        plain = json.loads(subprocess.run([TD, "ops", "--window", "all", "--format", "json",
+                                           rep], capture_output=True, text=True).stdout)
+        if any(x["name"] == "vllm::rms_norm" for x in plain["rows"]):
+            print("FAIL gen_trace --serve: vllm::rms_norm without --capture")
+            bad += 1
+        # kernels: the GEMM's top op is the one that captured most of it
+        k = json.loads(subprocess.run([TD, "kernels", "--window", "all", "--format", "json",
+                                       "--capture", cap, rep], capture_output=True,
+                                      text=True).stdout)
+        top = {x["name"]: x.get("top_op") for x in k["rows"]}
+        if top.get("rms_norm_kernel") != "vllm::rms_norm" or \
+           top.get("paged_attention_v2_kernel") != "vllm::unified_attention":
+            print("FAIL kernels --capture: top ops %s" % top)
+            bad += 1
+        # a capture of another server: the serving loop's kernels are not the trace's own
+        other = os.path.join(tmp, "other.json")
+        subprocess.run([GEN, "--serve", "14", "-o", other], check=True)
+        bad += check("a replay with another server's capture", other, cap, 0)
+    if not os.path.isdir(SHARED):
+        print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
+        return 1 if bad else 77
+    # the shared capture traces are MI300X captures (vLLM FULL, SGLang bs 32 decode); the
+    # shared replay, vllm-gb10-decode, is a GB10's piecewise graphs: nothing matches
+    pairs = [("vllm-gb10-decode.json.gz", "vllm-capture-mi300x.json.gz"),
+             ("vllm-gb10-decode.json.gz", "sglang-capture-mi300x.json.gz")]
+    for rep, cap in pairs:
+        r, c = os.path.join(SHARED, rep), os.path.join(SHARED, cap)
+        if os.path.exists(r) and os.path.exists(c):
+            bad += check("%s --capture %s" % (rep, cap), r, c, 0)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
