@@ -181,6 +181,13 @@ def main():
            top.get("paged_attention_v2_kernel") != "vllm::unified_attention":
             print("FAIL kernels --capture: top ops %s" % top)
             bad += 1
+        # diagnose's HTML tables: the captured ops there only with --capture
+        html = [subprocess.run([TD, "diagnose", "--format", "html"] + extra + [rep],
+                               capture_output=True, text=True).stdout
+                for extra in ([], ["--capture", cap])]
+        if "vllm::unified_attention" in html[0] or "vllm::unified_attention" not in html[1]:
+            print("FAIL diagnose --capture: the HTML op table's captured ops")
+            bad += 1
         # a capture of another server: the serving loop's kernels are not the trace's own
         other = os.path.join(tmp, "other.json")
         subprocess.run([GEN, "--serve", "14", "-o", other], check=True)
