@@ -34,6 +34,43 @@ TD_DEFINE_SORT(sort_rk, struct rk, RK_LESS)
 TD_DEFINE_SORT(sort_rk_name, struct rk, RK_NAME_LESS)
 #define LN_LESS(x, y) ((x)->corr < (y)->corr)
 TD_DEFINE_SORT(sort_ln, struct td_launch_name, LN_LESS)
+#define KM_LESS(x, y) ((x)->track < (y)->track || ((x)->track == (y)->track && \
+		       ((x)->ts < (y)->ts || ((x)->ts == (y)->ts && (x)->corr < (y)->corr))))
+TD_DEFINE_SORT(sort_km, struct td_kernel_mark, KM_LESS)
+
+/* the replayed kernels ks[0..n) no capture gave ops: their own annotation's name, if any */
+static void annotations(struct td_graph_map *m, const struct td_trace *t, const struct rk *ks,
+			size_t n)
+{
+	size_t nm = t->kernel_marks.len, i, lo;
+	struct td_kernel_mark *v;
+
+	if (!nm)
+		return;
+	v = td_malloc(nm * sizeof(*v));
+	memcpy(v, t->kernel_marks.data, nm * sizeof(*v));
+	sort_km(v, nm);
+	for (i = 0; i < n; i++) {
+		uint32_t tr = td_trace_track_of(t, ks[i].ev), corr = td_trace_ev(t, ks[i].ev)->corr;
+		int64_t ts = ks[i].ts;
+		if (m->chain[ks[i].ev])
+			continue;
+		TD_LOWER_BOUND(lo, nm, v[mid].track < tr || (v[mid].track == tr &&
+			       (v[mid].ts < ts || (v[mid].ts == ts && v[mid].corr < corr))));
+		if (lo >= nm || v[lo].track != tr || v[lo].ts != ts || v[lo].corr != corr)
+			continue;
+		if (m->npool + 2 > m->cap) {
+			m->cap = m->cap ? m->cap * 2 : 256;
+			m->pool = td_realloc(m->pool, m->cap * sizeof(*m->pool));
+		}
+		m->pool[m->npool] = 1;
+		m->pool[m->npool + 1] = v[lo].name;
+		m->chain[ks[i].ev] = (uint32_t)m->npool + 1;
+		m->npool += 2;
+		m->annotated++;
+	}
+	free(v);
+}
 
 static int starts(const char *s, const char *p)
 {
@@ -251,7 +288,8 @@ void td_graph_map_build(struct td_graph_map *m, struct td_trace *replay,
 	td_vec_init(&regs, sizeof(struct region));
 	td_vec_init(&launches, sizeof(struct cap_launch));
 	td_vec_init(&ks, sizeof(struct rk));
-	regions(m, replay, cap, &regs, &launches);
+	if (cap)
+		regions(m, replay, cap, &regs, &launches);
 	is_graph = td_calloc(replay->names.count + 1, 1);
 	for (i = 1; i <= replay->names.count; i++)
 		is_graph[i] = (uint8_t)graph_launch(td_trace_name(replay, (uint32_t)i));
@@ -280,6 +318,7 @@ void td_graph_map_build(struct td_graph_map *m, struct td_trace *replay,
 		if (regs.len)
 			match_group(m, &regs, &launches, &v[i], j - i);
 	}
+	annotations(m, replay, ks.data, ks.len);
 	td_vec_free(&regs);
 	td_vec_free(&launches);
 	td_vec_free(&ks);

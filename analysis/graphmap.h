@@ -9,7 +9,9 @@
  * of that name (the kernel name a launch call records, roctracer's "kernel" arg), by position
  * when the capture names none. A graph launch whose kernels match no capture (another server,
  * other shapes), or several captures whose ops differ, keeps its kernels unattributed, counted.
- * Library code: never prints. */
+ * A replayed kernel no capture gave ops to but that carries newer PyTorch's graph annotation
+ * (mark_kernels: its "name" in the kernel's args, parser/trace.h td_kernel_mark) is given that
+ * name as its op. Library code: never prints. */
 #ifndef TD_ANALYSIS_GRAPHMAP_H
 #define TD_ANALYSIS_GRAPHMAP_H
 
@@ -31,10 +33,12 @@ struct td_graph_map {
 	uint64_t replayed;         /* kernels they replayed */
 	uint64_t matched;          /* ... attributed to a capture's ops */
 	uint64_t ambiguous;        /* ... left out: several captures match with other ops */
+	uint64_t annotated;        /* ... not matched, named by their own annotation instead */
 };
 
-/* Builds m: replay's graph-replayed kernels matched to cap's captures (cap may be replay).
- * The capture's op names are interned in replay's strtab: call before the analysis. */
+/* Builds m: replay's graph-replayed kernels matched to cap's captures (cap may be replay, or
+ * NULL: none), then its annotations. The capture's op names are interned in replay's strtab:
+ * call before the analysis. */
 void td_graph_map_build(struct td_graph_map *m, struct td_trace *replay,
 			const struct td_trace *cap);
 void td_graph_map_free(struct td_graph_map *m);

@@ -56,7 +56,10 @@ struct gen {
 	int serve_tp;             /* --serve-tp: each kernel on this many devices (0, 1: one) */
 	int64_t serve_ar_ns;      /* --serve-allreduce-us: a custom all-reduce after each layer */
 	int serve_capture;        /* --serve-capture FILE: the decode graphs' capture written there,
-				   * their kernels named as it says */
+				   * their kernels named as it says (also --serve-capture-inline:
+				   * written into the trace before the loop, and --serve-annotate) */
+	int serve_annotate;       /* --serve-annotate: each graph kernel's module in its args'
+				   * "name", as newer PyTorch's graph annotations write it */
 };
 #define GATHERS 4
 

@@ -94,15 +94,15 @@ void serve_capture(struct gen *g)
 
 /* kernel on stream at ts on every device (--serve-tp), its launch's correlation */
 static void on_devices(struct gen *g, const char *kernel, int stream, uint64_t ext,
-		       uint64_t corr, int64_t ts, int64_t dur, int first)
+		       uint64_t corr, int64_t ts, int64_t dur, int first, const char *mark)
 {
-	char args[256];
+	char args[384];
 	int d, n = g->serve_tp > 1 ? g->serve_tp : 1;
 
 	for (d = 0; d < n; d++) {
 		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": %d, "
-			 "\"context\": 1, \"stream\": %d, \"correlation\": %" PRIu64, ext, d,
-			 stream, corr);
+			 "\"context\": 1, \"stream\": %d, \"correlation\": %" PRIu64 "%s%s%s", ext, d,
+			 stream, corr, mark ? ", \"name\": \"" : "", mark ? mark : "", mark ? "\"" : "");
 		span(g, "kernel", kernel, d, stream, ts, dur, args);
 		if (first)
 			flow(g, 'f', corr, d, stream, ts);
@@ -126,11 +126,15 @@ static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_
 	span(g, "cuda_runtime", call, g->pid, g->tid, ts, call_ns, args);
 	flow(g, 's', corr, g->pid, g->tid, ts);
 	for (i = 0; i < n; i++) {
-		on_devices(g, names ? names[i] : kernel, 7, ext, corr, k_ts, kernel_ns, i == 0);
+		const char *op, *module = NULL;
+		if (names && g->serve_annotate) /* mark_kernels: the module's name in its args */
+			graph_op(names[i], i, &op, &module);
+		on_devices(g, names ? names[i] : kernel, 7, ext, corr, k_ts, kernel_ns, i == 0,
+			   module);
 		k_ts += kernel_ns;
 		if (layer && g->serve_ar_ns > 0) { /* the next layer waits for the reduced output */
 			k_ts -= AR_OVERLAP(g->serve_ar_ns, kernel_ns);
-			on_devices(g, AR_KERNEL, AR_STREAM, ext, corr, k_ts, g->serve_ar_ns, 0);
+			on_devices(g, AR_KERNEL, AR_STREAM, ext, corr, k_ts, g->serve_ar_ns, 0, NULL);
 			k_ts += g->serve_ar_ns;
 		}
 		k_ts += 1000;

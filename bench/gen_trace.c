@@ -57,8 +57,11 @@
  *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
  *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [--serve-tp N]
  *                  [--serve-allreduce-us U] [--serve-capture FILE] [-o FILE]
+ * [--serve-capture-inline] [--serve-annotate]
  * (--serve-capture FILE: the capture of the decode graphs written to FILE, their kernels
- * named as it records them)
+ * named as it records them; --serve-capture-inline: into the trace itself, before the loop;
+ * --serve-annotate: each graph kernel's module in its args' "name", as newer PyTorch's
+ * mark_kernels annotations)
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
 	int steps = 0, ops = 200, pageable = 0, i, ranks = 0, straggler = -1, imbalance = 0;
 	int serve = 0;
 	const char *capture = NULL;
+	int inline_capture = 0;
 	int64_t loader_ns = 2000000, delay_ns = 0, bubble_ns = 300000;
 	const char *out = NULL;
 
@@ -267,6 +271,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--serve-capture") && i + 1 < argc) {
 			capture = argv[++i];
 			g.serve_capture = 1;
+		} else if (!strcmp(argv[i], "--serve-capture-inline")) {
+			inline_capture = 1;
+			g.serve_capture = 1;
+		} else if (!strcmp(argv[i], "--serve-annotate")) {
+			g.serve_annotate = 1;
+			g.serve_capture = 1;
 		} else if (!strcmp(argv[i], "--serve-tp") && i + 1 < argc) {
 			g.serve_tp = atoi(argv[++i]);
 			g.serve_tp = g.serve_tp > 64 ? 64 : g.serve_tp;
@@ -299,7 +309,8 @@ int main(int argc, char **argv)
 					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
 					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf|annotation] "
 					"[--bubble-us N] [--serve-tp N] [--serve-allreduce-us U] "
-					"[--serve-capture FILE] [-o FILE]\n"
+					"[--serve-capture FILE | --serve-capture-inline] "
+					"[--serve-annotate] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
@@ -345,6 +356,8 @@ int main(int argc, char **argv)
 		}
 	}
 	header(&g);
+	if (serve && inline_capture)
+		serve_capture(&g);
 	for (i = 0; i < serve; i++) /* a prefill, decode, a mixed batch, decode, ... */
 		serve_iteration(&g, i % 6 == 0 ? 2048 : i % 6 == 3 ? 256 : 0, i % 6 == 0 ? 0 : 16,
 				bubble_ns);

@@ -264,6 +264,10 @@ int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td
 	char shown[512];
 	int rc;
 
+	if (!path) { /* the trace's own captures and graph annotations, if any: nothing said */
+		td_graph_map_build(m, t, t);
+		return EXIT_OK;
+	}
 	td_trace_init(cap);
 	if ((rc = cli_load(path, cap)) != EXIT_OK) {
 		td_trace_free(cap);

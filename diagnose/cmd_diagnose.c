@@ -105,12 +105,12 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 		td_trace_free(&t);
 		return rc_exit;
 	}
-	if (capture && (rc_exit = cli_capture("diagnose", capture, &t, &cap, &gmap)) != EXIT_OK) {
+	if ((rc_exit = cli_capture("diagnose", capture, &t, &cap, &gmap)) != EXIT_OK) {
 		td_trace_free(&t);
 		return rc_exit;
 	}
 	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
-	a.gmap = capture ? &gmap : NULL;
+	a.gmap = &gmap;
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
 	chk = td_malloc(sizeof(*chk));
@@ -137,8 +137,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	free(chk);
 	td_report_free(&r);
 	td_analysis_free(&a);
-	if (capture)
-		td_graph_map_free(&gmap);
+	td_graph_map_free(&gmap);
 	td_trace_free(&t);
 	return rc_exit;
 }

@@ -354,9 +354,11 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	td_table_meta_int(out, "window_start_ns", from);
 	td_table_meta_int(out, "window_end_ns", to);
 	td_table_meta_int(out, "gpu_busy_ns", busy);
-	if (a->gmap) { /* --capture: the graph-replayed kernels, those given the capture's ops */
+	if (a->gmap && (a->gmap->replayed || a->gmap->captures)) {
+		/* the graph-replayed kernels, those given the capture's ops, their annotation's */
 		td_table_meta_int(out, "graph_kernels", (int64_t)a->gmap->replayed);
 		td_table_meta_int(out, "graph_kernels_from_capture", (int64_t)a->gmap->matched);
+		td_table_meta_int(out, "graph_kernels_annotated", (int64_t)a->gmap->annotated);
 	}
 	td_groups_free(&byname);
 	td_groups_free(&pairs);

@@ -633,9 +633,11 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	td_table_meta_int(out, "self_cpu_total_ns", sum_self_cpu);
 	td_table_meta_int(out, "self_cuda_total_ns", sum_self_cuda);
 	td_table_meta_int(out, "gpu_ops_without_op", (int64_t)unattributed);
-	if (a->gmap) { /* --capture: the graph-replayed kernels, those given the capture's ops */
+	if (a->gmap && (a->gmap->replayed || a->gmap->captures)) {
+		/* the graph-replayed kernels, those given the capture's ops, their annotation's */
 		td_table_meta_int(out, "graph_kernels", (int64_t)a->gmap->replayed);
 		td_table_meta_int(out, "graph_kernels_from_capture", (int64_t)a->gmap->matched);
+		td_table_meta_int(out, "graph_kernels_annotated", (int64_t)a->gmap->annotated);
 	}
 	td_groups_free(&g.map);
 	free(g.acc);

@@ -12,6 +12,8 @@ runs eagerly, as the table without --capture has it) and total (every op of the 
 at least), the counts in the table's header, and `tracedoc kernels`' top op; on a
 pair gen_trace --serve --serve-capture writes (a known mapping), and on the shared capture
 traces, which come from other servers than the shared replays: nothing attributed, counted.
+A trace holding its own captures needs no --capture; newer PyTorch's graph annotations (a
+"name" in a replayed kernel's args) give the kernel that name with no capture at all.
 usage: graph_capture.py TRACEDOC GEN_TRACE"""
 import gzip
 import json
@@ -124,19 +126,68 @@ def assign(reg, ks):
     return out
 
 
+def eager_self(rep):
+    """an op the replay also runs eagerly (aten::embedding) keeps its own kernels' time: each
+    op's self GPU time from the kernels of its launch calls (not a graph's, not under capture),
+    the op the innermost cpu_op or user_annotation around the call"""
+    ev = load(rep)
+    spans = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op",
+                                                                       "user_annotation")]
+    calls = {}
+    for e in ev:
+        a = e.get("args", {})
+        if e.get("cat") == "cuda_runtime" and "GraphLaunch" not in e["name"] and \
+           "correlation" in a:
+            around = [o for o in spans if o["tid"] == e["tid"] and o["ts"] <= e["ts"] and
+                      e["ts"] + e["dur"] <= o["ts"] + o["dur"]]
+            if around:
+                calls[a["correlation"]] = max(around, key=lambda o: (o["ts"], -o["dur"]))["name"]
+    out = {}
+    for e in ev:
+        op = calls.get(e.get("args", {}).get("correlation")) if e.get("cat") == "kernel" else None
+        if op:
+            out[op] = out.get(op, 0) + round(e["dur"] * 1000)
+    return out
+
+
+def annotated(name, path):
+    """newer PyTorch's graph annotations: a graph-replayed kernel whose args hold a "name" is
+    that name's (its row's self GPU time), with no capture"""
+    ev = load(path)
+    graph = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime" and
+             "GraphLaunch" in e["name"]}
+    want, n = {}, 0
+    for e in ev:
+        a = e.get("args", {})
+        if e.get("cat") == "kernel" and a.get("correlation") in graph and a.get("name"):
+            want[a["name"]] = want.get(a["name"], 0) + round(e["dur"] * 1000)
+            n += 1
+    t = json.loads(subprocess.run([TD, "ops", "--window", "all", "--format", "json", path],
+                                  capture_output=True, text=True).stdout)
+    rows = {x["name"]: x["self_cuda_ns"] for x in t["rows"] if x.get("kind") != "gpu"}
+    errs = ["%s: %s ns, the raw events %d" % (k, rows.get(k), v) for k, v in sorted(want.items())
+            if rows.get(k) != v]
+    if not n or t.get("graph_kernels_annotated") != n:
+        errs.append("annotated kernels %s, the raw events %d" % (t.get("graph_kernels_annotated"), n))
+    if errs:
+        print("FAIL %s: %s" % (name, "; ".join(errs)))
+        return 1
+    print("ok   %s: %d annotated graph kernels to %d names" % (name, n, len(want)))
+    return 0
+
+
 def check(name, rep, cap, want_matched=None):
+    """cap is rep: the trace's own captures, with no --capture (and nothing said)"""
     want, replayed, matched = expected(rep, cap)
-    r = subprocess.run([TD, "ops", "--window", "all", "--format", "json", "--capture", cap, rep],
+    flag = ["--capture", cap] if cap != rep else []
+    r = subprocess.run([TD, "ops", "--window", "all", "--format", "json"] + flag + [rep],
                        capture_output=True, text=True)
     if r.returncode != 0:
         print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[:300]))
         return 1
     t = json.loads(r.stdout)
     rows = {x["name"]: x for x in t["rows"] if x.get("kind") != "gpu"}
-    # an op the replay also runs eagerly (aten::embedding) keeps its own kernels' time
-    plain = json.loads(subprocess.run([TD, "ops", "--window", "all", "--format", "json", rep],
-                                      capture_output=True, text=True).stdout)
-    eager = {x["name"]: x["self_cuda_ns"] for x in plain["rows"] if x.get("kind") != "gpu"}
+    eager = eager_self(rep)
     errs = []
     if want_matched is not None and matched != want_matched:
         errs.append("the raw events attribute %d kernels, not %d" % (matched, want_matched))
@@ -149,7 +200,7 @@ def check(name, rep, cap, want_matched=None):
         if not x or x["self_cuda_ns"] != s + eager.get(op, 0) or x["cuda_total_ns"] < tot:
             errs.append("%s: self %s total %s ns; the capture gives %d, %d" %
                         (op, x and x["self_cuda_ns"], x and x["cuda_total_ns"], s, tot))
-    if str(matched) not in r.stderr or "--capture" not in r.stderr:
+    if flag and (str(matched) not in r.stderr or "--capture" not in r.stderr):
         errs.append("no line on stderr saying how many: %r" % r.stderr[:200])
     if errs:
         print("FAIL %s: %s" % (name, "; ".join(errs)))
@@ -188,6 +239,13 @@ def main():
         if "vllm::unified_attention" in html[0] or "vllm::unified_attention" not in html[1]:
             print("FAIL diagnose --capture: the HTML op table's captured ops")
             bad += 1
+        # the capture in the replay trace itself: no --capture needed
+        inl = os.path.join(tmp, "inline.json")
+        subprocess.run([GEN, "--serve", "14", "--serve-capture-inline", "-o", inl], check=True)
+        bad += check("gen_trace --serve 14 --serve-capture-inline", inl, inl, 9 * 4 * 8)
+        ann = os.path.join(tmp, "annotated.json")
+        subprocess.run([GEN, "--serve", "14", "--serve-annotate", "-o", ann], check=True)
+        bad += annotated("gen_trace --serve 14 --serve-annotate", ann)
         # a capture of another server: the serving loop's kernels are not the trace's own
         other = os.path.join(tmp, "other.json")
         subprocess.run([GEN, "--serve", "14", "-o", other], check=True)
