@@ -67,6 +67,8 @@ struct gen {
 void span(struct gen *g, const char *cat, const char *name, int pid, int tid, int64_t ts,
 	  int64_t dur, const char *args);
 void flow(struct gen *g, char ph, uint64_t id, int pid, int tid, int64_t ts);
+/* a [memory] instant on device 0 at ts: bytes allocated (+) or freed (-), the totals after */
+void mem_event(struct gen *g, int64_t ts, int64_t bytes, int64_t allocated, int64_t reserved);
 /* a collective: its launch on the host at ts (record_param_comms, cudaLaunchKernel, the
  * flow's start), and its NCCL kernel on a stream (with the flow's end) */
 #define ALLREDUCE_KERNEL                                                                     \
@@ -87,5 +89,9 @@ void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t
  * kernel launches between cudaStreamBeginCapture and cudaStreamEndCapture, under the ops and
  * module annotations that launch them, each naming its kernel ("kernel", as roctracer) */
 void serve_capture(struct gen *g);
+/* vLLM's start-up memory (--serve-kv-gib): determine_available_memory's profile_run (1 GiB
+ * allocated and freed), then initialize_kv_cache allocating kv_bytes in 8 tensors, as
+ * [memory] instants on top of 4 GiB of weights */
+void serve_kv_cache(struct gen *g, int64_t kv_bytes);
 
 #endif

@@ -59,6 +59,30 @@ static void graph_op(const char *kernel, int j, const char **op, const char **mo
 
 static void frame(struct gen *g, const char *cat, const char *name, int64_t ts, int64_t dur);
 
+void serve_kv_cache(struct gen *g, int64_t kv_bytes)
+{
+	const int64_t gib = INT64_C(1) << 30, weights = 4 * gib, reserved = weights + gib / 2;
+	int64_t t = g->now_ns, part = kv_bytes / 8;
+	int k;
+
+	frame(g, "python_function", "vllm/v1/worker/gpu_worker.py(310): determine_available_memory",
+	      t, 300000);
+	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(4950): profile_run",
+	      t + 1000, 290000);
+	mem_event(g, t + 10000, gib, weights + gib, reserved + gib);
+	mem_event(g, t + 200000, -gib, weights, reserved + gib); /* freed, kept cached */
+	t += 400000;
+	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(5600): initialize_kv_cache",
+	      t, 400000);
+	frame(g, "python_function",
+	      "vllm/v1/worker/gpu_model_runner.py(5500): _allocate_kv_cache_tensors", t + 1000,
+	      300000);
+	for (k = 1; k <= 8; k++)
+		mem_event(g, t + 1000 + k * 30000, part, weights + k * part,
+			  reserved + gib + k * part);
+	g->now_ns = t + 500000;
+}
+
 void serve_capture(struct gen *g)
 {
 	char args[512];

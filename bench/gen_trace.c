@@ -57,11 +57,12 @@
  *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
  *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [--serve-tp N]
  *                  [--serve-allreduce-us U] [--serve-capture FILE] [-o FILE]
- * [--serve-capture-inline] [--serve-annotate]
+ * [--serve-capture-inline] [--serve-annotate] [--serve-kv-gib G]
  * (--serve-capture FILE: the capture of the decode graphs written to FILE, their kernels
  * named as it records them; --serve-capture-inline: into the trace itself, before the loop;
  * --serve-annotate: each graph kernel's module in its args' "name", as newer PyTorch's
- * mark_kernels annotations)
+ * mark_kernels annotations; --serve-kv-gib G: vLLM's memory profiling and a KV cache of G GiB
+ * allocated first, as [memory] instants)
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -205,6 +206,7 @@ int main(int argc, char **argv)
 	int serve = 0;
 	const char *capture = NULL;
 	int inline_capture = 0;
+	int64_t kv_bytes = 0;
 	int64_t loader_ns = 2000000, delay_ns = 0, bubble_ns = 300000;
 	const char *out = NULL;
 
@@ -274,6 +276,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--serve-capture-inline")) {
 			inline_capture = 1;
 			g.serve_capture = 1;
+		} else if (!strcmp(argv[i], "--serve-kv-gib") && i + 1 < argc) {
+			kv_bytes = (int64_t)(atof(argv[++i]) * (double)(INT64_C(1) << 30));
 		} else if (!strcmp(argv[i], "--serve-annotate")) {
 			g.serve_annotate = 1;
 			g.serve_capture = 1;
@@ -310,7 +314,7 @@ int main(int argc, char **argv)
 					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf|annotation] "
 					"[--bubble-us N] [--serve-tp N] [--serve-allreduce-us U] "
 					"[--serve-capture FILE | --serve-capture-inline] "
-					"[--serve-annotate] [-o FILE]\n"
+					"[--serve-annotate] [--serve-kv-gib G] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
@@ -356,6 +360,8 @@ int main(int argc, char **argv)
 		}
 	}
 	header(&g);
+	if (serve && kv_bytes > 0)
+		serve_kv_cache(&g, kv_bytes);
 	if (serve && inline_capture)
 		serve_capture(&g);
 	for (i = 0; i < serve; i++) /* a prefill, decode, a mixed batch, decode, ... */

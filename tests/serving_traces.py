@@ -242,6 +242,9 @@ def main():
             bad += 1
         bad += tensor_parallel(tmp)
         bad += diff_devices(tmp)
+        kv = os.path.join(tmp, "kv.json")
+        subprocess.run([GEN, "--serve", "14", "--serve-kv-gib", "6", "-o", kv], check=True)
+        bad += kv_cache("gen_trace --serve 14 --serve-kv-gib 6", kv, True)
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
@@ -252,6 +255,7 @@ def main():
             continue
         bad += check(name, path, want)
         bad += collectives(name, path)
+        bad += kv_cache(name, path, False)
     bad += decode_budget()
     bad += graph_busy()
     return 1 if bad else 0
@@ -365,6 +369,57 @@ def diff_devices(tmp):
         print("ok   diff of two tensor-parallel loops: phases on both GPUs, busy and exposed "
               "all-reduce per iteration as the raw events")
     return bad
+
+
+KV_FN = {"initialize_kv_cache", "initialize_kv_cache_tensors", "_allocate_kv_cache_tensors",
+         "_init_cache_engine", "init_memory_pool", "_create_buffers"}
+
+
+def kv_cache(name, path, want):
+    """the engine's KV-cache allocation frame (a Python frame of one of KV_FN, the first
+    outermost), the [memory] instants on its thread under it on one device: the bytes they
+    allocate less what they free, how many allocate, the device's reserved memory at the last
+    instant before the frame and the last under it; against diagnose's kv_cache (and its text
+    line); want: whether the trace shows one"""
+    ev = load(path)
+    frames = [e for e in ev if e.get("cat") == "python_function" and "dur" in e and
+              e["name"].split("): ")[-1] in KV_FN]
+    outer = sorted((f for f in frames if not any(
+        g is not f and g["tid"] == f["tid"] and g["ts"] <= f["ts"] and
+        f["ts"] + f["dur"] <= g["ts"] + g["dur"] for g in frames)), key=lambda f: f["ts"])
+    mem = sorted((e for e in ev if e.get("name") == "[memory]" and
+                  e.get("args", {}).get("Device Type", 1) != 0), key=lambda e: e["ts"])
+    raw = None
+    for f in outer[:1]:
+        under = [m for m in mem if m["tid"] == f["tid"] and f["ts"] <= m["ts"] < f["ts"] + f["dur"]]
+        if under:
+            dev = under[0]["args"]["Device Id"]
+            under = [m for m in under if m["args"]["Device Id"] == dev]
+            before = [m for m in mem if m["ts"] < f["ts"] and m["args"]["Device Id"] == dev]
+            raw = {"frame": f["name"], "device": dev,
+                   "bytes": sum(m["args"]["Bytes"] for m in under),
+                   "allocations": sum(1 for m in under if m["args"]["Bytes"] > 0),
+                   "reserved_before_bytes": before[-1]["args"]["Total Reserved"] if before else -1,
+                   "reserved_after_bytes": under[-1]["args"]["Total Reserved"],
+                   "complete": bool(before)}
+            if raw["bytes"] <= 0:
+                raw = None
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    got = rep.get("kv_cache")
+    if (raw is not None) != want or (got is None) != (raw is None) or \
+       (raw and any(got.get(k) != v for k, v in raw.items())):
+        print("FAIL %s KV cache: tracedoc %s, the raw events %s" % (name, got, raw))
+        return 1
+    if raw:
+        text = subprocess.run([TD, "diagnose", path], capture_output=True, text=True).stdout
+        if "KV cache " not in text or "in %d allocations" % raw["allocations"] not in text:
+            print("FAIL %s KV cache: no text line" % name)
+            return 1
+        print("ok   %s: KV cache %d bytes in %d allocations, reserved %d -> %d" %
+              (name, raw["bytes"], raw["allocations"], raw["reserved_before_bytes"],
+               raw["reserved_after_bytes"]))
+    return 0
 
 
 def union(iv):
