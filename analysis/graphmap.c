@@ -146,7 +146,20 @@ static void regions(struct td_graph_map *m, struct td_trace *replay, const struc
 {
 	struct td_launch_name *ln = NULL;
 	size_t nln = cap->launch_names.len, tr, k;
+	/* per name: 1 begins a capture, 2 ends one, 3 launches a kernel */
+	uint8_t *kind = td_calloc(cap->names.count + 1, 1);
+	int any = 0;
 
+	for (k = 1; k <= cap->names.count; k++) {
+		const char *n = td_trace_name(cap, (uint32_t)k);
+		kind[k] = strstr(n, "BeginCapture") ? 1 : strstr(n, "EndCapture") ? 2
+			: kernel_launch(n) ? 3 : 0;
+		any |= kind[k] == 1;
+	}
+	if (!any) { /* no capture: no pass over the events */
+		free(kind);
+		return;
+	}
 	if (nln) {
 		ln = td_malloc(nln * sizeof(*ln));
 		memcpy(ln, cap->launch_names.data, nln * sizeof(*ln));
@@ -159,13 +172,11 @@ static void regions(struct td_graph_map *m, struct td_trace *replay, const struc
 			continue;
 		for (k = t->first; k < end; k++) {
 			const struct td_event *e = td_trace_ev(cap, (uint32_t)k);
-			const char *n;
 			if (e->kind != TD_K_RUNTIME)
 				continue;
-			n = td_trace_name(cap, e->name);
-			if (strstr(n, "BeginCapture")) {
+			if (kind[e->name] == 1) {
 				begin = k;
-			} else if (strstr(n, "EndCapture") && begin != SIZE_MAX) {
+			} else if (kind[e->name] == 2 && begin != SIZE_MAX) {
 				struct region *r = td_vec_push(regs);
 				size_t j;
 				int64_t bts = td_trace_ev(cap, (uint32_t)begin)->ts;
@@ -174,8 +185,7 @@ static void regions(struct td_graph_map *m, struct td_trace *replay, const struc
 				for (j = begin + 1; j < k; j++) {
 					const struct td_event *x = td_trace_ev(cap, (uint32_t)j);
 					struct cap_launch *c;
-					if (x->kind != TD_K_RUNTIME ||
-					    !kernel_launch(td_trace_name(cap, x->name)))
+					if (x->kind != TD_K_RUNTIME || kind[x->name] != 3)
 						continue;
 					c = td_vec_push(launches);
 					c->pos = (uint32_t)(launches->len - 1 - r->first);
@@ -193,6 +203,7 @@ static void regions(struct td_graph_map *m, struct td_trace *replay, const struc
 	}
 	m->captures = regs->len;
 	free(ln);
+	free(kind);
 	/* a named region's launches by (name, position): the k-th of a name found at once */
 	for (k = 0; k < regs->len; k++) {
 		struct region *r = &TD_VEC_AT(regs, struct region, k);
@@ -283,17 +294,15 @@ void td_graph_map_build(struct td_graph_map *m, struct td_trace *replay,
 	size_t i, j;
 
 	memset(m, 0, sizeof(*m));
-	m->n = replay->events.len;
-	m->chain = td_calloc(m->n ? m->n : 1, sizeof(*m->chain));
 	td_vec_init(&regs, sizeof(struct region));
 	td_vec_init(&launches, sizeof(struct cap_launch));
 	td_vec_init(&ks, sizeof(struct rk));
 	if (cap)
 		regions(m, replay, cap, &regs, &launches);
 	is_graph = td_calloc(replay->names.count + 1, 1);
-	for (i = 1; i <= replay->names.count; i++)
-		is_graph[i] = (uint8_t)graph_launch(td_trace_name(replay, (uint32_t)i));
-	for (td_gpu_events_begin(&it, replay); td_dev_events_next(&it, &k);) {
+	for (i = 1, j = 0; i <= replay->names.count; i++)
+		j |= is_graph[i] = (uint8_t)graph_launch(td_trace_name(replay, (uint32_t)i));
+	for (td_gpu_events_begin(&it, replay); j && td_dev_events_next(&it, &k);) {
 		const struct td_event *e = td_trace_ev(replay, k);
 		uint32_t l;
 		struct rk *x;
@@ -308,6 +317,10 @@ void td_graph_map_build(struct td_graph_map *m, struct td_trace *replay,
 		x->pos = 0;
 	}
 	free(is_graph);
+	if (ks.len) { /* a chain per event only when a graph replayed kernels */
+		m->n = replay->events.len;
+		m->chain = td_calloc(m->n, sizeof(*m->chain));
+	}
 	sort_rk(ks.data, ks.len);
 	m->replayed = ks.len;
 	for (i = 0; i < ks.len; i = j) {
