@@ -221,8 +221,8 @@ static int same_chain(const struct td_graph_map *m, uint32_t x, uint32_t y)
 	       !memcmp(&m->pool[x], &m->pool[y], m->pool[x - 1] * sizeof(*m->pool));
 }
 
-/* region r's launch for the replayed kernel k[i] of a group of n sorted by (name, order) when
- * r is named, else in time order; NULL when r does not match the group */
+/* 1 when region r fits the replayed kernels k[0..n) (sorted by (name, order) when r is named,
+ * else in time order): as many launches, and a named region's names the kernels' */
 static int matches(const struct region *r, const struct cap_launch *l, const struct rk *k,
 		   size_t n)
 {
@@ -243,6 +243,7 @@ static void match_group(struct td_graph_map *m, const struct td_vec *regs,
 			const struct td_vec *launches, struct rk *k, size_t n)
 {
 	struct rk *by_name = td_malloc(n * sizeof(*by_name));
+	size_t *at = td_malloc(n * sizeof(*at)); /* kernel i's place among them by name */
 	const struct cap_launch *L = launches->data;
 	size_t i, r, found = SIZE_MAX;
 	int ambiguous = 0;
@@ -252,23 +253,20 @@ static void match_group(struct td_graph_map *m, const struct td_vec *regs,
 		by_name[i].pos = (uint32_t)i;
 	}
 	sort_rk_name(by_name, n);
+	for (i = 0; i < n; i++)
+		at[by_name[i].pos] = i;
 	for (r = 0; r < regs->len && !ambiguous; r++) {
 		const struct region *g = &TD_VEC_AT(regs, struct region, r);
-		const struct rk *kk = g->named ? by_name : k;
-		if (!matches(g, &L[g->first], kk, n))
+		if (!matches(g, &L[g->first], g->named ? by_name : k, n))
 			continue;
 		if (found == SIZE_MAX) {
 			found = r;
 			continue;
 		}
 		for (i = 0; i < n && !ambiguous; i++) {
+			/* the launch each region gives kernel k[i] */
 			const struct region *f = &TD_VEC_AT(regs, struct region, found);
-			const struct rk *fk = f->named ? by_name : k;
-			size_t fi, gi; /* the launch each region gives kernel fk[i].ev */
-			for (fi = 0; fk[fi].ev != k[i].ev; fi++)
-				;
-			for (gi = 0; kk[gi].ev != k[i].ev; gi++)
-				;
+			size_t fi = f->named ? at[i] : i, gi = g->named ? at[i] : i;
 			ambiguous = !same_chain(m, L[f->first + fi].chain, L[g->first + gi].chain);
 		}
 	}
@@ -281,6 +279,7 @@ static void match_group(struct td_graph_map *m, const struct td_vec *regs,
 			if ((m->chain[fk[i].ev] = L[f->first + i].chain))
 				m->matched++;
 	}
+	free(at);
 	free(by_name);
 }
 

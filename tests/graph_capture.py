@@ -210,6 +210,51 @@ def check(name, rep, cap, want_matched=None):
     return 0
 
 
+def ambiguous(tmp):
+    """two captures launching the same kernels under other ops, a replay of those kernels: it
+    could be either, so nothing is attributed (and stderr says why); with the second capture's
+    ops the same as the first's, both kernels are"""
+    bad = 0
+    for same in (False, True):
+        ev, corr = [], [0]
+
+        def x(cat, name, ts, dur, tid=1, **args):
+            ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts,
+                       "dur": dur, "args": args})
+
+        def call(name, ts, **args):
+            corr[0] += 1
+            x("cuda_runtime", name, ts, 1, correlation=corr[0], **args)
+        for r, op in enumerate(("aten::mm", "aten::mm" if same else "aten::addmm")):
+            t = 100 * r
+            call("cudaStreamBeginCapture", t)
+            x("cpu_op", op, t + 2, 10)
+            call("cudaLaunchKernel", t + 3, kernel="gemm")
+            call("cudaLaunchKernel", t + 5, kernel="bias")
+            call("cudaStreamEndCapture", t + 20)
+        cap = os.path.join(tmp, "amb-cap.json")
+        with open(cap, "w") as f:
+            json.dump({"traceEvents": ev}, f)
+        ev, corr[0] = [], 0
+        call("cudaGraphLaunch", 1000)
+        for i, k in enumerate(("gemm", "bias")):
+            ev.append({"ph": "X", "cat": "kernel", "name": k, "pid": 0, "tid": 7,
+                       "ts": 1002 + 3 * i, "dur": 2,
+                       "args": {"device": 0, "stream": 7, "correlation": corr[0]}})
+        rep = os.path.join(tmp, "amb-rep.json")
+        with open(rep, "w") as f:
+            json.dump({"traceEvents": ev}, f)
+        bad += check("two captures of the same kernels, %s ops" % ("the same" if same else
+                                                                  "other"), rep, cap,
+                     2 if same else 0)
+        err = subprocess.run([TD, "ops", "--capture", cap, rep], capture_output=True,
+                             text=True).stderr
+        if ("several" in err) == same:
+            print("FAIL two captures: stderr %r" % err)
+            bad += 1
+    return bad
+
+
 def main():
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -250,6 +295,7 @@ def main():
         other = os.path.join(tmp, "other.json")
         subprocess.run([GEN, "--serve", "14", "-o", other], check=True)
         bad += check("a replay with another server's capture", other, cap, 0)
+        bad += ambiguous(tmp)
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
