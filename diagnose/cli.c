@@ -262,6 +262,7 @@ int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td
 		struct td_graph_map *m)
 {
 	char shown[512];
+	const char *other = "";
 	int rc;
 
 	if (!path) { /* the trace's own captures and graph annotations, if any: nothing said */
@@ -274,6 +275,9 @@ int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td
 		return rc;
 	}
 	td_graph_map_build(m, t, cap);
+	if (cap->rocm != t->rocm) /* hip* calls on one side only: another machine */
+		other = cap->rocm ? " (the capture is a ROCm trace, this one a CUDA one)"
+				  : " (the capture is a CUDA trace, this one a ROCm one)";
 	td_trace_free(cap); /* the map holds the ops' names in t's own strings */
 	cli_shown(path, shown, sizeof(shown));
 	if (!m->captures)
@@ -285,7 +289,7 @@ int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td
 	else
 		fprintf(stderr, "tracedoc %s: --capture %s: %llu of %llu graph-replayed kernels (%llu "
 				"graph launches) attributed to the ops that captured them (%llu "
-				"captures of %llu kernel launches)%s%s\n", cmd, shown,
+				"captures of %llu kernel launches)%s%s%s\n", cmd, shown,
 			(unsigned long long)m->matched, (unsigned long long)m->replayed,
 			(unsigned long long)m->launches, (unsigned long long)m->captures,
 			(unsigned long long)m->captured,
@@ -293,6 +297,6 @@ int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td
 			? "; the rest match no capture's kernels (a capture of another server, "
 			  "model or batch size?) and stay with the op around their graph launch" : "",
 			m->ambiguous ? "; some match several captures with other ops: left "
-				       "unattributed" : "");
+				       "unattributed" : "", m->matched < m->replayed ? other : "");
 	return EXIT_OK;
 }

@@ -307,6 +307,11 @@ def main():
         r, c = os.path.join(SHARED, rep), os.path.join(SHARED, cap)
         if os.path.exists(r) and os.path.exists(c):
             bad += check("%s --capture %s" % (rep, cap), r, c, 0)
+            err = subprocess.run([TD, "kernels", "--capture", c, r], capture_output=True,
+                                 text=True).stderr
+            if "match no capture" not in err or "the capture is a ROCm trace" not in err:
+                print("FAIL %s --capture %s: stderr does not say why: %r" % (rep, cap, err))
+                bad += 1
     return 1 if bad else 0
 
 
