@@ -135,6 +135,9 @@ struct td_analysis {
 	struct td_config *cfg;      /* patterns and suppressions */
 	struct td_config *own_cfg;  /* the defaults, when the caller gave none */
 	struct td_strtab labels;    /* strings the analysis composes ("aten::item <- ...") */
+	/* graph-replayed kernels to the ops that captured them (analysis/graphmap.h), set by the
+	 * caller after td_analysis_run (--capture); NULL: none */
+	const struct td_graph_map *gmap;
 	uint32_t *name_class;       /* NC_* per trace name id */
 	uint8_t *skip_name;         /* per name id: ignored by the config (NULL when none) */
 	uint8_t *small;             /* a bit per event: a kernel in its device's window that

@@ -55,6 +55,11 @@ struct gen {
 				   * 4 a Hugging Face pipeline, 5 an annotation of one's own */
 	int serve_tp;             /* --serve-tp: each kernel on this many devices (0, 1: one) */
 	int64_t serve_ar_ns;      /* --serve-allreduce-us: a custom all-reduce after each layer */
+	int serve_capture;        /* --serve-capture FILE: the decode graphs' capture written there,
+				   * their kernels named as it says (also --serve-capture-inline:
+				   * written into the trace before the loop, and --serve-annotate) */
+	int serve_annotate;       /* --serve-annotate: each graph kernel's module in its args'
+				   * "name", as newer PyTorch's graph annotations write it */
 };
 #define GATHERS 4
 
@@ -62,6 +67,8 @@ struct gen {
 void span(struct gen *g, const char *cat, const char *name, int pid, int tid, int64_t ts,
 	  int64_t dur, const char *args);
 void flow(struct gen *g, char ph, uint64_t id, int pid, int tid, int64_t ts);
+/* a [memory] instant on device 0 at ts: bytes allocated (+) or freed (-), the totals after */
+void mem_event(struct gen *g, int64_t ts, int64_t bytes, int64_t allocated, int64_t reserved);
 /* a collective: its launch on the host at ts (record_param_comms, cudaLaunchKernel, the
  * flow's start), and its NCCL kernel on a stream (with the flow's end) */
 #define ALLREDUCE_KERNEL                                                                     \
@@ -78,5 +85,13 @@ void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable);
 /* one iteration of a serving loop (bench/gen_serve.c): prefill_tokens of new prompts (0:
  * none) and decode_reqs running requests, then bubble_ns of the scheduler's Python */
 void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns);
+/* the capture of the decode graphs serve_iteration replays (--serve-capture): each graph's
+ * kernel launches between cudaStreamBeginCapture and cudaStreamEndCapture, under the ops and
+ * module annotations that launch them, each naming its kernel ("kernel", as roctracer) */
+void serve_capture(struct gen *g);
+/* vLLM's start-up memory (--serve-kv-gib): determine_available_memory's profile_run (1 GiB
+ * allocated and freed), then initialize_kv_cache allocating kv_bytes in 8 tensors, as
+ * [memory] instants on top of 4 GiB of weights */
+void serve_kv_cache(struct gen *g, int64_t kv_bytes);
 
 #endif

@@ -79,6 +79,24 @@ static void memory(struct gen *g, int64_t bytes)
 	g->bytes += (uint64_t)n + 2;
 }
 
+void mem_event(struct gen *g, int64_t ts, int64_t bytes, int64_t allocated, int64_t reserved)
+{
+	char a[32];
+	int n;
+
+	us(a, ts);
+	begin_event(g);
+	n = fprintf(g->f, "  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
+		    "\"name\": \"[memory]\",\n    \"pid\": %d, \"tid\": %d,\n    \"ts\": %s,\n    "
+		    "\"args\": {\n      \"Total Reserved\": %" PRId64 ", \"Total Allocated\": %" PRId64
+		    ", \"Bytes\": %" PRId64 ", \"Addr\": %" PRIu64 ", \"Device Id\": 0, "
+		    "\"Device Type\": 1, \"Ev Idx\": %" PRIu64 "\n    }\n  }",
+		    g->pid, g->tid, a, reserved, allocated, bytes,
+		    (uint64_t)139926520725504ull + g->ev_idx * 4096, g->ev_idx);
+	g->ev_idx++;
+	g->bytes += (uint64_t)n + 2;
+}
+
 /* a cpu_op that launches one kernel: op, runtime call, flow, kernel */
 static void op_with_kernel(struct gen *g, const char *op, const char *kernel, int64_t host_ns,
 			   int64_t kernel_ns, const char *dims)

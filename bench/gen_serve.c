@@ -27,17 +27,106 @@
 		  "vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)"
 #define AR_STREAM 13
 
+/* With --serve-capture, each decode graph's kernels by name, and the ops and modules that
+ * launched each at capture: a layer is an RMSNorm, the QKV GEMM, attention and the output
+ * GEMM (the GEMM kernel twice, under two modules); graph 0 starts with the embedding's
+ * lookup and graph 3 ends with the lm_head's GEMM (graphs 1 and 2 capture the same). */
+#define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64"
+static const char *const graph_names[GRAPHS][GRAPH_KERNELS] = {
+	{"vocab_embedding_kernel", GEMM, "paged_attention_v2_kernel", GEMM, "rms_norm_kernel",
+	 GEMM, "paged_attention_v2_kernel", GEMM},
+	{"rms_norm_kernel", GEMM, "paged_attention_v2_kernel", GEMM, "rms_norm_kernel", GEMM,
+	 "paged_attention_v2_kernel", GEMM},
+	{"rms_norm_kernel", GEMM, "paged_attention_v2_kernel", GEMM, "rms_norm_kernel", GEMM,
+	 "paged_attention_v2_kernel", GEMM},
+	{"rms_norm_kernel", GEMM, "paged_attention_v2_kernel", GEMM, "rms_norm_kernel", GEMM,
+	 "paged_attention_v2_kernel", "lm_head_gemm_kernel"},
+};
+/* the op and module of each kernel name (a GEMM: by its place in the layer) */
+static void graph_op(const char *kernel, int j, const char **op, const char **module)
+{
+	*op = "aten::mm";
+	*module = j % 4 == 1 ? "QKVParallelLinear" : "RowParallelLinear";
+	if (!strcmp(kernel, "vocab_embedding_kernel"))
+		*op = "aten::embedding", *module = "VocabParallelEmbedding";
+	else if (!strcmp(kernel, "rms_norm_kernel"))
+		*op = "vllm::rms_norm", *module = "RMSNorm";
+	else if (!strcmp(kernel, "paged_attention_v2_kernel"))
+		*op = "vllm::unified_attention", *module = "Attention";
+	else if (!strcmp(kernel, "lm_head_gemm_kernel"))
+		*module = "ParallelLMHead";
+}
+
+static void frame(struct gen *g, const char *cat, const char *name, int64_t ts, int64_t dur);
+
+void serve_kv_cache(struct gen *g, int64_t kv_bytes)
+{
+	const int64_t gib = INT64_C(1) << 30, weights = 4 * gib, reserved = weights + gib / 2;
+	int64_t t = g->now_ns, part = kv_bytes / 8;
+	int k;
+
+	frame(g, "python_function", "vllm/v1/worker/gpu_worker.py(310): determine_available_memory",
+	      t, 300000);
+	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(4950): profile_run",
+	      t + 1000, 290000);
+	mem_event(g, t + 10000, gib, weights + gib, reserved + gib);
+	mem_event(g, t + 200000, -gib, weights, reserved + gib); /* freed, kept cached */
+	t += 400000;
+	frame(g, "python_function", "vllm/v1/worker/gpu_model_runner.py(5600): initialize_kv_cache",
+	      t, 400000);
+	frame(g, "python_function",
+	      "vllm/v1/worker/gpu_model_runner.py(5500): _allocate_kv_cache_tensors", t + 1000,
+	      300000);
+	for (k = 1; k <= 8; k++)
+		mem_event(g, t + 1000 + k * 30000, part, weights + k * part,
+			  reserved + gib + k * part);
+	g->now_ns = t + 500000;
+}
+
+void serve_capture(struct gen *g)
+{
+	char args[512];
+	int64_t t = g->now_ns;
+	int gi, j;
+
+	frame(g, "user_annotation", "capture_32_DECODE", t, GRAPHS * 200000);
+	for (gi = 0; gi < GRAPHS; gi++, t += 200000) {
+		int64_t k = t + 5000;
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"correlation\": %" PRIu64,
+			 ++g->ext, ++g->corr);
+		span(g, "cuda_runtime", "cudaStreamBeginCapture", g->pid, g->tid, t + 1000, 2000, args);
+		for (j = 0; j < GRAPH_KERNELS; j++, k += 20000) {
+			const char *op, *module, *name = graph_names[gi][j];
+			graph_op(name, j, &op, &module);
+			if (j % 4 == 0)
+				frame(g, "user_annotation", "LlamaDecoderLayer", k, 4 * 20000 - 1000);
+			frame(g, "user_annotation", module, k + 500, 15000);
+			frame(g, "cpu_op", op, k + 1000, 12000);
+			snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"correlation\": %"
+				 PRIu64 ", \"kernel\": \"%s\"", ++g->ext, ++g->corr, name);
+			span(g, "cuda_runtime", "cudaLaunchKernel", g->pid, g->tid, k + 3000, 5000, args);
+		}
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"correlation\": %" PRIu64,
+			 ++g->ext, ++g->corr);
+		span(g, "cuda_runtime", "cudaStreamEndCapture", g->pid, g->tid, k + 1000, 3000, args);
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"correlation\": %" PRIu64,
+			 ++g->ext, ++g->corr);
+		span(g, "cuda_runtime", "cudaGraphInstantiate", g->pid, g->tid, k + 5000, 20000, args);
+	}
+	g->now_ns = t;
+}
+
 /* kernel on stream at ts on every device (--serve-tp), its launch's correlation */
 static void on_devices(struct gen *g, const char *kernel, int stream, uint64_t ext,
-		       uint64_t corr, int64_t ts, int64_t dur, int first)
+		       uint64_t corr, int64_t ts, int64_t dur, int first, const char *mark)
 {
-	char args[256];
+	char args[384];
 	int d, n = g->serve_tp > 1 ? g->serve_tp : 1;
 
 	for (d = 0; d < n; d++) {
 		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"device\": %d, "
-			 "\"context\": 1, \"stream\": %d, \"correlation\": %" PRIu64, ext, d,
-			 stream, corr);
+			 "\"context\": 1, \"stream\": %d, \"correlation\": %" PRIu64 "%s%s%s", ext, d,
+			 stream, corr, mark ? ", \"name\": \"" : "", mark ? mark : "", mark ? "\"" : "");
 		span(g, "kernel", kernel, d, stream, ts, dur, args);
 		if (first)
 			flow(g, 'f', corr, d, stream, ts);
@@ -48,7 +137,8 @@ static void on_devices(struct gen *g, const char *kernel, int stream, uint64_t e
  * each a layer's GEMM followed by its all-reduce when layer and --serve-allreduce-us; returns
  * when the last one ends */
 static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_ns,
-		      const char *kernel, int n, int64_t kernel_ns, int layer)
+		      const char *kernel, int n, int64_t kernel_ns, int layer,
+		      const char *const *names)
 {
 	char args[256];
 	uint64_t ext = ++g->ext, corr = ++g->corr;
@@ -60,11 +150,15 @@ static int64_t launch(struct gen *g, const char *call, int64_t ts, int64_t call_
 	span(g, "cuda_runtime", call, g->pid, g->tid, ts, call_ns, args);
 	flow(g, 's', corr, g->pid, g->tid, ts);
 	for (i = 0; i < n; i++) {
-		on_devices(g, kernel, 7, ext, corr, k_ts, kernel_ns, i == 0);
+		const char *op, *module = NULL;
+		if (names && g->serve_annotate) /* mark_kernels: the module's name in its args */
+			graph_op(names[i], i, &op, &module);
+		on_devices(g, names ? names[i] : kernel, 7, ext, corr, k_ts, kernel_ns, i == 0,
+			   module);
 		k_ts += kernel_ns;
 		if (layer && g->serve_ar_ns > 0) { /* the next layer waits for the reduced output */
 			k_ts -= AR_OVERLAP(g->serve_ar_ns, kernel_ns);
-			on_devices(g, AR_KERNEL, AR_STREAM, ext, corr, k_ts, g->serve_ar_ns, 0);
+			on_devices(g, AR_KERNEL, AR_STREAM, ext, corr, k_ts, g->serve_ar_ns, 0, NULL);
 			k_ts += g->serve_ar_ns;
 		}
 		k_ts += 1000;
@@ -142,18 +236,18 @@ void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t
 		 "\"long int\"]", ext, g->ev_idx++, tokens);
 	span(g, "cpu_op", "aten::embedding", g->pid, g->tid, t, 12000, args);
 	launch(g, "cudaLaunchKernel", t + 4000, 5000, "void at::native::indexSelectLargeIndex", 1,
-	       3000 + (int64_t)tokens * 2, 0);
+	       3000 + (int64_t)tokens * 2, 0, NULL);
 	t += 13000;
 	if (prefill_tokens) /* eager: a launch per op, each GEMM long with the prompt */
 		for (i = 0; i < PREFILL_OPS; i++, t += 30000)
 			launch(g, "cudaLaunchKernel", t + 22000, 5000,
 			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-			       1, 20000 + (int64_t)prefill_tokens * 100, 1);
+			       1, 20000 + (int64_t)prefill_tokens * 100, 1, NULL);
 	else /* decode: the captured forward replayed, a few launches */
 		for (i = 0; i < GRAPHS; i++, t += 15000)
 			launch(g, "cudaGraphLaunch", t + 8000, 6000,
 			       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64",
-			       GRAPH_KERNELS, 9000, 1);
+			       GRAPH_KERNELS, 9000, 1, g->serve_capture ? graph_names[i] : NULL);
 	/* the sampled token ids to the host: blocks until the forward ends */
 	copy_ts = t + 5000;
 	corr = ++g->corr;

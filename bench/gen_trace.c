@@ -56,7 +56,13 @@
  *                  [--gather-mb M [--prefetch]]
  *                  [--profile-mix] [--host-bound] [--seed S] [-o FILE]
  *        gen_trace --serve N [--serve-engine E] [--bubble-us N] [--serve-tp N]
- *                  [--serve-allreduce-us U] [-o FILE]
+ *                  [--serve-allreduce-us U] [--serve-capture FILE] [-o FILE]
+ * [--serve-capture-inline] [--serve-annotate] [--serve-kv-gib G]
+ * (--serve-capture FILE: the capture of the decode graphs written to FILE, their kernels
+ * named as it records them; --serve-capture-inline: into the trace itself, before the loop;
+ * --serve-annotate: each graph kernel's module in its args' "name", as newer PyTorch's
+ * mark_kernels annotations; --serve-kv-gib G: vLLM's memory profiling and a KV cache of G GiB
+ * allocated first, as [memory] instants)
  *        gen_trace --ranks N [--straggler R (--delay MS | --imbalance PCT)] [--steps N]
  *                  [--ops N] [--seed S] -o DIR */
 #include <inttypes.h>
@@ -198,6 +204,9 @@ int main(int argc, char **argv)
 	double size_mb = 0;
 	int steps = 0, ops = 200, pageable = 0, i, ranks = 0, straggler = -1, imbalance = 0;
 	int serve = 0;
+	const char *capture = NULL;
+	int inline_capture = 0;
+	int64_t kv_bytes = 0;
 	int64_t loader_ns = 2000000, delay_ns = 0, bubble_ns = 300000;
 	const char *out = NULL;
 
@@ -261,6 +270,17 @@ int main(int argc, char **argv)
 			g.serve_engine = !strcmp(e, "sglang") ? 1 : !strcmp(e, "trtllm") ? 2
 					 : !strcmp(e, "tgi") ? 3 : !strcmp(e, "hf") ? 4
 					 : !strcmp(e, "annotation") ? 5 : 0;
+		} else if (!strcmp(argv[i], "--serve-capture") && i + 1 < argc) {
+			capture = argv[++i];
+			g.serve_capture = 1;
+		} else if (!strcmp(argv[i], "--serve-capture-inline")) {
+			inline_capture = 1;
+			g.serve_capture = 1;
+		} else if (!strcmp(argv[i], "--serve-kv-gib") && i + 1 < argc) {
+			kv_bytes = (int64_t)(atof(argv[++i]) * (double)(INT64_C(1) << 30));
+		} else if (!strcmp(argv[i], "--serve-annotate")) {
+			g.serve_annotate = 1;
+			g.serve_capture = 1;
 		} else if (!strcmp(argv[i], "--serve-tp") && i + 1 < argc) {
 			g.serve_tp = atoi(argv[++i]);
 			g.serve_tp = g.serve_tp > 64 ? 64 : g.serve_tp;
@@ -293,7 +313,8 @@ int main(int argc, char **argv)
 					"[--profile-mix] [--host-bound] [--seed S] [-o FILE]\n"
 					"       gen_trace --serve N [--serve-engine vllm|sglang|trtllm|tgi|hf|annotation] "
 					"[--bubble-us N] [--serve-tp N] [--serve-allreduce-us U] "
-					"[-o FILE]\n"
+					"[--serve-capture FILE | --serve-capture-inline] "
+					"[--serve-annotate] [--serve-kv-gib G] [-o FILE]\n"
 					"       gen_trace --ranks N [--straggler R (--delay MS | "
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
@@ -324,7 +345,25 @@ int main(int argc, char **argv)
 	g.now_ns = 1700000000000000000LL / 1000; /* ts in us since some epoch, as Kineto does */
 	g.gpu_ns = g.now_ns;
 	g.world = 1;
+	if (capture) { /* the same server's capture, before it serves */
+		struct gen c = g;
+		c.f = fopen(capture, "w");
+		if (!c.f) {
+			perror(capture);
+			return 1;
+		}
+		header(&c);
+		serve_capture(&c);
+		if (footer(&c) != 0) {
+			perror(capture);
+			return 1;
+		}
+	}
 	header(&g);
+	if (serve && kv_bytes > 0)
+		serve_kv_cache(&g, kv_bytes);
+	if (serve && inline_capture)
+		serve_capture(&g);
 	for (i = 0; i < serve; i++) /* a prefill, decode, a mixed batch, decode, ... */
 		serve_iteration(&g, i % 6 == 0 ? 2048 : i % 6 == 3 ? 256 : 0, i % 6 == 0 ? 0 : 16,
 				bubble_ns);

@@ -17,6 +17,7 @@
 #include "diagnose/out.h"
 #include "parser/trace.h"
 #include "analysis/analysis.h"
+#include "analysis/graphmap.h"
 #include "config/config.h"
 #include "sizing/whatif.h"
 
@@ -254,5 +255,48 @@ int cli_load_replayable(const char *cmd, const char *path, struct td_config *cfg
 		return rc;
 	}
 	td_analysis_run_jobs(a, t, cfg, cli_threads());
+	return EXIT_OK;
+}
+
+int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td_trace *cap,
+		struct td_graph_map *m)
+{
+	char shown[512];
+	const char *other = "";
+	int rc;
+
+	if (!path) { /* the trace's own captures and graph annotations, if any: nothing said */
+		td_graph_map_build(m, t, t);
+		return EXIT_OK;
+	}
+	td_trace_init(cap);
+	if ((rc = cli_load(path, cap)) != EXIT_OK) {
+		td_trace_free(cap);
+		return rc;
+	}
+	td_graph_map_build(m, t, cap);
+	if (cap->rocm != t->rocm) /* hip* calls on one side only: another machine */
+		other = cap->rocm ? " (the capture is a ROCm trace, this one a CUDA one)"
+				  : " (the capture is a CUDA trace, this one a ROCm one)";
+	td_trace_free(cap); /* the map holds the ops' names in t's own strings */
+	cli_shown(path, shown, sizeof(shown));
+	if (!m->captures)
+		fprintf(stderr, "tracedoc %s: --capture %s holds no graph capture (no "
+				"StreamBeginCapture .. EndCapture): no kernel attributed\n", cmd, shown);
+	else if (!m->replayed)
+		fprintf(stderr, "tracedoc %s: --capture %s: the trace replays no graph (no kernel of "
+				"a cudaGraphLaunch / hipGraphLaunch)\n", cmd, shown);
+	else
+		fprintf(stderr, "tracedoc %s: --capture %s: %llu of %llu graph-replayed kernels (%llu "
+				"graph launches) attributed to the ops that captured them (%llu "
+				"captures of %llu kernel launches)%s%s%s\n", cmd, shown,
+			(unsigned long long)m->matched, (unsigned long long)m->replayed,
+			(unsigned long long)m->launches, (unsigned long long)m->captures,
+			(unsigned long long)m->captured,
+			m->matched + m->ambiguous < m->replayed
+			? "; the rest match no capture's kernels (a capture of another server, "
+			  "model or batch size?) and stay with the op around their graph launch" : "",
+			m->ambiguous ? "; some match several captures with other ops: left "
+				       "unattributed" : "", m->matched < m->replayed ? other : "");
 	return EXIT_OK;
 }

@@ -28,6 +28,13 @@ int cli_load(const char *path, struct td_trace *t);
  * NULL. */
 struct td_input;
 int cli_load_from(const char *path, struct td_input *in, struct td_trace *t);
+/* --capture FILE: loads the capture trace into *cap and matches t's graph-replayed kernels
+ * to its captures (analysis/graphmap.h) into *m, saying on stderr how many it attributed and
+ * why the rest were not; cap is freed (scratch). Returns EXIT_OK or the load's exit code.
+ * Without FILE (path NULL), t's own captures and graph annotations, silently. */
+struct td_graph_map;
+int cli_capture(const char *cmd, const char *path, struct td_trace *t, struct td_trace *cap,
+		struct td_graph_map *m);
 /* cli_load_from without printing: the message (an error, or a partial trace's warning) into
  * msg; on one thread (a job's ranks are read in parallel). */
 #include <stddef.h>

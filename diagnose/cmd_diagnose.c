@@ -23,6 +23,7 @@
 #include "sizing/critpath.h"
 #include "sizing/whatif.h"
 #include "analysis/check.h"
+#include "analysis/graphmap.h"
 #include "analysis/metrics.h"
 #include "rules/rule.h"
 
@@ -30,7 +31,7 @@ static void diagnose_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc diagnose TRACE... [--format text|md|json|html] [-o FILE]\n"
 		   "                         [--config FILE] [--peaks FILE] [-j N] [--job]\n"
-		   "                         [--color auto|always|never]\n"
+		   "                         [--color auto|always|never] [--capture FILE]\n"
 		   "  TRACE   a Kineto / PyTorch profiler trace (.json, .json.gz, .json.zst), or -\n"
 		   "          for stdin; several, a directory of them, or their summaries make a job\n"
 		   "  -j N    threads: for one trace, those that parse it (default: the cores, at\n"
@@ -38,6 +39,9 @@ static void diagnose_usage(FILE *f)
 		   "  --job   the job view even for one trace\n"
 		   "  --peaks the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
 		   "          compiled datasheet table (docs/roofline.md)\n"
+		   "  --capture the graph-capture trace of the same server (one TRACE): the HTML\n"
+		   "          report's op and kernel tables give kernels replayed from graphs to the\n"
+		   "          ops that captured them\n"
 		   "  html    one self-contained file: timelines, idle by cause, findings, tables\n"
 		   "  prints what slows the run, in order of the time a fix would win back\n");
 }
@@ -80,8 +84,10 @@ static void render_any(FILE *f, const char *format, int color, const void *ctx)
 /* --- one trace --------------------------------------------------------------------------- */
 
 static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *format,
-			const char *outp, const char *color)
+			const char *outp, const char *color, const char *capture)
 {
+	struct td_trace cap;
+	struct td_graph_map gmap;
 	const char *path = d->path;
 	struct td_metrics m;
 	struct td_trace t;
@@ -99,7 +105,12 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 		td_trace_free(&t);
 		return rc_exit;
 	}
+	if ((rc_exit = cli_capture("diagnose", capture, &t, &cap, &gmap)) != EXIT_OK) {
+		td_trace_free(&t);
+		return rc_exit;
+	}
 	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
+	a.gmap = &gmap;
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
 	chk = td_malloc(sizeof(*chk));
@@ -126,6 +137,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	free(chk);
 	td_report_free(&r);
 	td_analysis_free(&a);
+	td_graph_map_free(&gmap);
 	td_trace_free(&t);
 	return rc_exit;
 }
@@ -151,6 +163,7 @@ static int job_out(int lrc, struct td_job *j, const char *format, const char *ou
 int cmd_diagnose(int argc, char **argv)
 {
 	const char *format = "text", *outp = NULL, *color = "auto", *cfgp = NULL, *peaksp = NULL;
+	const char *capture = NULL;
 	static const char *const formats[] = {"text", "md", "json", "html", NULL};
 	static const char *const colors[] = {"auto", "always", "never", NULL};
 	int force_job = 0, rc;
@@ -158,7 +171,7 @@ int cmd_diagnose(int argc, char **argv)
 		{"--format", 0, &format, NULL}, {"--output", 'o', &outp, NULL},
 		{"--config", 0, &cfgp, NULL}, {"--color", 0, &color, NULL},
 		{"--job", 0, NULL, &force_job}, {"--peaks", 0, &peaksp, NULL},
-		{NULL, 0, NULL, NULL},
+		{"--capture", 0, &capture, NULL}, {NULL, 0, NULL, NULL},
 	};
 	struct cli_operands ops = {0};
 	struct td_config cfg;
@@ -175,6 +188,11 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (cli_one_of("diagnose", "--format", format, formats) ||
 	    cli_one_of("diagnose", "--color", color, colors)) {
+		cli_operands_free(&ops);
+		return EXIT_USAGE;
+	}
+	if (capture && (ops.n != 1 || force_job)) {
+		fprintf(stderr, "tracedoc diagnose: --capture goes with one trace, not a job\n");
 		cli_operands_free(&ops);
 		return EXIT_USAGE;
 	}
@@ -195,7 +213,7 @@ int cmd_diagnose(int argc, char **argv)
 		if ((rc = cli_doc_open(ops.v[0], REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
 			fprintf(stderr, "tracedoc: %s\n", msg);
 		} else if (d.kind != TD_SNIFF_SCHEMA) {
-			rc = diagnose_one(&d, &cfg, format, outp, color);
+			rc = diagnose_one(&d, &cfg, format, outp, color, capture);
 		} else if (!cli_doc_schema_is(&d, schemas, "(a rank's summary) or a trace; a saved "
 					      "report is gate's --baseline", msg, sizeof(msg))) {
 			fprintf(stderr, "tracedoc: %s\n", msg);

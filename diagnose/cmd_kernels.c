@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc kernels TRACE [--sort COL] [--top N] [--window steps|all] [--format text|md|json|csv]
  *                        [--wide] [-o FILE] [--config FILE] [--peaks FILE]
+ *                        [--capture FILE]
  * A row per GPU kernel, copy and memset name: time, calls, share of GPU busy, who launched it. */
 #include <stdio.h>
 #include <string.h>
@@ -15,14 +16,16 @@ static void kernels_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc kernels TRACE [--sort COL] [--top N] [--window steps|all]\n"
 		   "                        [--format text|md|json|csv] [--wide] [-o FILE]\n"
-		   "                        [--config FILE] [--peaks FILE]\n"
+		   "                        [--config FILE] [--peaks FILE] [--capture FILE]\n"
 		   "  a row per GPU kernel, copy and memset name: category, calls, total, average,\n"
 		   "  min, max, share of GPU busy time, the op that launched most of them; sorted\n"
 		   "  by total time, top 15 in text and md, every row in json and csv unless --top\n"
 		   "  --window  steps (default when the trace has ProfilerStep#) or all\n"
 		   "  --wide    text: every column and whole names (C++ templates are long)\n"
 		   "  --peaks   the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
-		   "            compiled datasheet table (docs/roofline.md)\n");
+		   "            compiled datasheet table (docs/roofline.md)\n"
+		   "  --capture the graph-capture trace of the same server: a kernel replayed from\n"
+		   "            a graph to the op that captured it (its top op)\n");
 }
 
 static const char *const aliases[] = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all] [--group-by name|shape|stack]
  *                    [--fold-runtime] [--format text|md|json|csv] [--wide] [-o FILE]
- *                    [--config FILE] [--peaks FILE]
+ *                    [--config FILE] [--peaks FILE] [--capture FILE]
  * The operator table prof.key_averages().table() prints, from a saved trace. */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +17,7 @@ static void ops_usage(FILE *f)
 	fprintf(f, "usage: tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all]\n"
 		   "                    [--group-by name|shape|stack] [--fold-runtime]\n"
 		   "                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]\n"
-		   "                    [--peaks FILE]\n"
+		   "                    [--peaks FILE] [--capture FILE]\n"
 		   "  a row per operator, runtime call and GPU activity, as\n"
 		   "  prof.key_averages().table() prints it: self and total CPU and CUDA time,\n"
 		   "  memory (profile_memory=True), calls, FLOPs (record_shapes=True); sorted by\n"
@@ -30,7 +30,9 @@ static void ops_usage(FILE *f)
 		   "                  the op that made it (Self CPU then differs from PyTorch's)\n"
 		   "  --wide          text: every column and whole names (wider than 100 columns)\n"
 		   "  --peaks         the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
-		   "                  compiled datasheet table (docs/roofline.md)\n");
+		   "                  compiled datasheet table (docs/roofline.md)\n"
+		   "  --capture       the graph-capture trace of the same server: kernels replayed\n"
+		   "                  from graphs to the ops and modules that captured them\n");
 }
 
 /* key_averages' sort_by names */

@@ -450,6 +450,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	yajl_gen_map_close(g);
 	if (a->iter_src != TD_ITER_NONE)
 		render_phases_json(g, a);
+	render_kv_json(g, a);
 	out_json_kmap(g, "summary");
 	out_json_kfixed(g, "gpu_busy_fraction", win ? (double)busy / (double)win : 0.0, 6);
 	out_json_kint(g, "gpu_idle_ns", idle);

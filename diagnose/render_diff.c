@@ -105,28 +105,88 @@ static void dur_row(FILE *f, int md, const char *label, int64_t x, int64_t y, in
 		sdur(b[2], sizeof(b[2]), y - x), with_pct ? pct(b[3], sizeof(b[3]), x, y) : "");
 }
 
-/* The idle of each cause on both sides, a row each (the causes idle on neither left out). */
-/* a serving run's phases on either side: iterations and median iteration of each */
-static void phase_rows(FILE *f, int md, const struct td_diff *d)
+/* side s's phase of (device, phase), or NULL */
+static const struct td_diff_phase *find_phase(const struct td_diff_side *s, int32_t dev,
+					      enum td_phase ph)
 {
-	int p;
-	char label[48];
+	size_t i;
 
-	for (p = TD_PHASE_PREFILL; p < TD_PHASE_COUNT; p++) {
-		if (!d->base.phase_iters[p] && !d->cur.phase_iters[p])
-			continue;
-		snprintf(label, sizeof(label), "%s iterations", td_phase_name((enum td_phase)p));
-		if (md)
-			fprintf(f, "| %s | %zu | %zu | |\n", label, d->base.phase_iters[p],
-				d->cur.phase_iters[p]);
-		else
-			fprintf(f, "%-22s %12zu %12zu\n", label, d->base.phase_iters[p],
-				d->cur.phase_iters[p]);
-		snprintf(label, sizeof(label), "median %s", td_phase_name((enum td_phase)p));
-		dur_row(f, md, label, d->base.phase_median_ns[p], d->cur.phase_median_ns[p], 1);
+	for (i = 0; i < s->nphases; i++)
+		if (s->phases[i].device == dev && s->phases[i].phase == ph)
+			return &s->phases[i];
+	return NULL;
+}
+
+/* 1 when either side has phases on more than one device (the rows then name the GPU) */
+static int many_devices(const struct td_diff *d)
+{
+	const struct td_diff_side *s[2] = {&d->base, &d->cur};
+	int32_t first = 0;
+	int seen = 0;
+	size_t k, i;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s[k]->nphases; i++) {
+			if (seen && s[k]->phases[i].device != first)
+				return 1;
+			first = s[k]->phases[i].device;
+			seen = 1;
+		}
+	return 0;
+}
+
+/* the rows of one (device, phase): iterations, median iteration, GPU busy and exposed
+ * collectives (no compute beside them) per iteration (that row when either side ran them) */
+static void phase_rows_of(FILE *f, int md, const struct td_diff *d, int32_t dev,
+			  enum td_phase ph, int gpu)
+{
+	static const struct td_diff_phase none;
+	const struct td_diff_phase *x = find_phase(&d->base, dev, ph);
+	const struct td_diff_phase *y = find_phase(&d->cur, dev, ph);
+	char pre[24] = "", label[64];
+
+	x = x ? x : &none;
+	y = y ? y : &none;
+	if (gpu && md) /* text names the GPU in a line above its rows */
+		snprintf(pre, sizeof(pre), "GPU %d ", (int)dev);
+	snprintf(label, sizeof(label), "%s%s iterations", pre, td_phase_name(ph));
+	if (md)
+		fprintf(f, "| %s | %zu | %zu | |\n", label, x->iters, y->iters);
+	else
+		fprintf(f, "%-22s %12zu %12zu\n", label, x->iters, y->iters);
+	snprintf(label, sizeof(label), "%smedian %s", pre, td_phase_name(ph));
+	dur_row(f, md, label, x->median_ns, y->median_ns, 1);
+	snprintf(label, sizeof(label), "%s%s busy/iter", pre, td_phase_name(ph));
+	dur_row(f, md, label, x->busy_ns_per_iter, y->busy_ns_per_iter, 1);
+	if (x->comm_exposed_ns_per_iter || y->comm_exposed_ns_per_iter) {
+		snprintf(label, sizeof(label), "%s%s exposed/iter", pre, td_phase_name(ph));
+		dur_row(f, md, label, x->comm_exposed_ns_per_iter, y->comm_exposed_ns_per_iter, 1);
 	}
 }
 
+/* a serving run's phases on either side, on every device with work in them: by device, then
+ * phase, each on either side once */
+static void phase_rows(FILE *f, int md, const struct td_diff *d)
+{
+	const struct td_diff_side *s[2] = {&d->base, &d->cur};
+	int gpu = many_devices(d), shown = 0;
+	int32_t last = 0;
+	size_t k, i;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s[k]->nphases; i++) {
+			const struct td_diff_phase *p = &s[k]->phases[i];
+			if (k == 1 && find_phase(&d->base, p->device, p->phase))
+				continue; /* shown with the base's */
+			if (gpu && !md && (!shown || p->device != last))
+				fprintf(f, "GPU %d\n", (int)p->device);
+			last = p->device;
+			shown = 1;
+			phase_rows_of(f, md, d, p->device, p->phase, gpu);
+		}
+}
+
+/* The idle of each cause on both sides, a row each (the causes idle on neither left out). */
 static void idle_rows(FILE *f, int md, const struct td_diff *d)
 {
 	char label[128];
@@ -207,24 +267,25 @@ void render_diff_csv(FILE *f, const void *ctx)
 
 static void side_json(yajl_gen g, const struct td_diff_side *s)
 {
-	size_t k, any;
+	size_t k;
 
 	yajl_gen_map_open(g);
 	out_json_kint(g, "steps", (int64_t)s->steps);
 	out_json_kint(g, "step_median_ns", s->step_median_ns);
 	out_json_kint(g, "window_ns", s->window_ns);
 	out_json_kint(g, "gpu_busy_ns_per_step", s->busy_ns_per_step);
-	for (k = TD_PHASE_PREFILL, any = 0; k < TD_PHASE_COUNT; k++)
-		any += s->phase_iters[k];
-	if (any) { /* a serving run's phases */
+	if (s->nphases) { /* a serving run's phases, on every device with work in them */
 		out_json_karray(g, "phases");
-		for (k = TD_PHASE_PREFILL; k < TD_PHASE_COUNT; k++) {
-			if (!s->phase_iters[k])
-				continue;
+		for (k = 0; k < s->nphases; k++) {
+			const struct td_diff_phase *p = &s->phases[k];
 			yajl_gen_map_open(g);
-			out_json_kstr(g, "phase", td_phase_name((enum td_phase)k));
-			out_json_kint(g, "iterations", (int64_t)s->phase_iters[k]);
-			out_json_kint(g, "median_step_ns", s->phase_median_ns[k]);
+			out_json_kstr(g, "phase", td_phase_name(p->phase));
+			out_json_kint(g, "device", p->device);
+			out_json_kint(g, "iterations", (int64_t)p->iters);
+			out_json_kint(g, "median_step_ns", p->median_ns);
+			out_json_kint(g, "gpu_busy_per_iteration_ns", p->busy_ns_per_iter);
+			out_json_kint(g, "collective_exposed_per_iteration_ns",
+				      p->comm_exposed_ns_per_iter);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A serving run's phase table (prefill, decode, mixed iterations: analysis/phases.c) in each
- * report format, for each device with work in the iterations. */
+ * report format, for each device with work in the iterations; and its KV-cache reservation
+ * (analysis/kvcache.h) where the trace's memory events show it. */
 #include "diagnose/render_phases.h"
 
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "common/fmt.h"
 #include "diagnose/out.h"
 #include "analysis/analysis.h"
+#include "analysis/kvcache.h"
 
 /* the causes (up to most) holding most of a phase's idle time, as "launch 8.8 ms, host 3.2 ms" */
 static void top_n_causes(const struct td_phase_stat *p, char *buf, size_t cap, size_t most)
@@ -116,10 +118,57 @@ static void phases_text(FILE *f, const struct td_analysis *a, size_t d)
 	}
 }
 
+/* the KV-cache line: what the engine's allocation frame reserved, as "8.0 GB on GPU 0 in 8
+ * allocations (FRAME); reserved 2.1 GB -> 10.1 GB"; 0 when there is none */
+static int kv_line(const struct td_analysis *a, char *buf, size_t cap)
+{
+	struct td_kv_cache kv;
+	char b[3][32];
+
+	if (!td_an_kv_cache(a, &kv))
+		return 0;
+	snprintf(buf, cap, "%s on GPU %d in %llu allocations (%s)%s%s%s%s%s",
+		 td_fmt_bytes(b[0], sizeof(b[0]), (double)kv.bytes), (int)kv.device,
+		 (unsigned long long)kv.allocations, td_trace_name(a->t, td_trace_ev(a->t,
+								    kv.frame)->name),
+		 kv.reserved_after >= 0 ? "; device memory reserved " : "",
+		 kv.reserved_before >= 0 ? td_fmt_bytes(b[1], sizeof(b[1]),
+							(double)kv.reserved_before) : "",
+		 kv.reserved_before >= 0 ? " -> " : "",
+		 kv.reserved_after >= 0 ? td_fmt_bytes(b[2], sizeof(b[2]),
+						       (double)kv.reserved_after) : "",
+		 kv.complete ? "" : " (the memory events begin inside it: a part may be missing)");
+	return 1;
+}
+
+void render_kv_json(yajl_gen g, const struct td_analysis *a)
+{
+	struct td_kv_cache kv;
+
+	if (!td_an_kv_cache(a, &kv))
+		return;
+	out_json_kmap(g, "kv_cache");
+	out_json_kstr(g, "frame", td_trace_name(a->t, td_trace_ev(a->t, kv.frame)->name));
+	out_json_kint(g, "device", kv.device);
+	out_json_kint(g, "bytes", kv.bytes);
+	out_json_kint(g, "allocations", (int64_t)kv.allocations);
+	out_json_kint(g, "reserved_before_bytes", kv.reserved_before);
+	out_json_kint(g, "reserved_after_bytes", kv.reserved_after);
+	out_json_kint(g, "allocated_after_bytes", kv.allocated_after);
+	out_json_kbool(g, "complete", kv.complete);
+	yajl_gen_map_close(g);
+}
+
 void render_phases_text(FILE *f, const struct td_analysis *a)
 {
+	char kv[1024];
 	size_t d;
 
+	if (kv_line(a, kv, sizeof(kv))) {
+		fputs("KV cache ", f);
+		out_text_wrap(f, kv, 9, 9, 100);
+		fputc('\n', f);
+	}
 	for (d = 0; d < a->ndev; d++)
 		phases_text(f, a, d);
 }
@@ -159,8 +208,14 @@ static void table_rows(FILE *f, const struct td_analysis *a, const struct td_pha
 void render_phases_md(FILE *f, const struct td_analysis *a)
 {
 	struct td_phase_stat ps[TD_PHASE_COUNT];
+	char kv[1024];
 	size_t n, d;
 
+	if (kv_line(a, kv, sizeof(kv))) {
+		fputs("**KV cache** ", f);
+		out_md(f, kv);
+		fputs("\n\n", f);
+	}
 	for (d = 0; d < a->ndev; d++) {
 		if (!(n = stats(a, d, ps)))
 			continue;

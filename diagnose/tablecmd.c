@@ -37,7 +37,13 @@ int table_cmd_load(struct table_cmd *c, const char *cmd, const char *path)
 		td_config_free(&c->cfg);
 		return rc;
 	}
+	if ((rc = cli_capture(cmd, c->capturep, &c->t, &c->cap, &c->gmap)) != EXIT_OK) {
+		td_trace_free(&c->t);
+		td_config_free(&c->cfg);
+		return rc;
+	}
 	td_analysis_run(&c->a, &c->t, &c->cfg);
+	c->a.gmap = &c->gmap;
 	c->loaded = 1;
 	return EXIT_OK;
 }
@@ -114,6 +120,7 @@ void table_cmd_free(struct table_cmd *c)
 	if (c->loaded) {
 		td_analysis_free(&c->a);
 		td_trace_free(&c->t);
+		td_graph_map_free(&c->gmap);
 		td_config_free(&c->cfg);
 	}
 	c->loaded = 0;

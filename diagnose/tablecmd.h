@@ -10,6 +10,7 @@
 #include "diagnose/render_table.h"
 #include "parser/trace.h"
 #include "analysis/analysis.h"
+#include "analysis/graphmap.h"
 #include "config/config.h"
 #include "tables/table.h"
 
@@ -22,14 +23,19 @@ struct table_cmd {
 	struct td_trace t;
 	struct td_analysis a;
 	int loaded;
+	const char *capturep;      /* --capture FILE: the capture trace of the same server */
+	struct td_trace cap;
+	struct td_graph_map gmap;
 };
 
-/* The shared options, for a cli_opt table: format, output, config, sort, top, window, wide. */
+/* The shared options, for a cli_opt table: format, output, config, sort, top, window, wide,
+ * peaks, capture. */
 #define TABLE_CMD_OPTS(c) \
 	{"--format", 0, &(c)->format, NULL}, {"--output", 'o', &(c)->outp, NULL}, \
 	{"--config", 0, &(c)->cfgp, NULL}, {"--sort", 0, &(c)->sort, NULL}, \
 	{"--top", 0, &(c)->top, NULL}, {"--window", 0, &(c)->window, NULL}, \
-	{"--wide", 0, NULL, &(c)->wide}, {"--peaks", 0, &(c)->peaksp, NULL}
+	{"--wide", 0, NULL, &(c)->wide}, {"--peaks", 0, &(c)->peaksp, NULL}, \
+	{"--capture", 0, &(c)->capturep, NULL}
 
 void table_cmd_init(struct table_cmd *c);
 /* Checks the shared options and loads, analyses path. Returns EXIT_OK or the exit code (the

@@ -307,6 +307,19 @@ static void add_span(struct td_builder *b, const struct td_raw *e, const struct 
 		if (!e->has_ext)
 			ev->flags |= TD_EF_NO_EXT;
 	}
+	if (k == TD_K_KERNEL && e->arg_name.set && e->arg_name.len && e->has_corr) {
+		struct td_kernel_mark *km = td_vec_push(&t->kernel_marks);
+		km->ts = e->ts;
+		km->track = track;
+		km->corr = (uint32_t)e->corr;
+		km->name = td_builder_intern(b, strs + e->arg_name.off, e->arg_name.len);
+		km->pad = 0;
+	}
+	if (k == TD_K_RUNTIME && e->full && e->kernel.set && e->kernel.len && e->has_corr) {
+		struct td_launch_name *ln = td_vec_push(&t->launch_names);
+		ln->corr = (uint32_t)e->corr;
+		ln->name = td_builder_intern(b, strs + e->kernel.off, e->kernel.len);
+	}
 	if (k == TD_K_KERNEL && e->has_coll && e->has_corr) {
 		struct td_coll *c = td_vec_push(&t->colls);
 		c->corr = (uint32_t)e->corr;

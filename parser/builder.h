@@ -60,6 +60,8 @@ struct td_raw {
 	int64_t seq, seq_num, wait_rec;
 	/* an Inductor Triton launch's "kernel_flop" and "kernel_num_gb" x 10^9 (bytes) */
 	int64_t kflop, kbytes;
+	/* a runtime launch call's "kernel": the name of the kernel it launched (roctracer) */
+	struct td_slice kernel;
 };
 /* td_raw.chk: which of record_param_comms's five metadata keys the args hold (bits 0-4:
  * Collective name, dtype, In msg nelems, Out msg nelems, Group size), and which of seq,

@@ -43,7 +43,7 @@ int td_tokens_key(void *ctx, const unsigned char *s, size_t n)
 			break;
 		case 6:
 			k = KEQ(s, n, "device") ? AK_DEVICE : KEQ(s, n, "stream") ? AK_STREAM
-				: KEQ(s, n, "labels") ? AK_LABELS : 0;
+				: KEQ(s, n, "labels") ? AK_LABELS : KEQ(s, n, "kernel") ? AK_KERNEL : 0;
 			break;
 		case 7:
 			k = KEQ(s, n, "seq_num") ? AK_SEQ_NUM : 0;

@@ -47,6 +47,7 @@ enum arg_key {
 	AK_CONCRETE, AK_PG_DESC,
 	AK_SEQ, AK_SEQ_NUM, AK_WAIT_REC, /* what tracedoc check reads (trace.h, td_fact) */
 	AK_KFLOP, AK_KGB, /* an Inductor Triton launch's kernel_flop, kernel_num_gb */
+	AK_KERNEL, /* a runtime launch call's kernel name (roctracer writes it) */
 };
 enum dp_key { DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_SMS };
 enum di_key { IK_OTHER, IK_RANK, IK_WORLD, IK_BACKEND };

@@ -332,6 +332,10 @@ static int on_scalar(struct td_parser *p, const unsigned char *s, size_t n, int 
 			if (is_string && p->key == AK_NAME)
 				slice(p, &e->arg_name, s, n);
 			break;
+		case AK_KERNEL:
+			if (is_string)
+				slice(p, &e->kernel, s, n);
+			break;
 		case AK_COLL_NAME:
 		case AK_DTYPE:
 		case AK_PG_NAME:
@@ -716,7 +720,7 @@ static void finish_event(struct td_parser *p)
 #undef ARG_BIT
 	e->full = e->has_coll || e->has_wait_stream || e->has_mem_total || e->has_mem_reserved ||
 		  e->has_mem_bytes || e->has_mem_devtype || e->has_launch || e->has_kflop ||
-		  e->has_kbytes ||
+		  e->has_kbytes || e->kernel.set ||
 		  (e->chk & ~TD_RAW_CHK_COMMS);
 	if (p->sink) { /* a split worker: records in order to the one model thread */
 		need = td_raw_size(e);

@@ -44,6 +44,8 @@ void td_trace_init(struct td_trace *t)
 	td_vec_init(&t->xfer_bytes, sizeof(uint64_t));
 	td_vec_init(&t->steps, sizeof(struct td_step));
 	td_vec_init(&t->colls, sizeof(struct td_coll));
+	td_vec_init(&t->launch_names, sizeof(struct td_launch_name));
+	td_vec_init(&t->kernel_marks, sizeof(struct td_kernel_mark));
 	td_vec_init(&t->launches, sizeof(struct td_launch));
 	td_vec_init(&t->op_args, sizeof(struct td_op_args));
 	t->events_close = -1;
@@ -79,6 +81,8 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->xfer_bytes);
 	td_vec_free(&t->steps);
 	td_vec_free(&t->colls);
+	td_vec_free(&t->launch_names);
+	td_vec_free(&t->kernel_marks);
 	td_vec_free(&t->launches);
 	td_vec_free(&t->op_args);
 	free(t->track_firsts);

@@ -209,6 +209,23 @@ struct td_fact {
 	uint32_t pad;
 };
 
+/* A runtime launch call's kernel, by name (roctracer writes it in the call's args, as
+ * "kernel"): what a call under graph capture launched, with no kernel of its own to name it. */
+struct td_launch_name {
+	uint32_t corr;             /* the call's correlation id */
+	uint32_t name;             /* the kernel's name (strtab id) */
+};
+
+/* A graph-replayed kernel's annotation: newer PyTorch (torch.cuda.graph's mark_kernels, its
+ * export's cuda_graph_annotations) writes the annotation's fields in the kernel's args, its
+ * "name" among them; the kernel found by its track, start and correlation id. */
+struct td_kernel_mark {
+	int64_t ts;
+	uint32_t track, corr;
+	uint32_t name;             /* the annotation's "name" (strtab id) */
+	uint32_t pad;
+};
+
 enum td_compression { TD_COMP_NONE, TD_COMP_GZIP, TD_COMP_ZSTD };
 enum td_layout { TD_LAYOUT_UNKNOWN, TD_LAYOUT_OBJECT, TD_LAYOUT_ARRAY };
 
@@ -242,6 +259,8 @@ struct td_trace {
 	struct td_vec mem;         /* struct td_mem_sample, by (ts, order read) after finalize */
 	struct td_vec mem_threads; /* struct td_mem_thread, distinct, while parsing */
 	struct td_vec facts;       /* struct td_fact, in the order read */
+	struct td_vec launch_names; /* struct td_launch_name, in the order read */
+	struct td_vec kernel_marks; /* struct td_kernel_mark, in the order read */
 	/* Per event, after finalize: on a CPU track the enclosing span (its parent), on a GPU
 	 * track the runtime call with the same correlation id (its launch); TD_NONE if none. */
 	uint32_t *link;

@@ -17,6 +17,34 @@ const struct td_col td_diff_cols[] = {
 };
 const size_t td_diff_ncols = sizeof(td_diff_cols) / sizeof(td_diff_cols[0]);
 
+/* the phases of every device: the first one's always, another's when it was busy in them (as
+ * the reports' phase tables) */
+static void phases(const struct td_analysis *a, struct td_diff_side *s)
+{
+	size_t d, k, n;
+
+	s->phases = a->ndev ? td_calloc(a->ndev * TD_PHASE_COUNT, sizeof(*s->phases)) : NULL;
+	for (d = 0; d < a->ndev; d++) {
+		struct td_phase_stat ps[TD_PHASE_COUNT];
+		int64_t busy = 0;
+		n = td_an_phase_stats(a, d, ps);
+		for (k = 0; k < n; k++)
+			busy += ps[k].busy_ns;
+		if (d && !busy)
+			continue;
+		for (k = 0; k < n; k++) {
+			struct td_diff_phase *p = &s->phases[s->nphases++];
+			int64_t div = ps[k].count ? (int64_t)ps[k].count : 1;
+			p->device = a->dev[d].device;
+			p->phase = ps[k].phase;
+			p->iters = ps[k].count;
+			p->median_ns = ps[k].median_ns;
+			p->busy_ns_per_iter = ps[k].busy_ns / div;
+			p->comm_exposed_ns_per_iter = ps[k].comm_exposed_ns / div;
+		}
+	}
+}
+
 static void side(struct td_analysis *a, struct td_diff_side *s)
 {
 	size_t d, c;
@@ -34,14 +62,7 @@ static void side(struct td_analysis *a, struct td_diff_side *s)
 	}
 	if (!a->ndev && a->has_steps)
 		s->window_ns = a->steps_end - a->steps_start;
-	if (a->ndev) {
-		struct td_phase_stat ps[TD_PHASE_COUNT];
-		size_t n = td_an_phase_stats(a, 0, ps), k;
-		for (k = 0; k < n; k++) {
-			s->phase_iters[ps[k].phase] = ps[k].count;
-			s->phase_median_ns[ps[k].phase] = ps[k].median_ns;
-		}
-	}
+	phases(a, s);
 }
 
 struct acc {
@@ -149,5 +170,7 @@ void td_diff_build(struct td_analysis *base, struct td_analysis *cur, struct td_
 void td_diff_free(struct td_diff *d)
 {
 	td_table_free(&d->rows);
+	free(d->base.phases);
+	free(d->cur.phases);
 	memset(d, 0, sizeof(*d));
 }

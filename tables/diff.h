@@ -12,12 +12,22 @@
 
 #define TD_DIFF_WHY 5
 
+/* one phase of a serving run on one device: its iterations, their median, the device's busy
+ * time and exposed collective time per iteration */
+struct td_diff_phase {
+	int32_t device;
+	enum td_phase phase;
+	size_t iters;
+	int64_t median_ns, busy_ns_per_iter, comm_exposed_ns_per_iter;
+};
+
 struct td_diff_side {
 	size_t steps;              /* steady-state steps; 0: the window is the unit */
 	int64_t step_median_ns, window_ns, busy_ns_per_step;
 	int64_t idle_ns_per_step[CAUSE_COUNT];
-	size_t phase_iters[TD_PHASE_COUNT];   /* a serving run's iterations by phase (0: none) */
-	int64_t phase_median_ns[TD_PHASE_COUNT]; /* ... their median */
+	struct td_diff_phase *phases; /* a serving run's phases on every device with work in
+				       * them (the first device always), by (device, phase) */
+	size_t nphases;
 };
 
 struct td_diff {

@@ -11,6 +11,7 @@
 #include "common/sort.h"
 #include "analysis/names.h"
 #include "analysis/roofline.h"
+#include "analysis/graphmap.h"
 #include "tables/groups.h"
 #include "tables/ops.h"
 
@@ -180,7 +181,9 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		int64_t d = td_ev_dur(ev);
-		uint32_t r, l, op, p;
+		uint32_t r, l, op, p, opname;
+		const uint32_t *chain;
+		size_t nch = 0;
 		int added;
 		if (!td_kind_is_gpu_op(ev->kind) || ev->ts < from || ev->ts >= to)
 			continue;
@@ -225,11 +228,16 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			acc[r].max = d;
 		l = td_trace_launch(t, e);
 		op = l != TD_NONE ? td_op_parent(t, l) : TD_NONE;
-		if (op == TD_NONE)
-			continue;
-		if (roof && ev->kind == TD_K_KERNEL)
-			cost_add(&cs, t, r, op, d);
-		p = td_group(&pairs, r, td_trace_ev(t, op)->name, &added);
+		if ((chain = td_graph_map_ops(a->gmap, e, &nch)) != NULL) {
+			opname = chain[0]; /* replayed: the op that captured it (--capture) */
+		} else {
+			if (op == TD_NONE)
+				continue;
+			if (roof && ev->kind == TD_K_KERNEL)
+				cost_add(&cs, t, r, op, d);
+			opname = td_trace_ev(t, op)->name;
+		}
+		p = td_group(&pairs, r, opname, &added);
 		if (added) {
 			if (p == pcap) {
 				pcap = pcap ? pcap * 2 : 64;
@@ -239,7 +247,7 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 			}
 			pair_calls[p] = 0;
 			pair_kernel[p] = r;
-			pair_op[p] = td_trace_ev(t, op)->name;
+			pair_op[p] = opname;
 		}
 		pair_calls[p]++;
 	}
@@ -346,6 +354,12 @@ void td_kernels_table(const struct td_analysis *a, int window_all, struct td_tab
 	td_table_meta_int(out, "window_start_ns", from);
 	td_table_meta_int(out, "window_end_ns", to);
 	td_table_meta_int(out, "gpu_busy_ns", busy);
+	if (a->gmap && (a->gmap->replayed || a->gmap->captures)) {
+		/* the graph-replayed kernels, those given the capture's ops, their annotation's */
+		td_table_meta_int(out, "graph_kernels", (int64_t)a->gmap->replayed);
+		td_table_meta_int(out, "graph_kernels_from_capture", (int64_t)a->gmap->matched);
+		td_table_meta_int(out, "graph_kernels_annotated", (int64_t)a->gmap->annotated);
+	}
 	td_groups_free(&byname);
 	td_groups_free(&pairs);
 	modes_free(&streams);

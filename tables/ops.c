@@ -13,6 +13,7 @@
 #include "analysis/names.h"
 #include "analysis/flops.h"
 #include "analysis/roofline.h"
+#include "analysis/graphmap.h"
 #include "tables/groups.h"
 
 const char *td_table_window(const struct td_analysis *a, int window_all, int64_t *from,
@@ -348,6 +349,43 @@ static void flops_unit(struct td_col *c, int64_t min)
 	c->scale = s;
 }
 
+/* A graph-replayed kernel of d ns (event ev) to the ops that captured it (the capture's,
+ * analysis/graphmap.h): its self time to the innermost, its total to each op of the chain
+ * once, then to the ops around its graph launch (op, its parents) as an eager launch's */
+#define CHAIN_MAX 128
+static void captured_ops(struct groups *g, const struct td_trace *t,
+			 const struct td_graph_map *m, uint32_t ev, int64_t d, uint32_t op,
+			 const uint32_t *par, const uint32_t *grp, const uint8_t *fl)
+{
+	uint32_t seen[CHAIN_MAX];
+	size_t n = 0, k, j, ns = 0;
+	const uint32_t *chain = td_graph_map_ops(m, ev, &n);
+
+	for (k = 0; k < n && ns < CHAIN_MAX; k++) {
+		uint32_t gi = group_of(g, chain[k], 0, ROW_OP, td_trace_name(t, chain[k]));
+		for (j = 0; j < ns && seen[j] != gi; j++)
+			;
+		if (j < ns)
+			continue; /* a module nested in one of its name: counted once */
+		seen[ns++] = gi;
+		if (!k)
+			g->acc[gi].self_cuda = td_sat_add(g->acc[gi].self_cuda, d);
+		g->acc[gi].cuda_total = td_sat_add(g->acc[gi].cuda_total, d);
+	}
+	if (op != TD_NONE && (fl[op] & F_DUP))
+		op = par[op];
+	for (; op != TD_NONE && ns < CHAIN_MAX; op = par[op]) {
+		if (grp[op] == TD_NONE)
+			break;
+		for (j = 0; j < ns && seen[j] != grp[op]; j++)
+			;
+		if (j == ns) {
+			seen[ns++] = grp[op];
+			g->acc[grp[op]].cuda_total = td_sat_add(g->acc[grp[op]].cuda_total, d);
+		}
+	}
+}
+
 void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, struct td_table *out)
 {
 	const struct td_trace *t = a->t;
@@ -485,10 +523,12 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 					td_sat_sub(g.acc[c.grp[p]].self_mem[d], mem[d][e]);
 		}
 	}
-	/* GPU ops: to the op that launched them and every op around it; rows of their own */
+	/* GPU ops: to the op that launched them and every op around it; rows of their own; a
+	 * graph-replayed kernel to the ops that captured it, then those around its graph launch */
 	for (td_gpu_events_begin(&gpu, t); td_dev_events_next(&gpu, &g_ev);) {
 		const struct td_event *ev = td_trace_ev(t, g_ev);
 		uint32_t l, op;
+		size_t nch = 0;
 		int64_t d = td_ev_dur(ev);
 		if (!td_kind_is_gpu_op(ev->kind))
 			continue;
@@ -503,6 +543,12 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 				x->self_cuda = td_sat_add(x->self_cuda, d);
 				x->cuda_total = td_sat_add(x->cuda_total, d);
 			}
+		}
+		if (td_graph_map_ops(a->gmap, g_ev, &nch)) {
+			int64_t at = l != TD_NONE ? td_trace_ev(t, l)->ts : ev->ts;
+			if (at >= c.from && at < c.to)
+				captured_ops(&g, t, a->gmap, g_ev, d, op, par, c.grp, fl);
+			continue;
 		}
 		if (op != TD_NONE && (fl[op] & F_REPLACED))
 			continue; /* its kernels are those of the op of its name nested in it */
@@ -587,6 +633,12 @@ void td_ops_table(const struct td_analysis *a, const struct td_ops_opts *o, stru
 	td_table_meta_int(out, "self_cpu_total_ns", sum_self_cpu);
 	td_table_meta_int(out, "self_cuda_total_ns", sum_self_cuda);
 	td_table_meta_int(out, "gpu_ops_without_op", (int64_t)unattributed);
+	if (a->gmap && (a->gmap->replayed || a->gmap->captures)) {
+		/* the graph-replayed kernels, those given the capture's ops, their annotation's */
+		td_table_meta_int(out, "graph_kernels", (int64_t)a->gmap->replayed);
+		td_table_meta_int(out, "graph_kernels_from_capture", (int64_t)a->gmap->matched);
+		td_table_meta_int(out, "graph_kernels_annotated", (int64_t)a->gmap->annotated);
+	}
 	td_groups_free(&g.map);
 	free(g.acc);
 	free(mem[0]);

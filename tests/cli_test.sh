@@ -87,6 +87,11 @@ if grep -q '`` *aten::op\\|with<pipes>&`ticks`' "$tmp/md"; then ok; else bad "a 
 expect_rc 2 "$bin" diagnose --format xml fixtures/mini-kineto.json
 expect_rc 2 "$bin" diagnose
 expect_rc 3 "$bin" diagnose fixtures/bad/not-json.txt
+# --capture: a capture that is no trace is bad input, named; with a job it is a usage error
+expect_rc 3 "$bin" ops fixtures/mini-kineto.json --capture fixtures/bad/not-json.txt
+if grep -q "not-json.txt" "$tmp/err"; then ok; else bad "ops --capture did not name the file"; fi
+expect_rc 2 "$bin" diagnose --capture fixtures/mini-kineto.json fixtures/mini-kineto.json \
+	fixtures/mini-kineto.json
 echo "previous" >"$tmp/d.md"
 expect_rc 3 "$bin" diagnose --format md -o "$tmp/d.md" fixtures/bad/stray-quote.json
 if [ "$(cat "$tmp/d.md")" = previous ]; then ok; else bad "diagnose -o clobbered the old file"; fi

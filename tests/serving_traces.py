@@ -241,6 +241,10 @@ def main():
             print("FAIL gen_trace --serve: decode's idle not held by the scheduler: %s" % dec)
             bad += 1
         bad += tensor_parallel(tmp)
+        bad += diff_devices(tmp)
+        kv = os.path.join(tmp, "kv.json")
+        subprocess.run([GEN, "--serve", "14", "--serve-kv-gib", "6", "-o", kv], check=True)
+        bad += kv_cache("gen_trace --serve 14 --serve-kv-gib 6", kv, True)
     if not os.path.isdir(SHARED):
         print("SKIP: ../shared/traces is absent (the real traces live beside the checkout)")
         return 1 if bad else 77
@@ -251,6 +255,7 @@ def main():
             continue
         bad += check(name, path, want)
         bad += collectives(name, path)
+        bad += kv_cache(name, path, False)
     bad += decode_budget()
     bad += graph_busy()
     return 1 if bad else 0
@@ -302,6 +307,119 @@ def tensor_parallel(tmp):
         print("ok   gen_trace --serve-tp 2 --serve-allreduce-us 12: both devices, exposed "
               "all-reduce per iteration as generated")
     return bad
+
+
+def per_iteration(ev, dev):
+    """{phase: (GPU busy, exposed collectives) ns per iteration on device dev}: the union of its
+    kernels, copies and memsets clipped to each iteration, and its collective kernels' time
+    with no other kernel beside them, summed by phase, over the phase's iterations"""
+    st = steps(ev, iterations(ev))
+    ph = phases(ev, st)
+    mine = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and
+            e.get("args", {}).get("device") == dev]
+    ops = union([e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000] for e in mine)
+    out, n = {}, {}
+    for (lo, hi), p in zip(st, ph):
+        iv = [(max(lo, e["ts"] * 1000), min(hi, (e["ts"] + e["dur"]) * 1000), e) for e in mine
+              if e.get("cat") == "kernel"]
+        comm = union([a, b] for a, b, e in iv if b > a and COMM.search(e["name"]))
+        comp = union([a, b] for a, b, e in iv if b > a and not COMM.search(e["name"]))
+        busy, exp = out.get(p, (0, 0))
+        out[p] = (busy + sum(max(0, min(b, hi) - max(a, lo)) for a, b in ops),
+                  exp + minus(comm, comp))
+        n[p] = n.get(p, 0) + 1
+    return {p: (out[p][0] / n[p], out[p][1] / n[p]) for p in out}
+
+
+def diff_devices(tmp):
+    """diff compares phases on every device: a tensor-parallel loop against the same loop with
+    a 20 us all-reduce for 12: on both sides, both GPUs' phases, each with the GPU busy time
+    and the exposed all-reduce per iteration the raw events hold"""
+    paths, bad = [], 0
+    for us in (12, 20):
+        paths.append(os.path.join(tmp, "tp%d.json" % us))
+        subprocess.run([GEN, "--serve", "14", "--serve-tp", "2", "--serve-allreduce-us",
+                        str(us), "-o", paths[-1]], check=True)
+    d = json.loads(subprocess.run([TD, "diff", "--format", "json"] + paths,
+                                  capture_output=True, text=True).stdout)
+    for side, path in (("base", paths[0]), ("current", paths[1])):
+        ev = load(path)
+        got = {(p["device"], p["phase"]): p for p in d[side].get("phases", [])}
+        if set(got) != {(dv, p) for dv in (0, 1) for p in LAYERS}:
+            print("FAIL diff on every device: %s phases %s" % (side, sorted(got)))
+            bad += 1
+            continue
+        for dv in (0, 1):
+            raw = per_iteration(ev, dv)
+            for p in LAYERS:
+                g = got[(dv, p)]
+                if abs(g["gpu_busy_per_iteration_ns"] - raw[p][0]) > 1000 or \
+                   abs(g["collective_exposed_per_iteration_ns"] - raw[p][1]) > 1000:
+                    print("FAIL diff on every device: %s GPU %d %s: busy %d, exposed %d ns an "
+                          "iteration; the raw events %.0f, %.0f" %
+                          (side, dv, p, g["gpu_busy_per_iteration_ns"],
+                           g["collective_exposed_per_iteration_ns"], raw[p][0], raw[p][1]))
+                    bad += 1
+    text = subprocess.run([TD, "diff", "--format", "md"] + paths, capture_output=True,
+                          text=True).stdout
+    if "| GPU 1 decode exposed/iter |" not in text:
+        print("FAIL diff on every device: the text has no row for GPU 1's decode")
+        bad += 1
+    if not bad:
+        print("ok   diff of two tensor-parallel loops: phases on both GPUs, busy and exposed "
+              "all-reduce per iteration as the raw events")
+    return bad
+
+
+KV_FN = {"initialize_kv_cache", "initialize_kv_cache_tensors", "_allocate_kv_cache_tensors",
+         "_init_cache_engine", "init_memory_pool", "_create_buffers"}
+
+
+def kv_cache(name, path, want):
+    """the engine's KV-cache allocation frame (a Python frame of one of KV_FN, the first
+    outermost), the [memory] instants on its thread under it on one device: the bytes they
+    allocate less what they free, how many allocate, the device's reserved memory at the last
+    instant before the frame and the last under it; against diagnose's kv_cache (and its text
+    line); want: whether the trace shows one"""
+    ev = load(path)
+    frames = [e for e in ev if e.get("cat") == "python_function" and "dur" in e and
+              e["name"].split("): ")[-1] in KV_FN]
+    outer = sorted((f for f in frames if not any(
+        g is not f and g["tid"] == f["tid"] and g["ts"] <= f["ts"] and
+        f["ts"] + f["dur"] <= g["ts"] + g["dur"] for g in frames)), key=lambda f: f["ts"])
+    mem = sorted((e for e in ev if e.get("name") == "[memory]" and
+                  e.get("args", {}).get("Device Type", 1) != 0), key=lambda e: e["ts"])
+    raw = None
+    for f in outer[:1]:
+        under = [m for m in mem if m["tid"] == f["tid"] and f["ts"] <= m["ts"] < f["ts"] + f["dur"]]
+        if under:
+            dev = under[0]["args"]["Device Id"]
+            under = [m for m in under if m["args"]["Device Id"] == dev]
+            before = [m for m in mem if m["ts"] < f["ts"] and m["args"]["Device Id"] == dev]
+            raw = {"frame": f["name"], "device": dev,
+                   "bytes": sum(m["args"]["Bytes"] for m in under),
+                   "allocations": sum(1 for m in under if m["args"]["Bytes"] > 0),
+                   "reserved_before_bytes": before[-1]["args"]["Total Reserved"] if before else -1,
+                   "reserved_after_bytes": under[-1]["args"]["Total Reserved"],
+                   "complete": bool(before)}
+            if raw["bytes"] <= 0:
+                raw = None
+    rep = json.loads(subprocess.run([TD, "diagnose", "--format", "json", path],
+                                    capture_output=True, text=True).stdout)
+    got = rep.get("kv_cache")
+    if (raw is not None) != want or (got is None) != (raw is None) or \
+       (raw and any(got.get(k) != v for k, v in raw.items())):
+        print("FAIL %s KV cache: tracedoc %s, the raw events %s" % (name, got, raw))
+        return 1
+    if raw:
+        text = subprocess.run([TD, "diagnose", path], capture_output=True, text=True).stdout
+        if "KV cache " not in text or "in %d allocations" % raw["allocations"] not in text:
+            print("FAIL %s KV cache: no text line" % name)
+            return 1
+        print("ok   %s: KV cache %d bytes in %d allocations, reserved %d -> %d" %
+              (name, raw["bytes"], raw["allocations"], raw["reserved_before_bytes"],
+               raw["reserved_after_bytes"]))
+    return 0
 
 
 def union(iv):

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: arbitrary bytes through the reader (in chunks whose size the input picks),
  * twice (the whitespace between tokens left out before yajl, and not: the outcomes must be
- * the same), the model's finalize, the busy-time query and tracedoc check's rules over the
- * model. Must never crash, leak or trip a sanitizer. */
+ * the same), the model's finalize, the busy-time query, tracedoc check's rules over the
+ * model and its graph-replayed kernels matched to its own captures and annotations (every
+ * chain read). Must never crash, leak or trip a sanitizer. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/check.h"
+#include "analysis/graphmap.h"
 #include "common/error.h"
 #include "parser/parser.h"
 #include "parser/trace.h"
@@ -73,6 +75,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			static struct td_health h;
 			(void)td_health_run(&t, &h);
+		}
+		{
+			struct td_graph_map m;
+			size_t n, k, sum = 0;
+			td_graph_map_build(&m, &t, &t);
+			for (i = 0; i < t.events.len; i++) {
+				const uint32_t *c = td_graph_map_ops(&m, (uint32_t)i, &n);
+				for (k = 0; c && k < n; k++)
+					sum += td_trace_name(&t, c[k])[0] != 0;
+			}
+			if (m.matched + m.annotated > m.replayed || sum > m.npool)
+				abort();
+			td_graph_map_free(&m);
 		}
 	}
 	td_trace_free(&t);
