@@ -32,6 +32,31 @@ static void dev_name(char *b, size_t cap, int32_t d)
 	snprintf(b, cap, d < 0 ? "host" : "GPU %d", d);
 }
 
+/* a category's live bytes at one side's peak (0 without the device) */
+static int64_t cat_bytes(const struct td_snap_dev *d, unsigned c)
+{
+	return d ? d->cats.c[c].bytes : 0;
+}
+
+/* the categories at the peak in A and B and their change, those live on either side: a text
+ * table, or Markdown's */
+static void cat_rows(FILE *f, const struct td_snap_devdiff *x, int md)
+{
+	unsigned c;
+	char b[3][40];
+
+	for (c = 0; c < TD_SNAP_NCAT; c++) {
+		int64_t a = cat_bytes(x->a, c), v = cat_bytes(x->b, c);
+		if (!(x->a && x->a->cats.c[c].blocks) && !(x->b && x->b->cats.c[c].blocks))
+			continue;
+		char name[80];
+		snprintf(name, sizeof(name), "%s (%s)", td_snap_cat_name(c), td_snap_cat_pytorch(c));
+		fprintf(f, md ? "| %s | %s | %s | %s |\n" : "  %-34s %10s %10s %10s\n", name,
+			size_or(b[0], sizeof(b[0]), x->a, a), size_or(b[1], sizeof(b[1]), x->b, v),
+			change(b[2], sizeof(b[2]), x->a && x->b, a, v));
+	}
+}
+
 /* a row per device: the peaks allocated and reserved in A and B, and the change */
 static void dev_rows(FILE *f, const struct td_snap_diff *d, int md)
 {
@@ -73,6 +98,9 @@ void render_snapdiff_text(FILE *f, const void *ctx)
 	for (k = 0; k < d->ndev; k++) {
 		const struct td_snap_devdiff *x = &d->dev[k];
 		dev_name(b[0], sizeof(b[0]), x->device);
+		fprintf(f, "\n%s at the peak by category (PyTorch's memory profiler's):\n  %-34s %10s %10s %10s\n", b[0], "category",
+			"A", "B", "change");
+		cat_rows(f, x, 0);
 		if (!x->nch) {
 			fprintf(f, "\n%s: the same bytes from each allocation site at the peak\n", b[0]);
 			continue;
@@ -108,9 +136,12 @@ void render_snapdiff_md(FILE *f, const void *ctx)
 	dev_rows(f, d, 1);
 	for (k = 0; k < d->ndev; k++) {
 		const struct td_snap_devdiff *x = &d->dev[k];
+		dev_name(b[0], sizeof(b[0]), x->device);
+		fprintf(f, "\n**%s at the peak by category**\n\n| category | A | B | change |\n"
+			   "|---|---:|---:|---:|\n", b[0]);
+		cat_rows(f, x, 1);
 		if (!x->nch)
 			continue;
-		dev_name(b[0], sizeof(b[0]), x->device);
 		fprintf(f, "\n**%s: live bytes at the peak, the largest changes**\n\n| change | A | B "
 			   "| allocation site |\n|---:|---:|---:|---|\n", b[0]);
 		for (i = 0; i < x->nch && i < TD_SNAP_SITES; i++) {
@@ -138,6 +169,11 @@ static void side_json(yajl_gen g, const char *k, const struct td_snap_dev *d)
 	out_json_kint(g, "reserved_bytes", d->reserved);
 	out_json_kint(g, "allocated_bytes", d->allocated);
 	out_json_kint(g, "entries", (int64_t)d->events);
+	out_json_key(g, "peak_category_bytes"); /* every category, live at the peak */
+	yajl_gen_map_open(g);
+	for (unsigned c = 0; c < TD_SNAP_NCAT; c++)
+		out_json_kint(g, td_snap_cat_name(c), d->cats.c[c].bytes);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
 
