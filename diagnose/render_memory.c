@@ -274,6 +274,64 @@ void render_memory_json(FILE *f, const void *ctx)
 
 /* --- a caching-allocator snapshot -------------------------------------------------------- */
 
+static const struct {
+	unsigned bit;
+	const char *key, *what;
+} overs[] = {
+	{TD_SNAP_OVER_RESERVED, "reserved_bytes", "reserved at the snapshot"},
+	{TD_SNAP_OVER_PEAK_RESERVED, "peak_reserved_bytes", "reserved at most"},
+	{TD_SNAP_OVER_PEAK, "peak_allocated_bytes", "allocated at the peak"},
+	{TD_SNAP_OVER_START, "allocated_at_trace_start_bytes", "allocated before the trace"},
+};
+
+static int64_t over_value(const struct td_snap_dev *d, unsigned bit)
+{
+	return bit == TD_SNAP_OVER_RESERVED ? d->reserved : bit == TD_SNAP_OVER_PEAK_RESERVED
+		? d->peak_reserved : bit == TD_SNAP_OVER_PEAK ? d->peak : d->start_allocated;
+}
+
+void render_snap_over(FILE *f, const struct td_snap_dev *d, const char *name, int64_t cap, int md)
+{
+	unsigned over = td_snap_over(d, cap);
+	char line[1400], b[2][40];
+	size_t n, k;
+
+	if (!over)
+		return;
+	n = (size_t)snprintf(line, sizeof(line), "%s: impossible on a device of %s "
+			     "(--device-memory):", name, td_fmt_bytes(b[0], sizeof(b[0]), (double)cap));
+	for (k = 0; k < sizeof(overs) / sizeof(overs[0]) && n < sizeof(line); k++)
+		if (over & overs[k].bit)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %s,",
+					      td_fmt_bytes(b[1], sizeof(b[1]), (double)over_value(d, overs[k].bit)),
+					      overs[k].what);
+	if (n < sizeof(line))
+		snprintf(line + n - 1, sizeof(line) - n + 1, ". A device cannot reserve more than it "
+			 "holds: the snapshot is of a larger device (or the size given is not this "
+			 "one's: nvidia-smi's MiB), or the driver backed it with host memory (Windows' "
+			 "CUDA system-memory fallback); these figures are the allocator's, not the "
+			 "device's.");
+	fputc('\n', f);
+	if (md)
+		out_md(f, line);
+	else
+		out_text_wrap(f, line, 0, 2, 100);
+	fputc('\n', f);
+}
+
+void render_snap_over_json(yajl_gen g, const struct td_snap_dev *d, int64_t cap)
+{
+	unsigned over = td_snap_over(d, cap);
+	size_t k;
+
+	out_json_kint(g, "device_memory_bytes", cap > 0 ? cap : -1);
+	out_json_karray(g, "above_device_memory"); /* the figures it cannot hold: impossible */
+	for (k = 0; k < sizeof(overs) / sizeof(overs[0]); k++)
+		if (over & overs[k].bit)
+			out_json_str(g, overs[k].key);
+	yajl_gen_array_close(g);
+}
+
 /* the categories holding blocks, the most bytes first (ties in the categories' order), into
  * order; returns how many */
 static size_t cat_order(const struct td_snap_cats *x, unsigned *order)
@@ -471,6 +529,9 @@ void render_snapshot_text(FILE *f, const void *ctx)
 	fprintf(f, "%-7s %12s %12s %9s %16s %6s\n", "device", "reserved", "allocated", "entries",
 		"peak allocated", "ooms");
 	snap_devices(f, s, 0);
+	for (k = 0; k < s->ndev; k++)
+		render_snap_over(f, &s->dev[k], dev_name(b[0], sizeof(b[0]), s->dev[k].device),
+				 c->device_memory, 0);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		if (d->events && d->peak_entry >= 0)
@@ -543,6 +604,9 @@ void render_snapshot_md(FILE *f, const void *ctx)
 	fputs(" (caching-allocator snapshot)\n\n| device | reserved | allocated | entries | peak "
 	      "allocated | ooms |\n|---|---:|---:|---:|---:|---:|\n", f);
 	snap_devices(f, s, 1);
+	for (k = 0; k < s->ndev; k++)
+		render_snap_over(f, &s->dev[k], dev_name(b[0], sizeof(b[0]), s->dev[k].device),
+				 c->device_memory, 1);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		fprintf(f, "\n**%s at %s** (%s)\n\n", dev_name(b[0], sizeof(b[0]), d->device),
@@ -608,6 +672,7 @@ void render_snapshot_json(FILE *f, const void *ctx)
 		out_json_kint(g, "allocated_at_trace_start_bytes", d->start_allocated);
 		out_json_kint(g, "peak_allocated_bytes", d->peak);
 		out_json_kint(g, "peak_reserved_bytes", d->peak_reserved);
+		render_snap_over_json(g, d, c->device_memory);
 		out_json_key(g, "peak_entry"); /* 0-based; -1: when the trace begins */
 		out_json_int(g, d->peak_entry);
 		out_json_kint(g, "peak_time_us", d->peak_time_us);

@@ -597,6 +597,16 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 	return 0;
 }
 
+unsigned td_snap_over(const struct td_snap_dev *d, int64_t cap)
+{
+	if (cap <= 0)
+		return 0;
+	return (d->reserved > cap ? TD_SNAP_OVER_RESERVED : 0u) |
+	       (d->peak_reserved > cap ? TD_SNAP_OVER_PEAK_RESERVED : 0u) |
+	       (d->events && d->peak > cap ? TD_SNAP_OVER_PEAK : 0u) |
+	       (d->events && d->start_allocated > cap ? TD_SNAP_OVER_START : 0u);
+}
+
 void td_snapshot_free(struct td_snapshot *s)
 {
 	size_t i;

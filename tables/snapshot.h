@@ -78,6 +78,15 @@ struct td_snapshot {
 	int expandable;            /* expandable segments on */
 };
 
+/* A snapshot does not say how much memory its device has: given that (cap bytes, from the
+ * user), the figures of d a device of cap bytes cannot hold, as TD_SNAP_OVER_* bits (0 when
+ * cap <= 0 or none is above it). */
+enum {
+	TD_SNAP_OVER_RESERVED = 1, TD_SNAP_OVER_PEAK_RESERVED = 2, TD_SNAP_OVER_PEAK = 4,
+	TD_SNAP_OVER_START = 8,
+};
+unsigned td_snap_over(const struct td_snap_dev *d, int64_t cap);
+
 /* Reads the snapshot from in (parser/input.h; left open) and replays it; name is the file's
  * name for messages. Returns 0, or TD_EIO / TD_EFORMAT with err filled (file, line, column
  * and byte of a JSON error). */
