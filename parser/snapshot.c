@@ -26,7 +26,7 @@ enum ctx {
 /* a pickle's stack of frames, or one frame, read once: what its next references take */
 struct note {
 	uint32_t id;         /* a stack's site in strs; a frame's text in frames */
-	uint8_t rank, hint;
+	uint8_t rank, hint, frame;
 };
 
 struct reader {
@@ -61,7 +61,9 @@ struct reader {
 	uint32_t *note;      /* a pickle's stack of frames being read: where its note goes */
 	uint32_t *fnote;     /* a pickle's frame being read: where its note goes */
 	struct td_strtab frames; /* a pickle's frames, each once (ids for the notes) */
-	struct td_vec notes; /* struct note: a note is 1 + its index */
+	struct td_vec notes; /* struct note, each once: a note is 1 + its index */
+	uint32_t *nmap;      /* a note's content -> 1 + its index (open addressing; 0 empty) */
+	size_t ncap;
 	struct td_vec devs;  /* struct td_snap_devlog */
 	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
 	size_t dcap;
@@ -105,7 +107,6 @@ static struct td_snap_devlog *dev_of(struct reader *r, int32_t device)
 	d = td_vec_push(&r->devs);
 	memset(d, 0, sizeof(*d));
 	d->device = device;
-	td_vec_init(&d->ev, sizeof(struct td_snap_event));
 	r->dmap[i] = (uint32_t)r->devs.len;
 	return d;
 }
@@ -370,18 +371,42 @@ static void frame_site(struct reader *r, const char *f, size_t n, int rank)
 	}
 }
 
-/* a note for a pickle's container: 1 + its index, 0 when there are too many */
-static uint32_t note_of(struct reader *r, uint32_t id, int rank, uint8_t hint)
+static size_t nslot(const struct reader *r, const struct note *x)
 {
-	struct note *x;
+	uint64_t k = (uint64_t)x->id << 24 | (uint64_t)x->frame << 16 | (uint64_t)x->rank << 8 | x->hint;
+	size_t i = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (r->ncap - 1);
 
-	if (r->notes.len >= UINT32_MAX - 1)
+	for (; r->nmap[i]; i = (i + 1) & (r->ncap - 1)) {
+		const struct note *y = &TD_VEC_AT(&r->notes, struct note, r->nmap[i] - 1);
+		if (y->id == x->id && y->frame == x->frame && y->rank == x->rank && y->hint == x->hint)
+			break;
+	}
+	return i;
+}
+
+/* a note for a pickle's container: 1 + the index of its content, kept once (a stack's site,
+ * rank and hint are shared by many stacks), 0 when there are too many */
+static uint32_t note_of(struct reader *r, uint32_t id, int rank, uint8_t hint, int frame)
+{
+	struct note x = {id, (uint8_t)rank, hint, (uint8_t)frame};
+	size_t i;
+
+	if (r->notes.len >= UINT32_MAX / 4)
 		return 0;
-	x = td_vec_push(&r->notes);
-	x->id = id;
-	x->rank = (uint8_t)rank;
-	x->hint = hint;
-	return (uint32_t)r->notes.len;
+	if ((r->notes.len + 1) * 2 > r->ncap) {
+		size_t k;
+		free(r->nmap);
+		r->ncap = r->ncap ? r->ncap * 2 : 256;
+		r->nmap = td_calloc(r->ncap, sizeof(*r->nmap));
+		for (k = 0; k < r->notes.len; k++)
+			r->nmap[nslot(r, &TD_VEC_AT(&r->notes, struct note, k))] = (uint32_t)k + 1;
+	}
+	i = nslot(r, &x);
+	if (!r->nmap[i]) {
+		*(struct note *)td_vec_push(&r->notes) = x;
+		r->nmap[i] = (uint32_t)r->notes.len;
+	}
+	return r->nmap[i];
 }
 
 /* what a frame tells of its object: a rule's hint, or "a frame, telling nothing" */
@@ -401,7 +426,7 @@ static void frame_done(struct reader *r)
 	rank = r->is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
 	h = frame_hint(r, f);
 	if (r->fnote) { /* a pickle's frame: its text kept once, the next references read that */
-		*r->fnote = note_of(r, td_strtab_intern(&r->frames, f, strlen(f)), rank, h);
+		*r->fnote = note_of(r, td_strtab_intern(&r->frames, f, strlen(f)), rank, h, 1);
 		r->fnote = NULL;
 	}
 	frame_site(r, f, strlen(f), rank);
@@ -419,7 +444,7 @@ static int cb_end(void *ctx)
 		break;
 	case X_FRAMES: /* a pickle's stack of frames: its site kept for its next references */
 		if (r->note && r->site_rank)
-			*r->note = note_of(r, r->site, r->site_rank, r->fhint);
+			*r->note = note_of(r, r->site, r->site_rank, r->fhint, 0);
 		r->note = NULL;
 		r->hint = hint_merge(r->hint, r->fhint);
 		break;
@@ -463,11 +488,11 @@ static int cb_end(void *ctx)
 	}
 	case X_EVENT: {
 		struct td_snap_devlog *d = dev_of(r, r->trace_dev - 1);
-		struct td_snap_event *e = td_vec_push(&d->ev);
-		*e = r->e;
-		e->act = (uint8_t)act_of(r->act);
-		e->site = r->site;
-		e->hint = r->hint;
+		struct td_snap_event e = r->e;
+		e.act = (uint8_t)act_of(r->act);
+		e.site = r->site;
+		e.hint = r->hint;
+		td_snap_ev_put(&d->ev, &e);
 		break;
 	}
 	default:
@@ -561,6 +586,7 @@ static int read_pickle(struct td_input *in, const char *name, struct reader *r,
 	rc = td_pickle_read(pk_read, in, name, &sink, err);
 	td_strtab_free(&r->frames);
 	td_vec_free(&r->notes);
+	free(r->nmap);
 	if (rc == TD_EFORMAT)
 		rc = td_error_set(err, TD_EFORMAT, "%s: byte %llu: %s", name,
 				  (unsigned long long)err->offset, r->failed ? r->why :
@@ -690,7 +716,7 @@ void td_snap_doc_free(struct td_snap_doc *d)
 	size_t i;
 
 	for (i = 0; i < d->devs.len; i++)
-		td_vec_free(&TD_VEC_AT(&d->devs, struct td_snap_devlog, i).ev);
+		td_snap_ev_free(&TD_VEC_AT(&d->devs, struct td_snap_devlog, i).ev);
 	td_vec_free(&d->devs);
 	td_vec_free(&d->blocks);
 	td_vec_free(&d->anns);

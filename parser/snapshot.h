@@ -56,12 +56,37 @@ struct td_snap_ann {     /* an external annotation kept: Optimizer.step / zero_g
 	uint32_t order;      /* its place in the file */
 };
 
+/* A device's trace entries, compact (parser/snapshot_ev.c): a header byte and varints per
+ * entry, deltas from the one before (10 bytes an entry where struct td_snap_event takes 40),
+ * read back in order with td_snap_ev_next. */
+struct td_snap_evlog {
+	unsigned char *b;
+	size_t len, cap;
+	uint64_t n;          /* entries */
+	uint64_t addr;       /* the last entry's, and the last time_us given */
+	int64_t time;
+	uint32_t site;
+	uint8_t hint;
+};
+void td_snap_ev_put(struct td_snap_evlog *l, const struct td_snap_event *e);
+void td_snap_ev_free(struct td_snap_evlog *l);
+struct td_snap_ev_it {
+	const unsigned char *p, *end;
+	uint64_t addr;
+	int64_t time;
+	uint32_t site;
+	uint8_t hint;
+};
+void td_snap_ev_begin(const struct td_snap_evlog *l, struct td_snap_ev_it *it);
+/* The next entry into *e: 1, or 0 past the last. */
+int td_snap_ev_next(struct td_snap_ev_it *it, struct td_snap_event *e);
+
 struct td_snap_devlog {  /* a device as read */
 	int32_t device;
 	int64_t reserved;
 	uint64_t segments;
 	int64_t largest_free; /* the largest inactive block at the snapshot */
-	struct td_vec ev;    /* struct td_snap_event */
+	struct td_snap_evlog ev; /* its trace's entries */
 };
 
 struct td_snap_doc {

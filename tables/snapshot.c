@@ -406,20 +406,21 @@ static uint8_t alloc_hint(const struct td_snap_event *e, const struct windows *w
 static void live_at_start(const struct td_snap_devlog *sd, const struct td_snap_block *blk, size_t nblk,
 			  uint32_t before, const struct windows *w, struct live *start)
 {
-	const struct td_snap_event *ev = sd->ev.data;
+	struct td_snap_ev_it it;
+	struct td_snap_event e;
 	struct live known;
-	size_t i, b;
+	size_t b;
 
 	live_init(&known);
 	live_init(start);
-	for (i = 0; i < sd->ev.len; i++)
-		if (ev[i].act == TD_SNAP_ALLOC)
-			live_add(&known, ev[i].addr, ev[i].size, ev[i].site, 0);
-		else if (ev[i].act == TD_SNAP_FREE_DONE && !live_del(&known, ev[i].addr))
-			live_add(start, ev[i].addr, ev[i].size, before,
-				 inside(w, TD_SNAP_ANN_ZERO_GRAD, ev[i].time_us)
+	for (td_snap_ev_begin(&sd->ev, &it); td_snap_ev_next(&it, &e);)
+		if (e.act == TD_SNAP_ALLOC)
+			live_add(&known, e.addr, e.size, e.site, 0);
+		else if (e.act == TD_SNAP_FREE_DONE && !live_del(&known, e.addr))
+			live_add(start, e.addr, e.size, before,
+				 inside(w, TD_SNAP_ANN_ZERO_GRAD, e.time_us)
 				 ? TD_SNAP_HINT(TD_CAT_GRADIENT, TD_RULE_ZERO_GRAD)
-				 : inside(w, TD_SNAP_ANN_STEP, ev[i].time_us)
+				 : inside(w, TD_SNAP_ANN_STEP, e.time_us)
 				 ? TD_SNAP_HINT(TD_CAT_OPTIMIZER, TD_RULE_STEP_FREE)
 				 : TD_SNAP_HINT(TD_CAT_UNKNOWN, TD_RULE_BEFORE));
 	for (b = 0; b < nblk; b++) {
@@ -467,8 +468,9 @@ static void oom_cause(struct td_snap_oom *o, int64_t reserved, int64_t largest_f
 static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struct td_snap_block *blk,
 		   size_t nblk, const struct windows *w, int frames, struct td_snap_dev *out)
 {
-	const struct td_snap_event *ev = sd->ev.data;
-	size_t n = sd->ev.len, i, no = 0;
+	struct td_snap_ev_it it;
+	struct td_snap_event e;
+	size_t i, no = 0;
 	struct live start, live;
 	static const char pre[] = "(allocated before the trace)";
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
@@ -481,58 +483,58 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	peak = live.total;
 	out->peak_entry = -1;
 	out->peak_time_us = -1;
-	for (i = 0; i < n; i++) /* pass 2: the peak */
-		if (ev[i].act == TD_SNAP_ALLOC || ev[i].act == TD_SNAP_FREE_DONE) {
-			if (ev[i].act == TD_SNAP_ALLOC)
-				live_add(&live, ev[i].addr, ev[i].size, ev[i].site, 0);
-			else if (!live_del(&live, ev[i].addr))
+	/* pass 2: the peak; the segments mapped and released over the trace */
+	for (i = 0, td_snap_ev_begin(&sd->ev, &it); td_snap_ev_next(&it, &e); i++)
+		if (e.act == TD_SNAP_SEG_ALLOC)
+			seg_after -= e.size;
+		else if (e.act == TD_SNAP_SEG_FREE)
+			seg_after += e.size;
+		else if (e.act == TD_SNAP_ALLOC || e.act == TD_SNAP_FREE_DONE) {
+			if (e.act == TD_SNAP_ALLOC)
+				live_add(&live, e.addr, e.size, e.site, 0);
+			else if (!live_del(&live, e.addr))
 				out->unmatched_frees++;
 			if (live.total > peak) {
 				peak = live.total;
 				out->peak_entry = (int64_t)i;
-				out->peak_time_us = ev[i].time_us;
+				out->peak_time_us = e.time_us;
 			}
-		} else if (ev[i].act == TD_SNAP_OOM) {
+		} else if (e.act == TD_SNAP_OOM) {
 			no++;
 		}
 	live_free(&live);
 	out->peak = clamp64(peak);
 	/* pass 3: again to the peak and to each oom, for what was live there; reserved then is
 	 * the snapshot's less the segments mapped after it, plus those released after it */
-	for (i = 0; i < n; i++)
-		if (ev[i].act == TD_SNAP_SEG_ALLOC)
-			seg_after -= ev[i].size;
-		else if (ev[i].act == TD_SNAP_SEG_FREE)
-			seg_after += ev[i].size;
 	out->ooms = td_calloc(no ? no : 1, sizeof(*out->ooms));
 	live_copy(&live, &start);
 	live_free(&start);
 	if (out->peak_entry < 0)
 		at_peak(&live, out);
 	rpeak = (i128)out->reserved + seg_after;
-	for (i = 0; i < n; i++) {
-		if (ev[i].act == TD_SNAP_SEG_ALLOC)
-			seg_after += ev[i].size;
-		else if (ev[i].act == TD_SNAP_SEG_FREE)
-			seg_after -= ev[i].size;
+	for (i = 0, td_snap_ev_begin(&sd->ev, &it); td_snap_ev_next(&it, &e); i++) {
+		if (e.act == TD_SNAP_SEG_ALLOC)
+			seg_after += e.size;
+		else if (e.act == TD_SNAP_SEG_FREE)
+			seg_after -= e.size;
 		if ((i128)out->reserved + seg_after > rpeak)
 			rpeak = (i128)out->reserved + seg_after;
-		for (; ev[i].time_us >= 0 && steps < w->n[TD_SNAP_ANN_STEP] &&
-		       w->t[TD_SNAP_ANN_STEP][steps] <= ev[i].time_us; steps++)
+		for (; e.time_us >= 0 && steps < w->n[TD_SNAP_ANN_STEP] &&
+		       w->t[TD_SNAP_ANN_STEP][steps] <= e.time_us; steps++)
 			if (w->start[TD_SNAP_ANN_STEP][steps])
 				grads_at_step(&live);
-		if (ev[i].act == TD_SNAP_ALLOC)
-			live_add(&live, ev[i].addr, ev[i].size, ev[i].site, alloc_hint(&ev[i], w, frames));
-		else if (ev[i].act == TD_SNAP_FREE_DONE)
-			live_del(&live, ev[i].addr);
-		else if (ev[i].act == TD_SNAP_OOM) {
+		if (e.act == TD_SNAP_ALLOC)
+			live_add(&live, e.addr, e.size, e.site, alloc_hint(&e, w, frames));
+		else if (e.act == TD_SNAP_FREE_DONE)
+			live_del(&live, e.addr);
+		else if (e.act == TD_SNAP_OOM) {
 			struct td_snap_oom *o = &out->ooms[out->nooms++];
 			o->index = i;
-			o->time_us = ev[i].time_us;
-			o->requested = ev[i].size;
-			o->device_free = ev[i].device_free;
+			o->time_us = e.time_us;
+			o->requested = e.size;
+			o->device_free = e.device_free;
 			o->allocated = clamp64(live.total);
-			o->site = ev[i].site;
+			o->site = e.site;
 			o->ntop = top_sites(&live, o->top);
 			cats_of(&live, &o->cats);
 			oom_cause(o, clamp64((i128)out->reserved + seg_after), sd->largest_free);
@@ -566,9 +568,10 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 		frames = td_snap_hint_rule(blk[i].hint) != TD_RULE_NO_FRAMES;
 	for (i = 0; i < doc.devs.len && !frames; i++) {
 		const struct td_snap_devlog *sd = &TD_VEC_AT(&doc.devs, struct td_snap_devlog, i);
-		const struct td_snap_event *ev = sd->ev.data;
-		for (b = 0; b < sd->ev.len && !frames; b++)
-			frames = td_snap_hint_rule(ev[b].hint) != TD_RULE_NO_FRAMES;
+		struct td_snap_ev_it it;
+		struct td_snap_event e;
+		for (td_snap_ev_begin(&sd->ev, &it); !frames && td_snap_ev_next(&it, &e);)
+			frames = td_snap_hint_rule(e.hint) != TD_RULE_NO_FRAMES;
 	}
 	s->ndev = doc.devs.len;
 	s->dev = td_calloc(s->ndev ? s->ndev : 1, sizeof(*s->dev));
@@ -587,7 +590,7 @@ int td_snapshot_read(struct td_input *in, const char *name, struct td_snapshot *
 		d->device = sd->device;
 		d->reserved = sd->reserved;
 		d->segments = sd->segments;
-		d->events = sd->ev.len;
+		d->events = sd->ev.n;
 		d->allocated = clamp64(allocated);
 		windows_of(&doc, sd->device, &w);
 		replay(s, sd, b > first ? blk + first : NULL, b - first, &w, frames, d);
