@@ -50,6 +50,7 @@ struct reader {
 	uint32_t site;       /* of the object whose frames these are */
 	int site_rank;       /* 3 user frame, 2 a Python frame, 1 any frame, 0 none */
 	uint8_t hint;        /* the object's (TD_SNAP_HINT) */
+	uint32_t no_frames;  /* the site of an object without frames: "(no frames)" */
 	uint8_t fhint;       /* its stack of frames' */
 	char a_name[64], a_stage[16]; /* an external annotation being read */
 	int32_t a_device;
@@ -467,7 +468,7 @@ static int cb_end(void *ctx)
 			struct td_snap_block *b = td_vec_push(&r->blocks);
 			b->addr = r->b_addr;
 			b->size = r->b_size;
-			b->site = r->site;
+			b->site = r->site_rank ? r->site : r->no_frames;
 			b->hint = r->hint;
 			b->device = -1; /* set at the segment's end */
 		} else if (!strcmp(r->b_state, "inactive") && r->b_size > r->seg_free) {
@@ -490,7 +491,7 @@ static int cb_end(void *ctx)
 		struct td_snap_devlog *d = dev_of(r, r->trace_dev - 1);
 		struct td_snap_event e = r->e;
 		e.act = (uint8_t)act_of(r->act);
-		e.site = r->site;
+		e.site = r->site_rank ? r->site : r->no_frames;
 		e.hint = r->hint;
 		td_snap_ev_put(&d->ev, &e);
 		break;
@@ -638,6 +639,7 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	r.strs = strs;
 	r.is_user_frame = is_user_frame;
 	r.hint_of = hint;
+	r.no_frames = td_strtab_intern(strs, "(no frames)", 11);
 	td_vec_init(&r.devs, sizeof(struct td_snap_devlog));
 	td_vec_init(&r.anns, sizeof(struct td_snap_ann));
 	td_vec_init(&r.blocks, sizeof(struct td_snap_block));

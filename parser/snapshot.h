@@ -100,9 +100,9 @@ struct td_snap_doc {
 /* Reads the snapshot from in (parser/input.h; left open) into d; name is the file's name for
  * messages. A site (its text interned in strs: "train.py(42): forward") is the object's
  * innermost frame that is_user_frame() says is the user's, else its innermost Python frame,
- * else its innermost frame. Its hint: the strongest of what hint() says of each frame
- * ("file(line): name"), its user_metadata and compile_context (enum td_snap_hint_of); hint may
- * be NULL. Returns 0, or TD_EIO / TD_EFORMAT / TD_EPARSE with err filled (file, line, column
+ * else its innermost frame; "(no frames)" without any. Its hint: the strongest of what hint()
+ * says of each frame ("file(line): name"), its user_metadata and compile_context (enum
+ * td_snap_hint_of); hint may be NULL. Returns 0, or TD_EIO / TD_EFORMAT / TD_EPARSE with err filled (file, line, column
  * and byte of a JSON error) and d left empty. */
 struct td_input;
 int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *strs,

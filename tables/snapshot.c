@@ -426,7 +426,8 @@ static void live_at_start(const struct td_snap_devlog *sd, const struct td_snap_
 	for (b = 0; b < nblk; b++) {
 		const struct td_snap_block *x = &blk[b];
 		if (!live_has(&known, x->addr) && !live_has(start, x->addr))
-			live_add(start, x->addr, x->size, x->site ? x->site : before,
+			live_add(start, x->addr, x->size,
+				 td_snap_hint_rule(x->hint) != TD_RULE_NO_FRAMES ? x->site : before,
 				 td_snap_hint_rule(x->hint) >= TD_RULE_METADATA ? x->hint
 				 : TD_SNAP_HINT(TD_CAT_PARAMETER, TD_RULE_PERSIST));
 	}
