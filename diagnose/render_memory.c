@@ -360,6 +360,7 @@ static void cats_text(FILE *f, const struct td_snap_cats *x, int md)
 		fputs("| bytes | blocks | category (PyTorch's) | inferred by |\n|---:|---:|---|---|\n", f);
 	for (i = 0; i < n; i++) {
 		unsigned c = order[i];
+		const char *sep = "";
 		if (md)
 			fprintf(f, "| %s | %llu | %s (%s) | ", td_fmt_bytes(b, sizeof(b), (double)x->c[c].bytes),
 				(unsigned long long)x->c[c].blocks, td_snap_cat_name(c), td_snap_cat_pytorch(c));
@@ -374,8 +375,9 @@ static void cats_text(FILE *f, const struct td_snap_cats *x, int md)
 			snprintf(line, sizeof(line), "%s %s: %s", td_fmt_bytes(b, sizeof(b),
 				 (double)x->c[c].rule_bytes[r]), td_snap_rule_id(r), td_snap_rule_text(r));
 			if (md) {
+				fputs(sep, f);
 				out_md(f, line);
-				fputs("; ", f);
+				sep = "; ";
 			} else {
 				fputs("                               ", f);
 				out_text_wrap(f, line, 31, 33, 100);
@@ -383,7 +385,7 @@ static void cats_text(FILE *f, const struct td_snap_cats *x, int md)
 			}
 		}
 		if (md)
-			fputs("|\n", f);
+			fputs(" |\n", f);
 	}
 }
 
