@@ -434,20 +434,32 @@ static void live_at_start(const struct td_snap_devlog *sd, const struct td_snap_
 	live_free(&known);
 }
 
-/* Optimizer.step begins: what backward made and is still live is a gradient */
-static void grads_at_step(struct live *l)
+/* backward's: an autograd detail by its frames, its thread or its compile_context */
+static int by_backward(uint8_t h)
 {
-	size_t i;
+	unsigned r = td_snap_hint_rule(h);
 
-	for (i = 0; i < l->cap; i++) {
-		unsigned r = td_snap_hint_rule(l->hint[i]);
-		if (l->state[i] != S_USED || td_snap_hint_cat(l->hint[i]) != TD_CAT_AUTOGRAD ||
-		    (r != TD_RULE_BACKWARD && r != TD_RULE_ENGINE && r != TD_RULE_COMPILE))
+	return td_snap_hint_cat(h) == TD_CAT_AUTOGRAD &&
+	       (r == TD_RULE_BACKWARD || r == TD_RULE_ENGINE || r == TD_RULE_COMPILE);
+}
+
+/* Optimizer.step begins: what backward made and is still live is a gradient. pending: the
+ * addresses backward allocated since the last step began (each looked up once, so that many
+ * steps cost no more than the allocations), emptied. */
+static void grads_at_step(struct live *l, struct td_vec *pending)
+{
+	size_t k;
+
+	for (k = 0; k < pending->len; k++) {
+		uint64_t a = TD_VEC_AT(pending, uint64_t, k);
+		size_t i = slot(l, a);
+		if (l->state[i] != S_USED || l->addr[i] != a || !by_backward(l->hint[i]))
 			continue;
 		cat_add(l, l->hint[i], l->size[i], -1);
 		l->hint[i] = TD_SNAP_HINT(TD_CAT_GRADIENT, TD_RULE_GRAD_LIFE);
 		cat_add(l, l->hint[i], l->size[i], 1);
 	}
+	pending->len = 0;
 }
 
 /* why an oom failed: reserved then, and whether free memory would have held the request */
@@ -477,6 +489,7 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	uint32_t before = td_strtab_intern(&s->strs, pre, sizeof(pre) - 1);
 	i128 peak, seg_after = 0, rpeak;
 	size_t steps = 0; /* Optimizer.step starts passed */
+	struct td_vec pending; /* backward's allocations since the last step began */
 
 	live_at_start(sd, blk, nblk, before, w, &start);
 	live_copy(&live, &start);
@@ -512,6 +525,10 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 	live_free(&start);
 	if (out->peak_entry < 0)
 		at_peak(&live, out);
+	td_vec_init(&pending, sizeof(uint64_t));
+	for (i = 0; i < live.cap && w->n[TD_SNAP_ANN_STEP]; i++) /* backward's from before */
+		if (live.state[i] == S_USED && by_backward(live.hint[i]))
+			*(uint64_t *)td_vec_push(&pending) = live.addr[i];
 	rpeak = (i128)out->reserved + seg_after;
 	for (i = 0, td_snap_ev_begin(&sd->ev, &it); td_snap_ev_next(&it, &e); i++) {
 		if (e.act == TD_SNAP_SEG_ALLOC)
@@ -523,9 +540,13 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 		for (; e.time_us >= 0 && steps < w->n[TD_SNAP_ANN_STEP] &&
 		       w->t[TD_SNAP_ANN_STEP][steps] <= e.time_us; steps++)
 			if (w->start[TD_SNAP_ANN_STEP][steps])
-				grads_at_step(&live);
-		if (e.act == TD_SNAP_ALLOC)
-			live_add(&live, e.addr, e.size, e.site, alloc_hint(&e, w, frames));
+				grads_at_step(&live, &pending);
+		if (e.act == TD_SNAP_ALLOC) {
+			uint8_t h = alloc_hint(&e, w, frames);
+			live_add(&live, e.addr, e.size, e.site, h);
+			if (by_backward(h) && w->n[TD_SNAP_ANN_STEP])
+				*(uint64_t *)td_vec_push(&pending) = e.addr;
+		}
 		else if (e.act == TD_SNAP_FREE_DONE)
 			live_del(&live, e.addr);
 		else if (e.act == TD_SNAP_OOM) {
@@ -544,6 +565,7 @@ static void replay(struct td_snapshot *s, struct td_snap_devlog *sd, const struc
 			at_peak(&live, out);
 	}
 	live_free(&live);
+	td_vec_free(&pending);
 	out->peak_reserved = clamp64(rpeak);
 }
 
