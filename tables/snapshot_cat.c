@@ -163,6 +163,8 @@ uint8_t td_snap_cat_hint(enum td_snap_hint_of of, const char *text)
 
 	if (of == TD_SNAP_HINT_FRAME)
 		return frame_hint(text);
+	if (!*text || !strcmp(text, "N/A")) /* what every entry has when none was set */
+		return 0;
 	if (of == TD_SNAP_HINT_METADATA)
 		return (c = named_cat(text)) >= 0 ? TD_SNAP_HINT(c, TD_RULE_METADATA) : 0;
 	/* compile_context: "N/A" when none; a compiled backward's, forward's, optimizer's */
