@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* tracedoc memory FILE [SNAPSHOT_B] [--format text|md|json] [-o FILE] [--config FILE]
+/* tracedoc memory FILE [SNAPSHOT_B] [--device-memory SIZE] [--format text|md|json] [-o FILE]
+ *                 [--config FILE]
  * Device memory from a trace's [memory] samples, or from a caching-allocator snapshot; two
  * snapshots compared. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -17,7 +20,8 @@
 
 static void memory_usage(FILE *f)
 {
-	fprintf(f, "usage: tracedoc memory FILE [B] [--format text|md|json] [-o FILE] [--config FILE]\n"
+	fprintf(f, "usage: tracedoc memory FILE [B] [--device-memory SIZE] [--format text|md|json]\n"
+		   "                       [-o FILE] [--config FILE]\n"
 		   "  FILE  a trace recorded with profile_memory=True: per device the allocated and\n"
 		   "        reserved peaks, what ran there, the capacity and headroom, allocated\n"
 		   "        memory at each step, and the memory findings (near full, growing,\n"
@@ -27,7 +31,10 @@ static void memory_usage(FILE *f)
 		   "        at each out-of-memory what was live and why it failed, with the fix\n"
 		   "  B     a second snapshot: the two compared, FILE the base: the peaks (allocated\n"
 		   "        and reserved, replayed) and the allocation sites whose live bytes at\n"
-		   "        the peak changed most\n");
+		   "        the peak changed most\n"
+		   "  --device-memory  the snapshot's device's memory (a snapshot does not say):\n"
+		   "        bytes, or with KB MB GB TB (10^3...) or KiB MiB GiB TiB (2^10...),\n"
+		   "        e.g. 81920MiB; a figure above it is called out as impossible\n");
 }
 
 static const struct cli_render mem_out[] = {
@@ -63,8 +70,35 @@ static int read_snapshot(const char *path, struct td_snapshot *snap)
 	return cli_doc_snapshot(&d, snap);
 }
 
+/* --device-memory's value: bytes, or a number with a decimal (KB...) or binary (KiB...) unit;
+ * -1 when it is none of these */
+static int64_t size_arg(const char *v)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {
+		{"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+		{"TiB", 1099511627776.0},
+	};
+	char *end;
+	double x;
+	size_t k;
+
+	if (!v || !*v || !(v[0] >= '0' && v[0] <= '9'))
+		return -1;
+	x = strtod(v, &end);
+	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		if (!strcmp(end, units[k].unit)) {
+			x *= units[k].mult;
+			return x >= 1 && x < 9.2e18 ? (int64_t)x : -1;
+		}
+	return -1;
+}
+
 /* tracedoc memory A B */
-static int compare(struct cli_std *s)
+static int compare(struct cli_std *s, int64_t cap)
 {
 	struct td_snapshot a, b;
 	struct td_snap_diff d;
@@ -73,7 +107,7 @@ static int compare(struct cli_std *s)
 	if ((rc = read_snapshot(s->ops.v[0], &a)) != EXIT_OK)
 		return rc;
 	if ((rc = read_snapshot(s->ops.v[1], &b)) == EXIT_OK) {
-		struct snapdiff_ctx c = {s->ops.v[0], s->ops.v[1], &d};
+		struct snapdiff_ctx c = {s->ops.v[0], s->ops.v[1], &d, cap};
 		td_snapshot_diff(&a, &b, &d);
 		rc = cli_write_by(s->outp, s->format, diff_out, &c);
 		td_snap_diff_free(&d);
@@ -85,10 +119,15 @@ static int compare(struct cli_std *s)
 
 /* cli_start with one operand or two (two snapshots compared); the rest as every command */
 static int start(struct cli_std *s, int argc, char **argv, const struct cli_opt *opts,
-		 const char *const *formats)
+		 const char *const *formats, const char *const *devmem, int64_t *cap)
 {
 	int rc = cli_parse("memory", argc, argv, opts, &s->ops, memory_usage);
 
+	if (rc == EXIT_OK && *devmem && (*cap = size_arg(*devmem)) < 0) {
+		fprintf(stderr, "tracedoc memory: --device-memory '%s': not a size (bytes, or a "
+				"number with KB, MB, GB, TB, KiB, MiB, GiB or TiB: 81920MiB)\n", *devmem);
+		rc = EXIT_USAGE;
+	}
 	if (rc == EXIT_OK && (s->ops.n < 1 || s->ops.n > 2)) {
 		memory_usage(stderr);
 		rc = EXIT_USAGE;
@@ -107,24 +146,27 @@ int cmd_memory(int argc, char **argv)
 {
 	static const char *const formats[] = {"text", "md", "json", NULL};
 	struct cli_std s = {.format = "text"};
-	const struct cli_opt opts[] = {CLI_STD_OPTS(&s), {NULL, 0, NULL, NULL}};
+	const char *devmem = NULL;
+	int64_t cap = 0;
+	const struct cli_opt opts[] = {CLI_STD_OPTS(&s), {"--device-memory", 0, &devmem, NULL},
+				       {NULL, 0, NULL, NULL}};
 	const char *path;
 	struct cli_doc d;
 	char msg[1024];
 	int rc;
 
-	rc = start(&s, argc, argv, opts, formats);
+	rc = start(&s, argc, argv, opts, formats, &devmem, &cap);
 	if (rc != EXIT_OK)
 		return rc == CLI_DONE ? EXIT_OK : rc;
 	if (s.ops.n == 2)
-		return cli_end(&s, compare(&s));
+		return cli_end(&s, compare(&s, cap));
 	path = s.ops.v[0];
 	if ((rc = cli_doc_open(path, REPORT_DOC_MAX, &d, msg, sizeof(msg))) != EXIT_OK) {
 		fprintf(stderr, "tracedoc: %s\n", msg);
 	} else if (d.kind == TD_SNIFF_SNAPSHOT) {
 		struct td_snapshot snap;
 		if ((rc = cli_doc_snapshot(&d, &snap)) == EXIT_OK) {
-			struct snap_ctx c = {path, &snap};
+			struct snap_ctx c = {path, &snap, cap};
 			rc = cli_write_by(s.outp, s.format, snap_out, &c);
 			td_snapshot_free(&snap);
 		}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all] [--group-by name|shape|stack]
- *                    [--fold-runtime] [--format text|md|json|csv] [--wide] [-o FILE]
+ *                    [--fold-runtime] [--memory-own-thread] [--format text|md|json|csv]
+ *                    [--wide] [-o FILE]
  *                    [--config FILE] [--peaks FILE] [--capture FILE]
  * The operator table prof.key_averages().table() prints, from a saved trace. */
 #include <stdio.h>
@@ -16,8 +17,8 @@ static void ops_usage(FILE *f)
 {
 	fprintf(f, "usage: tracedoc ops TRACE [--sort COL] [--top N] [--window steps|all]\n"
 		   "                    [--group-by name|shape|stack] [--fold-runtime]\n"
-		   "                    [--format text|md|json|csv] [--wide] [-o FILE] [--config FILE]\n"
-		   "                    [--peaks FILE] [--capture FILE]\n"
+		   "                    [--memory-own-thread] [--format text|md|json|csv] [--wide]\n"
+		   "                    [-o FILE] [--config FILE] [--peaks FILE] [--capture FILE]\n"
 		   "  a row per operator, runtime call and GPU activity, as\n"
 		   "  prof.key_averages().table() prints it: self and total CPU and CUDA time,\n"
 		   "  memory (profile_memory=True), calls, FLOPs (record_shapes=True); sorted by\n"
@@ -28,6 +29,8 @@ static void ops_usage(FILE *f)
 		   "                  innermost user Python frame, with_stack=True)\n"
 		   "  --fold-runtime  no runtime-call or GPU rows: a runtime call's time stays in\n"
 		   "                  the op that made it (Self CPU then differs from PyTorch's)\n"
+		   "  --memory-own-thread  an op's CUDA/CPU Mem: the [memory] samples of its own\n"
+		   "                  thread only (PyTorch counts any thread's, as the default)\n"
 		   "  --wide          text: every column and whole names (wider than 100 columns)\n"
 		   "  --peaks         the device's peak TFLOP/s and TB/s from a JSON file, over the\n"
 		   "                  compiled datasheet table (docs/roofline.md)\n"
@@ -55,10 +58,11 @@ int cmd_ops(int argc, char **argv)
 	struct td_ops_opts o;
 	struct td_table t;
 	char title[1400], footer[200], b1[32], b2[32], b3[32];
-	int rc, fold = 0;
+	int rc, fold = 0, own = 0;
 	size_t i, ngpu = 0;
 	const struct cli_opt opts[] = {
 		TABLE_CMD_OPTS(&c), {"--group-by", 0, &group, NULL}, {"--fold-runtime", 0, NULL, &fold},
+		{"--memory-own-thread", 0, NULL, &own},
 		{NULL, 0, NULL, NULL},
 	};
 
@@ -74,6 +78,7 @@ int cmd_ops(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.window_all = c.window_all;
 	o.fold_runtime = fold;
+	o.memory_own_thread = own;
 	o.group = !strcmp(group, "shape") ? TD_GROUP_SHAPE : !strcmp(group, "stack") ? TD_GROUP_STACK
 									     : TD_GROUP_NAME;
 	td_ops_table(&c.a, &o, &t);

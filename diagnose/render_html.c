@@ -508,7 +508,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 	fputs("<h2>Findings</h2>\n", f);
 	html_findings(f, rc->r);
 	{
-		struct td_ops_opts o = {0, TD_GROUP_NAME, 1};
+		struct td_ops_opts o = {0, TD_GROUP_NAME, 1, 0};
 		struct td_table ops, ker;
 		td_ops_table(a, &o, &ops);
 		if (ops.nrows) {

@@ -274,6 +274,151 @@ void render_memory_json(FILE *f, const void *ctx)
 
 /* --- a caching-allocator snapshot -------------------------------------------------------- */
 
+static const struct {
+	unsigned bit;
+	const char *key, *what;
+} overs[] = {
+	{TD_SNAP_OVER_RESERVED, "reserved_bytes", "reserved at the snapshot"},
+	{TD_SNAP_OVER_PEAK_RESERVED, "peak_reserved_bytes", "reserved at most"},
+	{TD_SNAP_OVER_PEAK, "peak_allocated_bytes", "allocated at the peak"},
+	{TD_SNAP_OVER_START, "allocated_at_trace_start_bytes", "allocated before the trace"},
+};
+
+static int64_t over_value(const struct td_snap_dev *d, unsigned bit)
+{
+	return bit == TD_SNAP_OVER_RESERVED ? d->reserved : bit == TD_SNAP_OVER_PEAK_RESERVED
+		? d->peak_reserved : bit == TD_SNAP_OVER_PEAK ? d->peak : d->start_allocated;
+}
+
+void render_snap_over(FILE *f, const struct td_snap_dev *d, const char *name, int64_t cap, int md)
+{
+	unsigned over = td_snap_over(d, cap);
+	char line[1400], b[2][40];
+	size_t n, k;
+
+	if (!over)
+		return;
+	n = (size_t)snprintf(line, sizeof(line), "%s: impossible on a device of %s "
+			     "(--device-memory):", name, td_fmt_bytes(b[0], sizeof(b[0]), (double)cap));
+	for (k = 0; k < sizeof(overs) / sizeof(overs[0]) && n < sizeof(line); k++)
+		if (over & overs[k].bit)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %s,",
+					      td_fmt_bytes(b[1], sizeof(b[1]), (double)over_value(d, overs[k].bit)),
+					      overs[k].what);
+	if (n < sizeof(line))
+		snprintf(line + n - 1, sizeof(line) - n + 1, ". A device cannot reserve more than it "
+			 "holds: the snapshot is of a larger device (or the size given is not this "
+			 "one's: nvidia-smi's MiB), or the driver backed it with host memory (Windows' "
+			 "CUDA system-memory fallback); these figures are the allocator's, not the "
+			 "device's.");
+	fputc('\n', f);
+	if (md)
+		out_md(f, line);
+	else
+		out_text_wrap(f, line, 0, 2, 100);
+	fputc('\n', f);
+}
+
+void render_snap_over_json(yajl_gen g, const struct td_snap_dev *d, int64_t cap)
+{
+	unsigned over = td_snap_over(d, cap);
+	size_t k;
+
+	out_json_kint(g, "device_memory_bytes", cap > 0 ? cap : -1);
+	out_json_karray(g, "above_device_memory"); /* the figures it cannot hold: impossible */
+	for (k = 0; k < sizeof(overs) / sizeof(overs[0]); k++)
+		if (over & overs[k].bit)
+			out_json_str(g, overs[k].key);
+	yajl_gen_array_close(g);
+}
+
+/* the categories holding blocks, the most bytes first (ties in the categories' order), into
+ * order; returns how many */
+static size_t cat_order(const struct td_snap_cats *x, unsigned *order)
+{
+	size_t n = 0, i, k;
+
+	for (i = 0; i < TD_SNAP_NCAT; i++) {
+		if (!x->c[i].blocks)
+			continue;
+		for (k = n; k > 0 && x->c[order[k - 1]].bytes < x->c[i].bytes; k--)
+			order[k] = order[k - 1];
+		order[k] = (unsigned)i;
+		n++;
+	}
+	return n;
+}
+
+/* what was live by category, each with the rules that inferred it: text or Markdown */
+static void cats_text(FILE *f, const struct td_snap_cats *x, int md)
+{
+	unsigned order[TD_SNAP_NCAT], r;
+	size_t n = cat_order(x, order), i;
+	char b[40], line[600];
+
+	if (md && n)
+		fputs("| bytes | blocks | category (PyTorch's) | inferred by |\n|---:|---:|---|---|\n", f);
+	for (i = 0; i < n; i++) {
+		unsigned c = order[i];
+		const char *sep = "";
+		if (md)
+			fprintf(f, "| %s | %llu | %s (%s) | ", td_fmt_bytes(b, sizeof(b), (double)x->c[c].bytes),
+				(unsigned long long)x->c[c].blocks, td_snap_cat_name(c), td_snap_cat_pytorch(c));
+		else
+			fprintf(f, "  %10s  %6llu block%s  %s (%s)\n",
+				td_fmt_bytes(b, sizeof(b), (double)x->c[c].bytes),
+				(unsigned long long)x->c[c].blocks, x->c[c].blocks == 1 ? " " : "s",
+				td_snap_cat_name(c), td_snap_cat_pytorch(c));
+		for (r = 0; r < TD_SNAP_NRULE; r++) {
+			if (!x->c[c].rule_blocks[r])
+				continue;
+			snprintf(line, sizeof(line), "%s %s: %s", td_fmt_bytes(b, sizeof(b),
+				 (double)x->c[c].rule_bytes[r]), td_snap_rule_id(r), td_snap_rule_text(r));
+			if (md) {
+				fputs(sep, f);
+				out_md(f, line);
+				sep = "; ";
+			} else {
+				fputs("                               ", f);
+				out_text_wrap(f, line, 31, 33, 100);
+				fputc('\n', f);
+			}
+		}
+		if (md)
+			fputs(" |\n", f);
+	}
+}
+
+static void cats_json(yajl_gen g, const struct td_snap_cats *x)
+{
+	unsigned order[TD_SNAP_NCAT], r;
+	size_t n = cat_order(x, order), i;
+
+	yajl_gen_array_open(g);
+	for (i = 0; i < n; i++) {
+		unsigned c = order[i];
+		yajl_gen_map_open(g);
+		out_json_kstr(g, "category", td_snap_cat_name(c));
+		out_json_kstr(g, "pytorch_category", td_snap_cat_pytorch(c));
+		out_json_kint(g, "bytes", x->c[c].bytes);
+		out_json_kint(g, "blocks", (int64_t)x->c[c].blocks);
+		out_json_karray(g, "inferred_by");
+		for (r = 0; r < TD_SNAP_NRULE; r++) {
+			if (!x->c[c].rule_blocks[r])
+				continue;
+			yajl_gen_map_open(g);
+			out_json_kstr(g, "rule", td_snap_rule_id(r));
+			out_json_kstr(g, "how", td_snap_rule_text(r));
+			out_json_kint(g, "bytes", x->c[c].rule_bytes[r]);
+			out_json_kint(g, "blocks", (int64_t)x->c[c].rule_blocks[r]);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
 static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_snap_site *t,
 		       size_t n)
 {
@@ -289,7 +434,19 @@ static void sites_text(FILE *f, const struct td_snapshot *s, const struct td_sna
 	}
 }
 
-/* why an oom failed and the fix that fits, as a sentence */
+/* the category holding the most bytes (the first of equals), TD_CAT_UNKNOWN when none */
+static unsigned largest_cat(const struct td_snap_cats *x)
+{
+	unsigned c, best = TD_CAT_UNKNOWN;
+
+	for (c = 1; c < TD_SNAP_NCAT; c++)
+		if (x->c[c].bytes > x->c[best].bytes)
+			best = c;
+	return best;
+}
+
+/* why an oom failed and the fix that fits (for live memory, by the category holding the most
+ * then), as a sentence */
 static const char *oom_cause(const struct td_snapshot *s, const struct td_snap_oom *x)
 {
 	if (x->fragmented && !s->expandable)
@@ -301,9 +458,26 @@ static const char *oom_cause(const struct td_snapshot *s, const struct td_snap_o
 		return "fragmentation, with expandable segments already on: free memory was "
 		       "scattered in pieces smaller than the request. Fix: make the large "
 		       "allocations early and keep them (preallocate), or lower the peak";
-	return "live memory: what was allocated and the request exceed what the device holds. "
-	       "Fix: a smaller batch, activation checkpointing (torch.utils.checkpoint) for the "
-	       "activations, or offload (optimizer state or parameters to the CPU)";
+	switch (largest_cat(&x->cats)) { /* the fix for what held the most then */
+	case TD_CAT_ACTIVATION:
+	case TD_CAT_AUTOGRAD:
+		return "live memory, activations and autograd's temporaries the most of it: what "
+		       "was allocated and the request exceed what the device holds. Fix: a smaller "
+		       "batch, or activation checkpointing (torch.utils.checkpoint)";
+	case TD_CAT_OPTIMIZER:
+		return "live memory, optimizer state the most of it: what was allocated and the "
+		       "request exceed what the device holds. Fix: shard the optimizer state (ZeRO, "
+		       "FSDP), a lighter optimizer (8-bit states), or offload it to the CPU";
+	case TD_CAT_PARAMETER:
+	case TD_CAT_GRADIENT:
+		return "live memory, parameters and gradients the most of it: what was allocated and "
+		       "the request exceed what the device holds. Fix: shard them (FSDP), keep them "
+		       "in lower precision, or offload parameters to the CPU";
+	default:
+		return "live memory: what was allocated and the request exceed what the device "
+		       "holds. Fix: a smaller batch, activation checkpointing (torch.utils.checkpoint) "
+		       "for the activations, or offload (optimizer state or parameters to the CPU)";
+	}
 }
 
 static void oom_text(FILE *f, const struct td_snapshot *s, const struct td_snap_oom *x, int md)
@@ -357,6 +531,9 @@ void render_snapshot_text(FILE *f, const void *ctx)
 	fprintf(f, "%-7s %12s %12s %9s %16s %6s\n", "device", "reserved", "allocated", "entries",
 		"peak allocated", "ooms");
 	snap_devices(f, s, 0);
+	for (k = 0; k < s->ndev; k++)
+		render_snap_over(f, &s->dev[k], dev_name(b[0], sizeof(b[0]), s->dev[k].device),
+				 c->device_memory, 0);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		if (d->events && d->peak_entry >= 0)
@@ -372,6 +549,11 @@ void render_snapshot_text(FILE *f, const void *ctx)
 			fprintf(f, "\n%s live at the snapshot, by allocation site:\n",
 				dev_name(b[0], sizeof(b[0]), d->device));
 		sites_text(f, s, d->top, d->ntop);
+		if (d->events) {
+			fputs("  by category (PyTorch's memory profiler's), each with the rules that "
+			      "inferred it:\n", f);
+			cats_text(f, &d->cats, 0);
+		}
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
 			char line[1600];
@@ -389,6 +571,8 @@ void render_snapshot_text(FILE *f, const void *ctx)
 			oom_text(f, s, x, 0);
 			fputs("  live then, by allocation site:\n", f);
 			sites_text(f, s, x->top, x->ntop);
+			fputs("  live then, by category:\n", f);
+			cats_text(f, &x->cats, 0);
 		}
 		if (d->unmatched_frees)
 			fprintf(f, "  (%llu frees of blocks the replay did not know: counted, left out)\n",
@@ -422,12 +606,19 @@ void render_snapshot_md(FILE *f, const void *ctx)
 	fputs(" (caching-allocator snapshot)\n\n| device | reserved | allocated | entries | peak "
 	      "allocated | ooms |\n|---|---:|---:|---:|---:|---:|\n", f);
 	snap_devices(f, s, 1);
+	for (k = 0; k < s->ndev; k++)
+		render_snap_over(f, &s->dev[k], dev_name(b[0], sizeof(b[0]), s->dev[k].device),
+				 c->device_memory, 1);
 	for (k = 0; k < s->ndev; k++) {
 		const struct td_snap_dev *d = &s->dev[k];
 		fprintf(f, "\n**%s at %s** (%s)\n\n", dev_name(b[0], sizeof(b[0]), d->device),
 			d->events ? "its peak" : "the snapshot",
 			td_fmt_bytes(b[1], sizeof(b[1]), (double)(d->events ? d->peak : d->allocated)));
 		sites_md(f, s, d->top, d->ntop);
+		if (d->events) {
+			fputs("\nBy category (PyTorch's memory profiler's):\n\n", f);
+			cats_text(f, &d->cats, 1);
+		}
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
 			fprintf(f, "\n**Out of memory** at entry %zu: %s asked for at ", x->index + 1,
@@ -440,6 +631,8 @@ void render_snapshot_md(FILE *f, const void *ctx)
 			oom_text(f, s, x, 1);
 			fputs("\nLive then:\n\n", f);
 			sites_md(f, s, x->top, x->ntop);
+			fputs("\nLive then, by category:\n\n", f);
+			cats_text(f, &x->cats, 1);
 		}
 	}
 }
@@ -481,11 +674,14 @@ void render_snapshot_json(FILE *f, const void *ctx)
 		out_json_kint(g, "allocated_at_trace_start_bytes", d->start_allocated);
 		out_json_kint(g, "peak_allocated_bytes", d->peak);
 		out_json_kint(g, "peak_reserved_bytes", d->peak_reserved);
+		render_snap_over_json(g, d, c->device_memory);
 		out_json_key(g, "peak_entry"); /* 0-based; -1: when the trace begins */
 		out_json_int(g, d->peak_entry);
 		out_json_kint(g, "peak_time_us", d->peak_time_us);
 		out_json_key(g, "peak_sites");
 		sites_json(g, s, d->top, d->ntop);
+		out_json_key(g, "peak_categories");
+		cats_json(g, &d->cats);
 		out_json_karray(g, "ooms");
 		for (o = 0; o < d->nooms; o++) {
 			const struct td_snap_oom *x = &d->ooms[o];
@@ -504,6 +700,8 @@ void render_snapshot_json(FILE *f, const void *ctx)
 			out_json_kstr(g, "explanation", oom_cause(s, x));
 			out_json_key(g, "live_sites");
 			sites_json(g, s, x->top, x->ntop);
+			out_json_key(g, "live_categories");
+			cats_json(g, &x->cats);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);

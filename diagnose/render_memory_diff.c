@@ -7,6 +7,7 @@
 
 #include "common/fmt.h"
 #include "diagnose/out.h"
+#include "diagnose/render_memory.h"
 
 /* a size, "-" when the device is not in that snapshot */
 static const char *size_or(char *b, size_t cap, const struct td_snap_dev *d, int64_t v)
@@ -32,6 +33,31 @@ static void dev_name(char *b, size_t cap, int32_t d)
 	snprintf(b, cap, d < 0 ? "host" : "GPU %d", d);
 }
 
+/* a category's live bytes at one side's peak (0 without the device) */
+static int64_t cat_bytes(const struct td_snap_dev *d, unsigned c)
+{
+	return d ? d->cats.c[c].bytes : 0;
+}
+
+/* the categories at the peak in A and B and their change, those live on either side: a text
+ * table, or Markdown's */
+static void cat_rows(FILE *f, const struct td_snap_devdiff *x, int md)
+{
+	unsigned c;
+	char b[3][40];
+
+	for (c = 0; c < TD_SNAP_NCAT; c++) {
+		int64_t a = cat_bytes(x->a, c), v = cat_bytes(x->b, c);
+		if (!(x->a && x->a->cats.c[c].blocks) && !(x->b && x->b->cats.c[c].blocks))
+			continue;
+		char name[80];
+		snprintf(name, sizeof(name), "%s (%s)", td_snap_cat_name(c), td_snap_cat_pytorch(c));
+		fprintf(f, md ? "| %s | %s | %s | %s |\n" : "  %-34s %10s %10s %10s\n", name,
+			size_or(b[0], sizeof(b[0]), x->a, a), size_or(b[1], sizeof(b[1]), x->b, v),
+			change(b[2], sizeof(b[2]), x->a && x->b, a, v));
+	}
+}
+
 /* a row per device: the peaks allocated and reserved in A and B, and the change */
 static void dev_rows(FILE *f, const struct td_snap_diff *d, int md)
 {
@@ -54,6 +80,24 @@ static void dev_rows(FILE *f, const struct td_snap_diff *d, int md)
 	}
 }
 
+/* each side's figures its device cannot hold (--device-memory), called out */
+static void overs(FILE *f, const struct snapdiff_ctx *c, int md)
+{
+	size_t k;
+	char b[40], name[80];
+
+	for (k = 0; k < c->d->ndev; k++) {
+		const struct td_snap_devdiff *x = &c->d->dev[k];
+		dev_name(b, sizeof(b), x->device);
+		snprintf(name, sizeof(name), "A's %s", b);
+		if (x->a)
+			render_snap_over(f, x->a, name, c->device_memory, md);
+		snprintf(name, sizeof(name), "B's %s", b);
+		if (x->b)
+			render_snap_over(f, x->b, name, c->device_memory, md);
+	}
+}
+
 void render_snapdiff_text(FILE *f, const void *ctx)
 {
 	const struct snapdiff_ctx *c = ctx;
@@ -70,9 +114,13 @@ void render_snapdiff_text(FILE *f, const void *ctx)
 	fprintf(f, "%-7s %12s %12s %12s %12s %12s %12s\n", "device", "A", "B", "change", "A", "B",
 		"change");
 	dev_rows(f, d, 0);
+	overs(f, c, 0);
 	for (k = 0; k < d->ndev; k++) {
 		const struct td_snap_devdiff *x = &d->dev[k];
 		dev_name(b[0], sizeof(b[0]), x->device);
+		fprintf(f, "\n%s at the peak by category (PyTorch's memory profiler's):\n  %-34s %10s %10s %10s\n", b[0], "category",
+			"A", "B", "change");
+		cat_rows(f, x, 0);
 		if (!x->nch) {
 			fprintf(f, "\n%s: the same bytes from each allocation site at the peak\n", b[0]);
 			continue;
@@ -106,11 +154,15 @@ void render_snapdiff_md(FILE *f, const void *ctx)
 	fputs(" (two caching-allocator snapshots)\n\n| device | peak allocated A | B | change | "
 	      "peak reserved A | B | change |\n|---|---:|---:|---:|---:|---:|---:|\n", f);
 	dev_rows(f, d, 1);
+	overs(f, c, 1);
 	for (k = 0; k < d->ndev; k++) {
 		const struct td_snap_devdiff *x = &d->dev[k];
+		dev_name(b[0], sizeof(b[0]), x->device);
+		fprintf(f, "\n**%s at the peak by category**\n\n| category | A | B | change |\n"
+			   "|---|---:|---:|---:|\n", b[0]);
+		cat_rows(f, x, 1);
 		if (!x->nch)
 			continue;
-		dev_name(b[0], sizeof(b[0]), x->device);
 		fprintf(f, "\n**%s: live bytes at the peak, the largest changes**\n\n| change | A | B "
 			   "| allocation site |\n|---:|---:|---:|---|\n", b[0]);
 		for (i = 0; i < x->nch && i < TD_SNAP_SITES; i++) {
@@ -125,7 +177,7 @@ void render_snapdiff_md(FILE *f, const void *ctx)
 }
 
 /* one side's figures, or null when the device is not in that snapshot */
-static void side_json(yajl_gen g, const char *k, const struct td_snap_dev *d)
+static void side_json(yajl_gen g, const char *k, const struct td_snap_dev *d, int64_t cap)
 {
 	out_json_key(g, k);
 	if (!d) {
@@ -138,6 +190,12 @@ static void side_json(yajl_gen g, const char *k, const struct td_snap_dev *d)
 	out_json_kint(g, "reserved_bytes", d->reserved);
 	out_json_kint(g, "allocated_bytes", d->allocated);
 	out_json_kint(g, "entries", (int64_t)d->events);
+	render_snap_over_json(g, d, cap);
+	out_json_key(g, "peak_category_bytes"); /* every category, live at the peak */
+	yajl_gen_map_open(g);
+	for (unsigned c = 0; c < TD_SNAP_NCAT; c++)
+		out_json_kint(g, td_snap_cat_name(c), d->cats.c[c].bytes);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
 
@@ -157,8 +215,8 @@ void render_snapdiff_json(FILE *f, const void *ctx)
 		const struct td_snap_devdiff *x = &d->dev[k];
 		yajl_gen_map_open(g);
 		out_json_kint(g, "id", x->device);
-		side_json(g, "base", x->a);
-		side_json(g, "current", x->b);
+		side_json(g, "base", x->a, c->device_memory);
+		side_json(g, "current", x->b, c->device_memory);
 		out_json_karray(g, "site_changes");
 		for (i = 0; i < x->nch; i++) {
 			const struct td_snap_change *s = &x->ch[i];

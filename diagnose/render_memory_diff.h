@@ -11,6 +11,7 @@
 struct snapdiff_ctx {
 	const char *path_a, *path_b;
 	const struct td_snap_diff *d;
+	int64_t device_memory;       /* the device's memory, bytes (--device-memory); 0: unknown */
 };
 
 /* ctx: a struct snapdiff_ctx (untyped for cli_write_by's table) */

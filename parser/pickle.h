@@ -40,8 +40,9 @@ struct td_pk_sink {
 	/* a built container's events begin; note is its slot for the sink (0 at first): 1 skips
 	 * them (the sink knows what it made of them from the note); NULL: never skipped. Once
 	 * the sink has set a memoized container's note (nonzero, while its events are handed
-	 * out), the memo keeps the note alone (4 bytes): later references hand out this call
-	 * only, and read as an empty list where the sink does not skip them */
+	 * out), the memo keeps the note alone (2 bytes when below 0xffff): later references
+	 * hand out this call only, and read as an empty list where the sink does not skip them;
+	 * a sink that keeps its notes small keeps the memo small */
 	int (*enter)(void *ctx, uint32_t *note);
 	/* a built container's last event comes next: 1 keeps it for later references */
 	int (*keep)(void *ctx);

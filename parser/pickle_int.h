@@ -69,7 +69,8 @@ struct pk {
 	struct memo_slot *memo;
 	size_t mcap, mused, mdead;
 	uint64_t memo_len;
-	uint32_t *notes;           /* by memo index: the note of a noted container, 0 none */
+	uint16_t *notes;           /* by memo index: the note of a noted container, 0 none (a
+				    * note from 0xffff up is kept in the memo, as a V_NOTE) */
 	size_t ncap;
 	struct node *all;
 	uint64_t live, emitted;

@@ -214,12 +214,19 @@ void pk_memo_drop(struct pk *p, uint32_t k)
 	p->mdead++;
 }
 
-/* a container the sink noted: kept as its note alone (4 bytes, not the tree) */
+/* a container the sink noted: kept as its note alone (2 bytes by memo index, not the tree; a
+ * note of 0xffff or more in the memo itself) */
 static void memo_note(struct pk *p, struct node *n)
 {
 	uint32_t k = n->memo_idx, note = n->note;
 
 	pk_memo_drop(p, k);
+	if (note >= 0xffffu) {
+		struct memo_slot *m = pk_memo_find(p, k, 1);
+		m->v.t = V_NOTE;
+		m->v.u.u = note;
+		return;
+	}
 	if (k >= p->ncap) {
 		size_t c = p->ncap ? p->ncap : 1024;
 		while (c <= k)
@@ -228,7 +235,7 @@ static void memo_note(struct pk *p, struct node *n)
 		memset(p->notes + p->ncap, 0, (c - p->ncap) * sizeof(*p->notes));
 		p->ncap = c;
 	}
-	p->notes[k] = note;
+	p->notes[k] = (uint16_t)note;
 }
 
 /* a built container handed out and not wanted again: its memo reference goes */

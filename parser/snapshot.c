@@ -19,13 +19,20 @@
 
 enum ctx {
 	X_SKIP, X_TOP, X_SEGS, X_SEG, X_BLOCKS, X_BLOCK, X_FRAMES, X_FRAME, X_TRACES, X_DEVTRACE,
-	X_EVENT, X_SETTINGS,
+	X_EVENT, X_SETTINGS, X_ANNS, X_ANN,
 };
 #define MAXD 64
+
+/* a pickle's stack of frames, or one frame, read once: what its next references take */
+struct note {
+	uint32_t id;         /* a stack's site in strs; a frame's text in frames */
+	uint8_t rank, hint, frame;
+};
 
 struct reader {
 	struct td_strtab *strs;  /* the sites' text */
 	int (*is_user_frame)(const char *frame);
+	uint8_t (*hint_of)(enum td_snap_hint_of of, const char *text);
 	int has_traces;
 	unsigned depth;
 	uint8_t ctx[MAXD];
@@ -42,12 +49,22 @@ struct reader {
 	char act[32];
 	uint32_t site;       /* of the object whose frames these are */
 	int site_rank;       /* 3 user frame, 2 a Python frame, 1 any frame, 0 none */
+	uint8_t hint;        /* the object's (TD_SNAP_HINT) */
+	uint32_t no_frames;  /* the site of an object without frames: "(no frames)" */
+	uint8_t fhint;       /* its stack of frames' */
+	char a_name[64], a_stage[16]; /* an external annotation being read */
+	int32_t a_device;
+	int64_t a_time;
+	struct td_vec anns;  /* struct td_snap_ann */
 	char f_file[512], f_name[256];
 	int64_t f_line;
 	int trace_dev;       /* the device_traces index being read */
-	uint32_t *note;      /* a pickle's stack of frames being read: where its site goes */
-	uint32_t *fnote;     /* a pickle's frame being read: where its text's id and rank go */
+	uint32_t *note;      /* a pickle's stack of frames being read: where its note goes */
+	uint32_t *fnote;     /* a pickle's frame being read: where its note goes */
 	struct td_strtab frames; /* a pickle's frames, each once (ids for the notes) */
+	struct td_vec notes; /* struct note, each once: a note is 1 + its index */
+	uint32_t *nmap;      /* a note's content -> 1 + its index (open addressing; 0 empty) */
+	size_t ncap;
 	struct td_vec devs;  /* struct td_snap_devlog */
 	uint32_t *dmap;      /* device id -> 1 + index in devs (open addressing; 0 empty) */
 	size_t dcap;
@@ -91,7 +108,6 @@ static struct td_snap_devlog *dev_of(struct reader *r, int32_t device)
 	d = td_vec_push(&r->devs);
 	memset(d, 0, sizeof(*d));
 	d->device = device;
-	td_vec_init(&d->ev, sizeof(struct td_snap_event));
 	r->dmap[i] = (uint32_t)r->devs.len;
 	return d;
 }
@@ -165,10 +181,24 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		if (!strcmp(r->key, "line"))
 			r->f_line = num(s, n);
 		break;
+	case X_ANN:
+		if (!strcmp(r->key, "device"))
+			r->a_device = (int32_t)num(s, n);
+		else if (!strcmp(r->key, "time_us"))
+			r->a_time = num(s, n);
+		break;
 	default:
 		break;
 	}
 	return 1;
+}
+
+/* the stronger of the object's hint and h: a telling rule over none, the lower rule first */
+static uint8_t hint_merge(uint8_t cur, uint8_t h)
+{
+	unsigned rule = td_snap_hint_rule(h), was = td_snap_hint_rule(cur);
+
+	return (rule >= 2 ? was < 2 || rule < was : rule > was) ? h : cur;
 }
 
 static void copy(char *dst, size_t cap, const unsigned char *s, size_t n)
@@ -189,8 +219,21 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 			copy(r->b_state, sizeof(r->b_state), s, n);
 		break;
 	case X_EVENT:
-		if (!strcmp(r->key, "action"))
+		if (!strcmp(r->key, "action")) {
 			copy(r->act, sizeof(r->act), s, n);
+		} else if (r->hint_of && (!strcmp(r->key, "user_metadata") ||
+					  !strcmp(r->key, "compile_context"))) {
+			char t[256];
+			copy(t, sizeof(t), s, n);
+			r->hint = hint_merge(r->hint, r->hint_of(r->key[0] == 'u' ? TD_SNAP_HINT_METADATA
+								  : TD_SNAP_HINT_COMPILE, t));
+		}
+		break;
+	case X_ANN:
+		if (!strcmp(r->key, "name"))
+			copy(r->a_name, sizeof(r->a_name), s, n);
+		else if (!strcmp(r->key, "stage"))
+			copy(r->a_stage, sizeof(r->a_stage), s, n);
 		break;
 	case X_FRAME:
 		if (!strcmp(r->key, "filename"))
@@ -235,6 +278,12 @@ static int cb_start_map(void *ctx)
 	case X_TOP:
 		c = !strcmp(r->key, "allocator_settings") ? X_SETTINGS : X_SKIP;
 		break;
+	case X_ANNS:
+		r->a_name[0] = r->a_stage[0] = '\0';
+		r->a_device = 0;
+		r->a_time = -1;
+		c = X_ANN;
+		break;
 	case X_SEGS:
 		r->seg_device = 0;
 		r->seg_size = 0;
@@ -248,6 +297,7 @@ static int cb_start_map(void *ctx)
 		r->b_state[0] = '\0';
 		r->site = 0;
 		r->site_rank = 0;
+		r->hint = 0;
 		c = X_BLOCK;
 		break;
 	case X_FRAMES:
@@ -262,6 +312,7 @@ static int cb_start_map(void *ctx)
 		r->act[0] = '\0';
 		r->site = 0;
 		r->site_rank = 0;
+		r->hint = 0;
 		c = X_EVENT;
 		break;
 	default:
@@ -280,7 +331,7 @@ static int cb_start_array(void *ctx)
 	switch (at(r, r->depth)) {
 	case X_TOP:
 		c = !strcmp(r->key, "segments") ? X_SEGS : !strcmp(r->key, "device_traces")
-			? X_TRACES : X_SKIP;
+			? X_TRACES : !strcmp(r->key, "external_annotations") ? X_ANNS : X_SKIP;
 		if (c == X_TRACES)
 			r->has_traces = 1;
 		break;
@@ -290,6 +341,7 @@ static int cb_start_array(void *ctx)
 	case X_BLOCK:
 	case X_EVENT:
 		c = !strcmp(r->key, "frames") ? X_FRAMES : X_SKIP;
+		r->fhint = 0;
 		break;
 	case X_TRACES:
 		r->trace_dev++;
@@ -320,20 +372,66 @@ static void frame_site(struct reader *r, const char *f, size_t n, int rank)
 	}
 }
 
+static size_t nslot(const struct reader *r, const struct note *x)
+{
+	uint64_t k = (uint64_t)x->id << 24 | (uint64_t)x->frame << 16 | (uint64_t)x->rank << 8 | x->hint;
+	size_t i = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (r->ncap - 1);
+
+	for (; r->nmap[i]; i = (i + 1) & (r->ncap - 1)) {
+		const struct note *y = &TD_VEC_AT(&r->notes, struct note, r->nmap[i] - 1);
+		if (y->id == x->id && y->frame == x->frame && y->rank == x->rank && y->hint == x->hint)
+			break;
+	}
+	return i;
+}
+
+/* a note for a pickle's container: 1 + the index of its content, kept once (a stack's site,
+ * rank and hint are shared by many stacks), 0 when there are too many */
+static uint32_t note_of(struct reader *r, uint32_t id, int rank, uint8_t hint, int frame)
+{
+	struct note x = {id, (uint8_t)rank, hint, (uint8_t)frame};
+	size_t i;
+
+	if (r->notes.len >= UINT32_MAX / 4)
+		return 0;
+	if ((r->notes.len + 1) * 2 > r->ncap) {
+		size_t k;
+		free(r->nmap);
+		r->ncap = r->ncap ? r->ncap * 2 : 256;
+		r->nmap = td_calloc(r->ncap, sizeof(*r->nmap));
+		for (k = 0; k < r->notes.len; k++)
+			r->nmap[nslot(r, &TD_VEC_AT(&r->notes, struct note, k))] = (uint32_t)k + 1;
+	}
+	i = nslot(r, &x);
+	if (!r->nmap[i]) {
+		*(struct note *)td_vec_push(&r->notes) = x;
+		r->nmap[i] = (uint32_t)r->notes.len;
+	}
+	return r->nmap[i];
+}
+
+/* what a frame tells of its object: a rule's hint, or "a frame, telling nothing" */
+static uint8_t frame_hint(const struct reader *r, const char *f)
+{
+	uint8_t h = r->hint_of ? r->hint_of(TD_SNAP_HINT_FRAME, f) : 0;
+	return td_snap_hint_rule(h) >= 2 ? h : TD_SNAP_HINT(0, 1);
+}
+
 static void frame_done(struct reader *r)
 {
 	char f[900];
 	int rank;
+	uint8_t h;
 
 	snprintf(f, sizeof(f), "%s(%lld): %s", r->f_file, (long long)r->f_line, r->f_name);
 	rank = r->is_user_frame(f) ? 3 : strstr(f, ".py(") ? 2 : 1;
+	h = frame_hint(r, f);
 	if (r->fnote) { /* a pickle's frame: its text kept once, the next references read that */
-		uint32_t id = td_strtab_intern(&r->frames, f, strlen(f));
-		if (id <= 0x1fffffffu)
-			*r->fnote = (uint32_t)rank << 29 | id;
+		*r->fnote = note_of(r, td_strtab_intern(&r->frames, f, strlen(f)), rank, h, 1);
 		r->fnote = NULL;
 	}
 	frame_site(r, f, strlen(f), rank);
+	r->fhint = hint_merge(r->fhint, h);
 }
 
 static int cb_end(void *ctx)
@@ -346,16 +444,32 @@ static int cb_end(void *ctx)
 		frame_done(r);
 		break;
 	case X_FRAMES: /* a pickle's stack of frames: its site kept for its next references */
-		if (r->note && r->site <= 0x1fffffffu && r->site_rank)
-			*r->note = (uint32_t)r->site_rank << 29 | r->site;
+		if (r->note && r->site_rank)
+			*r->note = note_of(r, r->site, r->site_rank, r->fhint, 0);
 		r->note = NULL;
+		r->hint = hint_merge(r->hint, r->fhint);
 		break;
+	case X_ANN: {
+		int kind = !strncmp(r->a_name, "Optimizer.step#", 15) ? TD_SNAP_ANN_STEP
+			: !strncmp(r->a_name, "Optimizer.zero_grad#", 20) ? TD_SNAP_ANN_ZERO_GRAD : -1;
+		int start = !strcmp(r->a_stage, "START") ? 1 : !strcmp(r->a_stage, "END") ? 0 : -1;
+		if (kind >= 0 && start >= 0 && r->a_time >= 0) {
+			struct td_snap_ann *a = td_vec_push(&r->anns);
+			a->device = r->a_device;
+			a->time_us = r->a_time;
+			a->kind = (uint8_t)kind;
+			a->start = (uint8_t)start;
+			a->order = (uint32_t)(r->anns.len - 1);
+		}
+		break;
+	}
 	case X_BLOCK:
 		if (!strcmp(r->b_state, "active_allocated") || !strcmp(r->b_state, "active_pending_free")) {
 			struct td_snap_block *b = td_vec_push(&r->blocks);
 			b->addr = r->b_addr;
 			b->size = r->b_size;
-			b->site = r->site;
+			b->site = r->site_rank ? r->site : r->no_frames;
+			b->hint = r->hint;
 			b->device = -1; /* set at the segment's end */
 		} else if (!strcmp(r->b_state, "inactive") && r->b_size > r->seg_free) {
 			r->seg_free = r->b_size;
@@ -375,10 +489,11 @@ static int cb_end(void *ctx)
 	}
 	case X_EVENT: {
 		struct td_snap_devlog *d = dev_of(r, r->trace_dev - 1);
-		struct td_snap_event *e = td_vec_push(&d->ev);
-		*e = r->e;
-		e->act = (uint8_t)act_of(r->act);
-		e->site = r->site;
+		struct td_snap_event e = r->e;
+		e.act = (uint8_t)act_of(r->act);
+		e.site = r->site_rank ? r->site : r->no_frames;
+		e.hint = r->hint;
+		td_snap_ev_put(&d->ev, &e);
 		break;
 	}
 	default:
@@ -422,21 +537,25 @@ static int pk_enter(void *ctx, uint32_t *note)
 {
 	struct reader *r = ctx;
 
+	const struct note *x = *note && *note <= r->notes.len
+		? &TD_VEC_AT(&r->notes, struct note, *note - 1) : NULL;
+
 	if (at(r, r->depth) == X_FRAMES) { /* a frame dict */
-		uint32_t id = *note & 0x1fffffffu;
-		if (!*note) {
+		if (!x) {
 			r->fnote = note;
 			return 0;
 		}
-		frame_site(r, td_strtab_str(&r->frames, id), td_strtab_len(&r->frames, id),
-			   (int)(*note >> 29));
+		frame_site(r, td_strtab_str(&r->frames, x->id), td_strtab_len(&r->frames, x->id),
+			   x->rank);
+		r->fhint = hint_merge(r->fhint, x->hint);
 		return 1;
 	}
 	if (!at_frames(r))
 		return 0;
-	if (*note) {
-		r->site = *note & 0x1fffffffu;
-		r->site_rank = (int)(*note >> 29);
+	if (x) {
+		r->site = x->id;
+		r->site_rank = x->rank;
+		r->hint = hint_merge(r->hint, x->hint);
 		return 1;
 	}
 	r->note = note;
@@ -464,8 +583,11 @@ static int read_pickle(struct td_input *in, const char *name, struct reader *r,
 
 	sink.ctx = r;
 	td_strtab_init(&r->frames);
+	td_vec_init(&r->notes, sizeof(struct note));
 	rc = td_pickle_read(pk_read, in, name, &sink, err);
 	td_strtab_free(&r->frames);
+	td_vec_free(&r->notes);
+	free(r->nmap);
 	if (rc == TD_EFORMAT)
 		rc = td_error_set(err, TD_EFORMAT, "%s: byte %llu: %s", name,
 				  (unsigned long long)err->offset, r->failed ? r->why :
@@ -488,8 +610,20 @@ static int block_order(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
+/* annotations by device, then time, then the order read */
+static int ann_order(const void *a, const void *b)
+{
+	const struct td_snap_ann *x = a, *y = b;
+	if (x->device != y->device)
+		return (x->device > y->device) - (x->device < y->device);
+	if (x->time_us != y->time_us)
+		return (x->time_us > y->time_us) - (x->time_us < y->time_us);
+	return (x->order > y->order) - (x->order < y->order);
+}
+
 int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *strs,
-		     int (*is_user_frame)(const char *frame), struct td_snap_doc *d,
+		     int (*is_user_frame)(const char *frame),
+		     uint8_t (*hint)(enum td_snap_hint_of of, const char *text), struct td_snap_doc *d,
 		     struct td_error *err)
 {
 	struct reader r;
@@ -504,7 +638,10 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 	memset(&r, 0, sizeof(r));
 	r.strs = strs;
 	r.is_user_frame = is_user_frame;
+	r.hint_of = hint;
+	r.no_frames = td_strtab_intern(strs, "(no frames)", 11);
 	td_vec_init(&r.devs, sizeof(struct td_snap_devlog));
+	td_vec_init(&r.anns, sizeof(struct td_snap_ann));
 	td_vec_init(&r.blocks, sizeof(struct td_snap_block));
 	n = td_input_read(in, buf, sizeof(buf), err);
 	if (n > 0)
@@ -562,10 +699,13 @@ int td_snap_doc_read(struct td_input *in, const char *name, struct td_strtab *st
 			qsort(r.devs.data, r.devs.len, sizeof(struct td_snap_devlog), by_device);
 		if (r.blocks.len > 1)
 			qsort(blk, r.blocks.len, sizeof(*blk), block_order);
+		if (r.anns.len > 1)
+			qsort(r.anns.data, r.anns.len, sizeof(struct td_snap_ann), ann_order);
 	}
 	free(r.dmap);
 	d->devs = r.devs;
 	d->blocks = r.blocks;
+	d->anns = r.anns;
 	d->has_traces = r.has_traces;
 	d->expandable = r.expandable;
 	if (rc)
@@ -578,8 +718,9 @@ void td_snap_doc_free(struct td_snap_doc *d)
 	size_t i;
 
 	for (i = 0; i < d->devs.len; i++)
-		td_vec_free(&TD_VEC_AT(&d->devs, struct td_snap_devlog, i).ev);
+		td_snap_ev_free(&TD_VEC_AT(&d->devs, struct td_snap_devlog, i).ev);
 	td_vec_free(&d->devs);
 	td_vec_free(&d->blocks);
+	td_vec_free(&d->anns);
 	memset(d, 0, sizeof(*d));
 }

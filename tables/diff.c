@@ -122,7 +122,7 @@ void td_diff_build(struct td_analysis *base, struct td_analysis *cur, struct td_
 	side(cur, &out->cur);
 	td_table_init(&out->rows, "tracedoc.diff/1", td_diff_cols, td_diff_ncols);
 	for (s = 0; s < 2; s++) {
-		struct td_ops_opts o = {0, TD_GROUP_NAME, 1};
+		struct td_ops_opts o = {0, TD_GROUP_NAME, 1, 0};
 		struct td_table ops, ker;
 		const struct td_diff_side *sd = s ? &out->cur : &out->base;
 		int64_t div = sd->steps ? (int64_t)sd->steps : 1;

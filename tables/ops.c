@@ -202,50 +202,58 @@ static uint32_t extra_of(struct ctx *c, struct td_table *out, uint32_t e)
 	return 0;
 }
 
-/* [memory] samples to the rows around them on their thread, as key_averages counts them: an
- * event holds the samples from its start to its end, both included. By prefix sums over each
- * thread's samples in time order, so a row costs two binary searches however many samples or
- * instants pile up at one time. */
+/* [memory] samples to the rows around them, as key_averages counts them: an event holds the
+ * samples from its start to its end, both included, of any thread (MemRecordsAcc.in_interval
+ * in torch/autograd/profiler.py), or with memory_own_thread only of its own thread. By prefix
+ * sums over each group's samples in time order (one group of all, or one per thread), so a row
+ * costs two binary searches however many samples or instants pile up at one time. */
 static void attribute_memory(const struct ctx *c, int64_t *mem[2])
 {
 	const struct td_trace *t = c->t;
+	int own = c->o->memory_own_thread;
 	size_t ntr = t->tracks.len, nm = t->mem.len, i, tr;
-	size_t *first = td_calloc(ntr + 1, sizeof(*first));
+	size_t ng = own ? ntr : 1; /* groups of samples */
+	size_t *first = td_calloc(ng + 1, sizeof(*first));
 	int64_t *ts = td_malloc((nm ? nm : 1) * sizeof(*ts));
 	int64_t *sum[2];
-	size_t *at = td_malloc((ntr ? ntr : 1) * sizeof(*at));
+	size_t *at = td_malloc((ng ? ng : 1) * sizeof(*at));
 
-	sum[0] = td_calloc(nm + ntr + 1, sizeof(*sum[0])); /* a leading 0 per thread */
-	sum[1] = td_calloc(nm + ntr + 1, sizeof(*sum[1]));
-	for (i = 0; i < nm; i++) { /* the samples by thread, each thread's in time order */
-		uint32_t k = TD_VEC_AT(&t->mem, struct td_mem_sample, i).track;
-		if (k < ntr)
+	sum[0] = td_calloc(nm + ng + 1, sizeof(*sum[0])); /* a leading 0 per group */
+	sum[1] = td_calloc(nm + ng + 1, sizeof(*sum[1]));
+	for (i = 0; i < nm; i++) { /* the samples by group, each group's in time order */
+		uint32_t k = own ? TD_VEC_AT(&t->mem, struct td_mem_sample, i).track : 0;
+		if (k < ng)
 			first[k + 1]++;
 	}
-	for (tr = 0; tr < ntr; tr++)
+	for (tr = 0; tr < ng; tr++)
 		first[tr + 1] += first[tr];
-	memcpy(at, first, ntr * sizeof(*at));
-	for (i = 0; i < nm; i++) { /* t->mem is by time: each thread's run stays in order */
+	memcpy(at, first, ng * sizeof(*at));
+	for (i = 0; i < nm; i++) { /* t->mem is by time: each group's run stays in order */
 		const struct td_mem_sample *m = &TD_VEC_AT(&t->mem, struct td_mem_sample, i);
+		uint32_t k = own ? m->track : 0;
 		size_t j;
 		int d;
-		if (m->track >= ntr)
+		if (k >= ng)
 			continue;
-		j = at[m->track]++;
+		j = at[k]++;
 		ts[j] = m->ts;
-		for (d = 0; d < 2; d++) /* sum[d][j + track + 1]: the thread's samples to j */
-			sum[d][j + m->track + 1] = d == (m->device >= 0) ? td_mem_get(m, TD_MEM_BYTES) : 0;
+		for (d = 0; d < 2; d++) /* sum[d][j + k + 1]: the group's samples to j */
+			sum[d][j + k + 1] = d == (m->device >= 0) ? td_mem_get(m, TD_MEM_BYTES) : 0;
+	}
+	for (tr = 0; tr < ng; tr++) {
+		size_t n = first[tr + 1] - first[tr], base = first[tr] + tr, i2; /* sum[base] = 0 */
+		int d;
+		for (d = 0; d < 2; d++)
+			for (i2 = 1; i2 <= n; i2++)
+				sum[d][base + i2] = td_sat_add(sum[d][base + i2], sum[d][base + i2 - 1]);
 	}
 	for (tr = 0; tr < ntr; tr++) {
 		const struct td_track *k = td_trace_track(t, (uint32_t)tr);
-		size_t lo0 = first[tr], n = first[tr + 1] - lo0, base = lo0 + tr; /* sum[base] = 0 */
+		size_t g = own ? tr : 0, lo0 = first[g], n = first[g + 1] - lo0, base = lo0 + g;
 		uint32_t e;
 		int d;
 		if (!n)
 			continue;
-		for (d = 0; d < 2; d++)
-			for (i = 1; i <= n; i++)
-				sum[d][base + i] = td_sat_add(sum[d][base + i], sum[d][base + i - 1]);
 		for (e = k->first; e < k->first + k->count; e++) {
 			const struct td_event *ev = td_trace_ev(t, e);
 			int64_t end = td_ev_end(ev);

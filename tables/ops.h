@@ -11,8 +11,9 @@
  *   a GPU op belongs to the innermost op around the runtime call that launched it
  *   (correlation); CUDA total: the GPU ops launched anywhere inside an op; self CUDA: those it
  *   launched directly; a GPU row's self and total CUDA are its own time;
- *   memory (profile_memory=True): an event's [memory] samples on its thread from its start to
- *   its end, both included (key_averages counts any thread's); self: minus its children's;
+ *   memory (profile_memory=True): the [memory] samples of any thread from an event's start to
+ *   its end, both included, as key_averages counts them (memory_own_thread: only those of its
+ *   own thread); self: minus its children's;
  *   FLOPs: analysis/flops.h, from record_shapes' Input Dims; absent (TD_CELL_NONE) without.
  * Self CPU % is of the sum of every row's self CPU; Self CUDA % of the GPU rows' time (of the
  * ops' self CUDA when folded). Columns a trace cannot fill (CUDA without GPU ops, memory
@@ -31,6 +32,7 @@ struct td_ops_opts {
 	int window_all;            /* 0: the steady-state steps when the trace has them */
 	enum td_group_by group;
 	int fold_runtime;          /* runtime calls no rows: their time in the op that made them */
+	int memory_own_thread;     /* an event's memory: the samples of its thread only */
 };
 
 /* Fills out (td_table_init'ed here) with one row per group, unsorted. */

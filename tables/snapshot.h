@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/strtab.h"
+#include "tables/snapshot_cat.h"
 
 #define TD_SNAP_SITES 10 /* sites listed at a peak or an oom */
 
@@ -21,6 +22,16 @@ struct td_snap_site {
 	uint32_t site;             /* id in td_snapshot.strs: "train.py(42): forward" */
 	int64_t bytes;
 	uint64_t blocks;
+};
+
+/* what was live, by category (tables/snapshot_cat.h), and in each by the rule that inferred it */
+struct td_snap_cats {
+	struct {
+		int64_t bytes;
+		uint64_t blocks;
+		int64_t rule_bytes[TD_SNAP_NRULE];
+		uint64_t rule_blocks[TD_SNAP_NRULE];
+	} c[TD_SNAP_NCAT];
 };
 
 struct td_snap_oom {
@@ -35,6 +46,7 @@ struct td_snap_oom {
 	uint32_t site;             /* where the failed allocation came from */
 	struct td_snap_site top[TD_SNAP_SITES];
 	size_t ntop;
+	struct td_snap_cats cats;  /* live then, by category */
 };
 
 struct td_snap_dev {
@@ -52,6 +64,7 @@ struct td_snap_dev {
 	struct td_snap_site *at_peak; /* every site live at the peak, the largest first, ties
 				       * by site id (the top ones are top[]) */
 	size_t nat_peak;
+	struct td_snap_cats cats;  /* live at the peak, by category */
 	struct td_snap_oom *ooms;
 	size_t nooms;
 	uint64_t unmatched_frees;  /* frees of blocks the replay did not know (counted, kept) */
@@ -64,6 +77,15 @@ struct td_snapshot {
 	int has_traces;            /* device_traces recorded (_record_memory_history) */
 	int expandable;            /* expandable segments on */
 };
+
+/* A snapshot does not say how much memory its device has: given that (cap bytes, from the
+ * user), the figures of d a device of cap bytes cannot hold, as TD_SNAP_OVER_* bits (0 when
+ * cap <= 0 or none is above it). */
+enum {
+	TD_SNAP_OVER_RESERVED = 1, TD_SNAP_OVER_PEAK_RESERVED = 2, TD_SNAP_OVER_PEAK = 4,
+	TD_SNAP_OVER_START = 8,
+};
+unsigned td_snap_over(const struct td_snap_dev *d, int64_t cap);
 
 /* Reads the snapshot from in (parser/input.h; left open) and replays it; name is the file's
  * name for messages. Returns 0, or TD_EIO / TD_EFORMAT with err filled (file, line, column

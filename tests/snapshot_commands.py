@@ -252,6 +252,37 @@ r = run("config", "--check", write("neg.json", b'{"gate": {"budgets": '
 if r.returncode != 2:
     bad(f"a negative max_snapshot_peak_bytes: exit {r.returncode}")
 
+# --- 4. --device-memory: a figure above the device's memory is called out as impossible
+peak_b, rpeak_b = eb[0][0], eb[0][1]
+res_b = sum(s["total_size"] for s in B["segments"] if s["device"] == 0)
+for cap in (rpeak_b - 1, peak_b - 1, max(rpeak_b, peak_b)):
+    r = run("memory", pb, "--device-memory", str(cap), "--format", "json")
+    d0 = json.loads(r.stdout)["devices"][0] if r.returncode == 0 else None
+    want = [k for k, v in (("reserved_bytes", res_b), ("peak_reserved_bytes", rpeak_b),
+                           ("peak_allocated_bytes", peak_b)) if v > cap]
+    if d0 is None or d0["device_memory_bytes"] != cap or \
+            [k for k in d0["above_device_memory"] if k != "allocated_at_trace_start_bytes"] != want:
+        bad(f"--device-memory {cap}: {d0 and (d0['device_memory_bytes'], d0['above_device_memory'])}"
+            f", want {want}")
+    t = run("memory", pb, "--device-memory", str(cap)).stdout
+    if (b"impossible on a device" in t) != bool(want):
+        bad(f"--device-memory {cap}: the text {'does not call' if want else 'calls'} it impossible")
+    t = run("memory", pa, pb, "--device-memory", str(cap), "--format", "json")
+    if t.returncode or [k for k in json.loads(t.stdout)["devices"][0]["current"]["above_device_memory"]
+                        if k != "allocated_at_trace_start_bytes"] != want:
+        bad(f"memory A B --device-memory {cap}: exit {t.returncode}")
+r = run("memory", pb, "--format", "json")
+if json.loads(r.stdout)["devices"][0]["device_memory_bytes"] != -1:
+    bad("without --device-memory the device's memory is unknown (-1)")
+for v, want in (("2GiB", 2 << 30), ("1.5KB", 1500), ("81920MiB", 81920 << 20)):
+    r = run("memory", pb, "--device-memory", v, "--format", "json")
+    if r.returncode or json.loads(r.stdout)["devices"][0]["device_memory_bytes"] != want:
+        bad(f"--device-memory {v}: exit {r.returncode}")
+for v in ("", "x", "-5", "12QB", "0"):
+    r = run("memory", pb, "--device-memory", v)
+    if r.returncode != 2 or b"--device-memory" not in r.stderr:
+        bad(f"--device-memory {v!r}: exit {r.returncode}, {r.stderr[:200]!r}")
+
 subprocess.run(["rm", "-rf", tmp])
 print(f"snapshot_commands: {fails} failed")
 sys.exit(1 if fails else 0)

@@ -198,6 +198,23 @@ def layouts():
                          "stream": 0, "blocks": []} for d in range(7)]
     out["bare-one"] = [{"device": 2, "address": 0, "total_size": 3 * MB, "blocks": [
         {"address": 0, "size": MB, "state": "active_allocated", "frames": []}]}]
+    # 70,000 distinct sites, each stack shared by its alloc and its free: more notes than the
+    # memo's 2-byte slots hold (kept in the memo itself past 0xfffe)
+    many, trm = {"segments": [{"device": 0, "address": 0, "total_size": GB, "blocks": []}]}, []
+    stacks = []
+    for i in range(70000):
+        st = [frame(f"site_{i}.py", i, "f")]
+        stacks.append(st)
+        trm.append({"action": "alloc", "addr": 4096 * i, "size": 512 * (1 + i % 7),
+                    "stream": 0, "time_us": 2 * i, "frames": st})
+        if i % 3:
+            trm.append({"action": "free_completed", "addr": 4096 * i, "size": 512 * (1 + i % 7),
+                        "stream": 0, "time_us": 2 * i + 1, "frames": st})
+    for i in range(69990, 70000):  # stacks met again past the 65,535th note: the top sites
+        trm.append({"action": "alloc", "addr": GB + MB * i, "size": MB, "stream": 0,
+                    "time_us": 200000 + i, "frames": stacks[i]})
+    many["device_traces"] = [trm]
+    out["many-sites"] = many
     # expandable segments, an interleaved snapshot action, an oom
     exp = copy.deepcopy(base)
     tr = exp["device_traces"][0]

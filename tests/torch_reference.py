@@ -5,15 +5,13 @@ torch.autograd.profiler_util.FunctionEvent objects as torch.autograd.profiler._p
 builds them from a live profiler (filtered names, kernels attached to the op whose correlation
 id is their External id, memory samples counted from an event's start to its end, both included),
 then PyTorch's EventList nests them (_populate_cpu_children) and averages them (key_averages).
-One difference, on purpose: a [memory] sample counts for the events of its own thread (PyTorch
-counts any thread's), as tracedoc does.
+A [memory] sample counts for the events of any thread around it (MemRecordsAcc.in_interval).
 
 usage: torch_reference.py TRACE  -> JSON list of rows on stdout (times in ns)"""
 import bisect
 import gzip
 import json
 import sys
-from collections import defaultdict
 from decimal import Decimal
 
 from torch.autograd import DeviceType
@@ -44,15 +42,13 @@ def step_name(name):
 def rows(path):
     """key_averages() of the trace at path, as a list of rows"""
     evs = load(path)
-    mem = defaultdict(list)  # (pid, tid) -> [(ts, bytes, device type)]
+    mem = []  # [(ts, bytes, device type)], any thread's
     for e in evs:
         if e.get("ph") == "i" and e.get("name") == "[memory]":
             a = e.get("args", {})
-            mem[(str(e.get("pid")), str(e.get("tid")))].append((ns(e["ts"]), int(a.get("Bytes", 0)),
-                                                     int(a.get("Device Type", 0))))
-    starts = {k: [m[0] for m in sorted(v)] for k, v in mem.items()}
-    for k in mem:
-        mem[k].sort()
+            mem.append((ns(e["ts"]), int(a.get("Bytes", 0)), int(a.get("Device Type", 0))))
+    mem.sort()
+    starts = [m[0] for m in mem]
     fes, by_corr, kernels = [], {}, []
     for e in evs:
         if e.get("ph") != "X" or "dur" not in e or e.get("name") in FILTERED:
@@ -68,14 +64,13 @@ def rows(path):
         if cat in CPU_CATS:
             cpu = cuda = 0
             k = (str(e.get("pid")), str(e.get("tid")))
-            if k in mem:
-                lo = bisect.bisect_left(starts[k], s)
-                hi = bisect.bisect_right(starts[k], end)
-                for ts, b, dt in mem[k][lo:hi]:
-                    if dt in (0,):  # CPU (MKLDNN/IDEEP are not written by Kineto)
-                        cpu += b
-                    else:
-                        cuda += b
+            lo = bisect.bisect_left(starts, s)
+            hi = bisect.bisect_right(starts, end)
+            for ts, b, dt in mem[lo:hi]:
+                if dt in (0,):  # CPU (MKLDNN/IDEEP are not written by Kineto)
+                    cpu += b
+                else:
+                    cuda += b
             fe = FunctionEvent(id=len(fes), name=step_name(e["name"]), thread=k,
                                start_us=s, end_us=end, cpu_memory_usage=cpu, stack=[], input_shapes=[],
                                cuda_memory_usage=cuda, device_type=DeviceType.CPU)
