@@ -490,9 +490,12 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		if (has(n, "CompiledFunction") || has(n, "Torch-Compiled Region") ||
 		    has(n, "CompiledFxGraph") || starts(n, "triton_") || has(n, "torch/_inductor/") ||
 		    (has(n, "torch/_dynamo/eval_frame.py") && !has(n, "_callback_from_stance") &&
-		     !has(n, "): _fn")))
-			c->on |= TD_ON_COMPILED; /* eval_frame's _fn also wraps what dynamo must skip
-						   * (an optimizer's step): not a compile alone */
+		     !has(n, "): _fn") && !has(n, "_maybe_set_eval_frame") &&
+		     !has(n, "_is_skip_guard_eval_unsafe_stance")))
+			c->on |= TD_ON_COMPILED; /* eval_frame's _fn, and the frames that set and check
+						   * the eval frame, also wrap what dynamo must skip (an
+						   * optimizer's step, a checkpoint wrapper's
+						   * torch._disable_dynamo): not a compile alone */
 		if (starts(n, "cudaGraphLaunch") || starts(n, "hipGraphLaunch") ||
 		    starts(n, "cuGraphLaunch"))
 			c->on |= TD_ON_GRAPHS;

@@ -42,7 +42,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		uint64_t calls = 0, frees = 0;
 		int64_t time = 0;
 		struct td_vec edits;
-		uint64_t *per_alloc, *per_free, dev_frees = 0, interleaved = 0;
+		uint64_t *per_alloc, *per_free, dev_frees = 0, dev_allocs = 0, interleaved = 0;
 		struct td_track_cursor cur = {0, 0, 0};
 		uint32_t cur_track = UINT32_MAX;
 		int launched = 0;
@@ -107,8 +107,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 				size_t st = strstr(n, "Host") ? SIZE_MAX : td_an_step_of(a, e->ts);
 				if (st != SIZE_MAX)
 					(strstr(n, "Free") ? per_free : per_alloc)[st]++;
+				if (!strstr(n, "Free") && !strstr(n, "Host"))
+					dev_allocs++;
 				if (strstr(n, "Free") && !strstr(n, "Host")) {
-					/* a tensor's memory freed as it dies, between the launches, not
+					/* a tensor's memory freed as it dies, between the launches (a
+					 * few together, a quarter or more right after one), not
 					 * a pool emptied in one burst */
 					dev_frees++;
 					interleaved += launched;
@@ -165,23 +168,36 @@ static void run(struct td_analysis *a, struct td_report *r)
 				sort_u64(per_alloc, a->nsteps);
 				amed = per_alloc[a->nsteps / 2];
 			}
-			if (a->nsteps >= 2 && amin >= NO_CACHE_MIN && fmin >= NO_CACHE_MIN &&
-			    2 * interleaved >= dev_frees) {
+			/* without steps: as many as four steps would make, over the window */
+			int nosteps = a->nsteps < 2 && dev_allocs >= 4 * NO_CACHE_MIN &&
+				      dev_frees >= 4 * NO_CACHE_MIN;
+			if (((a->nsteps >= 2 && amin >= NO_CACHE_MIN && fmin >= NO_CACHE_MIN) ||
+			     nosteps) && 4 * interleaved >= dev_frees) {
 				char why[200], fix[1600];
 				/* every step allocates and frees its tensors through the driver, each
 				 * freed between launches as it dies: nothing is cached at all, which is
 				 * what the switch that turns the cache off does */
+				if (nosteps) {
+					amin = dev_allocs < dev_frees ? dev_allocs : dev_frees;
+					fmin = amin;
+					td_finding_where(f, "the window allocates and frees through the "
+							 "driver all along: %llu device allocations, %llu "
+							 "frees, each freed between launches as it dies",
+							 (unsigned long long)dev_allocs,
+							 (unsigned long long)dev_frees);
+				} else
 				td_finding_where(f, "every step allocates and frees through the driver: "
 						 "%llu-%llu device allocations a step (median %llu), at "
 						 "least %llu frees", (unsigned long long)amin,
 						 (unsigned long long)amax, (unsigned long long)amed,
 						 (unsigned long long)fmin);
 				td_finding_value(f, "caching_off", 1);
-				snprintf(why, sizeof(why), "%llu or more %s and %s a step, each tensor "
+				snprintf(why, sizeof(why), "%llu or more %s and %s %s, each tensor "
 					 "freed as it dies%s%s%s", (unsigned long long)(amin < fmin ? amin
 											: fmin),
 					 td_fix_token(&a->ctx, TD_TOK_MALLOC),
-					 td_fix_token(&a->ctx, TD_TOK_FREE), frees ? "; " : "",
+					 td_fix_token(&a->ctx, TD_TOK_FREE),
+					 nosteps ? "over the window" : "a step", frees ? "; " : "",
 					 frees ? td_fix_token(&a->ctx, TD_TOK_FREE) : "",
 					 frees ? " also synchronizes the device" : "");
 				td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_ALLOC_NO_CACHE, -1,

@@ -588,7 +588,17 @@ static void run(struct td_analysis *a, struct td_report *r)
 				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM))
 					continue;
 				x = exposed_part(exposed, ne, e->ts, td_ev_end(e));
-				if ((k = td_coll_kind_of(td_trace_name(t, e->name))) >= 0)
+				k = td_coll_kind_of(td_trace_name(t, e->name));
+				if (k < 0) { /* RCCL's ncclDevKernel_Generic: the record names it */
+					const struct td_coll *co = td_trace_coll(t, coll);
+					char nb[96];
+					if (co && co->name) {
+						snprintf(nb, sizeof(nb), "c10d::%.80s",
+							 td_trace_name(t, co->name));
+						k = td_coll_kind_of(nb);
+					}
+				}
+				if (k >= 0)
 					by_kind[k] += x;
 				group_add(t, groups, &ngroups, td_trace_coll(t, coll), x);
 			}
