@@ -324,8 +324,8 @@ static void others(struct attr *st, uint32_t track, int64_t from, int64_t to, un
 /* A stretch of a gap, walked over the launching thread's spans: where the thread recorded
  * nothing, what its other threads were in (of the causes `accept`), else cause/what; where it
  * was in a span, that span's cause if `keep` has it, else cause/what. Before the op was queued
- * the host's own work owns the time (keep: every cause; nothing recorded: nothing); after, a
- * blocking call on the host does, else what the op waited for. */
+ * the host's own work owns the time (keep: every cause; nothing recorded: nothing); after, what
+ * the op waited for. */
 struct piece_ctx {
 	uint32_t track;
 	unsigned accept, keep;
@@ -605,9 +605,12 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 			else
 				credit(&st, CAUSE_NOTHING, 0, gs, q);
 		}
-		/* queued: what it waited for, unless a blocking call on the host holds it */
+		/* queued: what it waited for. A blocking call the host is in meanwhile (a
+		 * synchronize, a copy to pageable memory) waits for the GPU: it cannot be what the
+		 * op queued before it waits for (negq-rank0: a 146 ms copy to the host waits behind
+		 * a graph queued 66 ms before the GPU ran it) */
 		if (q < ge) {
-			struct piece_ctx qc = {host, BLOCKING_CAUSES, BLOCKING_CAUSES, 0, 0};
+			struct piece_ctx qc = {host, 0, 0, 0, 0};
 			int64_t lend = td_ev_end(td_trace_ev(t, launch));
 			queued_cause(a, next, launch, last_end >= gs ? last_op : TD_NONE, ge - q,
 				     lend > gs, &qc.cause, &qc.what);
