@@ -424,6 +424,7 @@ void td_analysis_free(struct td_analysis *a)
 	free(a->proc_len);
 	free(a->block_units);
 	free(a->loops);
+	free(a->mfu);
 	free(a->site_cache);
 	td_strtab_free(&a->labels);
 	if (a->own_cfg) {

@@ -182,6 +182,8 @@ struct td_analysis {
 	struct td_elem_loop *loops; /* analysis/loops.h, found on first use */
 	size_t nloops;
 	int loops_done;
+	struct td_mfu *mfu;         /* analysis/roofline.h: td_an_mfu()'s, made on first use
+				     * (the metrics and the report both ask) */
 	struct td_whatif *whatif;   /* sizing/whatif.h: the replay, built on first use (or while
 				     * the analysis runs: td_analysis_run_jobs) */
 	void (*detach)(struct td_analysis *a); /* what frees whatif: the floor above that made

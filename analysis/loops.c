@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sort.h"
 #include "common/vec.h"
 #include "analysis/analysis.h"
 #include "analysis/blocking.h"
@@ -37,15 +38,15 @@ struct span {
 	uint32_t p;
 };
 
-static int overlaps(const struct td_vec *acc, size_t i, size_t n)
+/* whether ops [i, i + n) hold one a loop already took (marked in taken): a period's stretches
+ * do not overlap, so each period looks at each op once at most */
+static int overlaps(const uint8_t *taken, size_t i, size_t n)
 {
 	size_t k;
 
-	for (k = 0; k < acc->len; k++) {
-		const struct span *s = &TD_VEC_AT(acc, struct span, k);
-		if (i < s->i + s->n && s->i < i + n)
+	for (k = i; k < i + n; k++)
+		if (taken[k])
 			return 1;
-	}
 	return 0;
 }
 
@@ -60,13 +61,15 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 			  struct td_vec *out, const struct td_block_unit *u, size_t nu)
 {
 	const struct td_trace *t = a->t;
-	size_t min = (size_t)a->params.element_loop_min, i, k;
+	size_t min = (size_t)a->params.element_loop_min, i, k, lo, hi;
 	uint32_t p;
 	struct td_vec acc;
+	uint8_t *taken;
 
 	if (m < min)
 		return;
 	td_vec_init(&acc, sizeof(struct span));
+	taken = td_calloc(m, 1);
 	for (p = 1; p <= TD_LOOP_PERIOD_MAX; p++) {
 		for (i = 0; i + p < m;) {
 			size_t j = i, reps;
@@ -77,17 +80,27 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 				continue;
 			}
 			reps = (j - i + p) / p;
-			if (reps >= min && !overlaps(&acc, i, reps * p)) {
+			if (reps >= min && !overlaps(taken, i, reps * p)) {
 				struct span *s = td_vec_push(&acc);
 				s->i = i;
 				s->n = reps * p;
 				s->p = p;
+				memset(taken + i, 1, reps * p);
 			}
 			i = j + 1;
 		}
 	}
+	free(taken);
 	if (acc.len)
 		qsort(acc.data, acc.len, sizeof(struct span), by_start);
+	/* the thread's blocking units: by first call, so a range of them, by start within it */
+	{
+		const struct td_track *tr = td_trace_track(t, track);
+		TD_LOWER_BOUND(lo, nu, u[mid].first < tr->first);
+		TD_LOWER_BOUND(hi, nu, u[mid].first < tr->first + tr->count);
+		u += lo;
+		nu = hi - lo;
+	}
 	for (k = 0; k < acc.len; k++) {
 		const struct span *s = &TD_VEC_AT(&acc, struct span, k);
 		struct td_elem_loop L;
@@ -112,13 +125,12 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 		if (!td_an_in_host_window(a, d, L.start))
 			continue;
 		L.dev = d;
-		/* its waits for the GPU, and its launches */
-		for (q = 0; q < nu; q++) {
-			const struct td_event *b = td_trace_ev(t, u[q].first);
-			if (td_trace_track_of(t, u[q].first) == track && b->ts >= L.start && b->ts < L.end) {
-				L.syncs++;
-				L.blocked_ns += u[q].blocked;
-			}
+		/* its waits for the GPU (the thread's units starting in it, found by a search:
+		 * a pass over all units per loop was quadratic in the loops), and its launches */
+		TD_LOWER_BOUND(q, nu, td_trace_ev(t, u[mid].first)->ts < L.start);
+		for (; q < nu && td_trace_ev(t, u[q].first)->ts < L.end; q++) {
+			L.syncs++;
+			L.blocked_ns += u[q].blocked;
 		}
 		{
 			const struct td_track *tr = td_trace_track(t, track);

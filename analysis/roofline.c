@@ -512,13 +512,60 @@ const char *td_bound_name(enum td_bound b)
 	return b == TD_BOUND_COMPUTE ? "compute" : b == TD_BOUND_MEMORY ? "memory" : "";
 }
 
+static void mfu(const struct td_analysis *a, struct td_mfu *out);
+
+/* td_event_cost of the CPU ops whose cost is their name's and args' (no Inductor figures),
+ * remembered by those: a step's ops repeat in every step, their args parsed once */
+#define COST_MEMO 4096
+struct cost_memo {
+	uint32_t key[4];
+	int state;                 /* 0 empty, 1 no cost, 2 cost */
+	struct td_op_cost c;
+};
+
+static int memo_cost(const struct td_trace *t, uint32_t e, struct cost_memo *m, struct td_op_cost *c)
+{
+	const struct td_event *ev = td_trace_ev(t, e);
+	const struct td_op_args *oa;
+	uint32_t k[4], h;
+	struct cost_memo *x;
+
+	if (ev->kind != TD_K_CPU_OP || !(oa = td_trace_op_args(t, e)) || oa->kflop >= 0 ||
+	    oa->kbytes >= 0)
+		return td_event_cost(t, e, c);
+	k[0] = ev->name;
+	k[1] = oa->dims;
+	k[2] = oa->types;
+	k[3] = oa->concrete;
+	h = (k[0] * 2654435761u) ^ (k[1] * 2246822519u) ^ (k[2] * 3266489917u) ^ (k[3] * 668265263u);
+	x = &m[(h ^ (h >> 15)) % COST_MEMO];
+	if (!x->state || memcmp(x->key, k, sizeof(k))) {
+		memcpy(x->key, k, sizeof(k));
+		x->state = td_event_cost(t, e, &x->c) ? 2 : 1;
+	}
+	if (x->state == 2)
+		*c = x->c;
+	return x->state == 2;
+}
+
 void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
+{
+	if (!a->mfu) { /* a pass over the host events: once, its result kept with the analysis */
+		struct td_mfu *m = td_malloc(sizeof(*m));
+		mfu(a, m);
+		((struct td_analysis *)a)->mfu = m;
+	}
+	*out = *a->mfu;
+}
+
+static void mfu(const struct td_analysis *a, struct td_mfu *out)
 {
 	const struct td_trace *t = a->t;
 	struct td_dev_events host;
 	struct td_op_cost c;
 	int64_t ws = INT64_MAX, we = INT64_MIN, by_dtype[TD_DT_COUNT] = {0};
 	uint8_t *in_cost = td_calloc(t->events.len ? t->events.len : 1, 1); /* 1: costed or in one */
+	struct cost_memo *memo = td_calloc(COST_MEMO, sizeof(*memo));
 	uint32_t e;
 	size_t d;
 	int best = -1;
@@ -539,6 +586,7 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 	}
 	if (we <= ws) {
 		free(in_cost);
+		free(memo);
 		return;
 	}
 	out->window_ns = we - ws;
@@ -550,7 +598,7 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 			in_cost[e] = 1;
 			continue;
 		}
-		if (ev->kind != TD_K_CPU_OP || ev->ts < ws || ev->ts >= we || !td_event_cost(t, e, &c))
+		if (ev->kind != TD_K_CPU_OP || ev->ts < ws || ev->ts >= we || !memo_cost(t, e, memo, &c))
 			continue;
 		in_cost[e] = 1;
 		out->flops = td_sat_add(out->flops, c.flops);
@@ -558,6 +606,7 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 		by_dtype[dt] = td_sat_add(by_dtype[dt], c.flops);
 	}
 	free(in_cost);
+	free(memo);
 	for (d = 0; d < TD_DT_COUNT; d++)
 		if (by_dtype[d] > 0 && (best < 0 || by_dtype[d] > by_dtype[best]))
 			best = (int)d;

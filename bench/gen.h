@@ -82,6 +82,8 @@ void comm_kernel(struct gen *g, const char *kernel, const char *coll, int stream
 void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable);
 void step_finish(struct gen *g, int n);
 void step(struct gen *g, int n, int ops, int64_t loader_ns, int pageable);
+/* --bare: a step of one launch and its kernel inside its ProfilerStep#, one line an event */
+void step_bare(struct gen *g, int n);
 /* one iteration of a serving loop (bench/gen_serve.c): prefill_tokens of new prompts (0:
  * none) and decode_reqs running requests, then bubble_ns of the scheduler's Python */
 void serve_iteration(struct gen *g, int prefill_tokens, int decode_reqs, int64_t bubble_ns);

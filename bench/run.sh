@@ -55,34 +55,6 @@ row() {
 		       l, s, b / 1e6 / s, kb / 1024, 100 * kb * 1024 / b }'
 }
 
-# one run: "SECONDS KB" of CMD
-once() {
-	"$rss" "$@" 2>&1 >/dev/null | sed -n 's/^rssrun: \([0-9.]*\) s, \([0-9]*\) KB$/\1 \2/p'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# pair LABEL TARGET B_CMD -- A_CMD: A and B in turn, $runs times each after one warm-up; prints
-# the medians, A's speed as a multiple of B's (B's time / A's time) against TARGET, A's peak RSS
-pair() {
-	local label=$1 target=$2 i a b ta="" tb="" kb=0 x
-	shift 2
-	local bcmd=() acmd=()
-	while [ "$1" != "--" ]; do bcmd+=("$1"); shift; done
-	shift
-	acmd=("$@")
-	once "${bcmd[@]}" >/dev/null; once "${acmd[@]}" >/dev/null
-	for i in $(seq "$runs"); do
-		b=$(once "${bcmd[@]}"); a=$(once "${acmd[@]}")
-		tb="$tb ${b% *}"; ta="$ta ${a% *}"
-		[ "${a#* }" -gt "$kb" ] && kb=${a#* }
-	done
-	ta=$(echo $ta | tr ' ' '\n' | median); tb=$(echo $tb | tr ' ' '\n' | median)
-	x=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", b / a }')
-	awk -v l="$label" -v a="$ta" -v b="$tb" -v x="$x" -v t="$target" -v kb="$kb" -v by="$bytes" 'BEGIN {
-		printf "%-52s %6.2f s vs %6.2f s  %5.2fx (target >= %gx) %s  %6.1f MB RSS\n",
-		       l, a, b, x, t, (x >= t ? "PASS" : "MISS"), kb / 1024 }'
-}
-
 # rss LABEL TARGET CMD: the peak RSS as a share of the trace against TARGET percent
 rss_row() {
 	local label=$1 target=$2 kb

@@ -58,46 +58,79 @@ static void add(struct td_vec *iv, struct td_vec *pc, uint32_t ev, int64_t from,
 
 /* Top-level CPU ops begun before `hi` whose first call took FIRST_CALL_X times its name's later
  * calls' median: what they did the first time was start-up (a library's handle, its
- * workspace, its kernels' modules). */
+ * workspace, its kernels' modules). Each name's first such call found in one pass, its later
+ * calls on its thread gathered in a second (a scan of the thread per name was quadratic in
+ * the names), then each median taken. */
 static void first_calls(const struct td_analysis *a, int64_t lo, int64_t hi, struct td_vec *iv,
 			struct td_vec *pc)
 {
 	const struct td_trace *t = a->t;
-	uint32_t nn = t->names.count + 1, i;
-	uint8_t *seen = td_calloc(nn, 1);
-	struct td_vec later;
+	uint32_t nn = t->names.count + 1, i, *first = td_malloc(nn * sizeof(*first)), *cands;
+	uint32_t *end = NULL;
+	struct td_vec cv;
+	size_t ncand = 0, c, *at = NULL, *fill = NULL;
+	int64_t *later = NULL;
 
-	td_vec_init(&later, sizeof(int64_t));
+	memset(first, 0xff, nn * sizeof(*first)); /* TD_NONE: no first call */
+	td_vec_init(&cv, sizeof(uint32_t));
 	for (i = 0; i < t->events.len; i++) {
 		const struct td_event *e = td_trace_ev(t, i);
-		uint32_t p = td_trace_parent(t, i), k;
-		int64_t med;
-		if (e->kind != TD_K_CPU_OP || e->ts >= hi || seen[e->name] ||
+		uint32_t p = td_trace_parent(t, i);
+		if (e->kind != TD_K_CPU_OP || e->ts >= hi || first[e->name] != TD_NONE ||
 		    td_ev_dur(e) < FIRST_CALL_NS)
 			continue;
 		while (p != TD_NONE && td_trace_ev(t, p)->kind != TD_K_CPU_OP)
 			p = td_trace_parent(t, p);
 		if (p != TD_NONE)
 			continue;
-		seen[e->name] = 1;
-		/* its name's other calls on its thread */
-		later.len = 0;
-		{
-			const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, i));
-			for (k = i + 1; k < tr->first + tr->count; k++) {
-				const struct td_event *x = td_trace_ev(t, k);
-				if (x->name == e->name && x->kind == TD_K_CPU_OP)
-					*(int64_t *)td_vec_push(&later) = td_ev_dur(x);
-			}
-		}
-		if (!later.len)
-			continue;
-		med = td_median_i64(later.data, later.len);
-		if (td_ev_dur(e) >= FIRST_CALL_X * (med > 0 ? med : 1))
-			add(iv, pc, i, e->ts, td_ev_end(e) - med, lo, hi);
+		first[e->name] = i;
+		*(uint32_t *)td_vec_push(&cv) = i;
 	}
-	td_vec_free(&later);
-	free(seen);
+	cands = cv.data;
+	ncand = cv.len;
+	if (!ncand)
+		goto out;
+	/* each first call's later calls of its name on its thread: counted, then placed */
+	end = td_malloc(nn * sizeof(*end));
+	at = td_calloc(nn + 1, sizeof(*at));
+	for (c = 0; c < ncand; c++) {
+		const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, cands[c]));
+		end[td_trace_ev(t, cands[c])->name] = tr->first + tr->count;
+	}
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *x = td_trace_ev(t, i);
+		if (x->kind == TD_K_CPU_OP && first[x->name] != TD_NONE && i > first[x->name] &&
+		    i < end[x->name])
+			at[x->name + 1]++;
+	}
+	for (i = 0; i < nn; i++)
+		at[i + 1] += at[i];
+	fill = td_malloc(nn * sizeof(*fill));
+	memcpy(fill, at, nn * sizeof(*fill));
+	later = td_malloc((at[nn] ? at[nn] : 1) * sizeof(*later));
+	for (i = 0; i < t->events.len; i++) {
+		const struct td_event *x = td_trace_ev(t, i);
+		if (x->kind == TD_K_CPU_OP && first[x->name] != TD_NONE && i > first[x->name] &&
+		    i < end[x->name])
+			later[fill[x->name]++] = td_ev_dur(x);
+	}
+	for (c = 0; c < ncand; c++) {
+		const struct td_event *e = td_trace_ev(t, cands[c]);
+		size_t n = at[e->name + 1] - at[e->name];
+		int64_t med;
+		if (!n)
+			continue;
+		med = td_median_i64(later + at[e->name], n);
+		if (td_ev_dur(e) >= FIRST_CALL_X * (med > 0 ? med : 1))
+			add(iv, pc, cands[c], e->ts, td_ev_end(e) - med, lo, hi);
+	}
+out:
+	free(later);
+	free(fill);
+	free(at);
+	free(end);
+	td_vec_free(&cv);
+	free(first);
 }
 
 /* what a piece is: a start-up call's kind, or the first call of an op */

@@ -74,11 +74,12 @@ static void host_gap(struct walk *w, int64_t from, uint32_t k, int loader)
 		charge(w, from, TD_CP_DATA, what);
 		return;
 	}
-	/* from the end back: the loader spans (by start) that reach into [from, cur) */
-	for (i = w->ndl; i-- > 0 && w->cur > from;) {
+	/* from the end back: the loader spans (by start) that reach into [from, cur), the
+	 * first starting before cur found by a search (a scan from the last was quadratic in
+	 * the steps) */
+	TD_LOWER_BOUND(i, w->ndl, w->dl[mid].start < w->cur);
+	while (i-- > 0 && w->cur > from) {
 		const struct td_interval *d = &w->dl[i];
-		if (d->start >= w->cur)
-			continue;
 		if (d->end <= from)
 			break;
 		if (d->end < w->cur)
@@ -275,15 +276,17 @@ int td_critpath(struct td_analysis *a, struct td_critpath *cp)
 		struct td_cp_step *st = &cp->steps[cp->nsteps++];
 		uint32_t first = tr < w.g->t->tracks.len ? w.g->track_first[tr] : TD_NONE, node = TD_NONE;
 		int64_t e;
+		size_t j;
 		if (a->has_steps && a->nsteps) {
 			st->start = a->steps[k].start;
 			st->end = a->steps[k].end;
 			st->number = (int64_t)(a->warm_steps + k);
-			for (size_t j = 0; j < a->t->steps.len; j++)
-				if (TD_VEC_AT(&a->t->steps, struct td_step, j).ts == st->start) {
-					st->number = TD_VEC_AT(&a->t->steps, struct td_step, j).number;
-					break;
-				}
+			/* the trace's steps are by start: the first starting there, by a search */
+			TD_LOWER_BOUND(j, a->t->steps.len,
+				       TD_VEC_AT(&a->t->steps, struct td_step, mid).ts < st->start);
+			if (j < a->t->steps.len &&
+			    TD_VEC_AT(&a->t->steps, struct td_step, j).ts == st->start)
+				st->number = TD_VEC_AT(&a->t->steps, struct td_step, j).number;
 		} else {
 			st->start = dv->host_start;
 			st->end = dv->host_end;

@@ -21,6 +21,15 @@ limit_s=20 limit_kb=$((2 * 1024 * 1024))
 if "$bin" --version 2>/dev/null | grep -q sanitize; then limit_s=120 limit_kb=$((8 * 1024 * 1024)); fi
 
 python3 tests/hostile/make.py "$tmp/c" "$bin" || exit 2
+# a million steps of one launch each (bench/gen_trace --bare, 450 MB; 100k under sanitizers): the
+# passes that grow with the steps; and a fifth of them as JSON, its per-step replay and critical
+# path (350 MB of report at a million)
+nsteps=1000000
+[ "$limit_s" = 20 ] || nsteps=100000
+"$gen" --bare --steps "$nsteps" -o "$tmp/c/steps-1m.json" || exit 2
+"$gen" --bare --steps $((nsteps / 5)) -o "$tmp/c/steps-json.json" || exit 2
+printf 'steps-1m.json\tdiagnose FILE\t0\t%s steps\n' "$nsteps" >>"$tmp/c/cases.tsv"
+printf 'steps-json.json\tdiagnose --format json -o /dev/null FILE\t0\t-\n' >>"$tmp/c/cases.tsv"
 while IFS=$'\t' read -r name cmd want_rc want; do
 	args=${cmd//FILE/$tmp/c/$name}
 	# shellcheck disable=SC2086

@@ -97,6 +97,14 @@ ev = [X(f"deep.py({i}): f", i, 2 * n - 2 * i, cat="python_function") for i in ra
 for k in range(200):
     ev += kernel(10 + k, n + 10 * k, 2)
 case("deep-python.json", trace(ev), "diagnose FILE", 0, "-")
+# 200k op names, each first called for 2 ms before the first kernel, then once for 1 us: start-up's
+# first calls scanned the rest of their thread for each name
+n = 200000
+ev = [X(f"op{i}", 2000 * i, 2000) for i in range(n)]
+ev += [X(f"op{i}", 2000 * n + 2 * i, 1) for i in range(n)]
+ev += kernel(1, 2000 * n + 2 * n + 10, 5) + kernel(2, 2000 * n + 2 * n + 110, 5)
+case("first-calls-200k.json", trace(ev), "diagnose FILE", 0,
+     "first call of op0 (a library initialising")
 # one name of 600 MB, written in pieces (yajl re-reads a token that spans its chunks)
 with open(os.path.join(out, "name-600mb.json"), "wb") as f:
     f.write(b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 0, '
@@ -241,6 +249,18 @@ many = aux("aux-config-100k.json", json.dumps({"patterns": {
     "sync_ops": [f"^op{i}x$" for i in range(100000)]}}).encode())
 ev = [X(f"aten::op{i}", i * 10, 5) for i in range(2000)] + kernel(1, 10, 5)
 case("names-2k.json", trace(ev), f"diagnose --config {many} FILE", 0, "-")
+# 100k loops of two element reads with a wait between them (element_loop_min 2), each after an op
+# of its own: each loop passed over all blocking units, each candidate over all loops taken
+loops = aux("aux-config-loops.json", json.dumps({"rules": {"element_loop_min": 2}}).encode())
+n = 100000
+ev = kernel(1, 10, 5)
+for i in range(n):
+    t = 100 + 10 * i
+    ev += [X(f"sep{i}", t, 2), X("aten::select", t + 3, 1),
+           X("cudaDeviceSynchronize", t + 5, 1, cat="cuda_runtime"), X("aten::select", t + 7, 1)]
+ev += kernel(2, 100 + 10 * n + 10, 5)
+case("loops-100k.json", trace(ev), f"diagnose --config {loops} FILE", 0,
+     f"{2 * n} iterations in {n} loops")
 
 # --- names that would drive a terminal: C1 and bidi controls are shown escaped -----------------
 evil = "aten::\u009b31m\u202eevil\u2066\u0085"
