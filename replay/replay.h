@@ -311,9 +311,9 @@ int64_t td_rp_start(const struct td_replay *g, const struct td_rp_times *r, uint
 int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
 		      int64_t ts);
 /* The replayed window [from, to) of host instants on a thread: from's image to the later of
- * to's image and the end of the last GPU op launched in it. */
+ * to's image and the end of the last GPU op of device `device` (its id; -1: any) launched in it. */
 int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
-			 int64_t from, int64_t to);
+			 int64_t from, int64_t to, int32_t device);
 /* The time the GPU ops of device `device` (its id) launched in that window are busy in r, within
  * the window's image: their union (r NULL: as measured). */
 int64_t td_replay_busy(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,

@@ -468,16 +468,31 @@ int64_t td_replay_map(const struct td_replay *g, const struct td_rp_times *r, ui
 	return a > re ? a : re;
 }
 
+/* The GPU tracks to look at: the device's (its id), or every track (-1); *all set for the
+ * latter, the tracks then indexed 0..n-1 themselves. */
+static const uint32_t *gpu_tracks(const struct td_trace *t, int32_t device, size_t *n, int *all)
+{
+	*all = device < 0;
+	if (*all) {
+		*n = t->tracks.len;
+		return NULL;
+	}
+	return td_trace_device_tracks(t, device, n);
+}
+
 int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r, uint32_t track,
-			 int64_t from, int64_t to)
+			 int64_t from, int64_t to, int32_t device)
 {
 	const struct td_trace *t = g->t;
 	int64_t a = td_replay_map(g, r, track, from), b = td_replay_map(g, r, track, to);
-	size_t i;
+	size_t j, n;
+	int all;
+	const uint32_t *trs = gpu_tracks(t, device, &n, &all);
 
 	/* per stream, the last op launched in the window: a stream's ends only grow, so it ends
 	 * last of them (the ops launched after the window, skipped, are few) */
-	for (i = 0; i < t->tracks.len; i++) {
+	for (j = 0; j < n; j++) {
+		size_t i = all ? j : trs[j];
 		uint32_t f = g->track_first[i], k;
 		if (f == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu)
 			continue;
@@ -503,13 +518,17 @@ int64_t td_replay_busy(const struct td_replay *g, const struct td_rp_times *r, u
 {
 	const struct td_trace *t = g->t;
 	int64_t a = td_replay_map(g, r, track, from);
-	int64_t b = a + td_replay_window(g, r, track, from, to), sum = 0;
+	int64_t b = a + td_replay_window(g, r, track, from, to, device), sum = 0;
 	struct td_vec v;
-	size_t i, n;
+	size_t i, n, j, nt;
+	int all;
+	const uint32_t *trs = gpu_tracks(t, device, &nt, &all);
 
 	td_vec_init(&v, sizeof(struct td_interval));
-	for (i = 0; i < t->tracks.len; i++) {
-		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+	for (j = 0; j < nt; j++) {
+		const struct td_track *tr;
+		i = all ? j : trs[j];
+		tr = td_trace_track(t, (uint32_t)i);
 		uint32_t f = g->track_first[i], k;
 		if (f == TD_NONE || !tr->is_gpu || tr->device != device)
 			continue;

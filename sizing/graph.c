@@ -36,7 +36,7 @@ int64_t td_whatif_win(struct td_analysis *a, size_t d, const struct td_rp_times 
 {
 	const struct td_dev_analysis *dv = &a->dev[d];
 	return td_replay_window(&a->whatif->g, r, td_whatif_step_track(a, d), dv->host_start,
-				dv->host_end);
+				dv->host_end, dv->device);
 }
 
 size_t td_whatif_dev_index(const struct td_analysis *a, size_t d)
