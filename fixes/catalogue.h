@@ -35,6 +35,8 @@ enum td_mech {
 	TD_FIX_MEM_FRAG,        /* reserved far above allocated at the peak */
 	TD_FIX_ZERO_GRAD,       /* a fill kernel per parameter from zero_grad() */
 	TD_FIX_BUCKET_COPY,     /* the data-parallel reducer's copy into its buckets */
+	TD_FIX_DDP_BUFFERS,     /* the wrapper's buffers flattened and broadcast every forward (%s:
+				 * the host time it takes) */
 	TD_FIX_LOADER_MAIN,     /* the DataLoader runs in the main process (num_workers=0) */
 	TD_FIX_LOADER_WORKERS,  /* the DataLoader's worker processes cannot keep up */
 	TD_FIX_PAGEABLE_UPLOAD, /* host-to-device copies from pageable memory */

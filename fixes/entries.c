@@ -271,6 +271,15 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "zero_grad() launches a fill kernel per parameter: call "
 	 "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) so each .grad is "
 	 "dropped instead of filled with zeros."},
+	{TD_FIX_DDP_BUFFERS, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, -1, 0,
+	 "DDP broadcasts the module's buffers from rank 0 at every forward (broadcast_buffers=True, "
+	 "the default), flattening them into one tensor and back on the host: %s. Where they need "
+	 "no sync each step (BatchNorm's running statistics: SyncBatchNorm where they must agree), "
+	 "construct it with DistributedDataParallel(model, broadcast_buffers=False)."},
+	{TD_FIX_DDP_BUFFERS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The data-parallel wrapper flattens the module's buffers into one tensor and back on the "
+	 "host to broadcast them at every forward: %s. Turn that per-step broadcast off where the "
+	 "buffers need no sync each step."},
 	{TD_FIX_BUCKET_COPY, ANY_V, TRAIN, ANY_E, TD_ON_DDP | TD_ON_ONE_RANK, 0, -1, 0,
 	 "DistributedDataParallel wraps a model trained on one rank (world_size 1): its reducer "
 	 "still copies every gradient into its bucket with a small kernel and reduces the buckets "
