@@ -83,6 +83,11 @@ const char *td_fix_text(const struct td_context *c, enum td_mech m, int coll, co
 		snprintf(buf, cap, "%.*s%s%s", (int)(p - text), text, arg ? arg : "", p + 2);
 	else
 		snprintf(buf, cap, "%s", text);
+	if ((c->on & TD_ON_TORCH1) && strstr(buf, "torch.compile")) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, cap - n, " (torch.compile needs PyTorch 2.0 or later: this trace "
+			 "was written by 1.x)");
+	}
 	return buf;
 }
 

@@ -554,6 +554,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_DIST;
 	if (c->coll[TD_COLL_CUSTOM])
 		c->on |= TD_ON_CUSTOM_AR;
+	if (t->legacy)
+		c->on |= TD_ON_TORCH1;
 	if (t->world_size > 1)
 		c->on |= TD_ON_DIST;
 	else if (t->world_size == 1)

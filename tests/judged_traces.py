@@ -89,6 +89,8 @@ FIX_SAYS = {
     "ddp-resnet-mi300x.json.gz": ("bf16 already", "bf16_compress_hook"),
     # DDP's buffer broadcast: flatten_dense_tensors 18.8 ms + unflatten 67.5 ms over 3 steps
     "nccl-a100-rank0.json.gz": ("broadcast_buffers=False", None),
+    # written by PyTorch 1.8/1.9 (Operator / Runtime / Kernel categories): torch.compile is 2.0
+    "resnet50-nw0.pt.trace.json.gz": ("num_workers", None),
 }
 
 def judge(name, spec):

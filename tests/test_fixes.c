@@ -313,7 +313,8 @@ static void test_contexts(void **state)
 					 TD_ON_BF16, TD_ON_AMP | TD_ON_DIST, TD_ON_LOADER,
 					 TD_ON_LOADER | TD_ON_PIN_MEMORY, TD_ON_ELEM_LOOP,
 					 TD_ON_CUSTOM_AR | TD_ON_DIST, TD_ON_DEEPEP | TD_ON_DIST,
-					 TD_ON_DEEPEP | TD_ON_MEGATRON | TD_ON_DIST};
+					 TD_ON_DEEPEP | TD_ON_MEGATRON | TD_ON_DIST,
+					 TD_ON_TORCH1, TD_ON_TORCH1 | TD_ON_DDP};
 	int v, r, e, m, k;
 	size_t fi;
 
@@ -333,6 +334,8 @@ static void test_contexts(void **state)
 	c.on = flags[fi];
 	td_fix_text(&c, (enum td_mech)m, k, "kernel", b, sizeof(b));
 	assert_true(b[0] != '\0'); /* something to do, or to check first, always */
+	if ((c.on & TD_ON_TORCH1) && strstr(b, "torch.compile")) /* 2.0's: said so */
+		assert_non_null(strstr(b, "torch.compile needs PyTorch 2.0 or later"));
 	assert_null(strchr(b, '@')); /* every vendor token expanded */
 	if (v == TD_VENDOR_AMD)
 		assert_false(any_of(b, nvidia_only));
