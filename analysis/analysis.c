@@ -12,10 +12,6 @@
 #include "config/config.h"
 #include "analysis/internal.h"
 
-/* A trace tracedoc record wrote has no ProfilerStep#: where the program marks its loop's body
- * with an NVTX range (torch.cuda.nvtx.range("step"), nvtxRangePush), the outermost range
- * repeated most (3 times or more) is the step - unless the configuration names step markers,
- * or some name is one already. Before the replay's thread reads the names' classes. */
 /* An annotation that names the run's preparation, or lies inside one */
 static int in_startup_range(const struct td_analysis *a, uint32_t i)
 {
@@ -93,6 +89,10 @@ static void after_startup_ranges(struct td_analysis *a)
 	a->steps_after_startup = 1;
 }
 
+/* A trace tracedoc record wrote has no ProfilerStep#: where the program marks its loop's body
+ * with an NVTX range (torch.cuda.nvtx.range("step"), nvtxRangePush), the outermost range
+ * repeated most (3 times or more) is the step - unless the configuration names step markers,
+ * or some name is one already. Before the replay's thread reads the names' classes. */
 static void nvtx_steps(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;

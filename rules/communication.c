@@ -231,8 +231,10 @@ static void estimate(struct td_analysis *a, struct td_finding *f, const struct t
 	(void)b3;
 }
 
-/* Collectives issued one tensor at a time (DDP's reducer with tiny buckets, a hand-written
- * loop, a compiled backward that reduces each gradient): each c10d:: call costs the host its
+/* Gradients all-reduced one tensor at a time in a training step (DDP's reducer with tiny
+ * buckets, a hand-written loop, a compiled backward that reduces each gradient; not FSDP's
+ * gathers, one per unit by design, nor a server's tensor-parallel all-reduce, one per layer):
+ * each c10d::allreduce_ call costs the host its
  * own dispatch, a copy of its output, a launch - ~300 us a tensor on ddp-v100-rank1, 404 a step,
  * a 122 ms tail after the backward's compute. Fewer, larger collectives make one call per
  * bucket: the replay drops the host time from one call to the next (up to ISSUE_CYCLE_NS) for
@@ -265,7 +267,7 @@ static double issue_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
 		const struct td_event *x = td_trace_ev(t, e);
 		uint32_t p, tr;
-		if (x->kind != TD_K_CPU_OP || strncmp(td_trace_name(t, x->name), "c10d::", 6) ||
+		if (x->kind != TD_K_CPU_OP || strcmp(td_trace_name(t, x->name), "c10d::allreduce_") ||
 		    x->ts < dv->host_start || x->ts >= dv->host_end)
 			continue;
 		p = td_trace_parent(t, e);
@@ -565,7 +567,8 @@ static void run(struct td_analysis *a, struct td_report *r)
 			estimate(a, f, comp, np, overlap_ns, exposed_ns, excess, per);
 		else
 			overlap_edits(a, f, d, exposed, ne);
-		issued = a->waits_dropped ? 0 : issue_edits(a, f, d, bytes_total, nsized == ncoll);
+		issued = a->waits_dropped || !a->training ? 0
+			 : issue_edits(a, f, d, bytes_total, nsized == ncoll);
 		td_finding_value(f, "collectives", (int64_t)ncoll);
 		td_finding_value(f, "comm_ns", comm_ns);
 		td_finding_value(f, "overlap_ns", overlap_ns);
