@@ -202,7 +202,8 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 			if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves) &&
 			    td_ev_end(td_trace_ev(t, u[i].last)) > last)
 				last = td_ev_end(td_trace_ev(t, u[i].last));
-		if (2 * (last - dv->host_start) < dv->host_end - dv->host_start) {
+		/* one step (the window is that step) tells no start-up from its own upload */
+		if (a->nsteps != 1 && 2 * (last - dv->host_start) < dv->host_end - dv->host_start) {
 			f->risk = 3;
 			f->severity = SEV_LOW;
 			td_finding_where(f, "one-off: every one of them ends in the window's first half "
