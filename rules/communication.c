@@ -207,7 +207,7 @@ static void estimate(struct td_analysis *a, struct td_finding *f, const struct t
 		     size_t np, int64_t overlap_ns, int64_t exposed_ns, int64_t excess, double per)
 {
 	int64_t alone = td_intervals_total(comp, np) - overlap_ns, hide, est;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32];
 
 	alone = alone > 0 ? alone : 0;
 	hide = alone < exposed_ns ? alone : exposed_ns;
@@ -228,7 +228,6 @@ static void estimate(struct td_analysis *a, struct td_finding *f, const struct t
 			 excess ? ", and faster collectives win the " : "",
 			 excess ? td_fmt_dur(b2, sizeof(b2), (int64_t)((double)(est - hide) / per)) : "",
 			 excess ? " a step above what the best rate needs" : "");
-	(void)b3;
 }
 
 /* Gradients all-reduced one tensor at a time in a training step (DDP's reducer with tiny
@@ -260,15 +259,18 @@ static double issue_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 	uint32_t e;
 	size_t i, n, keep, nb;
 	double per = a->nsteps ? (double)a->nsteps : 1.0;
-	int64_t *cyc, dropped = 0;
+	int64_t *cyc, dropped = 0, med;
 	char b1[32], b2[32];
+	uint32_t name = td_strtab_find(&t->names, "c10d::allreduce_", 16);
 
+	if (!name)
+		return 0;
 	td_vec_init(&v, sizeof(struct issue));
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
 		const struct td_event *x = td_trace_ev(t, e);
 		uint32_t p, tr;
-		if (x->kind != TD_K_CPU_OP || strcmp(td_trace_name(t, x->name), "c10d::allreduce_") ||
-		    x->ts < dv->host_start || x->ts >= dv->host_end)
+		if (x->kind != TD_K_CPU_OP || x->name != name || x->ts < dv->host_start ||
+		    x->ts >= dv->host_end)
 			continue;
 		p = td_trace_parent(t, e);
 		if (p != TD_NONE && !strncmp(td_trace_name(t, td_trace_ev(t, p)->name), "c10d::", 6))
@@ -300,14 +302,14 @@ static double issue_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 			dropped += end - x->ts;
 		}
 	}
-	sort_i64(cyc, n);
+	med = td_median_i64(cyc, n);
 	td_finding_value(f, "issued_per_step", (int64_t)((double)n / per));
-	td_finding_value(f, "issue_cycle_ns", td_median_i64(cyc, n));
+	td_finding_value(f, "issue_cycle_ns", med);
 	td_finding_where(f, "%.0f collectives a step issued one tensor at a time, a c10d:: call "
 			 "every %s; in buckets%s, one call in %zu: the replay takes the host time "
 			 "from each of the others to the next call off the host (%s a step), the "
 			 "calls and the GPU's work kept", (double)n / per,
-			 td_fmt_dur(b1, sizeof(b1), td_median_i64(cyc, n)),
+			 td_fmt_dur(b1, sizeof(b1), med),
 			 nb ? " of 25 MB (what they carry)" : " (their sizes unknown)", keep,
 			 td_fmt_dur(b2, sizeof(b2), (int64_t)((double)dropped / per)));
 	free(cyc);

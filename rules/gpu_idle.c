@@ -473,15 +473,15 @@ static int64_t buffer_broadcast_ns(struct td_analysis *a, size_t d)
 	struct td_dev_events it;
 	uint32_t e;
 	int64_t sum = 0;
+	uint32_t fl = td_strtab_find(&t->names, "aten::flatten_dense_tensors", 27);
+	uint32_t un = td_strtab_find(&t->names, "aten::unflatten_dense_tensors", 29);
 
+	if (!fl && !un)
+		return 0;
 	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
 		const struct td_event *x = td_trace_ev(t, e);
-		const char *n;
-		if (x->kind != TD_K_CPU_OP || x->ts < dv->host_start || x->ts >= dv->host_end)
-			continue;
-		n = td_trace_name(t, x->name);
-		if (!strcmp(n, "aten::flatten_dense_tensors") ||
-		    !strcmp(n, "aten::unflatten_dense_tensors"))
+		if (x->kind == TD_K_CPU_OP && ((fl && x->name == fl) || (un && x->name == un)) &&
+		    x->ts >= dv->host_start && x->ts < dv->host_end)
 			sum += td_ev_dur(x);
 	}
 	return sum;

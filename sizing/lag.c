@@ -9,7 +9,8 @@
  * ~1.7 steps behind; steps of 19 ms on the GPU, 16 ms on the host) removing the exposed
  * all-reduce shrank the 3-step window by 33.9 ms, 11.3 ms a step, where a step can only fall
  * to the host's 16 ms. Here the step is what each side needs: the GPU's period (its steps'
- * steps' spans after the first, which holds the backlog), the host's median step; the fix takes the GPU time the
+ * steps' spans after the first, which holds the backlog), the host's median step; the fix takes
+ * the GPU time the
  * replay measures it removing per step off the GPU's period, and the step becomes the longer of
  * the two. Only where the host never waits on this GPU (no blocking call or blocked launch of
  * note: a host that waits is not ahead of it, and its own step is not known). */
@@ -21,19 +22,9 @@
 #include "analysis/finding.h"
 #include "common/alloc.h"
 #include "common/fmt.h"
-#include "common/sort.h"
 #include "parser/trace.h"
 #include "replay/replay.h"
 #include "sizing/internal.h"
-
-#define I64_LESS(x, y) (*(x) < *(y))
-TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
-
-static int64_t median_of(int64_t *v, size_t n)
-{
-	sort_i64(v, n);
-	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
 
 int td_whatif_lag(struct td_analysis *a, size_t d, struct td_lag *l)
 {
@@ -71,10 +62,10 @@ int td_whatif_lag(struct td_analysis *a, size_t d, struct td_lag *l)
 	v = td_malloc(n * sizeof(*v));
 	for (i = 0; i < n; i++)
 		hsum += v[i] = a->steps[i].end - a->steps[i].start;
-	l->host_step = median_of(v, n);
+	l->host_step = td_median_i64(v, n);
 	for (i = 1; i < n; i++) /* the first step's span holds the backlog too */
 		v[i - 1] = dv->gsteps[i].end - dv->gsteps[i].start;
-	l->gpu_step = median_of(v, n - 1);
+	l->gpu_step = td_median_i64(v, n - 1);
 	free(v);
 	l->backlog = first - dv->win_start;
 	nu = td_an_block_units(a, &u);
