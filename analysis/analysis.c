@@ -33,12 +33,13 @@ static int in_startup_range(const struct td_analysis *a, uint32_t i)
  * covers most of it ("Benchmark Forward Only": 10 "Forward" ranges, 98% of it), those. */
 static void after_startup_ranges(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	int64_t end = INT64_MIN;
 	uint32_t i, *cnt;
 	int64_t *sum;
 
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
 		    e->name <= t->names.count && (a->name_class[e->name] & NC_STARTUP_NAME) &&
@@ -49,7 +50,7 @@ static void after_startup_ranges(struct td_analysis *a)
 		return;
 	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
 	sum = td_calloc(t->names.count + 1, sizeof(*sum));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		uint32_t p = td_trace_parent(t, i), j, best = 0;
 		if (e->kind != TD_K_USER_ANNOTATION || td_ev_dur(e) <= 0 || !e->name ||
@@ -95,6 +96,7 @@ static void after_startup_ranges(struct td_analysis *a)
  * or some name is one already. Before the replay's thread reads the names' classes. */
 static void nvtx_steps(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	uint32_t *cnt, best = 0, i;
 
@@ -104,7 +106,7 @@ static void nvtx_steps(struct td_analysis *a)
 		if (a->name_class[i] & NC_STEP)
 			return;
 	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
 		    e->name <= t->names.count && td_trace_parent(t, i) == TD_NONE)

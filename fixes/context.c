@@ -305,6 +305,7 @@ static void allreduce_passes(const struct td_trace *t, struct td_context *c)
 #define OP_ATEN 2
 static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 {
+	size_t sj;
 	uint32_t *per = td_calloc(t->names.count + 2, sizeof(uint32_t)), i;
 	uint8_t *op = td_calloc(t->names.count + 2, 1), *scalar = td_calloc(t->names.count + 2, 1);
 	uint64_t steps = t->steps.len ? t->steps.len : 1;
@@ -314,7 +315,7 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 		op[i] = !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense") ||
 			!strcmp(n, "aten::tolist") ? OP_ONE_VALUE : starts(n, "aten::") ? OP_ATEN : 0;
 	}
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind != TD_K_CPU_OP || !op[e->name])
 			continue;
@@ -342,6 +343,7 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 /* the batch by the layers' inputs, the median kernel's blocks per SM */
 static void batch_of(const struct td_trace *t, struct td_context *c)
 {
+	size_t sj;
 	int64_t vals[16], numels[16], best = 0, best_numel = 0;
 	uint64_t cnt[16], bestn = 0;
 	size_t nv = 0, i, k, n = 0;
@@ -353,7 +355,7 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 		layer[i] = !strcmp(nm, "aten::linear") || !strcmp(nm, "aten::conv2d") ||
 			   !strcmp(nm, "aten::bmm") ? 1 : !strcmp(nm, "aten::addmm") ? 2 : 0;
 	}
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		const struct td_op_args *oa;
 		int64_t v, numel;
