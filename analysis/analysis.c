@@ -303,6 +303,8 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
 		       int jobs)
 {
+	struct td_strtab stems;
+	struct td_vec stem_class;
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
@@ -316,10 +318,23 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 	a->params = cfg->params;
 	td_strtab_init(&a->labels);
 	a->name_class = td_malloc((t->names.count + 1) * sizeof(uint32_t));
+	/* names numbered once per iteration ("ProfilerStep#41", as many as the steps) share the
+	 * class of their stem: td_name_class() reads no digits after a '#' (the patterns of the
+	 * config still see each name) */
+	td_strtab_init(&stems);
+	td_vec_init(&stem_class, sizeof(uint32_t));
 	for (i = 0; i <= t->names.count; i++) {
 		const char *n = td_strtab_str(&t->names, (uint32_t)i);
-		size_t len = td_strtab_len(&t->names, (uint32_t)i);
-		uint32_t c = td_name_class(n);
+		size_t len = td_strtab_len(&t->names, (uint32_t)i), sl = td_name_stem_len(n, len);
+		uint32_t c;
+		if (sl < len) {
+			uint32_t s = td_strtab_intern(&stems, n, sl);
+			if (s > stem_class.len)
+				*(uint32_t *)td_vec_push(&stem_class) = td_name_class(n);
+			c = TD_VEC_AT(&stem_class, uint32_t, s - 1);
+		} else {
+			c = td_name_class(n);
+		}
 		if (i) {
 			if (td_config_match(cfg, PAT_SYNC_OPS, n, len))
 				c |= NC_USER_SYNC;
@@ -341,6 +356,8 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 		a->name_class[i] = c;
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
+	td_strtab_free(&stems);
+	td_vec_free(&stem_class);
 	td_an_engine_iters(a);
 	nvtx_steps(a);
 }
