@@ -167,6 +167,7 @@ size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
 	const struct td_trace *t = a->t;
 	const struct td_block_unit *u;
 	size_t nu, tk, sj, from, to;
+	int64_t open_end;
 	struct td_vec loops, ops, nm;
 
 	if (a->loops_done) {
@@ -191,10 +192,17 @@ size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
 		from = td_trace_kind_begin(t, TD_K_CPU_OP);
 		to = td_trace_kind_end(t, TD_K_CPU_OP);
 		TD_LOWER_BOUND(sj, to - from, td_trace_scan_at(t, from + mid) < tr->first);
+		open_end = INT64_MIN;
 		for (sj += from; sj < to && (x = td_trace_scan_at(t, sj)) < tr->first + tr->count;
 		     sj++) {
 			const struct td_event *e = td_trace_ev(t, x);
-			if (e->kind == TD_K_CPU_OP && top_level(t, x)) {
+			/* top-level: no CPU op above it; one that begins after every CPU op before
+			 * it on the thread has ended has none (ops nest), without a walk up its
+			 * parents through the Python frames */
+			int top = e->kind == TD_K_CPU_OP && (e->ts >= open_end || top_level(t, x));
+			if (e->kind == TD_K_CPU_OP && td_ev_end(e) > open_end)
+				open_end = td_ev_end(e);
+			if (top) {
 				*(uint32_t *)td_vec_push(&ops) = x;
 				*(uint32_t *)td_vec_push(&nm) = e->name;
 			}
