@@ -680,6 +680,10 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	link_streams(g);
 	td_rp_sort_side(&g->xs);
 	td_rp_sort_side(&g->extras);
+	g->launch_ts = td_malloc((g->n - g->nhost + 1) * sizeof(int64_t));
+	for (k = g->nhost; k < g->n; k++)
+		g->launch_ts[k - g->nhost] = g->src[k] == TD_NONE ? INT64_MIN
+					     : td_rp_event(g, g->src[k])->ts;
 	return 0;
 }
 
@@ -688,6 +692,7 @@ void td_replay_free(struct td_replay *g)
 	free(g->ev);
 	free(g->fl);
 	free(g->src);
+	free(g->launch_ts);
 	free(g->track_first);
 	free(g->track_count);
 	free(g->primary);
