@@ -470,21 +470,54 @@ static int64_t buffer_broadcast_ns(struct td_analysis *a, size_t d)
 {
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
-	struct td_dev_events it;
 	uint32_t e;
+	size_t j;
 	int64_t sum = 0;
 	uint32_t fl = td_strtab_find(&t->names, "aten::flatten_dense_tensors", 27);
 	uint32_t un = td_strtab_find(&t->names, "aten::unflatten_dense_tensors", 29);
 
 	if (!fl && !un)
 		return 0;
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, j, e) {
 		const struct td_event *x = td_trace_ev(t, e);
 		if (x->kind == TD_K_CPU_OP && ((fl && x->name == fl) || (un && x->name == un)) &&
 		    x->ts >= dv->host_start && x->ts < dv->host_end)
 			sum += td_ev_dur(x);
 	}
 	return sum;
+}
+
+/* The median host time of the cheapest ops there are, views (aten::view, aten::as_strided:
+ * metadata, no allocation, no kernel) in device d's host window; 0 with fewer than SLOW_MIN.
+ * With the profiler on, a recent PyTorch on a free core records them in about a microsecond
+ * (0.2-1 us in the shared traces of 2023 and later); SLOW_VIEW_NS and more is a host whose
+ * every op costs several times what it should. Not read on PyTorch 1.8/1.9 traces, whose
+ * profiler itself cost that much an op. */
+#define SLOW_MIN 100
+#define SLOW_VIEW_NS 8000
+static int64_t view_median_ns(struct td_analysis *a, size_t d)
+{
+	const struct td_trace *t = a->t;
+	const struct td_dev_analysis *dv = &a->dev[d];
+	uint32_t v = td_strtab_find(&t->names, "aten::view", 10), e;
+	uint32_t s = td_strtab_find(&t->names, "aten::as_strided", 16);
+	struct td_vec durs;
+	int64_t med = 0;
+	size_t j;
+
+	if ((!v && !s) || t->legacy)
+		return 0;
+	td_vec_init(&durs, sizeof(int64_t));
+	TD_FOR_KIND(t, TD_K_CPU_OP, j, e) {
+		const struct td_event *x = td_trace_ev(t, e);
+		if (x->kind == TD_K_CPU_OP && ((v && x->name == v) || (s && x->name == s)) &&
+		    x->ts >= dv->host_start && x->ts < dv->host_end)
+			*(int64_t *)td_vec_push(&durs) = td_ev_dur(x);
+	}
+	if (durs.len >= SLOW_MIN)
+		med = td_median_i64(durs.data, durs.len);
+	td_vec_free(&durs);
+	return med;
 }
 
 /* Writes f's fix; returns the catalogue's mechanism it took the fix from, or -1. */
@@ -568,8 +601,24 @@ static int fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause to
 				 a->nsteps ? " a step" : "");
 			td_fix_text(&a->ctx, TD_FIX_DDP_BUFFERS, -1, ev, buffers, sizeof(buffers));
 		}
+		int64_t vm = view_median_ns(a, rs->d);
+		char slow[600] = "";
+		if (vm >= SLOW_VIEW_NS) {
+			td_finding_where(f, "the host is slow at every op: aten::view and "
+					 "aten::as_strided (no allocation, no kernel) take a median "
+					 "%s, about %lldx the ~1 us they take with the profiler on a "
+					 "free core", td_fmt_dur(b1, sizeof(b1), vm),
+					 (long long)(vm / 1000));
+			snprintf(slow, sizeof(slow), "Every op costs the host %lldx what it should "
+				 "(aten::view takes %s): find what slows the CPU before the code - "
+				 "other processes or ranks sharing its cores (taskset, one rank per "
+				 "NUMA node), too many threads (OMP_NUM_THREADS, the DataLoader's "
+				 "workers), a power-saving CPU governor, or a crowded virtual machine.",
+				 (long long)(vm / 1000), td_fmt_dur(b1, sizeof(b1), vm));
+		}
 		td_finding_fix(f, "The GPU waits while the host runs Python and CPU ops (%s): the "
-			       "step is CPU-bound there. %s%s%s", share, buffers, *buffers ? " " : "",
+			       "step is CPU-bound there. %s%s%s%s%s", share, slow, *slow ? " " : "",
+			       buffers, *buffers ? " " : "",
 			       td_fix_text(&a->ctx, TD_FIX_HOST_BOUND, -1, NULL, fix, sizeof(fix)));
 		return TD_FIX_HOST_BOUND;
 	}
