@@ -93,6 +93,103 @@ FIX_SAYS = {
     "resnet50-nw0.pt.trace.json.gz": ("num_workers", None),
 }
 
+def raw_events(name):
+    import gzip
+    path = os.path.join(SHARED, name)
+    with (gzip.open(path, "rt") if name.endswith(".gz") else open(path)) as f:
+        return [e for e in json.load(f)["traceEvents"]
+                if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
+
+
+QUEUES = ("LaunchKernel", "GraphLaunch", "Memcpy", "Memset")
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def busy_in(ev, t0, t1):
+    """GPU busy time in [t0, t1] (us), kernels and copies merged."""
+    iv = sorted((max(e["ts"], t0), min(e["ts"] + e["dur"], t1)) for e in ev
+                if e.get("cat") in GPU_CATS and e["ts"] < t1 and e["ts"] + e["dur"] > t0)
+    busy, end = 0.0, t0
+    for a, b in iv:
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    return busy
+
+
+def last_read(name, d):
+    """The longest blocking copy or synchronize: when no runtime call queues GPU work after it
+    (the final result read, then post-processed on the host), what follows uses its data and
+    no fix of the read starts it earlier: sync-stall wins at most the GPU idle under it plus
+    the time blocked in all the other blocking calls."""
+    ev = raw_events(name)
+    blocking = [e for e in ev if e.get("cat") == "cuda_runtime" and
+                (e["name"].endswith("Synchronize") or e["name"] in
+                 ("hipMemcpyWithStream", "cudaMemcpy", "hipMemcpy"))]
+    if not blocking:
+        return ["no blocking call in the raw events"]
+    big = max(blocking, key=lambda e: e["dur"])
+    end = big["ts"] + big["dur"]
+    after = [e for e in ev if e.get("cat") == "cuda_runtime" and e["ts"] >= end and
+             any(q in e["name"] for q in QUEUES)]
+    if after:
+        return [f"{after[0]['name']} queues GPU work after the longest read: not a last read"]
+    idle = big["dur"] - busy_in(ev, big["ts"], end)
+    others = sum(e["dur"] for e in blocking if e is not big)
+    cap = (idle + others) * 1000
+    f = [f for f in d["findings"] if f["rule"] == "sync-stall"]
+    bad = []
+    if f and f[0]["est_savings_ns"] > cap + 1000:
+        bad.append(f"sync-stall saves {f[0]['est_savings_ns'] / 1e6:.1f} ms; the last read "
+                   f"({big['dur'] / 1e3:.1f} ms, GPU idle {idle / 1e3:.2f} ms under it) and the "
+                   f"other waits allow {cap / 1e6:.2f} ms")
+    if f and not any("last read" in w for w in f[0]["where"]):
+        bad.append("sync-stall does not say the longest wait is the last read")
+    return bad
+
+
+def value_reads(name, d, want, never):
+    """What the .item() syncs are, from the raw events: per aten::item, the ops around it on its
+    thread. A check on tensor values (aten::item inside aten::is_nonzero, right after an
+    aten::any/isnan) wants a guard; a few reads a step are no loop over elements."""
+    ev = raw_events(name)
+    items = [e for e in ev if e.get("cat") == "cpu_op" and e["name"] == "aten::item"]
+    steps = max(1, sum(1 for e in ev if e["name"].startswith("ProfilerStep#")))
+    checks = 0
+    for it in items:
+        tid = it.get("tid")
+        near = [e for e in ev if e.get("tid") == tid and e.get("cat") == "cpu_op" and
+                it["ts"] - 2000 <= e["ts"] <= it["ts"]]
+        checks += any(e["name"] == "aten::is_nonzero" and e["ts"] + e["dur"] >= it["ts"] +
+                      it["dur"] for e in near) and any(e["name"] in ("aten::any", "aten::isnan")
+                                                      for e in near)
+    f = [f for f in d["findings"] if f["rule"] == "sync-stall"]
+    if not f:
+        return ["no sync-stall finding"]
+    bad = []
+    if want == "check" and 2 * checks < len(items):
+        bad.append(f"only {checks} of {len(items)} .item() are value checks in the events")
+    if want == "few" and len(items) >= 16 * steps:
+        bad.append(f"{len(items)} .item() in {steps} steps: a loop by the events")
+    for w in ((want == "check" and ["torch._assert_async"]) or []):
+        if w not in f[0]["fix"]:
+            bad.append(f"the sync-stall fix does not name {w!r}")
+    for n in never:
+        if n in f[0]["fix"]:
+            bad.append(f"the sync-stall fix says {n!r}")
+    return bad
+
+
+LOOP_TEXT = "one element at a time"
+# raw-event checks per trace, on top of the judged table
+RAW = {
+    "flux-mi300x.json.gz": last_read,
+    "switch-a100.json": lambda n, d: value_reads(n, d, "check", [LOOP_TEXT]),
+    "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
+    "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
+}
+
+
 def judge(name, spec):
     top, band, most, present, why = spec
     path = os.path.join(SHARED, name)
@@ -118,6 +215,8 @@ def judge(name, spec):
     for rule in present:
         if not any(f["rule"] == rule for f in d["findings"]):
             bad.append(f"no {rule} finding")
+    if name in RAW:
+        bad += RAW[name](name, d)
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:
