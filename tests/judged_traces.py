@@ -180,11 +180,29 @@ def value_reads(name, d, want, never):
     return bad
 
 
+def pool_filling(name, d):
+    """Device allocations with (almost) no frees in a trace with no repeated step: the caching
+    allocator filling its pool on a cold pass, not a cache bypassed or emptied (which frees
+    memory, or allocates again step after step): no allocator finding sized above nothing."""
+    ev = raw_events(name)
+    steps = sum(1 for e in ev if e["name"].startswith("ProfilerStep#"))
+    mallocs = sum(1 for e in ev if e.get("cat") == "cuda_runtime" and
+                  e["name"] in ("cudaMalloc", "hipMalloc"))
+    frees = sum(1 for e in ev if e.get("cat") == "cuda_runtime" and
+                e["name"] in ("cudaFree", "hipFree"))
+    if steps >= 2 or not mallocs or 10 * frees >= mallocs:
+        return [f"{steps} steps, {mallocs} mallocs, {frees} frees: not a pool filling"]
+    return [f"allocator saves {f['est_savings_fraction']:.1%} on a pool filling ({mallocs} "
+            f"mallocs, {frees} frees, {steps} steps)" for f in d["findings"]
+            if f["rule"] == "allocator" and f["est_savings_ns"] > 0]
+
+
 LOOP_TEXT = "one element at a time"
 # raw-event checks per trace, on top of the judged table
 RAW = {
     "flux-mi300x.json.gz": last_read,
-    "switch-a100.json": lambda n, d: value_reads(n, d, "check", [LOOP_TEXT]),
+    "switch-a100.json": lambda n, d: (value_reads(n, d, "check", [LOOP_TEXT]) +
+                                      pool_filling(n, d)),
     "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
     "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
 }
