@@ -197,6 +197,38 @@ def pool_filling(name, d):
             if f["rule"] == "allocator" and f["est_savings_ns"] > 0]
 
 
+def loader_and_startup(name, d):
+    """The GPU idle under the DataLoader's __next__ calls after the first (the workers starting
+    is start-up, which the finding leaves out); one-off start-up calls (over 100 ms each) that
+    hold under half of the window: a one-off ranked after the steady-state findings of 1% of
+    the window or more."""
+    ev = raw_events(name)
+    nxt = sorted((e for e in ev if "DataLoader" in e["name"] and e["name"].endswith("__next__")),
+                 key=lambda e: e["ts"])
+    gpu = [e for e in ev if e.get("cat") in GPU_CATS]
+    t0, t1 = min(e["ts"] for e in gpu), max(e["ts"] + e["dur"] for e in gpu)
+    idle = sum(e["dur"] - busy_in(ev, e["ts"], e["ts"] + e["dur"]) for e in nxt[1:]
+               if t0 <= e["ts"] < t1) * 1000
+    once = sum(e["dur"] for e in ev if e.get("cat") == "cuda_runtime" and e["dur"] > 100000 and
+               not e["name"].startswith("cudaMemcpy")) * 1000
+    bad = []
+    dl = [f for f in d["findings"] if f["rule"] == "dataloader"]
+    if not dl or abs(dl[0]["gpu_idle_ns"] - idle) > 0.1 * idle:
+        bad.append(f"the GPU waits {idle / 1e9:.2f} s in the steady __next__ calls, the loader "
+                   f"finding says {dl[0]['gpu_idle_ns'] / 1e9 if dl else 0:.2f} s")
+    wu = [i for i, f in enumerate(d["findings"]) if f["rule"] == "warmup"]
+    if 2 * once < (t1 - t0) * 1000 and wu:
+        f = d["findings"][wu[0]]
+        if not f["one_off"]:
+            bad.append(f"start-up calls {once / 1e9:.2f} s in a {(t1 - t0) / 1e6:.2f} s window: "
+                       "the warmup finding is no one-off")
+        later = [g["rule"] for g in d["findings"][wu[0] + 1:] if not g["risk"] and
+                 not g["advice"] and not g["one_off"] and g["est_savings_fraction"] >= 0.01]
+        if later:
+            bad.append(f"the one-off start-up ranks above steady-state {later}")
+    return bad
+
+
 LOOP_TEXT = "one element at a time"
 # raw-event checks per trace, on top of the judged table
 RAW = {
@@ -205,6 +237,7 @@ RAW = {
                                       pool_filling(n, d)),
     "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
     "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
+    "resnet-2080ti.json.gz": loader_and_startup,
 }
 
 
