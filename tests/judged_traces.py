@@ -229,6 +229,40 @@ def loader_and_startup(name, d):
     return bad
 
 
+def late_upload(name, d):
+    """A pageable upload whose copy began long after its call (10x the uploads' median and 1 ms
+    or more) with no GPU op of the trace before it: the call waited for what the trace does not
+    show, a one-off that pinned memory does not remove. Its fix wins at most the other uploads'
+    blocked time and its own copy's; its wait is not GPU idle the transfer finding counts."""
+    ev = raw_events(name)
+    ops = {e["args"]["correlation"]: e for e in ev if e.get("cat") in ("Memcpy", "gpu_memcpy")
+           and "HtoD" in e["name"] and "Pageable" in e["name"]}
+    calls = [(c, ops[c["args"]["correlation"]]) for c in ev if c["name"] == "cudaMemcpyAsync"
+             and c.get("args", {}).get("correlation") in ops]
+    waits = sorted(op["ts"] - c["ts"] for c, op in calls)
+    med = waits[len(waits) // 2]
+    first_gpu = min(e["ts"] for e in ev if e.get("cat") in GPU_CATS + ("Kernel", "Memcpy"))
+    late = [(c, op) for c, op in calls if op["ts"] - c["ts"] >= max(10 * med, 1000) and
+            op["ts"] <= first_gpu]
+    if len(late) != 1:
+        return [f"{len(late)} late uploads in the raw events, 1 expected"]
+    c, op = late[0]
+    cap = (sum(x["dur"] for x, _ in calls if x is not c) + op["dur"]) * 1000
+    f = [f for f in d["findings"] if f["rule"] == "transfer"]
+    if not f:
+        return ["no transfer finding"]
+    bad = []
+    if f[0]["est_savings_ns"] > cap:
+        bad.append(f"transfer saves {f[0]['est_savings_ns'] / 1e6:.1f} ms, the events allow "
+                   f"{cap / 1e6:.1f} ms")
+    if f[0]["gpu_idle_ns"] >= (op["ts"] - c["ts"]) * 1000:
+        bad.append(f"transfer counts {f[0]['gpu_idle_ns'] / 1e6:.1f} ms of idle: the late "
+                   "start's wait is in it")
+    if not any("one-off" in w and "waited" in w for w in f[0]["where"]):
+        bad.append("the late upload is not told as a one-off")
+    return bad
+
+
 LOOP_TEXT = "one element at a time"
 # raw-event checks per trace, on top of the judged table
 RAW = {
@@ -238,6 +272,7 @@ RAW = {
     "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
     "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
     "resnet-2080ti.json.gz": loader_and_startup,
+    "resnet50-nw4.pt.trace.json.gz": late_upload,
 }
 
 
