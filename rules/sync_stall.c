@@ -229,11 +229,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 				taken |= top[k] == s;
 			if (!sites[s].calls || taken)
 				continue;
-			if (!best || (by_blocked && sites[s].blocked != sites[best].blocked)
-			    ? !best || sites[s].blocked > sites[best].blocked
-			    : sites[s].won > sites[best].won ||
-				      (sites[s].won == sites[best].won &&
-				       sites[s].blocked > sites[best].blocked))
+			if (!best)
+				best = s;
+			else if (by_blocked && sites[s].blocked != sites[best].blocked)
+				best = sites[s].blocked > sites[best].blocked ? s : best;
+			else if (sites[s].won > sites[best].won ||
+				 (sites[s].won == sites[best].won &&
+				  sites[s].blocked > sites[best].blocked))
 				best = s;
 		}
 		if (!best || ntop == 5)

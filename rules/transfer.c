@@ -128,8 +128,32 @@ static int64_t start_wait(const struct td_trace *t, const struct td_block_unit *
 	return u->copy == TD_NONE ? -1 : td_trace_ev(t, u->copy)->ts - td_trace_ev(t, u->first)->ts;
 }
 
+/* Per unit, 1 for a late start (above); the uploads' median wait in *median. */
 static uint8_t *late_starts(struct td_analysis *a, size_t d, const struct td_block_unit *u,
-			    size_t nu, const uint32_t *moves, size_t nmoves, int64_t *median);
+			    size_t nu, const uint32_t *moves, size_t nmoves, int64_t *median)
+{
+	const struct td_trace *t = a->t;
+	uint8_t *late = td_calloc(nu ? nu : 1, 1);
+	int64_t *w = td_calloc(nu ? nu : 1, sizeof(*w));
+	size_t i, m = 0;
+
+	for (i = 0; i < nu; i++)
+		if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves) &&
+		    start_wait(t, &u[i]) >= 0)
+			w[m++] = start_wait(t, &u[i]);
+	*median = m >= 3 ? td_median_i64(w, m) : 0;
+	for (i = 0; i < nu && m >= 3; i++) {
+		int64_t s = start_wait(t, &u[i]), from;
+		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves) ||
+		    s < LATE_MIN_NS || s < LATE_X * *median)
+			continue;
+		from = td_trace_ev(t, u[i].first)->ts;
+		late[i] = 10 * td_an_busy_between(a, d, from, from + s) < s &&
+			  (!a->dev[d].nbusy || a->dev[d].busy[0].start >= from);
+	}
+	free(w);
+	return late;
+}
 
 static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t d,
 			     const struct td_block_unit *u, size_t nu, const uint32_t *moves,
@@ -267,32 +291,6 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 							fix, sizeof(fix)),
 			       *side ? " " : "", side);
 	}
-}
-
-static uint8_t *late_starts(struct td_analysis *a, size_t d, const struct td_block_unit *u,
-			    size_t nu, const uint32_t *moves, size_t nmoves, int64_t *median)
-{
-	const struct td_trace *t = a->t;
-	uint8_t *late = td_calloc(nu ? nu : 1, 1);
-	int64_t *w = td_calloc(nu ? nu : 1, sizeof(*w));
-	size_t i, m = 0;
-
-	for (i = 0; i < nu; i++)
-		if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves) &&
-		    start_wait(t, &u[i]) >= 0)
-			w[m++] = start_wait(t, &u[i]);
-	*median = m >= 3 ? td_median_i64(w, m) : 0;
-	for (i = 0; i < nu && m >= 3; i++) {
-		int64_t s = start_wait(t, &u[i]), from;
-		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves) ||
-		    s < LATE_MIN_NS || s < LATE_X * *median)
-			continue;
-		from = td_trace_ev(t, u[i].first)->ts;
-		late[i] = 10 * td_an_busy_between(a, d, from, from + s) < s &&
-			  (!a->dev[d].nbusy || a->dev[d].busy[0].start >= from);
-	}
-	free(w);
-	return late;
 }
 
 /* 1 when op k (on its thread's track) copies to the device: a memcpy call inside it. A trace
