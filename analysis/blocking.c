@@ -163,6 +163,15 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 	return a->nblock = units.len;
 }
 
+void td_claims_add_wait(const struct td_analysis *a, struct td_claims *c,
+			const struct td_block_unit *u, uint32_t tag)
+{
+	int64_t s = td_trace_ev(a->t, u->first)->ts, e = td_ev_end(td_trace_ev(a->t, u->last));
+
+	td_claims_add(c, s, e, CAUSE_SYNC, tag);
+	td_claims_add(c, s, e, CAUSE_TRANSFER, tag);
+}
+
 void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 			const struct td_block_unit *u, uint32_t tag)
 {
@@ -202,8 +211,7 @@ void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 	/* during the wait, the idle the accounting gave to the blocking calls (short gaps between
 	 * ops queued before it are device-side overhead, not the wait's); after it, up to the
 	 * rest of the blocked time from the end of the bubble */
-	td_claims_add(c, s, e, CAUSE_SYNC, tag);
-	td_claims_add(c, s, e, CAUSE_TRANSFER, tag);
+	td_claims_add_wait(a, c, u, tag);
 	from = stop - (u->blocked - td_an_idle_in(a, u->dev, s, e, (1u << CAUSE_SYNC) |
 						  (1u << CAUSE_TRANSFER)));
 	if (from < e)

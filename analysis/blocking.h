@@ -43,5 +43,9 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
  * launches again or turns to data loading) shrinks by up to that much, from its end. */
 void td_claims_add_unit(const struct td_analysis *a, struct td_claims *c,
 			const struct td_block_unit *u, uint32_t tag);
+/* ... only the idle under the wait itself: a read whose data the host uses next (nothing
+ * runs ahead of it, however the copy is made). */
+void td_claims_add_wait(const struct td_analysis *a, struct td_claims *c,
+			const struct td_block_unit *u, uint32_t tag);
 
 #endif

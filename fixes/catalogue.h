@@ -50,6 +50,9 @@ enum td_mech {
 	TD_FIX_SYNC_MEMCPY_IDLE, /* ... that waited with the GPU idle (%s: how long it blocked) */
 	TD_FIX_SYNC_USER,       /* an op the configuration names as synchronizing */
 	TD_FIX_SYNC_EXPLICIT,   /* torch.cuda.synchronize(), a stream or event synchronize */
+	TD_FIX_SYNC_CHECK,      /* a check on tensor values read to the host (isnan().any(), an
+				 * if or assert on a tensor) */
+	TD_FIX_SYNC_LAST_READ,  /* the last read of the window: the host uses the data next */
 	TD_FIX_WARMUP,          /* start-up caught in the window: profile the steady state */
 	TD_FIX_WARMUP_COMPILE,  /* ... compilation (Inductor, Triton, the engine's compile) */
 	TD_FIX_WARMUP_CALLS,    /* ... context and handle creation, first calls */

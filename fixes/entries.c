@@ -407,6 +407,17 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "An explicit synchronize drains the GPU queue. Remove torch.cuda.synchronize() from the "
 	 "step (time with torch.cuda.Event), or wait on one event/stream instead of the device."},
 
+	{TD_FIX_SYNC_CHECK, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "A check on tensor values (if torch.isnan(x).any():, an assert on a tensor) reads its "
+	 "answer with an .item() that waits for the GPU each time it runs. Take it off the hot path: "
+	 "check every N steps or only under a debug flag, or assert on the GPU without waiting "
+	 "(torch._assert_async(~torch.isnan(x).any()))."},
+	{TD_FIX_SYNC_LAST_READ, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
+	 "The host reads a result it uses next, with no GPU work queued after it: it waits for the "
+	 "GPU's work however the copy is made, and an asynchronous copy would not start what uses "
+	 "the data any earlier. The wait is the GPU's own time: to hide the host's work after it, "
+	 "queue the next batch or request before reading this one's result."},
+
 	/* start-up caught in the window */
 	{TD_FIX_WARMUP, ANY_V, ANY_R, VLLM, 0, 0, -1, 0,
 	 "This is one-off start-up work caught in the trace, not a steady-state cost: send a few "

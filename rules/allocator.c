@@ -5,7 +5,8 @@
  * allocating and freeing 32 or more tensors through the driver, each freed between launches,
  * is the cache switched off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), not a pool emptied now and
  * then. Start-up allocations are the warmup rule's, and calls that stop in the window's first
- * half are the pool filling up. Sized by replaying the trace without the
+ * half are the pool filling up, as are device allocations with no free in a trace with no
+ * repeated step (one cold pass). Sized by replaying the trace without the
  * calls (and their waits), else by the idle (the allocator cause). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +122,16 @@ static void run(struct td_analysis *a, struct td_report *r)
 			}
 			time += td_ev_dur(e);
 			nev = td_an_keep_longest(t, ev, nev, 8, i);
+		}
+		/* no repeated step, device allocations and no free: the caching allocator filling
+		 * its pool for the first time (one cold pass), neither bypassed nor emptied - that
+		 * returns memory (frees) or allocates again step after step; the caching host allocator
+		 * fills its pinned pool so too */
+		if (a->nsteps < 2 && !frees) {
+			td_vec_free(&edits);
+			free(per_alloc);
+			free(sites);
+			continue;
 		}
 		f = td_report_add(r, "allocator", dv->device);
 		td_finding_claim_cause(a, f, d, CAUSE_ALLOC);

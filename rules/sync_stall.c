@@ -7,7 +7,16 @@
  *
  * Sized by what removing the waits wins back: the host runs ahead by at most the time it was
  * blocked, so the GPU idle after each wait shrinks by up to that much; the rest of that bubble
- * is what the host did next (preprocessing, Python) and belongs to other findings. */
+ * is what the host did next (preprocessing, Python) and belongs to other findings.
+ *
+ * A read after which the host queues no GPU work in the window (the final result copied out,
+ * then post-processed) wins nothing: what the host does next uses the data it reads, so it
+ * starts after the copy however the copy is made. Its wait is claimed, not the bubble after
+ * it, and the replay keeps it blocking.
+ *
+ * The fix for a value read (.item()) follows what the read is: a check on tensor values
+ * (isnan().any(), an if on a tensor) is guarded, many reads a step from one site are a loop
+ * over elements, one a step is a metric read every N steps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +28,85 @@
 #include "rules/rule.h"
 #include "sizing/whatif.h"
 
+#define BK_QUEUED_AFTER 0x80000000u /* a site's: one of its calls has GPU work queued after */
 struct site {
-	uint64_t calls;
+	uint64_t calls, checks, last; /* ... of them a check on tensor values, the last read */
 	int64_t blocked, won;
 	unsigned kinds;
 };
+
+/* The start of the last runtime call that queues GPU work (a launch, a copy, a memset) on any
+ * host thread before device index d's steady window ends; INT64_MIN for none. */
+static int64_t last_queued(struct td_analysis *a, size_t d)
+{
+	const struct td_trace *t = a->t;
+	int64_t q = INT64_MIN, end = a->dev[d].host_end;
+	size_t j;
+	uint32_t i;
+
+	TD_FOR_KIND(t, TD_K_RUNTIME, j, i) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_RUNTIME && e->ts < end && e->ts > q &&
+		    (td_an_class(a, e->name) & (NC_LAUNCH | NC_MEMCPY_CALL | NC_MEMSET_CALL)))
+			q = e->ts;
+	}
+	return q;
+}
+
+static int is_name(const char *n, const char *const *set)
+{
+	for (; *set; set++)
+		if (!strcmp(n, *set))
+			return 1;
+	return 0;
+}
+
+/* Whether unit u reads the answer of a check on tensor values: under bool() of a tensor
+ * (aten::is_nonzero: an if or assert on it), torch.equal or allclose, or right after an
+ * any/all/isnan/isinf/isfinite on its thread (the few events before its call). */
+#define CHECK_LOOKBACK 32
+static int is_check(struct td_analysis *a, const struct td_block_unit *u)
+{
+	static const char *const under[] = {"aten::is_nonzero", "aten::equal", "aten::allclose",
+					    NULL};
+	static const char *const before[] = {"aten::any", "aten::all", "aten::isnan",
+					     "aten::isinf", "aten::isfinite", NULL};
+	const struct td_trace *t = a->t;
+	uint32_t p, k, first = td_trace_track(t, td_trace_track_of(t, u->first))->first;
+	int depth;
+
+	for (p = td_trace_parent(t, u->first), depth = 0; p != TD_NONE && depth < 256;
+	     p = td_trace_parent(t, p), depth++)
+		if (td_trace_ev(t, p)->kind == TD_K_CPU_OP &&
+		    is_name(td_trace_name(t, td_trace_ev(t, p)->name), under))
+			return 1;
+	for (k = u->first; k > first && u->first - k < CHECK_LOOKBACK;) {
+		const struct td_event *e = td_trace_ev(t, --k);
+		if (e->kind == TD_K_CPU_OP && is_name(td_trace_name(t, e->name), before))
+			return 1;
+	}
+	return 0;
+}
+
+/* The fix for reads of values (.item()) whose most telling site is s: a check guarded, a loop
+ * over elements removed (16 reads a step or more from one site), or a read a step made
+ * every N steps; the context's per-element flag set or cleared by that. */
+#define LOOP_READS_PER_STEP 16
+static void item_text(struct td_analysis *a, const struct site *s, char *buf, size_t cap)
+{
+	struct td_context c = a->ctx;
+	uint64_t steps = a->has_steps && a->nsteps ? a->nsteps : 1;
+
+	if (2 * s->checks >= s->calls) {
+		td_fix_text(&c, TD_FIX_SYNC_CHECK, -1, NULL, buf, cap);
+		return;
+	}
+	if (s->calls >= LOOP_READS_PER_STEP * steps)
+		c.on |= TD_ON_ELEM_LOOP;
+	else
+		c.on &= ~(uint32_t)TD_ON_ELEM_LOOP;
+	td_fix_text(&c, TD_FIX_SYNC_ITEM, -1, NULL, buf, cap);
+}
 
 /* the catalogue's mechanism for a kind of wait */
 static enum td_mech mech_of(unsigned k)
@@ -61,6 +144,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	struct td_finding *f;
 	char b1[32], b2[32], b3[32], title[1024], calls[256];
 	int64_t cp_blocked = 0, cp_busy = 0; /* the synchronous copies: blocked, GPU busy then */
+	int64_t last_q = last_queued(a, d), last_blocked = 0; /* the last reads' */
+	uint8_t *last;
+	int by_blocked;
 
 	for (i = 0; i < nu; i++)
 		mine += u[i].dev == d && !(u[i].kinds & BK_HTOD);
@@ -69,17 +155,30 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	f = td_report_add(r, "sync-stall", a->dev[d].device);
 	sites = td_calloc(nlabels, sizeof(*sites));
 	won = td_calloc(nu, sizeof(*won));
-	td_claims_init(&cl);
+	last = td_calloc(nu, 1);
+	/* a site that also reads before GPU work is queued is a loop's: its last call is the
+	 * window's edge, not a last read (the loop goes on past the window) */
 	for (i = 0; i < nu; i++)
-		if (u[i].dev == d && !(u[i].kinds & BK_HTOD))
+		if (u[i].dev == d && !(u[i].kinds & BK_HTOD) &&
+		    last_q >= td_ev_end(td_trace_ev(a->t, u[i].last)))
+			sites[u[i].site].kinds |= BK_QUEUED_AFTER;
+	td_claims_init(&cl);
+	for (i = 0; i < nu; i++) {
+		if (u[i].dev != d || (u[i].kinds & BK_HTOD))
+			continue;
+		last[i] = !(sites[u[i].site].kinds & BK_QUEUED_AFTER);
+		if (last[i])
+			td_claims_add_wait(a, &cl, &u[i], (uint32_t)i);
+		else
 			td_claims_add_unit(a, &cl, &u[i], (uint32_t)i);
+	}
 	td_finding_claim(a, f, d, &cl, won, nu);
 	td_claims_free(&cl);
 	{
 		const struct td_block_unit **us = td_calloc(mine, sizeof(*us));
 		size_t m = 0;
 		for (i = 0; i < nu; i++)
-			if (u[i].dev == d && !(u[i].kinds & BK_HTOD))
+			if (u[i].dev == d && !(u[i].kinds & BK_HTOD) && !last[i])
 				us[m++] = &u[i];
 		td_whatif_units(a, f, us, m);
 		free(us);
@@ -93,6 +192,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		s->blocked += u[i].blocked;
 		s->won += won[i];
 		s->kinds |= u[i].kinds;
+		s->checks += (u[i].kinds & BK_ITEM) && is_check(a, &u[i]);
+		s->last += last[i];
+		last_blocked += last[i] ? u[i].blocked : 0;
 		blocked += u[i].blocked;
 		if (u[i].kinds & BK_MEMCPY) {
 			const struct td_event *e0 = td_trace_ev(a->t, u[i].first);
@@ -115,7 +217,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	f->count = mine;
 	f->host_ns = blocked;
 	f->frees_host = 1;
-	/* the sites that hold the most, by GPU idle won back, then host time */
+	/* the sites that hold the most, by GPU idle won back, then host time; by host time where
+	 * most of it is in last reads, which win nothing back but must be named */
+	by_blocked = 2 * last_blocked > blocked;
 	for (;;) {
 		uint32_t best = 0, s;
 		for (s = 1; s < nlabels; s++) {
@@ -125,8 +229,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 				taken |= top[k] == s;
 			if (!sites[s].calls || taken)
 				continue;
-			if (!best || sites[s].won > sites[best].won ||
-			    (sites[s].won == sites[best].won && sites[s].blocked > sites[best].blocked))
+			if (!best)
+				best = s;
+			else if (by_blocked && sites[s].blocked != sites[best].blocked)
+				best = sites[s].blocked > sites[best].blocked ? s : best;
+			else if (sites[s].won > sites[best].won ||
+				 (sites[s].won == sites[best].won &&
+				  sites[s].blocked > sites[best].blocked))
 				best = s;
 		}
 		if (!best || ntop == 5)
@@ -151,11 +260,17 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 			 td_fmt_dur(b2, sizeof(b2), f->idle_ns), mine == 1 ? "it" : "them");
 	for (i = 0; i < ntop; i++) {
 		struct site *s = &sites[top[i]];
-		td_finding_where(f, "%s: %llu call%s, host blocked %s, GPU idle under them %s",
+		char lastw[320] = "";
+		if (s->last)
+			snprintf(lastw, sizeof(lastw), "; %s the last read of the window: the host "
+				 "queues no GPU work after it, so what follows uses what it waits for "
+				 "and starts after it however the read is made (no saving)",
+				 s->last == s->calls ? "it is" : "one is");
+		td_finding_where(f, "%s: %llu call%s, host blocked %s, GPU idle under them %s%s",
 				 td_an_label(a, top[i]), (unsigned long long)s->calls,
 				 s->calls == 1 ? "" : "s", td_fmt_dur(b1, sizeof(b1), s->blocked),
-				 td_fmt_dur(b2, sizeof(b2), s->won));
-		kinds |= s->kinds;
+				 td_fmt_dur(b2, sizeof(b2), s->won), lastw);
+		kinds |= s->kinds & ~BK_QUEUED_AFTER;
 	}
 	/* evidence: longest waits first, ties by time */
 	for (i = 0; i < nev; i++) {
@@ -184,16 +299,29 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 		static const unsigned order[] = {BK_ITEM, BK_NONZERO, BK_DTOH, BK_MEMCPY, BK_USER,
 						 BK_EXPLICIT};
 		size_t k, n = 0;
+		const struct site *item = NULL;
 		/* a synchronous copy that waited with the GPU idle waited for nothing the trace
 		 * shows: say so, and what to check, instead of "all queued work" */
 		int waited_idle = (kinds & BK_MEMCPY) && cp_busy * 10 < cp_blocked;
+		for (k = 0; k < ntop && !item; k++)
+			if (sites[top[k]].kinds & BK_ITEM)
+				item = &sites[top[k]];
+		/* most of the waiting is in reads the host uses next: that first */
+		if (2 * last_blocked > blocked) {
+			td_fix_text(&a->ctx, TD_FIX_SYNC_LAST_READ, -1, NULL, fix, sizeof(fix));
+			n++;
+		}
 		for (k = 0; k < sizeof(order) / sizeof(order[0]) && n < 2; k++) {
+			/* after a last read, not the copy's own advice: it would not help */
 			if (!(kinds & order[k]) || (waited_idle && order[k] == BK_DTOH) ||
+			    (2 * last_blocked > blocked && !(order[k] & (BK_ITEM | BK_NONZERO))) ||
 			    (order[k] == BK_EXPLICIT && (kinds & BK_MEMCPY)))
 				continue; /* not what it waited for; a direct copy is no synchronize */
 			if (order[k] == BK_MEMCPY && waited_idle)
 				td_fix_text(&a->ctx, TD_FIX_SYNC_MEMCPY_IDLE, -1,
 					    td_fmt_dur(b1, sizeof(b1), cp_blocked), one, sizeof(one));
+			else if (order[k] == BK_ITEM && item)
+				item_text(a, item, one, sizeof(one));
 			else
 				td_fix_text(&a->ctx, mech_of(order[k]), -1, NULL, one, sizeof(one));
 			if (n++)
@@ -206,6 +334,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	}
 	free(sites);
 	free(won);
+	free(last);
 }
 
 static void run(struct td_analysis *a, struct td_report *r)

@@ -115,6 +115,46 @@ static int in_move(const struct td_analysis *a, const struct td_block_unit *u,
 	return 0;
 }
 
+/* A pageable upload whose copy began far later than the others' did after their calls, with
+ * the GPU idle meanwhile and nothing of the trace before it: the call waited for what the trace
+ * does not show (work queued on its stream before the trace began, the profiler starting). A
+ * one-off that pinned memory does not remove: its copy still waits; only the copy's own time
+ * at the pageable rate goes. Its wait is held by the finding (no other finding's) but left out
+ * of the idle it counts. */
+#define LATE_X 10             /* the start this many times the uploads' median ... */
+#define LATE_MIN_NS 1000000   /* ... and 1 ms or more */
+static int64_t start_wait(const struct td_trace *t, const struct td_block_unit *u)
+{
+	return u->copy == TD_NONE ? -1 : td_trace_ev(t, u->copy)->ts - td_trace_ev(t, u->first)->ts;
+}
+
+/* Per unit, 1 for a late start (above); the uploads' median wait in *median. */
+static uint8_t *late_starts(struct td_analysis *a, size_t d, const struct td_block_unit *u,
+			    size_t nu, const uint32_t *moves, size_t nmoves, int64_t *median)
+{
+	const struct td_trace *t = a->t;
+	uint8_t *late = td_calloc(nu ? nu : 1, 1);
+	int64_t *w = td_calloc(nu ? nu : 1, sizeof(*w));
+	size_t i, m = 0;
+
+	for (i = 0; i < nu; i++)
+		if (u[i].dev == d && (u[i].kinds & BK_HTOD) && !in_move(a, &u[i], moves, nmoves) &&
+		    start_wait(t, &u[i]) >= 0)
+			w[m++] = start_wait(t, &u[i]);
+	*median = m >= 3 ? td_median_i64(w, m) : 0;
+	for (i = 0; i < nu && m >= 3; i++) {
+		int64_t s = start_wait(t, &u[i]), from;
+		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves) ||
+		    s < LATE_MIN_NS || s < LATE_X * *median)
+			continue;
+		from = td_trace_ev(t, u[i].first)->ts;
+		late[i] = 10 * td_an_busy_between(a, d, from, from + s) < s &&
+			  (!a->dev[d].nbusy || a->dev[d].busy[0].start >= from);
+	}
+	free(w);
+	return late;
+}
+
 static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t d,
 			     const struct td_block_unit *u, size_t nu, const uint32_t *moves,
 			     size_t nmoves)
@@ -123,9 +163,10 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	struct td_claims cl;
 	struct kind_stat pg;
 	struct td_finding *f;
-	int64_t blocked = 0;
+	int64_t blocked = 0, med = 0;
 	size_t i, n = 0, longest = SIZE_MAX;
 	char b1[32], b2[32], b3[32];
+	uint8_t *late;
 
 	for (i = 0; i < nu; i++) {
 		if (u[i].dev != d || !(u[i].kinds & BK_HTOD) || in_move(a, &u[i], moves, nmoves))
@@ -138,6 +179,7 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 	if (!n)
 		return;
 	f = td_report_add(r, "transfer", a->dev[d].device);
+	late = late_starts(a, d, u, nu, moves, nmoves, &med);
 	td_claims_init(&cl);
 	{
 		const struct td_block_unit **mine = td_calloc(n, sizeof(*mine));
@@ -149,6 +191,15 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 				mine[m++] = &u[i];
 			}
 		td_finding_claim(a, f, d, &cl, NULL, 0);
+		/* a late start's wait: held (no other finding's), not counted */
+		for (i = 0; i < nu; i++)
+			if (late[i]) {
+				int64_t from = td_trace_ev(t, u[i].first)->ts;
+				f->idle_ns -= td_an_idle_in(a, d, from, td_trace_ev(t, u[i].copy)->ts,
+							    (1u << CAUSE_SYNC) | (1u << CAUSE_TRANSFER));
+			}
+		if (f->idle_ns < 0)
+			f->idle_ns = 0;
 		td_whatif_units(a, f, mine, m);
 		free(mine);
 	}
@@ -196,6 +247,22 @@ static void pageable_uploads(struct td_analysis *a, struct td_report *r, size_t 
 				    td_fmt_dur(b2, sizeof(b2), td_ev_dur(e)),
 				    td_ev_dur(e) ? (double)bytes / (double)td_ev_dur(e) : 0.0);
 	}
+	for (i = 0; i < nu; i++)
+		if (late[i]) {
+			const struct td_event *c0 = td_trace_ev(t, u[i].first);
+			const struct td_event *cp = td_trace_ev(t, u[i].copy);
+			td_finding_where(f, "one-off: the upload called at %.3f waited %s before its "
+					 "copy began (the uploads' median %s) with the GPU idle and "
+					 "nothing of the trace queued before it - a wait on what the trace "
+					 "does not show (work queued on its stream before the trace began, "
+					 "the profiler starting), left out of the idle counted: pinned "
+					 "memory does not remove it, only the copy's %s at the pageable "
+					 "rate", (double)c0->ts / 1000.0,
+					 td_fmt_dur(b1, sizeof(b1), cp->ts - c0->ts),
+					 td_fmt_dur(b2, sizeof(b2), med),
+					 td_fmt_dur(b3, sizeof(b3), td_ev_dur(cp)));
+		}
+	free(late);
 	td_finding_value(f, "pageable_copies", (int64_t)n);
 	td_finding_value(f, "blocked_ns", blocked);
 	{ /* uploads that all end in the window's first half, none after: made once at start-up

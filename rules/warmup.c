@@ -4,7 +4,8 @@
  * warm-up steps left out of the steady state. The fix is to profile the steady state (and,
  * where start-up itself matters, to move or cache it); the other rules then see no start-up.
  * Sized by replaying the window without the start-up work (the steady state), else by the GPU
- * idle it holds (the warmup cause). */
+ * idle it holds (the warmup cause), where it is most of the window; less, it is a one-off
+ * (risk 3), no per-step saving, ranked after the steady-state findings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,17 @@ static void run(struct td_analysis *a, struct td_report *r)
 			if (it->cause == CAUSE_WARMUP)
 				td_finding_where(f, "%s: %s of GPU idle", td_an_label(a, it->what),
 						 td_fmt_dur(b1, sizeof(b1), it->ns));
+		}
+		/* most of the window start-up: nothing measured is the steady state yet, so it leads,
+		 * sized; less, it is a one-off that costs a step nothing and ranks after the
+		 * steady-state findings (a note from a quarter of the window on) */
+		if (2 * f->idle_ns < w_ns) {
+			f->risk = 3;
+			f->severity = 4 * f->idle_ns >= w_ns ? SEV_MEDIUM : SEV_INFO;
+			td_finding_where(f, "a one-off cost, not a per-step saving: every run pays it "
+					 "once, and at %.0f%% of the window the trace is not mostly "
+					 "start-up, so the steady-state findings come first",
+					 w_ns ? 100.0 * (double)f->idle_ns / (double)w_ns : 0.0);
 		}
 		if (a->warm_steps)
 			td_finding_where(f, "left out of the steady state: the first %zu step%s (%s), "

@@ -150,9 +150,190 @@ def slow_host(path, report):
     return []
 
 
-# name: what its raw events show beyond the table, checked by a function of (path, report)
-RAW_CHECKS = {"negq-rank0.json.gz": graph_waits, "nccl-a100-rank0.json.gz": slow_host,
-              "b200-eager-decode.json.gz": slow_host}
+def raw_events(name):
+    import gzip
+    path = os.path.join(SHARED, name)
+    with (gzip.open(path, "rt") if name.endswith(".gz") else open(path)) as f:
+        return [e for e in json.load(f)["traceEvents"]
+                if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
+
+
+QUEUES = ("LaunchKernel", "GraphLaunch", "Memcpy", "Memset")
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def busy_in(ev, t0, t1):
+    """GPU busy time in [t0, t1] (us), kernels and copies merged."""
+    iv = sorted((max(e["ts"], t0), min(e["ts"] + e["dur"], t1)) for e in ev
+                if e.get("cat") in GPU_CATS and e["ts"] < t1 and e["ts"] + e["dur"] > t0)
+    busy, end = 0.0, t0
+    for a, b in iv:
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    return busy
+
+
+def last_read(name, d):
+    """The longest blocking copy or synchronize: when no runtime call queues GPU work after it
+    (the final result read, then post-processed on the host), what follows uses its data and
+    no fix of the read starts it earlier: sync-stall wins at most the GPU idle under it plus
+    the time blocked in all the other blocking calls."""
+    ev = raw_events(name)
+    blocking = [e for e in ev if e.get("cat") == "cuda_runtime" and
+                (e["name"].endswith("Synchronize") or e["name"] in
+                 ("hipMemcpyWithStream", "cudaMemcpy", "hipMemcpy"))]
+    if not blocking:
+        return ["no blocking call in the raw events"]
+    big = max(blocking, key=lambda e: e["dur"])
+    end = big["ts"] + big["dur"]
+    after = [e for e in ev if e.get("cat") == "cuda_runtime" and e["ts"] >= end and
+             any(q in e["name"] for q in QUEUES)]
+    if after:
+        return [f"{after[0]['name']} queues GPU work after the longest read: not a last read"]
+    idle = big["dur"] - busy_in(ev, big["ts"], end)
+    others = sum(e["dur"] for e in blocking if e is not big)
+    cap = (idle + others) * 1000
+    f = [f for f in d["findings"] if f["rule"] == "sync-stall"]
+    bad = []
+    if f and f[0]["est_savings_ns"] > cap + 1000:
+        bad.append(f"sync-stall saves {f[0]['est_savings_ns'] / 1e6:.1f} ms; the last read "
+                   f"({big['dur'] / 1e3:.1f} ms, GPU idle {idle / 1e3:.2f} ms under it) and the "
+                   f"other waits allow {cap / 1e6:.2f} ms")
+    if f and not any("last read" in w for w in f[0]["where"]):
+        bad.append("sync-stall does not say the longest wait is the last read")
+    return bad
+
+
+def value_reads(name, d, want, never):
+    """What the .item() syncs are, from the raw events: per aten::item, the ops around it on its
+    thread. A check on tensor values (aten::item inside aten::is_nonzero, right after an
+    aten::any/isnan) wants a guard; a few reads a step are no loop over elements."""
+    ev = raw_events(name)
+    items = [e for e in ev if e.get("cat") == "cpu_op" and e["name"] == "aten::item"]
+    steps = max(1, sum(1 for e in ev if e["name"].startswith("ProfilerStep#")))
+    checks = 0
+    for it in items:
+        tid = it.get("tid")
+        near = [e for e in ev if e.get("tid") == tid and e.get("cat") == "cpu_op" and
+                it["ts"] - 2000 <= e["ts"] <= it["ts"]]
+        checks += any(e["name"] == "aten::is_nonzero" and e["ts"] + e["dur"] >= it["ts"] +
+                      it["dur"] for e in near) and any(e["name"] in ("aten::any", "aten::isnan")
+                                                      for e in near)
+    f = [f for f in d["findings"] if f["rule"] == "sync-stall"]
+    if not f:
+        return ["no sync-stall finding"]
+    bad = []
+    if want == "check" and 2 * checks < len(items):
+        bad.append(f"only {checks} of {len(items)} .item() are value checks in the events")
+    if want == "few" and len(items) >= 16 * steps:
+        bad.append(f"{len(items)} .item() in {steps} steps: a loop by the events")
+    for w in ((want == "check" and ["torch._assert_async"]) or []):
+        if w not in f[0]["fix"]:
+            bad.append(f"the sync-stall fix does not name {w!r}")
+    for n in never:
+        if n in f[0]["fix"]:
+            bad.append(f"the sync-stall fix says {n!r}")
+    return bad
+
+
+def pool_filling(name, d):
+    """Device allocations with (almost) no frees in a trace with no repeated step: the caching
+    allocator filling its pool on a cold pass, not a cache bypassed or emptied (which frees
+    memory, or allocates again step after step): no allocator finding sized above nothing."""
+    ev = raw_events(name)
+    steps = sum(1 for e in ev if e["name"].startswith("ProfilerStep#"))
+    mallocs = sum(1 for e in ev if e.get("cat") == "cuda_runtime" and
+                  e["name"] in ("cudaMalloc", "hipMalloc"))
+    frees = sum(1 for e in ev if e.get("cat") == "cuda_runtime" and
+                e["name"] in ("cudaFree", "hipFree"))
+    if steps >= 2 or not mallocs or 10 * frees >= mallocs:
+        return [f"{steps} steps, {mallocs} mallocs, {frees} frees: not a pool filling"]
+    return [f"allocator saves {f['est_savings_fraction']:.1%} on a pool filling ({mallocs} "
+            f"mallocs, {frees} frees, {steps} steps)" for f in d["findings"]
+            if f["rule"] == "allocator" and f["est_savings_ns"] > 0]
+
+
+def loader_and_startup(name, d):
+    """The GPU idle under the DataLoader's __next__ calls after the first (the workers starting
+    is start-up, which the finding leaves out); one-off start-up calls (over 100 ms each) that
+    hold under half of the window: a one-off ranked after the steady-state findings of 1% of
+    the window or more."""
+    ev = raw_events(name)
+    nxt = sorted((e for e in ev if "DataLoader" in e["name"] and e["name"].endswith("__next__")),
+                 key=lambda e: e["ts"])
+    gpu = [e for e in ev if e.get("cat") in GPU_CATS]
+    t0, t1 = min(e["ts"] for e in gpu), max(e["ts"] + e["dur"] for e in gpu)
+    idle = sum(e["dur"] - busy_in(ev, e["ts"], e["ts"] + e["dur"]) for e in nxt[1:]
+               if t0 <= e["ts"] < t1) * 1000
+    once = sum(e["dur"] for e in ev if e.get("cat") == "cuda_runtime" and e["dur"] > 100000 and
+               not e["name"].startswith("cudaMemcpy")) * 1000
+    bad = []
+    dl = [f for f in d["findings"] if f["rule"] == "dataloader"]
+    if not dl or abs(dl[0]["gpu_idle_ns"] - idle) > 0.1 * idle:
+        bad.append(f"the GPU waits {idle / 1e9:.2f} s in the steady __next__ calls, the loader "
+                   f"finding says {dl[0]['gpu_idle_ns'] / 1e9 if dl else 0:.2f} s")
+    wu = [i for i, f in enumerate(d["findings"]) if f["rule"] == "warmup"]
+    if 2 * once < (t1 - t0) * 1000 and wu:
+        f = d["findings"][wu[0]]
+        if not f["one_off"]:
+            bad.append(f"start-up calls {once / 1e9:.2f} s in a {(t1 - t0) / 1e6:.2f} s window: "
+                       "the warmup finding is no one-off")
+        later = [g["rule"] for g in d["findings"][wu[0] + 1:] if not g["risk"] and
+                 not g["advice"] and not g["one_off"] and g["est_savings_fraction"] >= 0.01]
+        if later:
+            bad.append(f"the one-off start-up ranks above steady-state {later}")
+    return bad
+
+
+def late_upload(name, d):
+    """A pageable upload whose copy began long after its call (10x the uploads' median and 1 ms
+    or more) with no GPU op of the trace before it: the call waited for what the trace does not
+    show, a one-off that pinned memory does not remove. Its fix wins at most the other uploads'
+    blocked time and its own copy's; its wait is not GPU idle the transfer finding counts."""
+    ev = raw_events(name)
+    ops = {e["args"]["correlation"]: e for e in ev if e.get("cat") in ("Memcpy", "gpu_memcpy")
+           and "HtoD" in e["name"] and "Pageable" in e["name"]}
+    calls = [(c, ops[c["args"]["correlation"]]) for c in ev if c["name"] == "cudaMemcpyAsync"
+             and c.get("args", {}).get("correlation") in ops]
+    waits = sorted(op["ts"] - c["ts"] for c, op in calls)
+    med = waits[len(waits) // 2]
+    first_gpu = min(e["ts"] for e in ev if e.get("cat") in GPU_CATS + ("Kernel", "Memcpy"))
+    late = [(c, op) for c, op in calls if op["ts"] - c["ts"] >= max(10 * med, 1000) and
+            op["ts"] <= first_gpu]
+    if len(late) != 1:
+        return [f"{len(late)} late uploads in the raw events, 1 expected"]
+    c, op = late[0]
+    cap = (sum(x["dur"] for x, _ in calls if x is not c) + op["dur"]) * 1000
+    f = [f for f in d["findings"] if f["rule"] == "transfer"]
+    if not f:
+        return ["no transfer finding"]
+    bad = []
+    if f[0]["est_savings_ns"] > cap:
+        bad.append(f"transfer saves {f[0]['est_savings_ns'] / 1e6:.1f} ms, the events allow "
+                   f"{cap / 1e6:.1f} ms")
+    if f[0]["gpu_idle_ns"] >= (op["ts"] - c["ts"]) * 1000:
+        bad.append(f"transfer counts {f[0]['gpu_idle_ns'] / 1e6:.1f} ms of idle: the late "
+                   "start's wait is in it")
+    if not any("one-off" in w and "waited" in w for w in f[0]["where"]):
+        bad.append("the late upload is not told as a one-off")
+    return bad
+
+
+LOOP_TEXT = "one element at a time"
+# raw-event checks per trace, on top of the judged table
+RAW = {
+    "flux-mi300x.json.gz": last_read,
+    "switch-a100.json": lambda n, d: (value_reads(n, d, "check", [LOOP_TEXT]) +
+                                      pool_filling(n, d)),
+    "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
+    "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
+    "resnet-2080ti.json.gz": loader_and_startup,
+    "resnet50-nw4.pt.trace.json.gz": late_upload,
+    "negq-rank0.json.gz": lambda n, d: graph_waits(os.path.join(SHARED, n), d),
+    "nccl-a100-rank0.json.gz": lambda n, d: slow_host(os.path.join(SHARED, n), d),
+    "b200-eager-decode.json.gz": lambda n, d: slow_host(os.path.join(SHARED, n), d),
+}
 
 
 def judge(name, spec):
@@ -180,8 +361,8 @@ def judge(name, spec):
     for rule in present:
         if not any(f["rule"] == rule for f in d["findings"]):
             bad.append(f"no {rule} finding")
-    if name in RAW_CHECKS:
-        bad += RAW_CHECKS[name](path, d)
+    if name in RAW:
+        bad += RAW[name](name, d)
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:
