@@ -23,6 +23,7 @@
 #include "common/vec.h"
 #include "fixes/context.h"
 #include "parser/trace.h"
+#include "analysis/check.h"
 #include "analysis/names.h"
 #include "config/params.h"
 #include "config/peaks.h"
@@ -144,6 +145,8 @@ struct td_analysis {
 				     * td_an_is_small() (set by the attribution, read by the runs) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_comm;               /* some name is a collective's (NC_COMM) */
+	struct td_waits_dropped waits; /* what waits_dropped was read from (check.h), for
+				     * tracedoc check's rule of it: read once */
 	int waits_dropped;          /* the trace keeps only launch, copy and memset calls (100 or
 				     * more, none else: a filter left the rest out): its event
 				     * records, stream waits and synchronizations are gone, so what
@@ -339,6 +342,8 @@ int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64
 const struct td_claim *td_an_claim_at(const struct td_analysis *a, size_t d, int64_t t);
 /* Unclaimed idle in [from, to) on device index d. */
 int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to);
+/* The idle of device index d that `owner` claimed, by the cause it was filed under: by[c] +=. */
+void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owner, int64_t *by);
 /* Calls fn for each unclaimed piece of each segment of device index d, in time order. */
 typedef void (*td_piece_fn)(void *ctx, const struct td_seg *piece, size_t gap);
 void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn fn, void *ctx);

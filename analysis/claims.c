@@ -267,6 +267,24 @@ void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn f
 	}
 }
 
+void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owner, int64_t *by)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t j, k;
+
+	for (j = 0; j < dv->claims.len; j++) {
+		const struct td_claim *cl = &TD_VEC_AT(&dv->claims, struct td_claim, j);
+		if (cl->owner != owner)
+			continue;
+		for (k = seg_after(dv, cl->start); k < dv->nsegs && dv->segs[k].start < cl->end; k++) {
+			int64_t s = dv->segs[k].start > cl->start ? dv->segs[k].start : cl->start;
+			int64_t e = dv->segs[k].end < cl->end ? dv->segs[k].end : cl->end;
+			if (e > s)
+				by[dv->segs[k].cause] += e - s;
+		}
+	}
+}
+
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

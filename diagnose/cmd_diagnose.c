@@ -114,7 +114,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
 	chk = td_malloc(sizeof(*chk));
-	td_health_run(&t, chk);
+	td_health_run_known(&t, &a.waits, chk); /* the analysis read its waits already */
 	memset(&rc, 0, sizeof(rc));
 	rc.check = chk;
 	rc.path = path;

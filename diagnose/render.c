@@ -25,23 +25,30 @@
 /* --- the summary every format shares ----------------------------------------------------- */
 
 struct cause_row {
-	enum td_cause cause;
+	int cause;       /* enum td_cause; CAUSE_COUNT: a one-off finding's own row */
 	int64_t ns;
 	uint32_t what;   /* top activity */
 	size_t dev;
+	const char *title;
 };
 
-static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
+/* The breakdown table's rows, largest first: the idle by cause, with what one-off findings
+ * claim under those one-offs (td_report_idle_by_cause). */
+static size_t cause_rows(const struct td_analysis *a, const struct td_report *r,
+			 struct cause_row *rows)
 {
 	size_t n = 0, d, i, j;
+	int64_t by[CAUSE_COUNT + 1] = {0};
+	const char *oneoff = NULL;
 	int c;
 
-	for (c = 0; c < CAUSE_COUNT; c++) {
-		int64_t ns = 0, best = -1;
+	for (d = 0; d < a->ndev; d++)
+		td_report_idle_by_cause(a, r, d, by, &oneoff);
+	for (c = 0; c <= CAUSE_COUNT; c++) {
+		int64_t best = -1;
 		uint32_t what = 0;
 		size_t wd = 0;
-		for (d = 0; d < a->ndev; d++) {
-			ns += a->dev[d].idle_by_cause[c];
+		for (d = 0; d < a->ndev && c < CAUSE_COUNT; d++) {
 			for (i = 0; i < a->dev[d].idle.len; i++) {
 				const struct td_idle_item *it = &TD_VEC_AT(&a->dev[d].idle, struct td_idle_item, i);
 				if (it->cause == c && it->ns > best) {
@@ -51,11 +58,13 @@ static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
 				}
 			}
 		}
-		if (ns > 0) {
-			rows[n].cause = (enum td_cause)c;
-			rows[n].ns = ns;
+		if (by[c] > 0) {
+			rows[n].cause = c;
+			rows[n].ns = by[c];
 			rows[n].what = what;
 			rows[n].dev = wd;
+			rows[n].title = c < CAUSE_COUNT ? td_cause_title((enum td_cause)c)
+				: oneoff ? oneoff : "one-off";
 			n++;
 		}
 	}
@@ -144,8 +153,8 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct col c = {f, rc->color};
-	struct cause_row rows[CAUSE_COUNT];
-	size_t nrows = cause_rows(a, rows), i;
+	struct cause_row rows[CAUSE_COUNT + 1];
+	size_t nrows = cause_rows(a, rc->r, rows), i;
 	int64_t busy, idle, win, ws, we;
 	char b1[32], b2[32], lo[128], mline[256];
 
@@ -207,7 +216,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
 		for (i = 0; i < nrows; i++) {
-			fprintf(f, "  %-36s %10s %6.1f%%", td_cause_title(rows[i].cause),
+			fprintf(f, "  %-36s %10s %6.1f%%", rows[i].title,
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
 			if (rows[i].what) {
@@ -247,8 +256,8 @@ void render_md(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
-	struct cause_row rows[CAUSE_COUNT];
-	size_t nrows = cause_rows(a, rows), i;
+	struct cause_row rows[CAUSE_COUNT + 1];
+	size_t nrows = cause_rows(a, rc->r, rows), i;
 	int64_t busy, idle, win, ws, we;
 	char b1[32], lo[128], mline[256];
 
@@ -309,7 +318,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("<details><summary>Where the GPU idle time went</summary>\n\n"
 		      "| cause | time | share | top activity |\n|---|---|---|---|\n", f);
 		for (i = 0; i < nrows; i++) {
-			fprintf(f, "| %s | %s | %.1f%% | ", td_cause_title(rows[i].cause),
+			fprintf(f, "| %s | %s | %.1f%% | ", rows[i].title,
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
 			out_md(f, rows[i].what ? td_an_label(a, rows[i].what) : "");
@@ -410,8 +419,8 @@ void render_json(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
-	struct cause_row rows[CAUSE_COUNT];
-	size_t nrows = cause_rows(a, rows), i, j;
+	struct cause_row rows[CAUSE_COUNT + 1];
+	size_t nrows = cause_rows(a, rc->r, rows), i, j;
 	int64_t busy, idle, win, ws, we;
 	yajl_gen g = out_json_new(f);
 
@@ -473,7 +482,10 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	out_json_karray(g, "idle_by_cause");
 	for (i = 0; i < nrows; i++) {
 		yajl_gen_map_open(g);
-		out_json_kstr(g, "cause", td_cause_id(rows[i].cause));
+		out_json_kstr(g, "cause", rows[i].cause < CAUSE_COUNT
+			      ? td_cause_id((enum td_cause)rows[i].cause) : "oneoff");
+		if (rows[i].cause == CAUSE_COUNT)
+			out_json_kstr(g, "title", rows[i].title);
 		out_json_kint(g, "ns", rows[i].ns);
 		out_json_kstr(g, "what", rows[i].what ? td_an_label(a, rows[i].what) : "");
 		yajl_gen_map_close(g);
