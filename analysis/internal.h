@@ -28,6 +28,16 @@ int td_an_is_capture(const struct td_analysis *a, uint32_t ev);
 /* The label of warm-up event ev: what kind of start-up work it is. */
 uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev);
 
+/* mfu.c, for td_an_mfu over [ws, we): per event, 1 on the launch calls of TF32 kernels and
+ * their ancestors (NULL: no TF32 kernel; the caller frees it); and the compute kernels' time
+ * (*kernel_ns), the part of it launched under an op with known FLOPs (in_cost: per event, 1
+ * for a costed op and what it holds) (*known_ns), and the part a graph launch replayed, no op
+ * known (*graph_ns). */
+uint8_t *td_an_tf32_ops(const struct td_analysis *a, int64_t ws, int64_t we);
+void td_an_flops_cover(const struct td_analysis *a, int64_t ws, int64_t we,
+		       const uint8_t *in_cost, int64_t *known_ns, int64_t *kernel_ns,
+		       int64_t *graph_ns);
+
 /* iterations.c: a serving engine's iteration frames (a->iter_ev, their names NC_STEP) where no
  * name is a step yet; the steps they make, into v (struct td_interval), by start; each steady
  * step's phase (a->step_phase). */

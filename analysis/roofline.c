@@ -10,6 +10,7 @@
 #include "common/sort.h"
 #include "analysis/analysis.h"
 #include "analysis/flops.h"
+#include "analysis/internal.h"
 
 #define MAXIN TD_DIMS_MAX_IN
 
@@ -569,6 +570,7 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 	uint32_t e;
 	size_t d;
 	int best = -1;
+	uint8_t *tf32;
 
 	memset(out, 0, sizeof(*out));
 	out->dtype = -1;
@@ -590,6 +592,7 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 		return;
 	}
 	out->window_ns = we - ws;
+	tf32 = td_an_tf32_ops(a, ws, we); /* FP32 ops whose kernels run TF32 */
 	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) { /* parents first */
 		const struct td_event *ev = td_trace_ev(t, e);
 		uint32_t p = td_trace_parent(t, e);
@@ -603,8 +606,13 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 		in_cost[e] = 1;
 		out->flops = td_sat_add(out->flops, c.flops);
 		dt = c.dtype >= 0 ? c.dtype : TD_DT_FP32;
+		if (dt == TD_DT_FP32 && tf32 && tf32[e])
+			dt = TD_DT_TF32;
 		by_dtype[dt] = td_sat_add(by_dtype[dt], c.flops);
 	}
+	td_an_flops_cover(a, ws, we, in_cost, &out->known_ns, &out->kernel_ns,
+			  &out->graph_ns);
+	free(tf32);
 	free(in_cost);
 	free(memo);
 	for (d = 0; d < TD_DT_COUNT; d++)

@@ -143,8 +143,15 @@ static const char *mfu_line(const struct td_analysis *a, char *buf, size_t cap)
 		     m.achieved_tflops, m.peak_tflops, td_dtype_name((enum td_dtype)m.dtype),
 		     a->ndev > 1 ? "all devices, " : "", a->peaks.device);
 	if (m.steps && n > 0 && (size_t)n < cap)
-		snprintf(buf + n, cap - (size_t)n, ", %.3g TFLOPs/step",
-			 (double)m.flops / (double)m.steps / 1e12);
+		n += snprintf(buf + n, cap - (size_t)n, ", %.3g TFLOPs/step",
+			      (double)m.flops / (double)m.steps / 1e12);
+	/* a floor where graph replays hold a tenth of the GPU's compute or more: their kernels
+	 * carry no op, so no FLOPs; said, with the share the FLOPs are known for */
+	if (m.graph_ns * 10 >= m.kernel_ns && m.graph_ns > 0 && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, "; a floor: graph replays run %.0f%% of the "
+			 "kernel time with no FLOPs known, ops with FLOPs known %.0f%%",
+			 100.0 * (double)m.graph_ns / (double)m.kernel_ns,
+			 100.0 * (double)m.known_ns / (double)m.kernel_ns);
 	return buf;
 }
 
@@ -156,7 +163,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT + 1];
 	size_t nrows = cause_rows(a, rc->r, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], lo[128], mline[256];
+	char b1[32], b2[32], lo[128], mline[384];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -210,8 +217,11 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
 			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
 	}
-	if (mfu_line(a, mline, sizeof(mline)))
-		fprintf(f, "MFU      %s\n", mline);
+	if (mfu_line(a, mline, sizeof(mline))) {
+		fputs("MFU      ", f);
+		wrap_at_9(f, mline);
+		fputc('\n', f);
+	}
 	render_phases_text(f, a);
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
@@ -259,7 +269,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	struct cause_row rows[CAUSE_COUNT + 1];
 	size_t nrows = cause_rows(a, rc->r, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], lo[128], mline[256];
+	char b1[32], lo[128], mline[384];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -476,6 +486,10 @@ void render_json(FILE *f, const struct render_ctx *rc)
 			out_json_kfixed(g, "peak_tflops", m.peak_tflops, 2);
 			if (!isnan(m.mfu))
 				out_json_kfixed(g, "mfu", m.mfu, 6);
+			/* what the FLOPs cover: a graph replay's kernels carry none */
+			out_json_kint(g, "kernel_ns", m.kernel_ns);
+			out_json_kint(g, "kernel_known_flops_ns", m.known_ns);
+			out_json_kint(g, "kernel_graph_ns", m.graph_ns);
 			yajl_gen_map_close(g);
 		}
 	}

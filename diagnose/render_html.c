@@ -142,7 +142,7 @@ void html_findings(FILE *f, const struct td_report *r)
 			fputs(fd->offpath
 				      ? "Off the critical path: nothing to win now, so no time figure"
 			      : fd->risk == 3 ? "One-off: before the steady state, not a per-step saving"
-			      : fd->risk == 2 ? "Advice: no change named, so no time figure"
+			      : fd->risk == 2 ? "Advice: no time figure (no change the trace can size)"
 					      : "A risk, not a time cost", f); /* the period follows */
 		else
 			fprintf(f, "Saves ~%s%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),

@@ -7,11 +7,16 @@ from tracedoc's output:
   under that one-off: sglang-mi300x's 493 ms wait on work from before the trace, switch-a100's
   queued kernels held while a first launch loads its module (lazy loading);
 - idle under hipFree calls made on the autograd thread is the allocator's, not the main
-  thread's Python (hipfree-mi300x).
+  thread's Python (hipfree-mi300x);
+- a material share of compute in kernels built for an older architecture than the device's is
+  named (vllm-gb10-decode: an SM80 WMMA GEMM on an SM121), and nowhere else;
+- MFU holds FP32 ops whose kernels run TF32 to the TF32 peak (negq-rank0), and says it is a
+  floor where graph replays run kernels with no FLOPs known (flux-mi300x).
 usage: judged_report.py TRACEDOC"""
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -142,7 +147,89 @@ def autograd_frees():
     return bad
 
 
-CHECKS = [untraced_wait, lazy_loading, autograd_frees]
+ARCH = re.compile(r"(?:(?<![A-Za-z0-9])sm|(?<=[a-z])Sm|cutlass_)(\d{2,3})(?![A-Za-z0-9])")
+
+
+def older_arch_share(name):
+    """The share of kernel time in kernels whose name says an architecture of an older major
+    version than the device's (deviceProperties), and the largest such kernel's name."""
+    path = os.path.join(SHARED, name)
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        d = json.load(f)
+    major = d["deviceProperties"][0]["computeMajor"]
+    tot, old, top = 0.0, {}, None
+    for e in d["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            tot += e["dur"]
+            m = ARCH.search(e["name"])
+            if m and int(m.group(1)) // 10 < major:
+                old[e["name"]] = old.get(e["name"], 0) + e["dur"]
+    if old:
+        top = max(old, key=old.get)
+    return sum(old.values()) / tot, top
+
+
+def old_arch():
+    """vllm-gb10-decode: 13% of the compute in an SM80 WMMA GEMM on an SM121 is named; the
+    A100 traces' SM80 kernels run on an SM80 and are not."""
+    bad = []
+    share, top = older_arch_share("vllm-gb10-decode.json.gz")
+    f = [x for x in report("vllm-gb10-decode.json.gz")["findings"] if x["rule"] == "gpu-bound"]
+    got = f[0]["values"].get("old_arch_ns", 0) / f[0]["values"]["compute_busy_ns"] if f else 0
+    if share < 0.05 or not near(got, share, 0.15):
+        bad.append(f"older-arch share {got:.1%}, the events say {share:.1%}")
+    if f and not any(top.split("<")[-1][:20] in w for w in f[0]["where"]):
+        bad.append(f"the where lines do not name {top[:60]}")
+    for name in ("negq-rank0.json.gz", "nccl-a100-rank0.json.gz"):
+        share, _ = older_arch_share(name)
+        named = [x["rule"] for x in report(name)["findings"] if "old_arch_ns" in x["values"]]
+        if share == 0 and named:
+            bad.append(f"{name}: {named} name an older architecture the events do not show")
+    return bad
+
+
+def mfu_tf32_and_graphs():
+    """negq-rank0: its FP32 GEMMs run CUTLASS TF32 kernels (tensorop_s1688gemm), so the MFU's
+    peak is TF32's; flux-mi300x: graph replays run most kernels with no op, so the MFU line
+    says it is a floor, with their share."""
+    bad = []
+    ev = events("negq-rank0.json.gz")
+    tf32 = {e["args"]["correlation"] for e in ev if e.get("cat") == "kernel" and (
+        "tf32" in e["name"].lower() or ("tensorop_s1688gemm" in e["name"] and
+                                        "f16" not in e["name"]))}
+    launches = [e for e in ev if e.get("cat") == "cuda_runtime" and
+                e.get("args", {}).get("correlation") in tf32]
+    fp32_ops = [e for e in ev if e.get("cat") == "cpu_op" and e["name"] in (
+        "aten::mm", "aten::addmm") and "float" in str(e.get("args", {}).get("Input type"))]
+    under = [op for op in fp32_ops if any(l["tid"] == op["tid"] and op["ts"] <= l["ts"] <=
+                                          op["ts"] + op["dur"] for l in launches)]
+    m = report("negq-rank0.json.gz")["summary"]["mfu"]
+    if under and m["dtype"] != "tf32":
+        bad.append(f"{len(under)} FP32 GEMM ops launch TF32 kernels, the MFU's dtype is "
+                   f"{m['dtype']}")
+    sw = report("switch-a100.json")["summary"]["mfu"]  # ampere_sgemm: FP32 SIMT, no TF32
+    if sw["dtype"] != "fp32":
+        bad.append(f"switch-a100's FP32 sgemm read as {sw['dtype']}")
+    ev = events("flux-mi300x.json.gz")
+    graph = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime" and
+             "GraphLaunch" in e["name"] and "correlation" in e.get("args", {})}
+    kern = [e for e in ev if e.get("cat") == "kernel"]
+    share = sum(e["dur"] for e in kern if e["args"].get("correlation") in graph) / \
+        sum(e["dur"] for e in kern)
+    m = report("flux-mi300x.json.gz")["summary"]["mfu"]
+    got = m.get("kernel_graph_ns", 0) / max(m.get("kernel_ns", 0), 1)
+    if not near(got, share, 0.05):
+        bad.append(f"graph-replayed share {got:.1%}, the events say {share:.1%}")
+    text = subprocess.run([TD, "diagnose", os.path.join(SHARED, "flux-mi300x.json.gz")],
+                          capture_output=True, text=True).stdout
+    line = " ".join(l.strip() for l in text.split("\n\n")[0].splitlines()
+                    if l.startswith("MFU") or l.startswith("         "))
+    if share >= 0.1 and "a floor" not in line:
+        bad.append("the MFU line does not say it is a floor")
+    return bad
+
+
+CHECKS = [untraced_wait, lazy_loading, autograd_frees, old_arch, mfu_tf32_and_graphs]
 
 
 def main():
