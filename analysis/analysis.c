@@ -399,6 +399,7 @@ void td_analysis_free(struct td_analysis *a)
 
 	if (a->detach) /* first: the replay's builder may still read the names' classes */
 		a->detach(a);
+	free(a->oneoffs);
 	for (i = 0; i < a->ndev; i++) {
 		free(a->dev[i].busy);
 		free(a->dev[i].gaps);

@@ -130,6 +130,14 @@ enum td_phase { TD_PHASE_NONE, TD_PHASE_PREFILL, TD_PHASE_DECODE, TD_PHASE_MIXED
 const char *td_phase_name(enum td_phase p); /* "prefill", "decode", "mixed", "" */
 const char *td_iter_src_name(enum td_iter_src s); /* "vLLM execute_model", ... */
 
+/* A one-off finding (start-up, a wait on work from before the trace): its claims' owner, its
+ * device, and the row its idle is told under (NULL: start-up work, CAUSE_WARMUP). */
+struct td_oneoff {
+	uint32_t serial;
+	int32_t device;
+	const char *row;
+};
+
 struct td_analysis {
 	const struct td_trace *t;
 	struct td_params params;
@@ -185,6 +193,9 @@ struct td_analysis {
 	struct td_elem_loop *loops; /* analysis/loops.h, found on first use */
 	size_t nloops;
 	int loops_done;
+	struct td_oneoff *oneoffs;  /* the report's one-off findings, set by td_diagnose(): the
+				     * idle they claim is told under them (td_an_oneoff_in) */
+	size_t noneoffs;
 	struct td_mfu *mfu;         /* analysis/roofline.h: td_an_mfu()'s, made on first use
 				     * (the metrics and the report both ask) */
 	struct td_whatif *whatif;   /* sizing/whatif.h: the replay, built on first use (or while
@@ -261,6 +272,10 @@ struct td_phase_stat {
 	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
 	uint8_t top_cause;          /* ... its cause */
 	int64_t top_what_ns;        /* ... and how much */
+	int64_t oneoff_ns;          /* idle a one-off finding with a row of its own claims (a
+				     * wait on work from before the trace), not in idle_by_cause
+				     * (start-up's is there under CAUSE_WARMUP) */
+	const char *oneoff_row;     /* ... that row's title */
 };
 /* Fills out[0..TD_PHASE_COUNT-1) with the phases present, in enum order; returns how many
  * (0 when the steps have no phases). */
@@ -347,6 +362,11 @@ void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owne
 /* Calls fn for each unclaimed piece of each segment of device index d, in time order. */
 typedef void (*td_piece_fn)(void *ctx, const struct td_seg *piece, size_t gap);
 void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn fn, void *ctx);
+/* The idle in [from, to) of device index d that one-off findings (a->oneoffs) claim: those
+ * told under start-up work (*startup_ns), and those with a row of their own (*row_ns, that
+ * row in *row, left as it was when none). */
+void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		     int64_t *startup_ns, int64_t *row_ns, const char **row);
 /* The serial of the finding that claimed time ts on device index d, or UINT32_MAX. */
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts);
 

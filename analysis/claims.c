@@ -285,6 +285,33 @@ void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owne
 	}
 }
 
+void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		     int64_t *startup_ns, int64_t *row_ns, const char **row)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t k, j;
+
+	*startup_ns = *row_ns = 0;
+	for (k = claim_after(&dv->claims, from); a->noneoffs && k < dv->claims.len; k++) {
+		const struct td_claim *cl = &TD_VEC_AT(&dv->claims, struct td_claim, k);
+		int64_t s = cl->start > from ? cl->start : from, e = cl->end < to ? cl->end : to;
+		if (cl->start >= to)
+			break;
+		for (j = 0; j < a->noneoffs && e > s; j++) {
+			const struct td_oneoff *o = &a->oneoffs[j];
+			if (o->serial != cl->owner || o->device != dv->device)
+				continue;
+			if (o->row) {
+				*row_ns += e - s;
+				*row = o->row;
+			} else {
+				*startup_ns += e - s;
+			}
+			break;
+		}
+	}
+}
+
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

@@ -80,7 +80,8 @@ def untraced_wait():
     waited = any("StreamWaitEvent" in e["name"] and e["ts"] < copy["ts"] for e in ev)
     first = min(e["ts"] for e in ev if e.get("cat") in GPU_CATS and e["ts"] >= copy["ts"])
     want = (first - copy["ts"]) * 1000  # ns
-    r = rows(report("sglang-mi300x.json.gz"))
+    d = report("sglang-mi300x.json.gz")
+    r = rows(d)
     oneoff = sum(v for k, v in r.items() if k.startswith("one-off"))
     bad = []
     if not waited:
@@ -89,6 +90,11 @@ def untraced_wait():
         bad.append(f"one-off row {oneoff / 1e6:.1f} ms, the events say {want / 1e6:.1f} ms")
     if r.get("dependency", 0) > 0.01 * want:
         bad.append(f"{r['dependency'] / 1e6:.1f} ms still under waiting on another stream")
+    for p in d.get("phases", []):  # the serving phases' summary says the same
+        if not near(p["idle_by_cause"].get("oneoff", 0), want, 0.01) or \
+                p["idle_held_most_cause"] != "oneoff":
+            bad.append(f"phase {p['phase']}: idle {p['idle_by_cause']}, held most by "
+                       f"{p['idle_held_most_by']!r}")
     return bad
 
 
