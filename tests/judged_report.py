@@ -20,6 +20,8 @@ import re
 import subprocess
 import sys
 
+from real_traces import overlap  # the intersection of two sorted disjoint interval lists
+
 TD = sys.argv[1]
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                       "traces")
@@ -46,21 +48,6 @@ def union(iv):
         else:
             out.append([s, e])
     return out
-
-
-def overlap(a, b):
-    """Total length of the intersection of two sorted disjoint interval lists."""
-    i = j = 0
-    t = 0.0
-    while i < len(a) and j < len(b):
-        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if e > s:
-            t += e - s
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return t
 
 
 def rows(d):
