@@ -367,6 +367,14 @@ void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn f
  * row in *row, left as it was when none). */
 void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
 		     int64_t *startup_ns, int64_t *row_ns, const char **row);
+/* Device index d's idle by cause as the report tells it (the breakdown table): the idle a
+ * one-off finding (a->oneoffs: start-up, a wait on work from before the trace) claims is
+ * moved from the cause the accounting filed it under to that one-off - start-up work
+ * (CAUSE_WARMUP), or by[CAUSE_COUNT] titled *title where the finding names its own row - so
+ * the table and the findings agree. by has CAUSE_COUNT + 1 slots, added to; *title is left as
+ * it was when no finding names a row. */
+void td_an_idle_by_cause_told(const struct td_analysis *a, size_t d, int64_t *by,
+			      const char **title);
 /* The serial of the finding that claimed time ts on device index d, or UINT32_MAX. */
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts);
 

@@ -312,6 +312,32 @@ void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_
 	}
 }
 
+void td_an_idle_by_cause_told(const struct td_analysis *a, size_t d, int64_t *by,
+			      const char **title)
+{
+	size_t i;
+	int c;
+
+	for (c = 0; c < CAUSE_COUNT; c++)
+		by[c] += a->dev[d].idle_by_cause[c];
+	for (i = 0; i < a->noneoffs; i++) {
+		const struct td_oneoff *o = &a->oneoffs[i];
+		int64_t mine[CAUSE_COUNT] = {0};
+		int to = o->row ? CAUSE_COUNT : CAUSE_WARMUP;
+		if (o->device != a->dev[d].device)
+			continue;
+		td_an_claimed_by_cause(a, d, o->serial, mine);
+		for (c = 0; c < CAUSE_COUNT; c++) {
+			if (c == to || !mine[c])
+				continue;
+			by[c] -= mine[c];
+			by[to] += mine[c];
+		}
+		if (o->row && title)
+			*title = o->row;
+	}
+}
+
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

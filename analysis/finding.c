@@ -202,32 +202,6 @@ const struct td_finding *td_report_owner(const struct td_analysis *a, const stru
 	return NULL;
 }
 
-void td_report_idle_by_cause(const struct td_analysis *a, const struct td_report *r, size_t d,
-			     int64_t *by, const char **title)
-{
-	size_t i;
-	int c;
-
-	for (c = 0; c < CAUSE_COUNT; c++)
-		by[c] += a->dev[d].idle_by_cause[c];
-	for (i = 0; i < r->findings.len; i++) {
-		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
-		int64_t mine[CAUSE_COUNT] = {0};
-		int to = f->oneoff_row ? CAUSE_COUNT : CAUSE_WARMUP;
-		if ((f->risk != 3 && !f->outside) || f->device != a->dev[d].device)
-			continue;
-		td_an_claimed_by_cause(a, d, f->serial, mine);
-		for (c = 0; c < CAUSE_COUNT; c++) {
-			if (c == to || !mine[c])
-				continue;
-			by[c] -= mine[c];
-			by[to] += mine[c];
-		}
-		if (f->oneoff_row && title)
-			*title = f->oneoff_row;
-	}
-}
-
 /* How a bound was replayed: "with it removed", or its rule's words. */
 static const char *bound_what(const struct td_finding *f)
 {

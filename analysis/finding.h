@@ -141,14 +141,6 @@ void td_report_free(struct td_report *r);
 /* The finding that claimed the idle at time t on device index d, or NULL. */
 const struct td_finding *td_report_owner(const struct td_analysis *a, const struct td_report *r,
 					 size_t d, int64_t t);
-/* Device index d's idle by cause as the report tells it (the breakdown table): the idle a
- * one-off finding claims (risk 3 or outside: start-up, a wait on work from before the trace)
- * is moved from the cause the accounting filed it under to that one-off - start-up work
- * (CAUSE_WARMUP), or by[CAUSE_COUNT] titled *title where the finding names its own row
- * (td_finding.oneoff_row) - so the table and the findings agree. by has CAUSE_COUNT + 1
- * slots, added to; *title is left as it was when no finding names a row. */
-void td_report_idle_by_cause(const struct td_analysis *a, const struct td_report *r, size_t d,
-			     int64_t *by, const char **title);
 /* A finding's figures look-up (0 when absent). */
 int64_t td_finding_get(const struct td_finding *f, const char *key);
 

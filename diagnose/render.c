@@ -33,9 +33,8 @@ struct cause_row {
 };
 
 /* The breakdown table's rows, largest first: the idle by cause, with what one-off findings
- * claim under those one-offs (td_report_idle_by_cause). */
-static size_t cause_rows(const struct td_analysis *a, const struct td_report *r,
-			 struct cause_row *rows)
+ * claim under those one-offs (td_an_idle_by_cause_told). */
+static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
 {
 	size_t n = 0, d, i, j;
 	int64_t by[CAUSE_COUNT + 1] = {0};
@@ -43,7 +42,7 @@ static size_t cause_rows(const struct td_analysis *a, const struct td_report *r,
 	int c;
 
 	for (d = 0; d < a->ndev; d++)
-		td_report_idle_by_cause(a, r, d, by, &oneoff);
+		td_an_idle_by_cause_told(a, d, by, &oneoff);
 	for (c = 0; c <= CAUSE_COUNT; c++) {
 		int64_t best = -1;
 		uint32_t what = 0;
@@ -161,7 +160,7 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	const struct td_trace *t = a->t;
 	struct col c = {f, rc->color};
 	struct cause_row rows[CAUSE_COUNT + 1];
-	size_t nrows = cause_rows(a, rc->r, rows), i;
+	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
 	char b1[32], b2[32], lo[128], mline[384];
 
@@ -267,7 +266,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct cause_row rows[CAUSE_COUNT + 1];
-	size_t nrows = cause_rows(a, rc->r, rows), i;
+	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
 	char b1[32], lo[128], mline[384];
 
@@ -430,7 +429,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct cause_row rows[CAUSE_COUNT + 1];
-	size_t nrows = cause_rows(a, rc->r, rows), i, j;
+	size_t nrows = cause_rows(a, rows), i, j;
 	int64_t busy, idle, win, ws, we;
 	yajl_gen g = out_json_new(f);
 

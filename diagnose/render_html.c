@@ -278,7 +278,7 @@ static void timeline(FILE *f, const struct td_analysis *a, const struct td_repor
 		   "text-anchor=\"end\">%s</text>\n</svg>\n", W, td_fmt_dur(b1, sizeof(b1), span));
 }
 
-static void idle_bar(FILE *f, const struct td_analysis *a, const struct td_report *r, size_t d)
+static void idle_bar(FILE *f, const struct td_analysis *a, size_t d)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];
 	int64_t by[CAUSE_COUNT + 1] = {0};
@@ -290,7 +290,7 @@ static void idle_bar(FILE *f, const struct td_analysis *a, const struct td_repor
 	if (!dv->idle_ns)
 		return;
 	/* what one-off findings claim shown under them, as the text's table does */
-	td_report_idle_by_cause(a, r, d, by, &oneoff);
+	td_an_idle_by_cause_told(a, d, by, &oneoff);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"22\" "
 		   "viewBox=\"0 0 %d 22\" role=\"img\" aria-label=\"idle by cause\">\n", W, W);
 	for (c = 0; c <= CAUSE_COUNT; c++) {
@@ -508,7 +508,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 		timeline(f, a, rc->r, d);
 		if (d == 0)
 			legend(f);
-		idle_bar(f, a, rc->r, d);
+		idle_bar(f, a, d);
 		per_step(f, a, d);
 	}
 	render_phases_html(f, a, html_text);
