@@ -388,11 +388,8 @@ void td_analysis_finish(struct td_analysis *a)
 	size_t i, k = 0;
 
 	a->has_python = t->by_kind[TD_K_PYTHON] > 0;
-	{
-		uint64_t n;
-		uint32_t step;
-		a->waits_dropped = td_health_waits_dropped(t, &n, &step);
-	}
+	td_health_waits_dropped(t, &a->waits);
+	a->waits_dropped = a->waits.dropped;
 	td_context_derive(t, &a->ctx);
 	find_peaks(a);
 	a->training = a->ctx.run == TD_RUN_TRAINING;
@@ -421,6 +418,7 @@ void td_analysis_free(struct td_analysis *a)
 
 	if (a->detach) /* first: the replay's builder may still read the names' classes */
 		a->detach(a);
+	free(a->oneoffs);
 	for (i = 0; i < a->ndev; i++) {
 		free(a->dev[i].busy);
 		free(a->dev[i].gaps);

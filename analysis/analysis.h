@@ -23,6 +23,7 @@
 #include "common/vec.h"
 #include "fixes/context.h"
 #include "parser/trace.h"
+#include "analysis/check.h"
 #include "analysis/names.h"
 #include "config/params.h"
 #include "config/peaks.h"
@@ -136,6 +137,14 @@ enum td_phase { TD_PHASE_NONE, TD_PHASE_PREFILL, TD_PHASE_DECODE, TD_PHASE_MIXED
 const char *td_phase_name(enum td_phase p); /* "prefill", "decode", "mixed", "" */
 const char *td_iter_src_name(enum td_iter_src s); /* "vLLM execute_model", ... */
 
+/* A one-off finding (start-up, a wait on work from before the trace): its claims' owner, its
+ * device, and the row its idle is told under (NULL: start-up work, CAUSE_WARMUP). */
+struct td_oneoff {
+	uint32_t serial;
+	int32_t device;
+	const char *row;
+};
+
 struct td_analysis {
 	const struct td_trace *t;
 	struct td_params params;
@@ -151,6 +160,8 @@ struct td_analysis {
 				     * td_an_is_small() (set by the attribution, read by the runs) */
 	int has_python;             /* python_function events exist (with_stack) */
 	int has_comm;               /* some name is a collective's (NC_COMM) */
+	struct td_waits_dropped waits; /* what waits_dropped was read from (check.h), for
+				     * tracedoc check's rule of it: read once */
 	int waits_dropped;          /* the trace keeps only launch, copy and memset calls (100 or
 				     * more, none else: a filter left the rest out): its event
 				     * records, stream waits and synchronizations are gone, so what
@@ -189,6 +200,9 @@ struct td_analysis {
 	struct td_elem_loop *loops; /* analysis/loops.h, found on first use */
 	size_t nloops;
 	int loops_done;
+	struct td_oneoff *oneoffs;  /* the report's one-off findings, set by td_diagnose(): the
+				     * idle they claim is told under them (td_an_oneoff_in) */
+	size_t noneoffs;
 	struct td_mfu *mfu;         /* analysis/roofline.h: td_an_mfu()'s, made on first use
 				     * (the metrics and the report both ask) */
 	struct td_whatif *whatif;   /* sizing/whatif.h: the replay, built on first use (or while
@@ -265,6 +279,10 @@ struct td_phase_stat {
 	uint32_t top_what;          /* the label that holds most of its idle time (0: none) */
 	uint8_t top_cause;          /* ... its cause */
 	int64_t top_what_ns;        /* ... and how much */
+	int64_t oneoff_ns;          /* idle a one-off finding with a row of its own claims (a
+				     * wait on work from before the trace), not in idle_by_cause
+				     * (start-up's is there under CAUSE_WARMUP) */
+	const char *oneoff_row;     /* ... that row's title */
 };
 /* Fills out[0..TD_PHASE_COUNT-1) with the phases present, in enum order; returns how many
  * (0 when the steps have no phases). */
@@ -346,9 +364,24 @@ int64_t td_an_idle_in(const struct td_analysis *a, size_t d, int64_t from, int64
 const struct td_claim *td_an_claim_at(const struct td_analysis *a, size_t d, int64_t t);
 /* Unclaimed idle in [from, to) on device index d. */
 int64_t td_an_unclaimed(const struct td_analysis *a, size_t d, int64_t from, int64_t to);
+/* The idle of device index d that `owner` claimed, by the cause it was filed under: by[c] +=. */
+void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owner, int64_t *by);
 /* Calls fn for each unclaimed piece of each segment of device index d, in time order. */
 typedef void (*td_piece_fn)(void *ctx, const struct td_seg *piece, size_t gap);
 void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn fn, void *ctx);
+/* The idle in [from, to) of device index d that one-off findings (a->oneoffs) claim: those
+ * told under start-up work (*startup_ns), and those with a row of their own (*row_ns, that
+ * row in *row, left as it was when none). */
+void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		     int64_t *startup_ns, int64_t *row_ns, const char **row);
+/* Device index d's idle by cause as the report tells it (the breakdown table): the idle a
+ * one-off finding (a->oneoffs: start-up, a wait on work from before the trace) claims is
+ * moved from the cause the accounting filed it under to that one-off - start-up work
+ * (CAUSE_WARMUP), or by[CAUSE_COUNT] titled *title where the finding names its own row - so
+ * the table and the findings agree. by has CAUSE_COUNT + 1 slots, added to; *title is left as
+ * it was when no finding names a row. */
+void td_an_idle_by_cause_told(const struct td_analysis *a, size_t d, int64_t *by,
+			      const char **title);
 /* The serial of the finding that claimed time ts on device index d, or UINT32_MAX. */
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts);
 

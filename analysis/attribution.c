@@ -256,7 +256,10 @@ static void collect_piece(struct attr *st, void *vc, int64_t from, int64_t to, u
 	if (cur == TD_NONE)
 		return;
 	classify(st->a, cur, &cause, &what);
-	if (!(cc->accept & (1u << cause)))
+	/* another thread's host time counts only as an op's (the backward's on the autograd
+	 * thread): a thread in Python alone (a tqdm monitor, a queue's get) waits too */
+	if (!(cc->accept & (1u << cause)) ||
+	    (cause == CAUSE_HOST && td_trace_ev(st->a->t, cur)->kind != TD_K_CPU_OP))
 		return;
 	*(struct other_piece *)td_vec_push(&st->pieces) =
 		(struct other_piece){from, to, what, cause};
@@ -331,19 +334,55 @@ struct piece_ctx {
 	unsigned accept, keep;
 	uint8_t cause;
 	uint32_t what;
+	int queued;     /* after the op was queued: a start-up call the host is in holds it */
 };
+
+/* The start-up runtime call span cur is inside (TD_NONE: none): a first launch loading its
+ * module, a context's first call. Loading a module may synchronize the context (CUDA's lazy
+ * loading), so an op queued before it waits until it is done. */
+static uint32_t warm_call(const struct td_analysis *a, uint32_t cur)
+{
+	int depth = 0;
+
+	for (; cur != TD_NONE && depth < MAX_CHAIN; cur = td_trace_parent(a->t, cur), depth++)
+		if (td_trace_ev(a->t, cur)->kind == TD_K_RUNTIME)
+			return td_an_is_warm(a, cur) ? cur : TD_NONE;
+	return TD_NONE;
+}
+
+/* 1 when span cur, the innermost the thread is in, is a Python frame of a C built-in
+ * ("<built-in method run_backward of ...>"): its own time is C code that recorded no op. */
+static int waits_in_builtin(const struct td_analysis *a, uint32_t cur)
+{
+	const struct td_event *e = td_trace_ev(a->t, cur);
+
+	return e->kind == TD_K_PYTHON && !strncmp(td_trace_name(a->t, e->name), "<built-in ", 10);
+}
 
 static void piece(struct attr *st, void *vc, int64_t from, int64_t to, uint32_t cur)
 {
 	struct piece_ctx *pc = vc;
 	uint8_t cause;
-	uint32_t what;
+	uint32_t what, w;
 
+	if (cur != TD_NONE && pc->queued && (w = warm_call(st->a, cur)) != TD_NONE) {
+		credit(st, CAUSE_WARMUP, td_an_warm_label(st->a, w), from, to);
+		return;
+	}
 	if (cur == TD_NONE) {
 		others(st, pc->track, from, to, pc->accept, pc->cause, pc->what);
 		return;
 	}
 	classify(st->a, cur, &cause, &what);
+	/* the thread is inside a C built-in with no op under it (autograd's run_backward, a
+	 * join, a queue's get): it waits on its process's other threads, so what they do then
+	 * (the backward's ops and frees on the autograd thread) holds the time, the built-in's
+	 * frame only where they do nothing */
+	if (!pc->queued && cause == CAUSE_HOST && waits_in_builtin(st->a, cur)) {
+		others(st, pc->track, from, to, pc->accept | (1u << CAUSE_LAUNCH) |
+		       (1u << CAUSE_HOST), cause, what);
+		return;
+	}
 	if ((1u << cause) & pc->keep)
 		credit(st, cause, what, from, to);
 	else
@@ -606,7 +645,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		}
 		/* before the op was queued: what the host was doing */
 		if (q > gs) {
-			struct piece_ctx hc = {host, SPECIFIC_CAUSES, ~0u, CAUSE_NOTHING, 0};
+			struct piece_ctx hc = {host, SPECIFIC_CAUSES, ~0u, CAUSE_NOTHING, 0, 0};
 			if (host != TD_NONE)
 				walk_track(&st, host, gs, q, piece, &hc);
 			else
@@ -617,7 +656,7 @@ void td_an_analyse_device(struct td_analysis *a, struct td_dev_analysis *d)
 		 * op queued before it waits for (negq-rank0: a 146 ms copy to the host waits behind
 		 * a graph queued 66 ms before the GPU ran it) */
 		if (q < ge) {
-			struct piece_ctx qc = {host, 0, 0, 0, 0};
+			struct piece_ctx qc = {host, 0, 0, 0, 0, 1};
 			int64_t lend = td_ev_end(td_trace_ev(t, launch));
 			queued_cause(a, next, launch, last_end >= gs ? last_op : TD_NONE, ge - q,
 				     lend > gs, &qc.cause, &qc.what);

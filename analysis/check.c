@@ -532,7 +532,7 @@ static void missing_options(const struct td_trace *t, struct td_health *c)
 #define U32_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
 
-int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step)
+static int waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step)
 {
 	uint32_t e, *ids;
 	size_t n = 0, i, m = 0, sj;
@@ -572,21 +572,30 @@ int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t
 	return *step >= FILTERED_MIN_STEP;
 }
 
-static void runtime_filtered(const struct td_trace *t, struct td_health *c)
+void td_health_waits_dropped(const struct td_trace *t, struct td_waits_dropped *w)
+{
+	w->dropped = waits_dropped(t, &w->ncalls, &w->step);
+}
+
+static void runtime_filtered(const struct td_trace *t, const struct td_waits_dropped *known,
+			     struct td_health *c)
 {
 	struct td_health_rule *r = add_rule(c, "runtime_calls_filtered", "tracedoc",
 		TD_HEALTH_YELLOW, "the runtime calls are not only launches and copies (a filter "
 		"left event records, stream waits and synchronizations in)",
 		"what queued GPU work and the host waited for: gpu-idle's waits are not sized, "
 		"communication is sized by its mechanism, not replayed");
-	uint64_t n;
-	uint32_t step;
+	struct td_waits_dropped w;
 
 	r->checked = 1;
-	if (td_health_waits_dropped(t, &n, &step))
+	if (known)
+		w = *known;
+	else
+		td_health_waits_dropped(t, &w);
+	if (w.dropped)
 		flag(r, 0, "all %llu runtime calls are launches, copies or memsets, their "
 		     "correlation ids %u apart (median): no cudaEventRecord, cudaStreamWaitEvent "
-		     "or synchronize", (unsigned long long)n, step);
+		     "or synchronize", (unsigned long long)w.ncalls, w.step);
 }
 
 /* Clock causality across threads: a GPU op starts after the host call that launched it. */
@@ -666,6 +675,12 @@ const char *td_health_level_name(enum td_health_level l)
 
 int td_health_run(const struct td_trace *t, struct td_health *c)
 {
+	return td_health_run_known(t, NULL, c);
+}
+
+int td_health_run_known(const struct td_trace *t, const struct td_waits_dropped *known,
+			struct td_health *c)
+{
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
@@ -679,7 +694,7 @@ int td_health_run(const struct td_trace *t, struct td_health *c)
 	window_cut(t, c);
 	missing_links(t, c);
 	missing_options(t, c);
-	runtime_filtered(t, c);
+	runtime_filtered(t, known, c);
 	clock_causality(t, c);
 	graph_share(t, c);
 	for (i = 0; i < c->n; i++) {

@@ -46,12 +46,21 @@ struct td_health {
 	size_t n_violated;    /* rules with violations */
 };
 
+/* Whether the trace keeps only launch, copy and memset calls, numbered far apart: a filter left
+ * out its event records, stream waits and synchronizations (dropped 1); ncalls the calls, step
+ * the median step between their correlation ids. */
+struct td_waits_dropped {
+	int dropped;
+	uint64_t ncalls;
+	uint32_t step;
+};
+void td_health_waits_dropped(const struct td_trace *t, struct td_waits_dropped *w);
 /* Runs every rule over t (finalized). Returns 0; allocation failures go to the OOM handler. */
-/* 1: the trace keeps only launch, copy and memset calls, numbered far apart: a filter left out
- * its event records, stream waits and synchronizations; *ncalls the calls, *step the median
- * step between their correlation ids */
-int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step);
 int td_health_run(const struct td_trace *t, struct td_health *c);
+/* The same, with td_health_waits_dropped() already read (the analysis reads it: diagnose runs
+ * both, and it is one pass over every host call); NULL: read here. */
+int td_health_run_known(const struct td_trace *t, const struct td_waits_dropped *known,
+			struct td_health *c);
 /* "green", "yellow", "red" */
 const char *td_health_level_name(enum td_health_level l);
 /* The health in one line, into buf: "yellow: check_nccl_metadata (8), missing_external_id (12)

@@ -267,6 +267,77 @@ void td_an_unclaimed_pieces(const struct td_analysis *a, size_t d, td_piece_fn f
 	}
 }
 
+void td_an_claimed_by_cause(const struct td_analysis *a, size_t d, uint32_t owner, int64_t *by)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t j, k;
+
+	for (j = 0; j < dv->claims.len; j++) {
+		const struct td_claim *cl = &TD_VEC_AT(&dv->claims, struct td_claim, j);
+		if (cl->owner != owner)
+			continue;
+		for (k = seg_after(dv, cl->start); k < dv->nsegs && dv->segs[k].start < cl->end; k++) {
+			int64_t s = dv->segs[k].start > cl->start ? dv->segs[k].start : cl->start;
+			int64_t e = dv->segs[k].end < cl->end ? dv->segs[k].end : cl->end;
+			if (e > s)
+				by[dv->segs[k].cause] += e - s;
+		}
+	}
+}
+
+void td_an_oneoff_in(const struct td_analysis *a, size_t d, int64_t from, int64_t to,
+		     int64_t *startup_ns, int64_t *row_ns, const char **row)
+{
+	const struct td_dev_analysis *dv = &a->dev[d];
+	size_t k, j;
+
+	*startup_ns = *row_ns = 0;
+	for (k = claim_after(&dv->claims, from); a->noneoffs && k < dv->claims.len; k++) {
+		const struct td_claim *cl = &TD_VEC_AT(&dv->claims, struct td_claim, k);
+		int64_t s = cl->start > from ? cl->start : from, e = cl->end < to ? cl->end : to;
+		if (cl->start >= to)
+			break;
+		for (j = 0; j < a->noneoffs && e > s; j++) {
+			const struct td_oneoff *o = &a->oneoffs[j];
+			if (o->serial != cl->owner || o->device != dv->device)
+				continue;
+			if (o->row) {
+				*row_ns += e - s;
+				*row = o->row;
+			} else {
+				*startup_ns += e - s;
+			}
+			break;
+		}
+	}
+}
+
+void td_an_idle_by_cause_told(const struct td_analysis *a, size_t d, int64_t *by,
+			      const char **title)
+{
+	size_t i;
+	int c;
+
+	for (c = 0; c < CAUSE_COUNT; c++)
+		by[c] += a->dev[d].idle_by_cause[c];
+	for (i = 0; i < a->noneoffs; i++) {
+		const struct td_oneoff *o = &a->oneoffs[i];
+		int64_t mine[CAUSE_COUNT] = {0};
+		int to = o->row ? CAUSE_COUNT : CAUSE_WARMUP;
+		if (o->device != a->dev[d].device)
+			continue;
+		td_an_claimed_by_cause(a, d, o->serial, mine);
+		for (c = 0; c < CAUSE_COUNT; c++) {
+			if (c == to || !mine[c])
+				continue;
+			by[c] -= mine[c];
+			by[to] += mine[c];
+		}
+		if (o->row && title)
+			*title = o->row;
+	}
+}
+
 uint32_t td_an_owner_at(const struct td_analysis *a, size_t d, int64_t ts)
 {
 	const struct td_dev_analysis *dv = &a->dev[d];

@@ -86,6 +86,8 @@ struct td_finding {
 	int outside;               /* 1: the GPU idle it claims is not the run's steady state (a
 				    * wait on work from before the trace, start-up): a busy share
 				    * of the window leaves it out (gpu-bound) */
+	const char *oneoff_row;    /* a one-off (risk 3 or outside): the breakdown row the idle it
+				    * claims goes under (NULL: start-up work), static */
 	enum td_severity max_severity; /* its grade at most this (0: no cap, as SEV_INFO is) */
 	struct td_vec where;       /* char *: call sites, ops, kernels */
 	struct td_vec evidence;    /* struct td_evidence */

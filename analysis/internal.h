@@ -28,6 +28,21 @@ int td_an_is_capture(const struct td_analysis *a, uint32_t ev);
 /* The label of warm-up event ev: what kind of start-up work it is. */
 uint32_t td_an_warm_label(struct td_analysis *a, uint32_t ev);
 
+/* An op whose FLOPs are known: its thread and span (what starts in it on its thread is its). */
+struct td_costed {
+	uint32_t track;
+	int64_t start, end;
+};
+/* mfu.c, for td_an_mfu over [ws, we): per event, 1 on the launch calls of TF32 kernels and
+ * their ancestors (NULL: no TF32 kernel; the caller frees it); and the compute kernels' time
+ * (*kernel_ns), the part of it launched under an op with known FLOPs (costed[0..n), by track
+ * then start, none inside another) (*known_ns), and the part a graph launch replayed, no op
+ * known (*graph_ns). */
+uint8_t *td_an_tf32_ops(const struct td_analysis *a, int64_t ws, int64_t we);
+void td_an_flops_cover(const struct td_analysis *a, int64_t ws, int64_t we,
+		       const struct td_costed *costed, size_t n, int64_t *known_ns,
+		       int64_t *kernel_ns, int64_t *graph_ns);
+
 /* iterations.c: a serving engine's iteration frames (a->iter_ev, their names NC_STEP) where no
  * name is a step yet; the steps they make, into v (struct td_interval), by start; each steady
  * step's phase (a->step_phase). */

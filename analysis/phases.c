@@ -326,12 +326,18 @@ size_t td_an_phase_stats(const struct td_analysis *a, size_t d, struct td_phase_
 				const struct td_seg *sg = &dv->segs[s];
 				int64_t lo = sg->start > g->start ? sg->start : g->start;
 				int64_t hi = sg->end < g->end ? sg->end : g->end;
+				int64_t st, rw, own;
 				if (hi <= lo)
 					continue;
-				o->idle_by_cause[sg->cause] += hi - lo;
-				if (sg->what)
+				/* what a one-off claims is told under it, as the breakdown does */
+				td_an_oneoff_in(a, d, lo, hi, &st, &rw, &o->oneoff_row);
+				own = hi - lo - rw - (sg->cause == CAUSE_WARMUP ? 0 : st);
+				o->idle_by_cause[sg->cause] += own;
+				o->idle_by_cause[CAUSE_WARMUP] += sg->cause == CAUSE_WARMUP ? 0 : st;
+				o->oneoff_ns += rw;
+				if (sg->what && own > 0)
 					*(struct what_ns *)td_vec_push(&whats) =
-						(struct what_ns){sg->what, sg->cause, hi - lo};
+						(struct what_ns){sg->what, sg->cause, own};
 			}
 		}
 		top_what(&whats, o);

@@ -10,6 +10,7 @@
 #include "common/sort.h"
 #include "analysis/analysis.h"
 #include "analysis/flops.h"
+#include "analysis/internal.h"
 
 #define MAXIN TD_DIMS_MAX_IN
 
@@ -568,6 +569,8 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 	uint32_t e, track = TD_NONE;
 	size_t d, sj;
 	int best = -1;
+	uint8_t *tf32;
+	struct td_vec costed;
 
 	memset(out, 0, sizeof(*out));
 	out->dtype = -1;
@@ -588,6 +591,8 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 		return;
 	}
 	out->window_ns = we - ws;
+	tf32 = td_an_tf32_ops(a, ws, we); /* FP32 ops whose kernels run TF32 */
+	td_vec_init(&costed, sizeof(struct td_costed));
 	/* the CPU ops, parents first: one inside an op already costed (it began before that
 	 * op's end, on its thread: ops nest) is part of that op's cost */
 	TD_FOR_KIND(t, TD_K_CPU_OP, sj, e) {
@@ -604,10 +609,18 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 		if (ev->ts < ws || ev->ts >= we || !memo_cost(t, e, memo, &c))
 			continue;
 		costed_end = td_ev_end(ev);
+		*(struct td_costed *)td_vec_push(&costed) = (struct td_costed){track, ev->ts,
+										costed_end};
 		out->flops = td_sat_add(out->flops, c.flops);
 		dt = c.dtype >= 0 ? c.dtype : TD_DT_FP32;
+		if (dt == TD_DT_FP32 && tf32 && tf32[e])
+			dt = TD_DT_TF32;
 		by_dtype[dt] = td_sat_add(by_dtype[dt], c.flops);
 	}
+	td_an_flops_cover(a, ws, we, costed.data, costed.len, &out->known_ns, &out->kernel_ns,
+			  &out->graph_ns);
+	free(tf32);
+	td_vec_free(&costed);
 	free(memo);
 	for (d = 0; d < TD_DT_COUNT; d++)
 		if (by_dtype[d] > 0 && (best < 0 || by_dtype[d] > by_dtype[best]))

@@ -115,10 +115,15 @@ struct td_mfu {
 	int64_t flops;             /* in the window */
 	int64_t window_ns;
 	size_t steps;              /* 0: no steps: the window is the devices' */
-	int dtype;                 /* enum td_dtype of most FLOPs, -1 none */
+	int dtype;                 /* enum td_dtype of most FLOPs, -1 none (an FP32 op whose
+				    * kernels run TF32: TF32) */
 	double peak_tflops;        /* that dtype's peak x the devices; 0 unknown */
 	double achieved_tflops;    /* flops / window */
 	double mfu;                /* achieved / peak; NaN without peaks or FLOPs */
+	int64_t kernel_ns;         /* the compute kernels' time in the window (all devices) */
+	int64_t known_ns;          /* ... the part launched under ops with known FLOPs */
+	int64_t graph_ns;          /* ... the part graph launches replayed: no op, no FLOPs known,
+				    * so the MFU is a floor that leaves it out (said when material) */
 };
 void td_an_mfu(const struct td_analysis *a, struct td_mfu *out);
 

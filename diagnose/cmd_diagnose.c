@@ -148,7 +148,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	a.gmap = &gmap;
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
-	chk = health_join(&hj);
+	chk = health_join(&hj); /* (its own read of the waits ran beside the analysis's) */
 	memset(&rc, 0, sizeof(rc));
 	rc.check = chk;
 	rc.path = path;

@@ -25,23 +25,29 @@
 /* --- the summary every format shares ----------------------------------------------------- */
 
 struct cause_row {
-	enum td_cause cause;
+	int cause;       /* enum td_cause; CAUSE_COUNT: a one-off finding's own row */
 	int64_t ns;
 	uint32_t what;   /* top activity */
 	size_t dev;
+	const char *title;
 };
 
+/* The breakdown table's rows, largest first: the idle by cause, with what one-off findings
+ * claim under those one-offs (td_an_idle_by_cause_told). */
 static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
 {
 	size_t n = 0, d, i, j;
+	int64_t by[CAUSE_COUNT + 1] = {0};
+	const char *oneoff = NULL;
 	int c;
 
-	for (c = 0; c < CAUSE_COUNT; c++) {
-		int64_t ns = 0, best = -1;
+	for (d = 0; d < a->ndev; d++)
+		td_an_idle_by_cause_told(a, d, by, &oneoff);
+	for (c = 0; c <= CAUSE_COUNT; c++) {
+		int64_t best = -1;
 		uint32_t what = 0;
 		size_t wd = 0;
-		for (d = 0; d < a->ndev; d++) {
-			ns += a->dev[d].idle_by_cause[c];
+		for (d = 0; d < a->ndev && c < CAUSE_COUNT; d++) {
 			for (i = 0; i < a->dev[d].idle.len; i++) {
 				const struct td_idle_item *it = &TD_VEC_AT(&a->dev[d].idle, struct td_idle_item, i);
 				if (it->cause == c && it->ns > best) {
@@ -51,11 +57,13 @@ static size_t cause_rows(const struct td_analysis *a, struct cause_row *rows)
 				}
 			}
 		}
-		if (ns > 0) {
-			rows[n].cause = (enum td_cause)c;
-			rows[n].ns = ns;
+		if (by[c] > 0) {
+			rows[n].cause = c;
+			rows[n].ns = by[c];
 			rows[n].what = what;
 			rows[n].dev = wd;
+			rows[n].title = c < CAUSE_COUNT ? td_cause_title((enum td_cause)c)
+				: oneoff ? oneoff : "one-off";
 			n++;
 		}
 	}
@@ -134,8 +142,15 @@ static const char *mfu_line(const struct td_analysis *a, char *buf, size_t cap)
 		     m.achieved_tflops, m.peak_tflops, td_dtype_name((enum td_dtype)m.dtype),
 		     a->ndev > 1 ? "all devices, " : "", a->peaks.device);
 	if (m.steps && n > 0 && (size_t)n < cap)
-		snprintf(buf + n, cap - (size_t)n, ", %.3g TFLOPs/step",
-			 (double)m.flops / (double)m.steps / 1e12);
+		n += snprintf(buf + n, cap - (size_t)n, ", %.3g TFLOPs/step",
+			      (double)m.flops / (double)m.steps / 1e12);
+	/* a floor where graph replays hold a tenth of the GPU's compute or more: their kernels
+	 * carry no op, so no FLOPs; said, with the share the FLOPs are known for */
+	if (m.graph_ns * 10 >= m.kernel_ns && m.graph_ns > 0 && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, "; a floor: graph replays run %.0f%% of the "
+			 "kernel time with no FLOPs known, ops with FLOPs known %.0f%%",
+			 100.0 * (double)m.graph_ns / (double)m.kernel_ns,
+			 100.0 * (double)m.known_ns / (double)m.kernel_ns);
 	return buf;
 }
 
@@ -144,10 +159,10 @@ void render_text(FILE *f, const struct render_ctx *rc)
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
 	struct col c = {f, rc->color};
-	struct cause_row rows[CAUSE_COUNT];
+	struct cause_row rows[CAUSE_COUNT + 1];
 	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], b2[32], lo[128], mline[256];
+	char b1[32], b2[32], lo[128], mline[384];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -201,13 +216,16 @@ void render_text(FILE *f, const struct render_ctx *rc)
 			w ? 100.0 * (double)d->busy_ns / (double)w : 0.0,
 			td_fmt_dur(b1, sizeof(b1), d->idle_ns));
 	}
-	if (mfu_line(a, mline, sizeof(mline)))
-		fprintf(f, "MFU      %s\n", mline);
+	if (mfu_line(a, mline, sizeof(mline))) {
+		fputs("MFU      ", f);
+		wrap_at_9(f, mline);
+		fputc('\n', f);
+	}
 	render_phases_text(f, a);
 	if (nrows) {
 		fprintf(f, "\nwhere the GPU idle time went\n");
 		for (i = 0; i < nrows; i++) {
-			fprintf(f, "  %-36s %10s %6.1f%%", td_cause_title(rows[i].cause),
+			fprintf(f, "  %-36s %10s %6.1f%%", rows[i].title,
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
 			if (rows[i].what) {
@@ -247,10 +265,10 @@ void render_md(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
-	struct cause_row rows[CAUSE_COUNT];
+	struct cause_row rows[CAUSE_COUNT + 1];
 	size_t nrows = cause_rows(a, rows), i;
 	int64_t busy, idle, win, ws, we;
-	char b1[32], lo[128], mline[256];
+	char b1[32], lo[128], mline[384];
 
 	totals(a, &busy, &idle, &win);
 	window_of(a, &ws, &we);
@@ -309,7 +327,7 @@ void render_md(FILE *f, const struct render_ctx *rc)
 		fputs("<details><summary>Where the GPU idle time went</summary>\n\n"
 		      "| cause | time | share | top activity |\n|---|---|---|---|\n", f);
 		for (i = 0; i < nrows; i++) {
-			fprintf(f, "| %s | %s | %.1f%% | ", td_cause_title(rows[i].cause),
+			fprintf(f, "| %s | %s | %.1f%% | ", rows[i].title,
 				td_fmt_dur(b1, sizeof(b1), rows[i].ns),
 				idle ? 100.0 * (double)rows[i].ns / (double)idle : 0.0);
 			out_md(f, rows[i].what ? td_an_label(a, rows[i].what) : "");
@@ -410,7 +428,7 @@ void render_json(FILE *f, const struct render_ctx *rc)
 {
 	const struct td_analysis *a = rc->a;
 	const struct td_trace *t = a->t;
-	struct cause_row rows[CAUSE_COUNT];
+	struct cause_row rows[CAUSE_COUNT + 1];
 	size_t nrows = cause_rows(a, rows), i, j;
 	int64_t busy, idle, win, ws, we;
 	yajl_gen g = out_json_new(f);
@@ -467,13 +485,20 @@ void render_json(FILE *f, const struct render_ctx *rc)
 			out_json_kfixed(g, "peak_tflops", m.peak_tflops, 2);
 			if (!isnan(m.mfu))
 				out_json_kfixed(g, "mfu", m.mfu, 6);
+			/* what the FLOPs cover: a graph replay's kernels carry none */
+			out_json_kint(g, "kernel_ns", m.kernel_ns);
+			out_json_kint(g, "kernel_known_flops_ns", m.known_ns);
+			out_json_kint(g, "kernel_graph_ns", m.graph_ns);
 			yajl_gen_map_close(g);
 		}
 	}
 	out_json_karray(g, "idle_by_cause");
 	for (i = 0; i < nrows; i++) {
 		yajl_gen_map_open(g);
-		out_json_kstr(g, "cause", td_cause_id(rows[i].cause));
+		out_json_kstr(g, "cause", rows[i].cause < CAUSE_COUNT
+			      ? td_cause_id((enum td_cause)rows[i].cause) : "oneoff");
+		if (rows[i].cause == CAUSE_COUNT)
+			out_json_kstr(g, "title", rows[i].title);
 		out_json_kint(g, "ns", rows[i].ns);
 		out_json_kstr(g, "what", rows[i].what ? td_an_label(a, rows[i].what) : "");
 		yajl_gen_map_close(g);

@@ -59,7 +59,7 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 			fputs(fd->offpath
 				      ? "\n   off the critical path: nothing to win now, so no time figure\n"
 			      : fd->risk == 3 ? "\n   one-off: before the steady state, not a per-step saving\n"
-			      : fd->risk == 2 ? "\n   advice: no change named, so no time figure\n"
+			      : fd->risk == 2 ? "\n   advice: no time figure (no change the trace can size)\n"
 					    : "\n   a risk, not a time cost: nothing to win back in time\n", f);
 		} else {
 			char line[512], sz[TD_SIZING_MAX];

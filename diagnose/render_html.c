@@ -37,6 +37,7 @@ static const char *const cause_colour[CAUSE_COUNT] = {
 	"#999999", /* host: grey */
 	"#DDDDDD", /* nothing: light grey */
 };
+#define ONEOFF_COLOUR "#332288" /* a one-off finding's own row (a wait on untraced work): indigo */
 
 void html_text(FILE *f, const char *s)
 {
@@ -141,7 +142,7 @@ void html_findings(FILE *f, const struct td_report *r)
 			fputs(fd->offpath
 				      ? "Off the critical path: nothing to win now, so no time figure"
 			      : fd->risk == 3 ? "One-off: before the steady state, not a per-step saving"
-			      : fd->risk == 2 ? "Advice: no change named, so no time figure"
+			      : fd->risk == 2 ? "Advice: no time figure (no change the trace can size)"
 					      : "A risk, not a time cost", f); /* the period follows */
 		else
 			fprintf(f, "Saves ~%s%s (%.1f%% of the window%s%s%s)", td_fmt_dur(b1, sizeof(b1),
@@ -277,36 +278,44 @@ static void timeline(FILE *f, const struct td_analysis *a, const struct td_repor
 		   "text-anchor=\"end\">%s</text>\n</svg>\n", W, td_fmt_dur(b1, sizeof(b1), span));
 }
 
-static void idle_bar(FILE *f, const struct td_dev_analysis *dv)
+static void idle_bar(FILE *f, const struct td_analysis *a, size_t d)
 {
+	const struct td_dev_analysis *dv = &a->dev[d];
+	int64_t by[CAUSE_COUNT + 1] = {0};
+	const char *oneoff = "one-off";
 	double x = 0;
 	int c;
 	char b[32];
 
 	if (!dv->idle_ns)
 		return;
+	/* what one-off findings claim shown under them, as the text's table does */
+	td_an_idle_by_cause_told(a, d, by, &oneoff);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"22\" "
 		   "viewBox=\"0 0 %d 22\" role=\"img\" aria-label=\"idle by cause\">\n", W, W);
-	for (c = 0; c < CAUSE_COUNT; c++) {
-		double w = (double)W * (double)dv->idle_by_cause[c] / (double)dv->idle_ns;
-		if (!dv->idle_by_cause[c])
+	for (c = 0; c <= CAUSE_COUNT; c++) {
+		double w = (double)W * (double)by[c] / (double)dv->idle_ns;
+		if (by[c] <= 0)
 			continue;
-		fprintf(f, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"22\" fill=\"%s\"><title>%s: "
-			   "%s (%.1f%%)</title></rect>\n", x, w, cause_colour[c],
-			td_cause_title((enum td_cause)c), td_fmt_dur(b, sizeof(b), dv->idle_by_cause[c]),
-			100.0 * (double)dv->idle_by_cause[c] / (double)dv->idle_ns);
+		fprintf(f, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"22\" fill=\"%s\"><title>",
+			x, w, c < CAUSE_COUNT ? cause_colour[c] : ONEOFF_COLOUR);
+		html_text(f, c < CAUSE_COUNT ? td_cause_title((enum td_cause)c) : oneoff);
+		fprintf(f, ": %s (%.1f%%)</title></rect>\n", td_fmt_dur(b, sizeof(b), by[c]),
+			100.0 * (double)by[c] / (double)dv->idle_ns);
 		x += w;
 	}
 	fputs("</svg>\n<table><tr><th>idle cause</th><th class=\"n\">time</th><th class=\"n\">share"
 	      "</th></tr>\n", f);
-	for (c = 0; c < CAUSE_COUNT; c++) {
-		if (!dv->idle_by_cause[c])
+	for (c = 0; c <= CAUSE_COUNT; c++) {
+		if (by[c] <= 0)
 			continue;
-		fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td>",
-			cause_colour[c], td_cause_title((enum td_cause)c));
-		td_cell_dur(f, dv->idle_by_cause[c]);
+		fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
+			c < CAUSE_COUNT ? cause_colour[c] : ONEOFF_COLOUR);
+		html_text(f, c < CAUSE_COUNT ? td_cause_title((enum td_cause)c) : oneoff);
+		fputs("</td>", f);
+		td_cell_dur(f, by[c]);
 		fprintf(f, "<td class=\"n\">%.1f%%</td></tr>\n",
-			100.0 * (double)dv->idle_by_cause[c] / (double)dv->idle_ns);
+			100.0 * (double)by[c] / (double)dv->idle_ns);
 	}
 	fputs("</table>\n", f);
 }
@@ -499,7 +508,7 @@ void render_html(FILE *f, const struct render_ctx *rc)
 		timeline(f, a, rc->r, d);
 		if (d == 0)
 			legend(f);
-		idle_bar(f, dv);
+		idle_bar(f, a, d);
 		per_step(f, a, d);
 	}
 	render_phases_html(f, a, html_text);

@@ -14,26 +14,44 @@
 /* the causes (up to most) holding most of a phase's idle time, as "launch 8.8 ms, host 3.2 ms" */
 static void top_n_causes(const struct td_phase_stat *p, char *buf, size_t cap, size_t most)
 {
-	int used[CAUSE_COUNT] = {0};
+	int used[CAUSE_COUNT + 1] = {0};
+	int64_t ns[CAUSE_COUNT + 1];
 	size_t len = 0, n;
 
+	memcpy(ns, p->idle_by_cause, sizeof(p->idle_by_cause));
+	ns[CAUSE_COUNT] = p->oneoff_ns; /* a one-off's own row, as the breakdown has it */
 	buf[0] = '\0';
 	for (n = 0; n < most; n++) {
 		int c, best = -1;
 		char b[32];
-		for (c = 0; c < CAUSE_COUNT; c++)
-			if (!used[c] && p->idle_by_cause[c] > 0 &&
-			    (best < 0 || p->idle_by_cause[c] > p->idle_by_cause[best]))
+		for (c = 0; c <= CAUSE_COUNT; c++)
+			if (!used[c] && ns[c] > 0 && (best < 0 || ns[c] > ns[best]))
 				best = c;
 		if (best < 0)
 			break;
 		used[best] = 1;
 		len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s %s",
-					n ? ", " : "", td_cause_title((enum td_cause)best),
-					td_fmt_dur(b, sizeof(b), p->idle_by_cause[best]));
+					n ? ", " : "", best < CAUSE_COUNT
+					? td_cause_title((enum td_cause)best) : p->oneoff_row,
+					td_fmt_dur(b, sizeof(b), ns[best]));
 		if (len >= cap)
 			break;
 	}
+}
+
+/* what holds most of a phase's idle: its top label, or a one-off's row where that holds more
+ * (NULL: nothing); *ns how much, *cause its cause's id */
+static const char *held_most(const struct td_analysis *a, const struct td_phase_stat *p,
+			     int64_t *ns, const char **cause)
+{
+	if (p->oneoff_ns > p->top_what_ns && p->oneoff_row) {
+		*ns = p->oneoff_ns;
+		*cause = "oneoff";
+		return p->oneoff_row;
+	}
+	*ns = p->top_what_ns;
+	*cause = p->top_what ? td_cause_id((enum td_cause)p->top_cause) : "";
+	return p->top_what ? td_an_label(a, p->top_what) : NULL;
 }
 
 static void top_causes(const struct td_phase_stat *p, char *buf, size_t cap)
@@ -93,6 +111,8 @@ static void phases_text(FILE *f, const struct td_analysis *a, size_t d)
 		"median", "p90", "GPU busy", "from graphs");
 	for (i = 0; i < n; i++) {
 		char b1[32], b2[32], causes[160];
+		const char *held, *cause;
+		int64_t held_ns;
 		top_causes(&ps[i], causes, sizeof(causes));
 		fprintf(f, "  %-8s %10zu %10s %10s %8.1f%% %11.1f%%\n", td_phase_name(ps[i].phase),
 			ps[i].count, td_fmt_dur(b1, sizeof(b1), ps[i].median_ns),
@@ -101,10 +121,10 @@ static void phases_text(FILE *f, const struct td_analysis *a, size_t d)
 			top_n_causes(&ps[i], causes, sizeof(causes), 1);
 		if (*causes)
 			fprintf(f, "           idle mostly: %s\n", causes);
-		if (ps[i].top_what) {
+		if ((held = held_most(a, &ps[i], &held_ns, &cause)) != NULL) {
 			fprintf(f, "           held most by ");
-			out_text_name(f, td_an_label(a, ps[i].top_what), 48);
-			fprintf(f, " (%s)\n", td_fmt_dur(b1, sizeof(b1), ps[i].top_what_ns));
+			out_text_name(f, held, 48);
+			fprintf(f, " (%s)\n", td_fmt_dur(b1, sizeof(b1), held_ns));
 		}
 		if (ps[i].comm_ns)
 			fprintf(f, "           collectives exposed %s per iteration (of %s; no "
@@ -179,6 +199,8 @@ static void table_rows(FILE *f, const struct td_analysis *a, const struct td_pha
 {
 	size_t i;
 	int comm = any_comm(ps, n);
+	const char *held, *cause;
+	int64_t held_ns;
 
 	for (i = 0; i < n; i++) {
 		char b1[32], b2[32], causes[160];
@@ -197,9 +219,9 @@ static void table_rows(FILE *f, const struct td_analysis *a, const struct td_pha
 			fprintf(f, html ? "%s</td><td>" : "%s | ",
 				td_fmt_dur(b1, sizeof(b1), exposed_per_iter(&ps[i])));
 		text(f, causes);
-		if (ps[i].top_what) {
+		if ((held = held_most(a, &ps[i], &held_ns, &cause)) != NULL) {
 			fputs("; most in ", f);
-			text(f, td_an_label(a, ps[i].top_what));
+			text(f, held);
 		}
 		fputs(html ? "</td></tr>\n" : " |\n", f);
 	}
@@ -234,6 +256,8 @@ static void phases_json(yajl_gen g, const struct td_analysis *a, size_t d)
 	struct td_phase_stat ps[TD_PHASE_COUNT];
 	size_t n = stats(a, d, ps), i;
 	int c;
+	const char *held, *cause;
+	int64_t held_ns;
 
 	for (i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
@@ -252,15 +276,16 @@ static void phases_json(yajl_gen g, const struct td_analysis *a, size_t d)
 		out_json_kint(g, "collective_ns", ps[i].comm_ns);
 		out_json_kint(g, "collective_exposed_ns", ps[i].comm_exposed_ns);
 		out_json_kint(g, "collective_exposed_per_iteration_ns", exposed_per_iter(&ps[i]));
-		out_json_kstr(g, "idle_held_most_by",
-			      ps[i].top_what ? td_an_label(a, ps[i].top_what) : "");
-		out_json_kstr(g, "idle_held_most_cause",
-			      ps[i].top_what ? td_cause_id((enum td_cause)ps[i].top_cause) : "");
-		out_json_kint(g, "idle_held_most_ns", ps[i].top_what_ns);
+		held = held_most(a, &ps[i], &held_ns, &cause);
+		out_json_kstr(g, "idle_held_most_by", held ? held : "");
+		out_json_kstr(g, "idle_held_most_cause", cause);
+		out_json_kint(g, "idle_held_most_ns", held_ns);
 		out_json_kmap(g, "idle_by_cause");
 		for (c = 0; c < CAUSE_COUNT; c++)
 			if (ps[i].idle_by_cause[c])
 				out_json_kint(g, td_cause_id((enum td_cause)c), ps[i].idle_by_cause[c]);
+		if (ps[i].oneoff_ns)
+			out_json_kint(g, "oneoff", ps[i].oneoff_ns);
 		yajl_gen_map_close(g);
 		yajl_gen_map_close(g);
 	}

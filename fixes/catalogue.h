@@ -65,6 +65,8 @@ enum td_mech {
 	TD_FIX_SOFTMAX,         /* an eager softmax in attention (%s: its time) */
 	TD_FIX_GEMM_ALIGN,      /* GEMMs / convolutions whose dims do not fill the tensor cores'
 				 * tiles (%s: "aten::mm: 12 of 36 calls") */
+	TD_FIX_OLD_ARCH,        /* kernels built for an older GPU architecture than the device's
+				 * (%s: "99.5 ms, 13% of the compute, built for SM80 on this SM121") */
 	/* a job's, across its ranks (many ranks always; %s: the rank, "rank 3") */
 	TD_FIX_STRAGGLER_BEFORE, /* the straggler's step begins late: the cause comes before it */
 	TD_FIX_STRAGGLER_COMPUTE, /* ... its GPU computes longer before the collectives */

@@ -554,5 +554,17 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_GEMM_ALIGN, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0, "Matrix multiplies with dims the tensor "
 	 "cores' tiles do not divide (%s): pad hidden, vocabulary and batch x sequence sizes to "
 	 "multiples of 8 for 16-bit types (16 for fp8, 4 for TF32), better 64, to fill every tile."},
+	{TD_FIX_OLD_ARCH, NV, ANY_R, ANY_E, 0, 0, -1, 0, "Kernels built for an older GPU "
+	 "architecture take %s: the library has no kernel for this one at that shape and dtype and "
+	 "falls back to one that uses none of what this architecture added (its newer tensor-core "
+	 "instructions and types). Use a "
+	 "build of PyTorch / cuBLAS / CUTLASS (or of the engine's kernels) compiled for this "
+	 "architecture, or a dtype or shape the library has kernels for it in (the path the step's "
+	 "other GEMMs take, where their kernels name this architecture); the kernel's name then "
+	 "says so. "},
+	{TD_FIX_OLD_ARCH, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0, "Kernels built for an older GPU "
+	 "architecture take %s: the library has no kernel for this one at that shape and dtype and "
+	 "falls back. Use a build of the framework and its GEMM libraries compiled for this "
+	 "architecture, or a dtype or shape they have kernels for it in. "},
 };
 const size_t td_fix_nentries = sizeof(td_fix_entries) / sizeof(td_fix_entries[0]);

@@ -20,6 +20,7 @@
  * memory-bound chains sized by their bytes (fuse_chains: replayed, docs/accounting.md).
  * Its fix ends with the Nsight Compute command for the top kernel, the next step of the
  * profiling workflow. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,34 @@ enum kcat { K_OTHER, K_FP32_MM, K_LAYOUT, K_ELEMENTWISE, K_SOFTMAX, K_NCAT };
 static int has(const char *s, const char *p)
 {
 	return strstr(s, p) != NULL;
+}
+
+/* The architecture a kernel's name says it was built for, as 10 x major + minor (80 for
+ * "sm80_xmma...", "cutlass_80_wmma...", "..._sm75_..."; 120 for "MainloopSm120"), 0 when it
+ * says none. A token is "sm" (or "Sm" after a lower-case letter, CamelCase) or "cutlass_",
+ * then 2 or 3 digits, then no digit or letter; *at: where the token is. */
+static int kernel_arch(const char *n, const char **at)
+{
+	const char *p;
+
+	for (p = n; *p; p++) {
+		const char *q = NULL;
+		int v = 0, nd = 0;
+		if ((p[0] == 's' && p[1] == 'm' && (p == n || !isalnum((unsigned char)p[-1]))) ||
+		    (p[0] == 'S' && p[1] == 'm' && p > n && islower((unsigned char)p[-1])))
+			q = p + 2;
+		else if (!strncmp(p, "cutlass_", 8))
+			q = p + 8;
+		if (!q)
+			continue;
+		while (isdigit((unsigned char)q[nd]) && nd < 4)
+			v = v * 10 + (q[nd] - '0'), nd++;
+		if ((nd == 2 || nd == 3) && !isalnum((unsigned char)q[nd])) {
+			*at = p;
+			return v;
+		}
+	}
+	return 0;
 }
 
 static enum kcat category(const char *n, int tensor_cores)
@@ -300,6 +329,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	int64_t fused_ns = 0;
 	struct td_roof_op *ro = NULL;
 	size_t nro = 0, nlost = 0;
+	int64_t old_ns = 0;
+	int dev_arch = 0, old_arch = 0;
+	char old_what[160] = "", old_name[128] = "";
 
 	props = td_trace_find_device(t, dv->device);
 	tc = props && props->has_props && props->cc_major >= 7 && !t->rocm;
@@ -319,6 +351,32 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 		cat_ns[kc[i]] += k[i].ns;
 		cat_calls[kc[i]] += k[i].calls;
 	}
+	/* kernels built for an older architecture than the device's (a major version below:
+	 * the library had none for this one and fell back), 5% of the compute or more */
+	if (props && props->has_props && !t->rocm && props->cc_major > 0)
+		dev_arch = props->cc_major * 10 + props->cc_minor;
+	for (i = 0; i < m && dev_arch; i++) {
+		const char *n = td_trace_name(t, k[i].name), *at = NULL;
+		int ka = kernel_arch(n, &at);
+		if (!ka || ka / 10 >= props->cc_major)
+			continue;
+		if (!old_ns) { /* its name: the identifier that holds the token */
+			const char *s = at, *e = at;
+			while (s > n && (isalnum((unsigned char)s[-1]) || s[-1] == '_'))
+				s--;
+			while (isalnum((unsigned char)*e) || *e == '_')
+				e++;
+			snprintf(old_name, sizeof(old_name), "%.*s", (int)(e - s < 120 ? e - s : 120), s);
+			old_arch = ka;
+		}
+		old_ns += k[i].ns;
+	}
+	if (old_ns * 100 < busy * 5)
+		old_ns = 0;
+	else
+		snprintf(old_what, sizeof(old_what), "%s (%.0f%% of the compute), built for SM%d on "
+			 "this SM%d GPU", td_fmt_dur(b1, sizeof(b1), old_ns),
+			 100.0 * (double)old_ns / (double)busy, old_arch, dev_arch);
 	/* what a named change wins back */
 	if (cat_ns[K_ELEMENTWISE] * 100 < busy * 15 || cat_calls[K_ELEMENTWISE] < 100)
 		cat_ns[K_ELEMENTWISE] = 0;
@@ -345,6 +403,8 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 	td_finding_value(f, "softmax_ns", cat_ns[K_SOFTMAX]);
 	if (fused_ns)
 		td_finding_value(f, "fused_chain_ns", fused_ns);
+	if (old_ns)
+		td_finding_value(f, "old_arch_ns", old_ns);
 	/* the ops that lose the most against their roof: 1% of the compute or more, three */
 	nro = td_an_roof_ops(a, d, &ro);
 	while (nlost < nro && nlost < 3 && ro[nlost].lost_ns > 0 && ro[nlost].lost_ns * 100 >= busy)
@@ -358,6 +418,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 			 td_fmt_dur(b1, sizeof(b1), busy), td_fmt_dur(b2, sizeof(b2), window),
 			 outside ? " left once the start-up and untraced waits above are out" : "",
 			 save ? ": faster kernels are the lever, where the GPU holds the step"
+			 : old_ns ? "; part of it runs in kernels built for an older GPU architecture"
 			 : nlost ? roofline : "; nothing in their names points to a known change");
 	if (save)
 		replay_edits(a, f, dv, k, kc, m, cat_ns);
@@ -376,6 +437,9 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 					 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)));
 		}
 	}
+	if (old_ns)
+		td_finding_where(f, "built for an older architecture: %s; the largest %s",
+				 old_what, td_mark(mk, sizeof(mk), old_name));
 	for (i = 0; i < m && i < 5; i++)
 		td_finding_where(f, "%s: %s in %llu calls (%.0f%% of the compute)",
 				 td_mark(mk, sizeof(mk), td_trace_name(t, k[i].name)),
@@ -421,6 +485,10 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d, int
 			for (j = 0; p[j] && j < RE_MAX && j + 1 < sizeof(re) && !strchr("<( ", p[j]); j++)
 				re[j] = strchr(".*+?[]{}|^$\\", p[j]) ? '.' : p[j];
 			re[j] = '\0';
+		}
+		if (old_ns && o < sizeof(fix)) {
+			td_fix_text(&a->ctx, TD_FIX_OLD_ARCH, -1, old_what, one, sizeof(one));
+			o += (size_t)snprintf(fix + o, sizeof(fix) - o, "%s", one);
 		}
 		if (!o) /* no change named: the profiler's "Then ..." follows what the finding saw */
 			o = (size_t)snprintf(fix, sizeof(fix), "The GPU's own kernels hold the step, and "

@@ -180,5 +180,15 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 			td_finding_fix(f, "%s", "");
 	}
 	td_report_sort(r);
+	/* the one-offs, for the views that tell idle by cause (the phases) */
+	free(a->oneoffs);
+	a->oneoffs = td_calloc(r->findings.len + 1, sizeof(*a->oneoffs));
+	a->noneoffs = 0;
+	for (i = 0; i < r->findings.len; i++) {
+		const struct td_finding *f = &TD_VEC_AT(&r->findings, struct td_finding, i);
+		if (f->risk == 3 || f->outside)
+			a->oneoffs[a->noneoffs++] = (struct td_oneoff){f->serial, f->device,
+								      f->oneoff_row};
+	}
 }
 

@@ -93,6 +93,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d,
 	 * what the window holds besides is the run's */
 	f->risk = 3;
 	f->outside = 1;
+	f->oneoff_row = "one-off: wait on untraced work";
 	f->severity = f->idle_ns * 4 >= window ? SEV_HIGH : f->idle_ns * 10 >= window ? SEV_MEDIUM
 		      : SEV_LOW;
 	wait = stream_wait_before(a, top);

@@ -573,6 +573,19 @@ static void test_comm_filtered(void **state)
 	diagnose_path(th_fixture("rules/communication-filtered.json"), &x);
 	check_invariants(&x, "communication-filtered.json");
 	assert_true(x.a.waits_dropped);
+	{ /* diagnose hands check the analysis's reading of it (one pass): the same health */
+		struct td_health *h1 = calloc(1, sizeof(*h1)), *h2 = calloc(1, sizeof(*h2));
+		size_t k, found = 0;
+		td_health_run(x.a.t, h1);
+		td_health_run_known(x.a.t, &x.a.waits, h2);
+		assert_memory_equal(h1, h2, sizeof(*h1));
+		for (k = 0; k < h2->n; k++)
+			if (!strcmp(h2->rules[k].rule, "runtime_calls_filtered"))
+				found = h2->rules[k].violations;
+		assert_int_equal(found, 1);
+		free(h1);
+		free(h2);
+	}
 	f = finding(&x, "communication", NULL);
 	assert_non_null(f);
 	assert_int_equal(td_finding_get(f, "exposed_ns"), 4 * 3000000);
