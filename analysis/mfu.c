@@ -3,6 +3,7 @@
  * costed ops ran TF32 kernels, so their FP32 FLOPs are held to the TF32 peak, and how much of
  * the compute kernels' time the ops with known FLOPs launched - a graph replay's kernels carry
  * no op, so the MFU covers only the rest, and says so. */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -45,33 +46,42 @@ static void each_kernel(const struct td_analysis *a, int64_t ws, int64_t we, ker
 		}
 }
 
+struct tf32_marks {
+	uint8_t *mark;     /* per event (NULL until a TF32 kernel is met) */
+	uint8_t *by_name;  /* per name: 0 not read yet, 1 TF32, 2 not (read once a name) */
+};
+
 static void mark_tf32(const struct td_analysis *a, uint32_t k, int64_t ns, void *ctx)
 {
-	uint8_t **mark = ctx;
-	uint32_t p = td_trace_launch(a->t, k);
+	struct tf32_marks *m = ctx;
+	uint32_t p = td_trace_launch(a->t, k), name = td_trace_ev(a->t, k)->name;
 	int depth = 0;
 
 	(void)ns;
-	if (p == TD_NONE || !tf32_kernel(td_trace_name(a->t, td_trace_ev(a->t, k)->name)))
+	if (!m->by_name[name])
+		m->by_name[name] = tf32_kernel(td_trace_name(a->t, name)) ? 1 : 2;
+	if (p == TD_NONE || m->by_name[name] != 1)
 		return;
-	if (!*mark)
-		*mark = td_calloc(a->t->events.len ? a->t->events.len : 1, 1);
+	if (!m->mark)
+		m->mark = td_calloc(a->t->events.len ? a->t->events.len : 1, 1);
 	for (; p != TD_NONE && depth < MAX_CHAIN; p = td_trace_parent(a->t, p), depth++)
-		(*mark)[p] = 1;
+		m->mark[p] = 1;
 }
 
 uint8_t *td_an_tf32_ops(const struct td_analysis *a, int64_t ws, int64_t we)
 {
-	uint8_t *mark = NULL;
+	struct tf32_marks m = {NULL, td_calloc(a->t->names.count + 1, 1)};
 
-	each_kernel(a, ws, we, mark_tf32, &mark);
-	return mark;
+	each_kernel(a, ws, we, mark_tf32, &m);
+	free(m.by_name);
+	return m.mark;
 }
 
 struct cover {
 	const struct td_costed *costed;
 	size_t n;
 	int64_t known, all, graph;
+	uint8_t *graph_name;  /* per name: 0 not read yet, 1 a graph launch, 2 not */
 };
 
 /* whether host event l starts inside a costed op on its thread */
@@ -94,17 +104,23 @@ static void cover_kernel(const struct td_analysis *a, uint32_t k, int64_t ns, vo
 	c->all += ns;
 	if (l != TD_NONE && in_costed(a, c, l))
 		c->known += ns;
-	else if (l != TD_NONE && strstr(td_trace_name(a->t, td_trace_ev(a->t, l)->name), "GraphLaunch"))
-		c->graph += ns;
+	else if (l != TD_NONE) {
+		uint32_t name = td_trace_ev(a->t, l)->name;
+		if (!c->graph_name[name])
+			c->graph_name[name] = strstr(td_trace_name(a->t, name), "GraphLaunch") ? 1 : 2;
+		if (c->graph_name[name] == 1)
+			c->graph += ns;
+	}
 }
 
 void td_an_flops_cover(const struct td_analysis *a, int64_t ws, int64_t we,
 		       const struct td_costed *costed, size_t n, int64_t *known_ns,
 		       int64_t *kernel_ns, int64_t *graph_ns)
 {
-	struct cover c = {costed, n, 0, 0, 0};
+	struct cover c = {costed, n, 0, 0, 0, td_calloc(a->t->names.count + 1, 1)};
 
 	each_kernel(a, ws, we, cover_kernel, &c);
+	free(c.graph_name);
 	*known_ns = c.known;
 	*kernel_ns = c.all;
 	*graph_ns = c.graph;
