@@ -82,17 +82,20 @@ struct cover {
 	size_t n;
 	int64_t known, all, graph;
 	uint8_t *graph_name;  /* per name: 0 not read yet, 1 a graph launch, 2 not */
+	size_t hint;
 };
 
 /* whether host event l starts inside a costed op on its thread */
-static int in_costed(const struct td_analysis *a, const struct cover *c, uint32_t l)
+static int in_costed(const struct td_analysis *a, struct cover *c, uint32_t l)
 {
 	uint32_t tr = td_trace_track_of(a->t, l);
 	int64_t ts = td_trace_ev(a->t, l)->ts;
 	size_t lo;
 
-	TD_LOWER_BOUND(lo, c->n, c->costed[mid].track < tr ||
+	/* a stream's kernels come in launch order: searched from where the last search ended */
+	TD_LOWER_BOUND_NEAR(lo, c->n, c->hint, c->costed[mid].track < tr ||
 				 (c->costed[mid].track == tr && c->costed[mid].start <= ts));
+	c->hint = lo;
 	return lo > 0 && c->costed[lo - 1].track == tr && ts < c->costed[lo - 1].end;
 }
 
@@ -117,7 +120,7 @@ void td_an_flops_cover(const struct td_analysis *a, int64_t ws, int64_t we,
 		       const struct td_costed *costed, size_t n, int64_t *known_ns,
 		       int64_t *kernel_ns, int64_t *graph_ns)
 {
-	struct cover c = {costed, n, 0, 0, 0, td_calloc(a->t->names.count + 1, 1)};
+	struct cover c = {costed, n, 0, 0, 0, td_calloc(a->t->names.count + 1, 1), 0};
 
 	each_kernel(a, ws, we, cover_kernel, &c);
 	free(c.graph_name);
