@@ -182,6 +182,15 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			overlap_op(g, r, k, ed);
 		return;
+	case TD_RP_UNJOIN:
+		k = first_after(g, ed->track, ed->to - 1, nr);
+		if (k < end && !(g->fl[k] & TD_RPF_GPU) && (g->fl[k] & TD_RPF_X)) {
+			const struct td_rp_side *x = td_rp_side_of(&g->xs, k);
+			int64_t xe = x ? td_ev_end(td_rp_event(g, x->ref)) : 0;
+			if (x && td_rp_track(g, x->ref) != ed->track && xe >= ed->from)
+				r->flag[k] |= F_NOJOIN;
+		}
+		return;
 	case TD_RP_SIDE: /* the calls' nodes; their copies are marked once, after the edits */
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			;
