@@ -54,15 +54,60 @@ static void batch_bytes(struct td_analysis *a, struct span *sp, size_t n)
 	}
 }
 
+/* The loader's other threads: host threads, not the loop's, that make runtime calls inside its
+ * spans - the pin_memory thread, pinning each batch as it comes. Under the loader's fix they
+ * hold the loop nowhere (TD_RP_UNJOIN over the whole trace, an edit each into *out). */
+#define LOADER_THREADS_MAX 8
+static void loader_threads(struct td_analysis *a, const struct td_vec *spans, struct td_vec *out)
+{
+	const struct td_trace *t = a->t;
+	const struct span *sp = spans->data;
+	size_t n = spans->len, lo, i, nt = 0;
+	uint32_t k, tracks[LOADER_THREADS_MAX], loop;
+	int64_t from, to;
+
+	if (!n)
+		return;
+	loop = td_trace_track_of(t, sp[0].ev);
+	from = td_trace_ev(t, sp[0].ev)->ts;
+	to = td_ev_end(td_trace_ev(t, sp[n - 1].ev));
+	for (k = 0; k < t->events.len; k++) {
+		const struct td_event *e = td_trace_ev(t, k);
+		uint32_t tr;
+		if (e->kind != TD_K_RUNTIME || e->ts < from || e->ts >= to)
+			continue;
+		tr = td_trace_track_of(t, k);
+		if (tr == loop || td_trace_track(t, tr)->is_gpu)
+			continue;
+		for (i = 0; i < nt && tracks[i] != tr; i++)
+			;
+		if (i < nt || nt == LOADER_THREADS_MAX)
+			continue;
+		/* inside a span: the last one starting at or before it (spans by time) */
+		TD_LOWER_BOUND(lo, n, td_trace_ev(t, sp[mid].ev)->ts <= e->ts);
+		if (lo && e->ts < td_ev_end(td_trace_ev(t, sp[lo - 1].ev)))
+			tracks[nt++] = tr;
+	}
+	for (i = 0; i < nt; i++) {
+		struct td_rp_edit *ed = td_vec_push(out);
+		memset(ed, 0, sizeof(*ed));
+		ed->kind = TD_RP_UNJOIN;
+		ed->track = tracks[i];
+		ed->from = INT64_MIN / 2; /* all of its bursts: it pins every batch */
+		ed->to = INT64_MAX / 2;
+	}
+}
+
 /* The fix as edits of the replay (into *out, struct td_rp_edit): each loader span in the window
  * shrinks to what fetching its batch still costs - with workers already, the shortest span the
  * trace shows (a batch that was ready); in the main process, the batch's size at a host copy's
- * speed - plus `extra` (a wait that stays: a pool made faster but still behind), and the calls
+ * speed - plus `keep` of the wait it then loses (a share that stays: a pool made faster but
+ * still behind, which waits as long in each span that waited, in proportion), and the calls
  * inside it stay; the loader's other threads the loop joins after it (pin_memory) no longer
  * hold it (TD_RP_UNJOIN). Sets *resid (the residuals' total); 0 when the loader cannot be
  * replayed. */
 static int fix_edits(struct td_analysis *a, struct td_vec *spans, int single, int64_t shortest,
-		     int64_t extra, struct td_vec *out, int64_t *resid)
+		     double keep, struct td_vec *out, int64_t *resid)
 {
 	const struct td_trace *t = a->t;
 	struct span *sp = spans->data;
@@ -95,7 +140,8 @@ static int fix_edits(struct td_analysis *a, struct td_vec *spans, int single, in
 		struct td_rp_edit ed;
 		if (single && r < a->params.dataloader_residual_ns)
 			r = a->params.dataloader_residual_ns;
-		r += extra;
+		if (r < td_ev_dur(e))
+			r += (int64_t)(keep * (double)(td_ev_dur(e) - r));
 		memset(&ed, 0, sizeof(ed));
 		ed.kind = TD_RP_DROP_HOST;
 		ed.track = td_trace_track_of(t, sp[i].ev);
@@ -104,10 +150,8 @@ static int fix_edits(struct td_analysis *a, struct td_vec *spans, int single, in
 		ed.residual = r < td_ev_dur(e) ? r : td_ev_dur(e);
 		*resid += ed.residual;
 		*(struct td_rp_edit *)td_vec_push(out) = ed;
-		ed.kind = TD_RP_UNJOIN;
-		ed.residual = 0;
-		*(struct td_rp_edit *)td_vec_push(out) = ed;
 	}
+	loader_threads(a, spans, out);
 	return 1;
 }
 
@@ -161,7 +205,7 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 	int64_t steps = a->has_steps && a->nsteps ? (int64_t)a->nsteps : (int64_t)spans->len;
 
 	td_vec_init(&ed, sizeof(struct td_rp_edit));
-	if (!fix_edits(a, spans, single, shortest, 0, &ed, &resid)) {
+	if (!fix_edits(a, spans, single, shortest, 0.0, &ed, &resid)) {
 		td_vec_free(&ed);
 		return -1;
 	}
@@ -169,7 +213,8 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 	if (!single && p.pin > p.own && p.own > 0) { /* the pin thread then holds the pace */
 		extra = p.pin - p.own;
 		ed.len = 0;
-		fix_edits(a, spans, single, shortest, extra, &ed, &resid);
+		fix_edits(a, spans, single, shortest, p.wait > 0 ? (double)extra / (double)p.wait
+			  : 0.0, &ed, &resid);
 		td_finding_where(f, "the pin_memory thread pins a batch in %s, longer than the "
 				 "loop's own %s a step: with the workers keeping up it holds the "
 				 "pace, so %s a step of the wait stays",
@@ -192,7 +237,7 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 		half = p.pace / 2 - p.own > 0 ? p.pace / 2 - p.own : 0;
 		if (extra > half)
 			half = extra;
-		fix_edits(a, spans, single, shortest, half, &ed, &r2);
+		fix_edits(a, spans, single, shortest, (double)half / (double)p.wait, &ed, &r2);
 		r2 = base > 0 ? td_whatif_window(a, dev, ed.data, ed.len) : -1;
 		if (steps < 1)
 			steps = 1;
@@ -217,17 +262,21 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 	return resid;
 }
 
-/* The loader's first __next__, where it is ten times the others' median and 1 ms or more: the
- * workers starting and the first batches made (resnet-2080ti: 1.94 s, then 0.1-430 ms) -
- * start-up, which every run of the loop pays once, whatever its loader does after. Taken out
- * of spans (what the finding counts and its fix replays); returns its duration, 0: none. */
+/* The loader's first __next__, where it is ten times the others' median, twice the longest of
+ * them and 1 ms or more: the workers starting and the first batches made (resnet-2080ti: 1.94
+ * s, then 0.1-748 ms) - start-up, which every run of the loop pays once, whatever its loader
+ * does after. Not a pool's steady wait: K workers that cannot keep up hand over K batches at
+ * once, so the others' median is a ready batch's cost while each K-th waits as long as the
+ * first (2 workers: 25, 0.1, 14, 0.1 ms). Taken out of spans (what the finding counts and its
+ * fix replays); returns its duration, 0: none. */
 #define LOADER_START_RATIO 10
+#define LOADER_START_OVER_LONGEST 2
 #define LOADER_START_MIN_NS 1000000
 static int64_t loader_start(struct td_analysis *a, struct td_vec *spans)
 {
 	const struct td_trace *t = a->t;
 	size_t k, first = 0, n = spans->len, m = 0;
-	int64_t *o, med, fd;
+	int64_t *o, med, fd, longest = 0;
 
 	if (n < 3)
 		return 0;
@@ -237,12 +286,17 @@ static int64_t loader_start(struct td_analysis *a, struct td_vec *spans)
 			first = k;
 	o = td_malloc((n - 1) * sizeof(*o));
 	for (k = 0; k < n; k++)
-		if (k != first)
-			o[m++] = td_ev_dur(td_trace_ev(t, TD_VEC_AT(spans, struct span, k).ev));
+		if (k != first) {
+			o[m] = td_ev_dur(td_trace_ev(t, TD_VEC_AT(spans, struct span, k).ev));
+			if (o[m] > longest)
+				longest = o[m];
+			m++;
+		}
 	med = td_median_i64(o, m);
 	free(o);
 	fd = td_ev_dur(td_trace_ev(t, TD_VEC_AT(spans, struct span, first).ev));
-	if (fd < LOADER_START_MIN_NS || fd < LOADER_START_RATIO * med)
+	if (fd < LOADER_START_MIN_NS || fd < LOADER_START_RATIO * med ||
+	    fd < LOADER_START_OVER_LONGEST * longest)
 		return 0;
 	memmove(&TD_VEC_AT(spans, struct span, first), &TD_VEC_AT(spans, struct span, first + 1),
 		(n - first - 1) * sizeof(struct span));
