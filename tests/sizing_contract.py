@@ -177,7 +177,9 @@ def main():
                                       ["--launch-loop", "200"], ["--allreduce-mb", "64"],
                                       ["--side-copies", "4", "--consumer-wait"],
                                       ["--element-loop", "128"],
-                                      ["--element-loop", "128", "--element-fix", "gpu"])):
+                                      ["--element-loop", "128", "--element-fix", "gpu"],
+                                      ["--workers", "2", "--workers-us", "40000",
+                                       "--pin-us", "1000"])):
                 out = os.path.join(tmp, f"gen{i}.json")
                 r = subprocess.run([GEN, "--steps", "20", "-o", out] + opts,
                                    capture_output=True, text=True)
