@@ -36,6 +36,8 @@ struct gen {
 	int workers;              /* --workers K: K worker processes, each taking workers_ns a
 				   * batch, prefetch_factor 2 (gen_events.c pool_next) */
 	int64_t lead_ns;          /* ... they started this long before the first __next__ */
+	int stagger;              /* --pool-stagger: worker j starts j W/K later (workers drifted
+				   * apart evenly: every batch comes alone, none ready early) */
 	int64_t pin_ns;           /* --pin-us: pin_memory=True, each batch pinned on the pin
 				   * thread, this long, before __next__ gets it */
 	int64_t pool_t0, pin_free, wfree[64];

@@ -479,7 +479,7 @@ static int64_t pool_next(struct gen *g, int64_t ts)
 	if (!b) {
 		g->pool_t0 = ts - g->lead_ns;
 		for (j = 0; j < g->workers; j++)
-			g->wfree[j] = g->pool_t0;
+			g->wfree[j] = g->pool_t0 + (g->stagger ? j * g->workers_ns / g->workers : 0);
 		g->pin_free = g->pool_t0;
 	}
 	start = b < pf ? g->pool_t0 : g->pool_used[(b - pf) % 512];

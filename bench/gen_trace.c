@@ -34,7 +34,8 @@
  * __next__ waits for it (--loader-us is then what receiving a ready batch costs), so a loop
  * made faster elsewhere waits longer there; with --workers K as well, P is what each of K
  * workers takes a batch, prefetch_factor 2 (2K batches asked for when the pool starts,
- * --pool-lead-us L before the first __next__; then one each time one is consumed), and with
+ * --pool-lead-us L before the first __next__, worker j j*P/K later with --pool-stagger; then
+ * one each time one is consumed), and with
  * --pin-us U each batch is pinned on the pin thread (pin_memory=True) before __next__ gets it.
  * --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
@@ -57,7 +58,7 @@
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
  *                  [--single-loader | --workers-us P [--workers K [--pool-lead-us L]
- *                  [--pin-us U]]]
+ *                  [--pool-stagger] [--pin-us U]]]
  *                  [--items N [--items-fixed]] [--element-loop N [--element-fix gpu|cpu|vec]]
  *                  [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
@@ -240,6 +241,8 @@ int main(int argc, char **argv)
 			g.workers = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pool-lead-us") && i + 1 < argc)
 			g.lead_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--pool-stagger"))
+			g.stagger = 1;
 		else if (!strcmp(argv[i], "--pin-us") && i + 1 < argc)
 			g.pin_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--pageable"))
@@ -322,7 +325,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
 					"[--pageable] [--single-loader | --workers-us P [--workers K "
-					"[--pool-lead-us L] [--pin-us U]]] "
+					"[--pool-lead-us L] [--pool-stagger] [--pin-us U]]] "
 					"[--items N [--items-fixed]] [--element-loop N "
 					"[--element-fix gpu|cpu|vec]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "

@@ -17,6 +17,7 @@
  * 1.4 ms with 4 workers), sized by the bytes the thread uploads after the span and before the
  * next one; no less than params.dataloader_residual_ns. */
 #define FETCH_BYTES_PER_US 10000
+#define LOADER_READY_NS 1000000 /* a span this long waited (sizing/graph.c's LOADER_WAIT_NS) */
 
 struct span {
 	uint32_t ev;
@@ -121,18 +122,24 @@ static int fix_edits(struct td_analysis *a, struct td_vec *spans, int single, in
 			return 0;
 	}
 	/* workers already: the shortest span is a ready batch's cost when it stands out (a
-	 * quarter of the median or less); when every batch waited, size it as for one process */
+	 * quarter of the median or less) and is short (receiving a ready batch takes well under
+	 * LOADER_READY_NS: dlrm-v100-rank1's 81-118 us); when every batch waited - workers that
+	 * drifted apart, each batch coming alone, the shortest span the least wait - size it as
+	 * for one process */
 	if (!single && n) {
 		int64_t *dur = td_calloc(n, sizeof(*dur)), med;
 		for (i = 0; i < n; i++)
 			dur[i] = td_ev_dur(td_trace_ev(t, sp[i].ev));
 		med = td_median_i64(dur, n);
 		free(dur);
-		if (shortest * 4 > med)
+		if (shortest * 4 > med || shortest >= LOADER_READY_NS)
 			single = 1;
 	}
-	if (single)
+	if (single) {
+		for (i = 0; i < n; i++)
+			sp[i].bytes = 0;
 		batch_bytes(a, sp, n);
+	}
 	*resid = 0;
 	for (i = 0; i < n; i++) {
 		const struct td_event *e = td_trace_ev(t, sp[i].ev);
@@ -201,6 +208,7 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 	struct pool p;
 	int64_t resid = 0, extra = 0, r2;
 	size_t i;
+	int behind;
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 	int64_t steps = a->has_steps && a->nsteps ? (int64_t)a->nsteps : (int64_t)spans->len;
 
@@ -210,6 +218,10 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 		return -1;
 	}
 	pool_of(a, dev, spans, w, first, total, resid, &p);
+	/* workers that cannot keep up: __next__ waits at their pace (the replay's gates: not a
+	 * fixed cost of receiving each batch), a tenth of the steps or more */
+	behind = !single && p.own > 0 && p.wait * 10 >= p.pace && td_an_whatif(a) &&
+		 td_an_whatif(a)->g.gates.len;
 	if (!single && p.pin > p.own && p.own > 0) { /* the pin thread then holds the pace */
 		extra = p.pin - p.own;
 		ed.len = 0;
@@ -220,17 +232,14 @@ static int64_t replay_fix(struct td_analysis *a, struct td_finding *f, size_t de
 				 "pace, so %s a step of the wait stays",
 				 td_fmt_dur(b1, sizeof(b1), p.pin), td_fmt_dur(b2, sizeof(b2), p.own),
 				 td_fmt_dur(b3, sizeof(b3), extra));
-	} else if (!single && p.pin) {
+	} else if (behind && p.pin) {
 		td_finding_where(f, "the pin_memory thread pins each batch (%s a batch): with the "
 				 "batches late it pins them inside __next__, which goes with the waits",
 				 td_fmt_dur(b1, sizeof(b1), p.pin));
 	}
 	for (i = 0; i < ed.len; i++)
 		td_finding_edit(f, &TD_VEC_AT(&ed, struct td_rp_edit, i));
-	/* workers that cannot keep up: __next__ waits at their pace (the replay's gates: not a
-	 * fixed cost of receiving each batch), a tenth of the steps or more */
-	if (!single && p.own > 0 && p.wait * 10 >= p.pace && td_an_whatif(a) &&
-	    td_an_whatif(a)->g.gates.len) {
+	if (behind) {
 		int64_t base = td_whatif_base(a, dev), all, half;
 		all = base > 0 ? td_whatif_window(a, dev, ed.data, ed.len) : -1;
 		ed.len = 0;
