@@ -93,7 +93,9 @@ def pool(td, gen, tmp):
     bad = 0
     # in step (2 batches at a time: every other __next__ gets a ready one), and drifted apart
     # (--pool-stagger: each batch comes alone, every __next__ waits, the shortest too)
-    for how, extra in (("in step", []), ("apart", ["--pool-stagger"])):
+    # and a pin thread slower than the loop (8 ms a batch): it holds the pace after the fix
+    for how, extra in (("in step", []), ("apart", ["--pool-stagger"]),
+                       ("pin 8ms", ["--pin-us", "8000"])):
         paths = {}
         for k in (2, 4, 16):
             paths[k] = f"{tmp}/pool{k}.json"
