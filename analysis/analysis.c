@@ -33,12 +33,13 @@ static int in_startup_range(const struct td_analysis *a, uint32_t i)
  * covers most of it ("Benchmark Forward Only": 10 "Forward" ranges, 98% of it), those. */
 static void after_startup_ranges(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	int64_t end = INT64_MIN;
 	uint32_t i, *cnt;
 	int64_t *sum;
 
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
 		    e->name <= t->names.count && (a->name_class[e->name] & NC_STARTUP_NAME) &&
@@ -49,7 +50,7 @@ static void after_startup_ranges(struct td_analysis *a)
 		return;
 	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
 	sum = td_calloc(t->names.count + 1, sizeof(*sum));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		uint32_t p = td_trace_parent(t, i), j, best = 0;
 		if (e->kind != TD_K_USER_ANNOTATION || td_ev_dur(e) <= 0 || !e->name ||
@@ -95,6 +96,7 @@ static void after_startup_ranges(struct td_analysis *a)
  * or some name is one already. Before the replay's thread reads the names' classes. */
 static void nvtx_steps(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	uint32_t *cnt, best = 0, i;
 
@@ -104,7 +106,7 @@ static void nvtx_steps(struct td_analysis *a)
 		if (a->name_class[i] & NC_STEP)
 			return;
 	cnt = td_calloc(t->names.count + 1, sizeof(*cnt));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
 		    e->name <= t->names.count && td_trace_parent(t, i) == TD_NONE)
@@ -301,6 +303,8 @@ void td_analysis_run(struct td_analysis *a, const struct td_trace *t, struct td_
 void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct td_config *cfg,
 		       int jobs)
 {
+	struct td_strtab stems;
+	struct td_vec stem_class;
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
@@ -314,10 +318,23 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 	a->params = cfg->params;
 	td_strtab_init(&a->labels);
 	a->name_class = td_malloc((t->names.count + 1) * sizeof(uint32_t));
+	/* names numbered once per iteration ("ProfilerStep#41", as many as the steps) share the
+	 * class of their stem: td_name_class() reads no digits after a '#' (the patterns of the
+	 * config still see each name) */
+	td_strtab_init(&stems);
+	td_vec_init(&stem_class, sizeof(uint32_t));
 	for (i = 0; i <= t->names.count; i++) {
 		const char *n = td_strtab_str(&t->names, (uint32_t)i);
-		size_t len = td_strtab_len(&t->names, (uint32_t)i);
-		uint32_t c = td_name_class(n);
+		size_t len = td_strtab_len(&t->names, (uint32_t)i), sl = td_name_stem_len(n, len);
+		uint32_t c;
+		if (sl < len) {
+			uint32_t s = td_strtab_intern(&stems, n, sl);
+			if (s > stem_class.len)
+				*(uint32_t *)td_vec_push(&stem_class) = td_name_class(n);
+			c = TD_VEC_AT(&stem_class, uint32_t, s - 1);
+		} else {
+			c = td_name_class(n);
+		}
 		if (i) {
 			if (td_config_match(cfg, PAT_SYNC_OPS, n, len))
 				c |= NC_USER_SYNC;
@@ -339,6 +356,8 @@ void td_analysis_begin(struct td_analysis *a, const struct td_trace *t, struct t
 		a->name_class[i] = c;
 		a->has_comm |= (c & NC_COMM) != 0;
 	}
+	td_strtab_free(&stems);
+	td_vec_free(&stem_class);
 	td_an_engine_iters(a);
 	nvtx_steps(a);
 }

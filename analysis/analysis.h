@@ -43,6 +43,13 @@ enum td_cause {
 /* The CAUSE_LAUNCH label of short gaps between ops already queued: device-side launch
  * overhead, with the host ahead of the GPU. */
 #define TD_LABEL_QUEUED_GAP "gap between ops already queued (device-side launch overhead)"
+/* what a queued op waited for when the trace holds no cause (analysis/attribution.c) */
+#define TD_LABEL_UNSEEN_WAIT                                                                   \
+	"queued op waited while the device was idle: a wait the trace does not show (another "  \
+	"rank, a host callback, another process)"
+#define TD_LABEL_GRAPH_WAIT                                                                    \
+	"queued CUDA-graph work waited while the device was idle: the graph waits on something "  \
+	"the trace does not show (an event or host node captured in it, or work outside it)"
 const char *td_cause_id(enum td_cause c);    /* "dataloader", "sync", ... */
 const char *td_cause_title(enum td_cause c); /* "data loading", ... */
 

@@ -386,6 +386,13 @@ static int waited_on_event(const struct td_analysis *a, uint32_t next, uint32_t 
 	return 0;
 }
 
+/* Whether runtime call l launches a CUDA (HIP) graph. */
+static int graph_launch(const struct td_trace *t, uint32_t l)
+{
+	const char *n = td_trace_name(t, td_trace_ev(t, l)->name);
+	return strstr(n, "GraphLaunch") != NULL;
+}
+
 /* What a queued op waited for, after `wait` ns with the device idle. */
 static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, uint32_t prev,
 			 int64_t wait, int launched_in_gap, uint8_t *cause, uint32_t *what)
@@ -420,8 +427,8 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 	*what = td_an_intern(a, a->waits_dropped
 			     ? "queued op waited while the device was idle, on a wait this filtered "
 			       "trace dropped"
-			     : "queued op waited while the device was idle: a wait the trace does "
-			       "not show (another rank, a host callback, another process)");
+			     : launch != TD_NONE && graph_launch(t, launch) ? TD_LABEL_GRAPH_WAIT
+									: TD_LABEL_UNSEEN_WAIT);
 }
 
 /* --- per device ---------------------------------------------------------------------------- */

@@ -92,7 +92,8 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 {
 	const struct td_trace *t = a->t;
 	struct pair *pairs;
-	size_t np = 0, cap = 64, i;
+	size_t np = 0, cap = 64, i, sj, from, to;
+	int all = 0;
 	struct td_vec units;
 	struct td_block_unit *cur = NULL;
 
@@ -106,7 +107,7 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 	if (!a->ndev)
 		return 0;
 	pairs = td_malloc(cap * sizeof(*pairs));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_MEMCPY, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t l;
 		if (e->kind != TD_K_MEMCPY || (l = td_trace_launch(t, (uint32_t)i)) == TD_NONE)
@@ -118,8 +119,15 @@ size_t td_an_block_units(struct td_analysis *a, const struct td_block_unit **out
 		np++;
 	}
 	sort_pairs(pairs, np);
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
+	/* the runtime calls (TD_FOR_KIND), unless a configured sync op names something else */
+	for (i = 1; i <= t->names.count && !all; i++)
+		all = (a->name_class[i] & NC_USER_SYNC) != 0;
+	from = all ? 0 : td_trace_kind_begin(t, TD_K_RUNTIME);
+	to = all ? t->events.len : td_trace_kind_end(t, TD_K_RUNTIME);
+	for (sj = from; sj < to; sj++) {
+		const struct td_event *e;
+		i = all ? sj : td_trace_scan_at(t, sj);
+		e = td_trace_ev(t, (uint32_t)i);
 		uint32_t op, user;
 		unsigned k = blocking_kind(a, pairs, np, (uint32_t)i, &op);
 		size_t d;

@@ -110,12 +110,13 @@ static void gpu_kernel_causality(const struct td_trace *t, struct td_health *c)
 	size_t nl = 0, nk = 0, i;
 	struct td_dev_events it;
 	uint32_t e;
+	size_t sj;
 
 	if (t->legacy || !launch_name) /* the validator reads cat cuda_runtime and kernel only */
 		return;
 	l = td_malloc((t->by_kind[TD_K_RUNTIME] + 1) * sizeof(*l));
 	k = td_malloc((t->by_kind[TD_K_KERNEL] + 1) * sizeof(*k));
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		if (ev->kind == TD_K_RUNTIME && ev->name == launch_name &&
 		    !(ev->flags & (TD_EF_DRIVER | TD_EF_NO_EXT)) && nl <= t->by_kind[TD_K_RUNTIME])
@@ -256,15 +257,14 @@ static void wait_corr_in_past(const struct td_trace *t, struct td_health *c)
 		"cross-stream waits unreliable: waits on records made later or not traced");
 	uint32_t sw = td_strtab_find(&t->names, "Stream Wait Event", 17);
 	struct idts *rec = NULL;
-	size_t nrec = 0, cap = 0, i;
-	struct td_dev_events it;
+	size_t nrec = 0, cap = 0, i, sj;
 	uint32_t e;
 	uint8_t *is_rec;
 
 	if (!sw)
 		return;
 	is_rec = td_calloc((size_t)t->names.count + 1, 1); /* per name: 0 unknown, 1 yes, 2 no */
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		if (ev->kind != TD_K_RUNTIME || ev->name > t->names.count)
 			continue;
@@ -459,6 +459,7 @@ static void missing_links(const struct td_trace *t, struct td_health *c)
 		"op to kernel attribution: ops without an External id launch nothing visible");
 	struct td_dev_events it;
 	uint32_t e;
+	size_t sj;
 
 	for (td_gpu_events_begin(&it, t); td_dev_events_next(&it, &e);) {
 		const struct td_event *ev = td_trace_ev(t, e);
@@ -470,7 +471,7 @@ static void missing_links(const struct td_trace *t, struct td_health *c)
 	}
 	if (t->legacy || t->nsys) /* PyTorch 1.8/1.9 wrote none; nsys exports have no such id */
 		return;
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		if (ev->kind != TD_K_CPU_OP)
 			continue;
@@ -533,14 +534,13 @@ TD_DEFINE_SORT(sort_u32, uint32_t, U32_LESS)
 
 int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t *step)
 {
-	struct td_dev_events it;
 	uint32_t e, *ids;
-	size_t n = 0, i, m = 0;
+	size_t n = 0, i, m = 0, sj;
 	uint32_t *gaps;
 
 	*ncalls = 0;
 	*step = 0;
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		const char *name;
 		if (ev->kind != TD_K_RUNTIME)
@@ -554,7 +554,7 @@ int td_health_waits_dropped(const struct td_trace *t, uint64_t *ncalls, uint32_t
 	if (n < FILTERED_MIN_CALLS)
 		return 0;
 	ids = td_malloc(n * sizeof(*ids));
-	for (td_host_events_begin(&it, t); td_dev_events_next(&it, &e);) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
 		if (ev->kind == TD_K_RUNTIME && !(ev->flags & TD_EF_NO_CORR))
 			ids[m++] = ev->corr;

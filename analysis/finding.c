@@ -221,6 +221,8 @@ const char *td_finding_sizing(const struct td_finding *f, char *buf, size_t cap)
 {
 	if (f->estimated && !f->replayed && !f->bounded)
 		return " (estimated from its mechanism, not replayed)";
+	if (f->upper && !f->replayed && !f->bounded)
+		return " (at most: the idle it holds; what that idle waited for is not in the trace)";
 	if (!f->replayed && !f->bounded)
 		return "";
 	if (!f->replayed)

@@ -77,6 +77,9 @@ struct td_finding {
 				    * caps what the replay wins (sizing/lag.c; a where line says so) */
 	int estimated;             /* 1: sized by its mechanism, not replayed (the trace lacks
 				    * what a replay needs; a where line says so): idle_ns + busy_ns */
+	int upper;                 /* 1: sized by the idle it claims, whose cause the trace does not
+				    * hold (a queued op waited on something unrecorded): no fix is
+				    * known to win it all, so the figure is an upper bound */
 	int offpath;               /* 1: what it claims is off the critical path - replayed, its fix
 				    * (or its bound) wins nothing: a note (risk 2), its claims kept */
 	double savings_fraction;   /* savings over the window's duration */

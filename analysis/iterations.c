@@ -137,10 +137,11 @@ static int torch_own(const char *n)
 #define ANNOT_MIN 3
 static void annotation_iters(struct td_analysis *a, const uint8_t *start, struct td_vec *v)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	uint32_t *cnt = td_calloc(t->names.count + 1, sizeof(*cnt)), i, best = 0;
 
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 && e->name &&
 		    e->name <= t->names.count && outermost(a, i, start))
@@ -150,7 +151,7 @@ static void annotation_iters(struct td_analysis *a, const uint8_t *start, struct
 		if (cnt[i] > cnt[best] && !torch_own(td_trace_name(t, i)))
 			best = i;
 	if (best && cnt[best] >= ANNOT_MIN) {
-		for (i = 0; i < t->events.len; i++) {
+		TD_FOR_KIND(t, TD_K_USER_ANNOTATION, sj, i) {
 			const struct td_event *e = td_trace_ev(t, i);
 			if (e->name == best && e->kind == TD_K_USER_ANNOTATION && td_ev_dur(e) > 0 &&
 			    outermost(a, i, start))

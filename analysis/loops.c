@@ -54,9 +54,11 @@ static int by_start(const void *x, const void *y)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* the loops among one thread's top-level ops ops[0..m) */
-static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t *ops, size_t m,
-			  struct td_vec *out, const struct td_block_unit *u, size_t nu)
+/* the loops among one thread's top-level ops ops[0..m), whose names are nm[0..m) (read once:
+ * each period compares them again, and the ops lie far apart among the thread's frames) */
+static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t *ops,
+			  const uint32_t *nm, size_t m, struct td_vec *out,
+			  const struct td_block_unit *u, size_t nu)
 {
 	const struct td_trace *t = a->t;
 	size_t min = (size_t)a->params.element_loop_min, i, k, lo, hi;
@@ -71,7 +73,7 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 	for (p = 1; p <= TD_LOOP_PERIOD_MAX; p++) {
 		for (i = 0; i + p < m;) {
 			size_t j = i, reps;
-			while (j + p < m && td_trace_ev(t, ops[j])->name == td_trace_ev(t, ops[j + p])->name)
+			while (j + p < m && nm[j] == nm[j + p])
 				j++;
 			if (j == i) {
 				i++;
@@ -162,8 +164,9 @@ size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
 {
 	const struct td_trace *t = a->t;
 	const struct td_block_unit *u;
-	size_t nu, tk;
-	struct td_vec loops, ops;
+	size_t nu, tk, sj, from, to;
+	int64_t open_end;
+	struct td_vec loops, ops, nm;
 
 	if (a->loops_done) {
 		*out = a->loops;
@@ -176,18 +179,36 @@ size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
 	nu = td_an_block_units(a, &u);
 	td_vec_init(&loops, sizeof(struct td_elem_loop));
 	td_vec_init(&ops, sizeof(uint32_t));
+	td_vec_init(&nm, sizeof(uint32_t));
 	for (tk = 0; tk < t->tracks.len; tk++) {
 		const struct td_track *tr = td_trace_track(t, (uint32_t)tk);
 		uint32_t x;
 		if (tr->is_gpu || tr->count < (uint32_t)a->params.element_loop_min)
 			continue;
-		ops.len = 0;
-		for (x = tr->first; x < tr->first + tr->count; x++)
-			if (td_trace_ev(t, x)->kind == TD_K_CPU_OP && td_an_top_op(t, x))
+		ops.len = nm.len = 0;
+		/* the track's CPU ops (TD_FOR_KIND): from the first at or after its start */
+		from = td_trace_kind_begin(t, TD_K_CPU_OP);
+		to = td_trace_kind_end(t, TD_K_CPU_OP);
+		TD_LOWER_BOUND(sj, to - from, td_trace_scan_at(t, from + mid) < tr->first);
+		open_end = INT64_MIN;
+		for (sj += from; sj < to && (x = td_trace_scan_at(t, sj)) < tr->first + tr->count;
+		     sj++) {
+			const struct td_event *e = td_trace_ev(t, x);
+			/* top-level: no CPU op above it; one that begins after every CPU op before
+			 * it on the thread has ended has none (ops nest), without a walk up its
+			 * parents through the Python frames */
+			int top = e->kind == TD_K_CPU_OP && (e->ts >= open_end || td_an_top_op(t, x));
+			if (e->kind == TD_K_CPU_OP && td_ev_end(e) > open_end)
+				open_end = td_ev_end(e);
+			if (top) {
 				*(uint32_t *)td_vec_push(&ops) = x;
-		find_in_track(a, (uint32_t)tk, ops.data, ops.len, &loops, u, nu);
+				*(uint32_t *)td_vec_push(&nm) = e->name;
+			}
+		}
+		find_in_track(a, (uint32_t)tk, ops.data, nm.data, ops.len, &loops, u, nu);
 	}
 	td_vec_free(&ops);
+	td_vec_free(&nm);
 	*out = a->loops = loops.data;
 	return a->nloops = loops.len;
 }

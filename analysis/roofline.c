@@ -561,13 +561,12 @@ void td_an_mfu(const struct td_analysis *a, struct td_mfu *out)
 static void mfu(const struct td_analysis *a, struct td_mfu *out)
 {
 	const struct td_trace *t = a->t;
-	struct td_dev_events host;
+	struct td_track_cursor cur = {0, 0, 0};
 	struct td_op_cost c;
-	int64_t ws = INT64_MAX, we = INT64_MIN, by_dtype[TD_DT_COUNT] = {0};
-	uint8_t *in_cost = td_calloc(t->events.len ? t->events.len : 1, 1); /* 1: costed or in one */
+	int64_t ws = INT64_MAX, we = INT64_MIN, by_dtype[TD_DT_COUNT] = {0}, costed_end = INT64_MIN;
 	struct cost_memo *memo = td_calloc(COST_MEMO, sizeof(*memo));
-	uint32_t e;
-	size_t d;
+	uint32_t e, track = TD_NONE;
+	size_t d, sj;
 	int best = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -585,27 +584,30 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 			we = a->dev[d].win_end;
 	}
 	if (we <= ws) {
-		free(in_cost);
 		free(memo);
 		return;
 	}
 	out->window_ns = we - ws;
-	for (td_host_events_begin(&host, t); td_dev_events_next(&host, &e);) { /* parents first */
+	/* the CPU ops, parents first: one inside an op already costed (it began before that
+	 * op's end, on its thread: ops nest) is part of that op's cost */
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, e) {
 		const struct td_event *ev = td_trace_ev(t, e);
-		uint32_t p = td_trace_parent(t, e);
 		int dt;
-		if (p != TD_NONE && in_cost[p]) {
-			in_cost[e] = 1;
+		if (ev->kind != TD_K_CPU_OP)
 			continue;
+		if (td_trace_track_at(t, &cur, e) != track) {
+			track = cur.track;
+			costed_end = INT64_MIN;
 		}
-		if (ev->kind != TD_K_CPU_OP || ev->ts < ws || ev->ts >= we || !memo_cost(t, e, memo, &c))
+		if (ev->ts < costed_end)
 			continue;
-		in_cost[e] = 1;
+		if (ev->ts < ws || ev->ts >= we || !memo_cost(t, e, memo, &c))
+			continue;
+		costed_end = td_ev_end(ev);
 		out->flops = td_sat_add(out->flops, c.flops);
 		dt = c.dtype >= 0 ? c.dtype : TD_DT_FP32;
 		by_dtype[dt] = td_sat_add(by_dtype[dt], c.flops);
 	}
-	free(in_cost);
 	free(memo);
 	for (d = 0; d < TD_DT_COUNT; d++)
 		if (by_dtype[d] > 0 && (best < 0 || by_dtype[d] > by_dtype[best]))

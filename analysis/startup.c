@@ -90,6 +90,7 @@ TD_DEFINE_SORT(sort_cap, struct cap_call, CAP_LESS)
 
 static void captures(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	struct td_vec calls, spans;
 	uint8_t *kind = td_calloc(t->names.count + 1, 1); /* 1: begins a capture, 2: ends one */
@@ -107,7 +108,7 @@ static void captures(struct td_analysis *a)
 		return;
 	}
 	td_vec_init(&calls, sizeof(struct cap_call));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		if (e->kind == TD_K_RUNTIME && kind[e->name])
 			*(struct cap_call *)td_vec_push(&calls) = (struct cap_call){
@@ -141,6 +142,7 @@ static void captures(struct td_analysis *a)
 
 void td_an_detect_warmup(struct td_analysis *a)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	struct name_dur *v;
 	int64_t *launch_dur, *first_ts, *first_call, launch_med;
@@ -154,7 +156,7 @@ void td_an_detect_warmup(struct td_analysis *a)
 	first_call = td_malloc((t->names.count + 1) * sizeof(*first_call));
 	for (i = 0; i <= t->names.count; i++)
 		first_call[i] = INT64_MAX;
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		uint32_t c = looked_at(a, e);
 		if (!c)
@@ -168,9 +170,12 @@ void td_an_detect_warmup(struct td_analysis *a)
 	for (i = 1; i <= t->names.count + 1; i++)
 		at[i] += at[i - 1];
 	v = td_malloc((n ? n : 1) * sizeof(*v));
-	for (i = 0, j = 0; i < t->events.len && j < n; i++) {
+	j = 0;
+	TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		struct name_dur *r;
+		if (j == n)
+			break;
 		if (!looked_at(a, e))
 			continue;
 		r = &v[at[e->name]++]; /* at[name] moves to the next name's start */

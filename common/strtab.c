@@ -150,3 +150,12 @@ uint32_t td_strtab_intern(struct td_strtab *st, const char *s, size_t len)
 		grow(st);
 	return id;
 }
+
+size_t td_name_stem_len(const char *s, size_t len)
+{
+	size_t k = len;
+
+	while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9')
+		k--;
+	return k < len && k > 0 && s[k - 1] == '#' ? k : len;
+}

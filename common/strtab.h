@@ -37,5 +37,8 @@ static inline uint32_t td_strtab_len(const struct td_strtab *st, uint32_t id)
 	return id && id <= st->count ? st->lens[id] : 0;
 }
 uint32_t td_hash_bytes(const char *s, size_t len);
+/* The length of s[0..len) without a trailing "#<digits>" (the numbering of names made once per
+ * iteration: "ProfilerStep#41"), the '#' kept; len when it has none. */
+size_t td_name_stem_len(const char *s, size_t len);
 
 #endif

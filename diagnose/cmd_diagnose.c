@@ -4,6 +4,7 @@
  * [--color auto|always|never]: the prioritized fix report of one trace, or of a job's ranks
  * (several traces, a directory, summaries). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,38 @@ static void render_any(FILE *f, const char *format, int color, const void *ctx)
 
 /* --- one trace --------------------------------------------------------------------------- */
 
+/* The trace's health (check's rules) reads the trace alone: it runs beside the analysis on a
+ * thread of its own where -j allows one, and is joined before the report is written. */
+struct health_job {
+	const struct td_trace *t;
+	struct td_health *chk;
+	pthread_t th;
+	int started;
+};
+
+static void *health_main(void *arg)
+{
+	struct health_job *h = arg;
+	td_health_run(h->t, h->chk);
+	return NULL;
+}
+
+static void health_start(struct health_job *h, const struct td_trace *t)
+{
+	h->t = t;
+	h->chk = td_malloc(sizeof(*h->chk));
+	h->started = cli_threads() > 1 && pthread_create(&h->th, NULL, health_main, h) == 0;
+}
+
+static struct td_health *health_join(struct health_job *h)
+{
+	if (h->started)
+		pthread_join(h->th, NULL);
+	else
+		td_health_run(h->t, h->chk);
+	return h->chk;
+}
+
 static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *format,
 			const char *outp, const char *color, const char *capture)
 {
@@ -97,6 +130,7 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 	struct report_out out = {NULL, NULL};
 	struct td_rp_report rep;
 	struct td_health *chk;
+	struct health_job hj;
 	struct td_critpath cp;
 	int rc_exit, replayed, critpathed;
 
@@ -109,12 +143,12 @@ static int diagnose_one(struct cli_doc *d, struct td_config *cfg, const char *fo
 		td_trace_free(&t);
 		return rc_exit;
 	}
+	health_start(&hj, &t);
 	td_analysis_run_jobs(&a, &t, cfg, cli_threads());
 	a.gmap = &gmap;
 	td_diagnose(&a, &r);
 	td_metrics_compute(&a, &r, &m);
-	chk = td_malloc(sizeof(*chk));
-	td_health_run(&t, chk);
+	chk = health_join(&hj);
 	memset(&rc, 0, sizeof(rc));
 	rc.check = chk;
 	rc.path = path;

@@ -209,7 +209,8 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 		out_json_kbool(g, "one_off", fd->risk == 3);
 		out_json_kint(g, "est_savings_ns", fd->savings_ns);
 		out_json_kstr(g, "sizing", fd->bounded ? "bound" : fd->replayed ? "replay"
-					   : fd->risk ? "none" : fd->estimated ? "estimate" : "idle");
+					   : fd->risk ? "none" : fd->estimated ? "estimate"
+					   : fd->upper ? "upper" : "idle");
 		if (fd->after) { /* sized after another fix: what it wins alone besides */
 			out_json_kstr(g, "sized_after", fd->after);
 			out_json_kint(g, "alone_ns", fd->replayed ? fd->replay_ns : fd->bound_ns);

@@ -305,6 +305,7 @@ static void allreduce_passes(const struct td_trace *t, struct td_context *c)
 #define OP_ATEN 2
 static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 {
+	size_t sj;
 	uint32_t *per = td_calloc(t->names.count + 2, sizeof(uint32_t)), i;
 	uint8_t *op = td_calloc(t->names.count + 2, 1), *scalar = td_calloc(t->names.count + 2, 1);
 	uint64_t steps = t->steps.len ? t->steps.len : 1;
@@ -314,7 +315,7 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 		op[i] = !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense") ||
 			!strcmp(n, "aten::tolist") ? OP_ONE_VALUE : starts(n, "aten::") ? OP_ATEN : 0;
 	}
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		if (e->kind != TD_K_CPU_OP || !op[e->name])
 			continue;
@@ -342,6 +343,7 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 /* the batch by the layers' inputs, the median kernel's blocks per SM */
 static void batch_of(const struct td_trace *t, struct td_context *c)
 {
+	size_t sj;
 	int64_t vals[16], numels[16], best = 0, best_numel = 0;
 	uint64_t cnt[16], bestn = 0;
 	size_t nv = 0, i, k, n = 0;
@@ -353,7 +355,7 @@ static void batch_of(const struct td_trace *t, struct td_context *c)
 		layer[i] = !strcmp(nm, "aten::linear") || !strcmp(nm, "aten::conv2d") ||
 			   !strcmp(nm, "aten::bmm") ? 1 : !strcmp(nm, "aten::addmm") ? 2 : 0;
 	}
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 		const struct td_op_args *oa;
 		int64_t v, numel;
@@ -425,6 +427,7 @@ const char *td_context_batch(const struct td_context *c, char *buf, size_t cap)
 
 void td_context_derive(const struct td_trace *t, struct td_context *c)
 {
+	struct td_strtab stems;
 	size_t i;
 	int backward = 0, bwd_kernels = 0, inference = 0, nvidia = 0, amd = t->rocm, moe = 0;
 
@@ -446,11 +449,22 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			 has(n, "A100") || has(n, "H100") || has(n, "H200") || has(n, "B200"))
 			nvidia = 1;
 	}
+	td_strtab_init(&stems);
 	for (i = 1; i <= t->names.count; i++) {
 		const char *n = td_strtab_str(&t->names, (uint32_t)i);
+		size_t len = td_strtab_len(&t->names, (uint32_t)i), sl = td_name_stem_len(n, len);
 		int k;
 		if (n[0] == '[' || n[0] == '"') /* Input Dims, types, call stacks: no names */
 			continue;
+		if ((k = td_coll_kind_of(n)) >= 0)
+			c->coll[k]++;
+		/* a name numbered once per iteration ("ProfilerStep#41") says what its stem says,
+		 * read once: no word below ends in a digit after a '#' */
+		if (sl < len) {
+			uint32_t before = stems.count;
+			if (td_strtab_intern(&stems, n, sl) <= before)
+				continue;
+		}
 		if (has(n, "Backward") || has(n, "autograd::engine") || starts(n, "Optimizer.step#") ||
 		    starts(n, "Optimizer.zero_grad#") || has(n, "_single_tensor_"))
 			backward = 1;
@@ -524,9 +538,8 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		if (has(n, "deep_ep") && (has(n, "dispatch") || has(n, "combine")))
 			c->on |= TD_ON_DEEPEP;
 		optimizer_of(c, n);
-		if ((k = td_coll_kind_of(n)) >= 0)
-			c->coll[k]++;
 	}
+	td_strtab_free(&stems);
 	for (i = 0; i < t->colls.len; i++) { /* the groups' parallelisms */
 		const struct td_coll *co = &TD_VEC_AT(&t->colls, struct td_coll, i);
 		enum td_par p = co->pg_desc ? td_pg_parallelism(td_trace_name(t, co->pg_desc))

@@ -260,7 +260,7 @@ static int parse_step(const char *name, int64_t *n)
 
 void td_trace_finalize(struct td_trace *t)
 {
-	size_t n, i, nruntime = 0, j;
+	size_t n, i, nruntime = 0, j, kd, fill[TD_K_NSTORED + 1];
 	struct td_event *ev;
 	struct corr_idx *ci;
 	int64_t *step_num;
@@ -322,10 +322,26 @@ void td_trace_finalize(struct td_trace *t)
 	if (!started)
 		all_parents(t);
 
-	/* runtime call <-> GPU op by correlation id */
-	for (i = 0; i < n; i++)
+	/* runtime call <-> GPU op by correlation id; where Python frames are a quarter of the
+	 * events or more, the others' indices by kind (TD_FOR_KIND): counted in this pass, placed
+	 * in the next */
+	free(t->scan);
+	t->scan = NULL;
+	memset(t->scan_off, 0, sizeof(t->scan_off));
+	for (i = 0; i < n; i++) {
 		if (ev[i].kind == TD_K_RUNTIME && !(ev[i].flags & TD_EF_NO_CORR))
 			nruntime++;
+		if (ev[i].kind < TD_K_NSTORED)
+			t->scan_off[ev[i].kind + 1]++;
+	}
+	if (n && t->scan_off[TD_K_PYTHON + 1] >= n / 4) {
+		t->scan_off[TD_K_PYTHON + 1] = 0; /* frames are not kept */
+		for (kd = 1; kd <= TD_K_NSTORED; kd++)
+			t->scan_off[kd] += t->scan_off[kd - 1];
+		memcpy(fill, t->scan_off, sizeof(fill));
+		t->scan = td_malloc((t->scan_off[TD_K_NSTORED] ? t->scan_off[TD_K_NSTORED] : 1) *
+				    sizeof(*t->scan));
+	}
 	ci = td_malloc((nruntime ? nruntime : 1) * sizeof(*ci));
 	for (i = 0, j = 0; i < n; i++)
 		if (ev[i].kind == TD_K_RUNTIME && !(ev[i].flags & TD_EF_NO_CORR)) {
@@ -337,6 +353,8 @@ void td_trace_finalize(struct td_trace *t)
 	for (i = 0, j = 0; i < n; i++) {
 		size_t lo = 0;
 		uint32_t c = ev[i].corr;
+		if (t->scan && ev[i].kind < TD_K_NSTORED && ev[i].kind != TD_K_PYTHON)
+			t->scan[fill[ev[i].kind]++] = (uint32_t)i;
 		if (!td_kind_on_gpu_track(ev[i].kind) || ev[i].kind == TD_K_GPU_ANNOTATION)
 			continue;
 		if (!(ev[i].flags & TD_EF_NO_CORR)) {

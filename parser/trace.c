@@ -87,6 +87,7 @@ void td_trace_free(struct td_trace *t)
 	td_vec_free(&t->op_args);
 	free(t->track_firsts);
 	free(t->gpu_tracks);
+	free(t->scan);
 	td_vec_free(&t->mem);
 	td_vec_free(&t->mem_threads);
 	td_vec_free(&t->facts);

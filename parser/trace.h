@@ -267,6 +267,11 @@ struct td_trace {
 	uint32_t *track_firsts;    /* after finalize: per track, its first event (td_trace_track_of) */
 	uint32_t *gpu_tracks;      /* after finalize: the GPU tracks by (device, track) */
 	size_t ngpu_tracks;
+	/* after finalize, when Python frames are a quarter of the events or more (with_stack):
+	 * the other events' indices by kind, each kind's in order, kind k's at
+	 * [scan_off[k], scan_off[k + 1]) (TD_FOR_KIND); NULL otherwise */
+	uint32_t *scan;
+	size_t scan_off[TD_K_NSTORED + 1];
 
 	/* input and metadata */
 	enum td_compression compression;
@@ -364,6 +369,25 @@ static inline struct td_track *td_trace_track(const struct td_trace *t, uint32_t
 {
 	return &((struct td_track *)t->tracks.data)[i];
 }
+/* The events of one stored kind k: TD_FOR_KIND(t, k, j, i) { ... } visits, in index order,
+ * the events of kind k where the trace keeps them apart (a trace with stacks is mostly Python
+ * frames, and a pass for anything else would wade through them), and every event otherwise:
+ * the body still checks the kind. i gets the event's index, j (a size_t) is the position. */
+static inline size_t td_trace_kind_begin(const struct td_trace *t, int k)
+{
+	return t->scan ? t->scan_off[k] : 0;
+}
+static inline size_t td_trace_kind_end(const struct td_trace *t, int k)
+{
+	return t->scan ? t->scan_off[k + 1] : t->events.len;
+}
+static inline uint32_t td_trace_scan_at(const struct td_trace *t, size_t j)
+{
+	return t->scan ? t->scan[j] : (uint32_t)j;
+}
+#define TD_FOR_KIND(t, k, j, i)                                                              \
+	for ((j) = td_trace_kind_begin(t, k);                                                \
+	     (j) < td_trace_kind_end(t, k) && ((i) = td_trace_scan_at(t, (j)), 1); (j)++)
 /* The track of event i (after finalize): the last whose events begin at or before it. */
 static inline uint32_t td_trace_track_of(const struct td_trace *t, uint32_t i)
 {

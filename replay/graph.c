@@ -640,6 +640,13 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	g->src = td_malloc((g->n + 1) * sizeof(uint32_t));
 	g->fl = td_calloc(g->n + 1, sizeof(uint16_t));
 	fill_nodes(g);
+	g->ts = td_malloc((g->n + 1) * sizeof(int64_t));
+	g->end = td_malloc((g->n + 1) * sizeof(int64_t));
+	for (k = 0; k < g->n; k++) {
+		const struct td_event *e = td_rp_event(g, (uint32_t)k);
+		g->ts[k] = e->ts;
+		g->end[k] = td_ev_end(e);
+	}
 	/* launches; a copy call's src: its op that ended last */
 	near = td_calloc(ntr + 1, sizeof(*near));
 	for (k = g->nhost; k < g->n; k++) {
@@ -680,6 +687,10 @@ int td_replay_build(struct td_replay *g, const struct td_trace *t, const uint8_t
 	link_streams(g);
 	td_rp_sort_side(&g->xs);
 	td_rp_sort_side(&g->extras);
+	g->launch_ts = td_malloc((g->n - g->nhost + 1) * sizeof(int64_t));
+	for (k = g->nhost; k < g->n; k++)
+		g->launch_ts[k - g->nhost] = g->src[k] == TD_NONE ? INT64_MIN
+					     : td_rp_event(g, g->src[k])->ts;
 	return 0;
 }
 
@@ -688,6 +699,9 @@ void td_replay_free(struct td_replay *g)
 	free(g->ev);
 	free(g->fl);
 	free(g->src);
+	free(g->ts);
+	free(g->end);
+	free(g->launch_ts);
 	free(g->track_first);
 	free(g->track_count);
 	free(g->primary);

@@ -14,12 +14,12 @@
 
 static inline int64_t ts_of(const struct td_replay *g, uint32_t k)
 {
-	return td_rp_event(g, k)->ts;
+	return g->ts[k];
 }
 
 static inline int64_t end_of(const struct td_replay *g, uint32_t k)
 {
-	return td_ev_end(td_rp_event(g, k));
+	return g->end[k];
 }
 
 /* How much of [a0, a1) lies in [b0, b1). */

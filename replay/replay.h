@@ -126,6 +126,13 @@ struct td_replay {
 	uint16_t *fl;              /* per node: TD_RPF_* */
 	uint32_t *src;             /* op: its launch call's node; host: the op it waits for */
 	size_t n, nhost;           /* host nodes first, by track then time; GPU ops after */
+	int64_t *ts, *end;         /* per node: its event's recorded start and end (read by
+				    * every replay for each node: here in order, not scattered
+				    * among the trace's frames) */
+	int64_t *launch_ts;        /* per GPU op (node nhost + i): its launch call's recorded
+				    * start, INT64_MIN without one (read per op by the window and
+				    * busy measures, which would otherwise reach into the host's
+				    * events for each) */
 	uint32_t *track_first;     /* per track: its first node (TD_NONE: none); nodes contiguous */
 	uint32_t *track_count;
 	uint32_t *primary;         /* per track: the main thread of its process (the steps' thread,

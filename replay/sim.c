@@ -500,11 +500,9 @@ int64_t td_replay_window(const struct td_replay *g, const struct td_rp_times *r,
 		if (f == TD_NONE || !td_trace_track(t, (uint32_t)i)->is_gpu)
 			continue;
 		for (k = f + g->track_count[i]; k-- > f;) {
-			uint32_t h = g->src[k];
-			int64_t lts, e;
-			if (h == TD_NONE)
+			int64_t lts = g->launch_ts[k - g->nhost], e;
+			if (lts == INT64_MIN)
 				continue;
-			lts = td_rp_event(g, h)->ts;
 			if (lts >= to || lts < from)
 				continue;
 			e = td_rp_end(g, r, k);
@@ -536,11 +534,9 @@ int64_t td_replay_busy(const struct td_replay *g, const struct td_rp_times *r, u
 		if (f == TD_NONE || !tr->is_gpu || tr->device != device)
 			continue;
 		for (k = f; k < f + g->track_count[i]; k++) {
-			uint32_t h = g->src[k];
-			int64_t s, e, lts;
-			if (h == TD_NONE || (r && (r->flag[k] & F_REMOVED)))
+			int64_t s, e, lts = g->launch_ts[k - g->nhost];
+			if (lts == INT64_MIN || (r && (r->flag[k] & F_REMOVED)))
 				continue;
-			lts = td_rp_event(g, h)->ts;
 			if (lts < from || lts >= to)
 				continue;
 			s = td_rp_start(g, r, k);

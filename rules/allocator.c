@@ -29,6 +29,7 @@ TD_DEFINE_SORT(sort_u64, uint64_t, U64_LESS)
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	size_t d;
 	char b1[32], b2[32];
@@ -55,7 +56,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		   * state - which calls on to the end (resnet-2080ti's 39 calls in its first two
 		   * of 30 iterations; hipfree-mi300x's in every one) */
 			int64_t last = INT64_MIN;
-			for (i = 0; i < t->events.len; i++) {
+			TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 				const struct td_event *e = td_trace_ev(t, i);
 				if (e->kind == TD_K_RUNTIME && (td_an_class(a, e->name) & NC_ALLOC) &&
 				    td_an_in_host_window(a, d, e->ts) && !td_an_is_warm(a, i) &&
@@ -69,7 +70,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		per_alloc = td_calloc(2 * a->nsteps + 2, sizeof(uint64_t));
 		per_free = per_alloc + a->nsteps + 1;
 		/* sites are labels: intern them all first, then count */
-		for (i = 0; i < t->events.len; i++) {
+		TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 			const struct td_event *e = td_trace_ev(t, i);
 			if (e->kind == TD_K_RUNTIME && (td_an_class(a, e->name) & NC_ALLOC) &&
 			    td_an_in_host_window(a, d, e->ts) && !td_an_is_warm(a, i) &&

@@ -529,8 +529,20 @@ static int fix_for(struct td_analysis *a, struct td_finding *f, enum td_cause to
 						    sizeof(fix)));
 		break;
 	case CAUSE_DEPENDENCY:
-		td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_IDLE_DEPENDENCY, -1, NULL, fix,
-						    sizeof(fix)));
+		if (top_what && !strcmp(td_an_label(a, top_what), TD_LABEL_GRAPH_WAIT))
+			td_finding_fix(f, "The work that waited was launched as a CUDA graph "
+				       "(cudaGraphLaunch), queued long before the device went idle: "
+				       "the graph waited on something captured in it (an event wait, a "
+				       "host node) or outside it, which the profiler does not record "
+				       "inside a graph. Profile once with nsys --cuda-graph-trace=node "
+				       "to see the graph's nodes and what the first one waits on, or "
+				       "run one step with the graph off (torch.compile without "
+				       "mode=\"reduce-overhead\") to see the wait as separate calls. %s",
+				       td_fix_text(&a->ctx, TD_FIX_IDLE_DEPENDENCY, -1, NULL, fix,
+						   sizeof(fix)));
+		else
+			td_finding_fix(f, "%s", td_fix_text(&a->ctx, TD_FIX_IDLE_DEPENDENCY, -1, NULL,
+							    fix, sizeof(fix)));
 		break;
 	case CAUSE_LAUNCH:
 		td_fix_text(&a->ctx, TD_FIX_FEWER_LAUNCHES, -1,
@@ -675,6 +687,13 @@ static void run(struct td_analysis *a, struct td_report *r)
 			else if (!f->edits.len && (top == CAUSE_SYNC || top == CAUSE_TRANSFER ||
 						   top == CAUSE_ALLOC))
 				bound_calls(a, f, &rs, top);
+			/* most of it waits on what the trace does not hold: no fix is known to win
+			 * it, so what it claims is an upper bound, said so */
+			if (!f->edits.len && top == CAUSE_DEPENDENCY && top_what &&
+			    (!strcmp(td_an_label(a, top_what), TD_LABEL_UNSEEN_WAIT) ||
+			     !strcmp(td_an_label(a, top_what), TD_LABEL_GRAPH_WAIT)) &&
+			    2 * top_ns >= f->idle_ns)
+				f->upper = 1;
 		}
 		td_vec_free(&rs.items);
 		td_vec_free(&rs.drop);

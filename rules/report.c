@@ -37,7 +37,7 @@ const struct td_rule *td_rule_find(const char *id)
  * problem), after the time findings, its claims kept (the job view compares ranks by them). */
 static void critical_path(struct td_finding *f, int gated)
 {
-	char b1[32], b2[32], *fix;
+	char b1[32], b2[32], b3[32], *fix;
 
 	/* a wait removed frees the host, whose work after it then runs beside the GPU's: the
 	 * replay wins idle other findings claim, which the claim alone cannot say */
@@ -49,6 +49,27 @@ static void critical_path(struct td_finding *f, int gated)
 				 "computes, and the idle filed under those causes shrinks with it",
 				 td_fmt_dur(b1, sizeof(b1), f->savings_ns),
 				 td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns));
+	/* a fix that takes host work away (launch calls, allocations: host_ns it frees) wins
+	 * more than the idle between its ops where the host holds the step: the freed time
+	 * comes off the step itself, as idle the replay closes (not GPU work it removes) */
+	else if (!f->risk && f->replayed && !f->frees_host && f->host_ns > 0 &&
+		 f->savings_ns > 2 * (f->idle_ns + f->busy_ns) && f->savings_ns <= f->host_ns &&
+		 f->busy_before_ns >= 0 && f->busy_after_ns >= 0 &&
+		 2 * (f->replay_ns - (f->busy_before_ns - f->busy_after_ns)) >= f->savings_ns)
+		td_finding_where(f, "replayed, the window shrinks by %s, more than the %s of GPU idle "
+				 "it claims: the fix frees %s of host time, and the host holds this "
+				 "step (the GPU waits for its work: data loading, Python, launches), "
+				 "so the time freed comes off the step",
+				 td_fmt_dur(b1, sizeof(b1), f->savings_ns),
+				 td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns),
+				 td_fmt_dur(b3, sizeof(b3), f->host_ns));
+	else if (!f->risk && f->replayed && !f->frees_host && f->savings_ns > 0 &&
+		 f->host_ns >= 4 * f->savings_ns && f->host_ns > f->idle_ns + f->busy_ns)
+		td_finding_where(f, "replayed, the window shrinks by %s though the fix frees %s of "
+				 "host time: the host does not hold this step (the GPU's own work or a "
+				 "wait does), so the time it frees does not shorten it",
+				 td_fmt_dur(b1, sizeof(b1), f->savings_ns),
+				 td_fmt_dur(b3, sizeof(b3), f->host_ns));
 	if (f->risk || f->capped || !(f->bounded || (f->replayed && f->busy_ns)))
 		return;
 	td_fmt_dur(b2, sizeof(b2), f->idle_ns + f->busy_ns);

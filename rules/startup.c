@@ -64,6 +64,7 @@ static void add(struct td_vec *iv, struct td_vec *pc, uint32_t ev, int64_t from,
 static void first_calls(const struct td_analysis *a, int64_t lo, int64_t hi, struct td_vec *iv,
 			struct td_vec *pc)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	uint32_t nn = t->names.count + 1, i, *first = td_malloc(nn * sizeof(*first)), *cands;
 	uint32_t *end = NULL;
@@ -73,7 +74,7 @@ static void first_calls(const struct td_analysis *a, int64_t lo, int64_t hi, str
 
 	memset(first, 0xff, nn * sizeof(*first)); /* TD_NONE: no first call */
 	td_vec_init(&cv, sizeof(uint32_t));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		uint32_t p = td_trace_parent(t, i);
 		if (e->kind != TD_K_CPU_OP || e->ts >= hi || first[e->name] != TD_NONE ||
@@ -97,7 +98,7 @@ static void first_calls(const struct td_analysis *a, int64_t lo, int64_t hi, str
 		const struct td_track *tr = td_trace_track(t, td_trace_track_of(t, cands[c]));
 		end[td_trace_ev(t, cands[c])->name] = tr->first + tr->count;
 	}
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *x = td_trace_ev(t, i);
 		if (x->kind == TD_K_CPU_OP && first[x->name] != TD_NONE && i > first[x->name] &&
 		    i < end[x->name])
@@ -108,7 +109,7 @@ static void first_calls(const struct td_analysis *a, int64_t lo, int64_t hi, str
 	fill = td_malloc(nn * sizeof(*fill));
 	memcpy(fill, at, nn * sizeof(*fill));
 	later = td_malloc((at[nn] ? at[nn] : 1) * sizeof(*later));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *x = td_trace_ev(t, i);
 		if (x->kind == TD_K_CPU_OP && first[x->name] != TD_NONE && i > first[x->name] &&
 		    i < end[x->name])

@@ -28,6 +28,7 @@ struct kind_stat {
 static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 		       struct kind_stat *pageable)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	const struct td_dev_analysis *dv = &a->dev[d];
 	struct kind_stat ks[6][6][6];
@@ -42,15 +43,18 @@ static void copy_stats(struct td_analysis *a, size_t d, struct td_finding *f,
 
 	memset(ks, 0, sizeof(ks));
 	memset(pageable, 0, sizeof(*pageable));
-	for (i = 0; i < t->events.len; i++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, i) {
+		const struct td_event *e = td_trace_ev(t, i);
+		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP) &&
+		    td_an_in_host_window(a, d, e->ts))
+			to_ops++;
+	}
+	TD_FOR_KIND(t, TD_K_MEMCPY, sj, i) {
 		const struct td_event *e = td_trace_ev(t, i);
 		enum td_copy_dir dir;
 		enum td_mem_kind src, dst;
 		uint64_t bytes;
 
-		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_TO_OP) &&
-		    td_an_in_host_window(a, d, e->ts))
-			to_ops++;
 		if (e->kind != TD_K_MEMCPY ||
 		    td_trace_track(t, td_trace_track_at(t, &cur, i))->device != dv->device ||
 		    e->ts < dv->win_start || e->ts >= dv->win_end)
@@ -347,6 +351,7 @@ static void create_then_move(struct td_analysis *a, struct td_report *r, size_t 
 
 static void run(struct td_analysis *a, struct td_report *r)
 {
+	size_t sj;
 	const struct td_block_unit *u;
 	size_t nu = td_an_block_units(a, &u), d;
 	struct td_vec creates;
@@ -354,7 +359,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 
 	/* the creation ops, once for every device */
 	td_vec_init(&creates, sizeof(uint32_t));
-	for (i = 0; i < a->t->events.len; i++) {
+	TD_FOR_KIND(a->t, TD_K_CPU_OP, sj, i) {
 		const struct td_event *e = td_trace_ev(a->t, i);
 		if (e->kind == TD_K_CPU_OP && (td_an_class(a, e->name) & NC_CREATE_OP))
 			*(uint32_t *)td_vec_push(&creates) = i;

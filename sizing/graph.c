@@ -165,6 +165,7 @@ static void loader_gates(const struct td_analysis *a, struct td_replay *g)
  * calls and GPU ops to replay. */
 void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 {
+	size_t sj;
 	const struct td_trace *t = a->t;
 	uint8_t *role;
 	size_t i;
@@ -191,7 +192,7 @@ void td_whatif_build(const struct td_analysis *a, struct td_whatif *w)
 	{
 		struct td_vec v;
 		td_vec_init(&v, sizeof(int64_t));
-		for (i = 0; i < t->events.len; i++) {
+		TD_FOR_KIND(t, TD_K_RUNTIME, sj, i) {
 			const struct td_event *e = td_trace_ev(t, (uint32_t)i);
 			if (e->kind == TD_K_RUNTIME && (a->name_class[e->name] & NC_LAUNCH))
 				*(int64_t *)td_vec_push(&v) = td_ev_dur(e);

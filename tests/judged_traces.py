@@ -93,6 +93,48 @@ FIX_SAYS = {
     "resnet50-nw0.pt.trace.json.gz": ("num_workers", None),
 }
 
+def graph_waits(path, report):
+    """negq-rank0: the largest GPU gaps in the steps end with work a cudaGraphLaunch queued
+    before the gap opened (nothing recorded runs meanwhile): what it waited for is not in the
+    trace, so gpu-idle's figure is an upper bound ("upper") and names the graph wait."""
+    import gzip
+    ev = json.load(gzip.open(path))["traceEvents"]
+    corr = {}
+    for e in ev:
+        a = e.get("args") or {}
+        if e.get("cat") == "cuda_runtime" and "correlation" in a:
+            corr[a["correlation"]] = e
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev
+             if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")]
+    lo, hi = min(s[0] for s in steps), max(s[1] for s in steps)
+    gpu = sorted(((e["ts"], e["ts"] + e.get("dur", 0), e) for e in ev
+                  if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and lo <= e["ts"] < hi),
+                 key=lambda x: (x[0], x[1]))
+    gaps, end = [], None
+    for s, t, e in gpu:
+        if end is not None and s > end:
+            gaps.append((s - end, end, e))
+        end = t if end is None else max(end, t)
+    gaps.sort(key=lambda g: -g[0])
+    bad = []
+    graph = 0
+    for size, start, nxt in gaps[:5]:
+        l = corr.get((nxt.get("args") or {}).get("correlation"))
+        if l and ("GraphLaunch" not in l["name"] or l["ts"] >= start):
+            return [f"the raw events no longer show a graph wait at {start}: re-judge"]
+        graph += l is not None  # (the first step's launch was before the trace began)
+    if graph < 3:
+        return ["the raw events no longer show graph waits: re-judge"]
+    fs = [f for f in report["findings"] if f["rule"] == "gpu-idle"]
+    if not fs or fs[0]["sizing"] != "upper" or "CUDA-graph" not in fs[0]["title"]:
+        bad.append("gpu-idle does not say its figure is an upper bound on a CUDA-graph wait")
+    return bad
+
+
+# name: what its raw events show beyond the table, checked by a function of (path, report)
+RAW_CHECKS = {"negq-rank0.json.gz": graph_waits}
+
+
 def judge(name, spec):
     top, band, most, present, why = spec
     path = os.path.join(SHARED, name)
@@ -118,6 +160,8 @@ def judge(name, spec):
     for rule in present:
         if not any(f["rule"] == rule for f in d["findings"]):
             bad.append(f"no {rule} finding")
+    if name in RAW_CHECKS:
+        bad += RAW_CHECKS[name](path, d)
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:

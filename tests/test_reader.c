@@ -668,9 +668,61 @@ static void test_mem_sample_sizes(void **state)
 	}
 }
 
+/* A trace that is a quarter Python frames or more keeps its other events by kind: TD_FOR_KIND
+ * visits exactly the events of one kind, in index order; a trace with fewer frames visits
+ * every event (the body checks the kind). */
+static void test_kind_lists(void **state)
+{
+	static const char *const fixtures[] = {"rules/graph-launch.json", "mini-kineto.json"};
+	size_t f;
+
+	(void)state;
+	for (f = 0; f < 2; f++) {
+		struct td_trace t;
+		size_t j, n, py = 0;
+		uint32_t i, prev;
+		int k;
+		load(fixtures[f], &t);
+		for (i = 0; i < t.events.len; i++)
+			py += td_trace_ev(&t, i)->kind == TD_K_PYTHON;
+		assert_true(f == 0 ? 4 * py >= t.events.len : 4 * py < t.events.len);
+		assert_true(f == 0 ? t.scan != NULL : t.scan == NULL);
+		for (k = 0; k < TD_K_NSTORED; k++) {
+			n = 0;
+			prev = 0;
+			TD_FOR_KIND(&t, k, j, i) {
+				if (t.scan) { /* exactly the kind's events, in order */
+					assert_int_equal(td_trace_ev(&t, i)->kind, k);
+					assert_true(n == 0 || i > prev);
+					prev = i;
+				}
+				n += td_trace_ev(&t, i)->kind == k;
+			}
+			for (i = 0, py = 0; i < t.events.len; i++)
+				py += td_trace_ev(&t, i)->kind == k;
+			assert_int_equal(n, k == TD_K_PYTHON && t.scan ? 0 : py);
+		}
+		td_trace_free(&t);
+	}
+}
+
+/* the stem of a name numbered once per iteration */
+static void test_name_stem(void **state)
+{
+	(void)state;
+	assert_int_equal(td_name_stem_len("ProfilerStep#41", 15), 13);
+	assert_int_equal(td_name_stem_len("ProfilerStep#", 13), 13);
+	assert_int_equal(td_name_stem_len("aten::item2", 11), 11);
+	assert_int_equal(td_name_stem_len("#7", 2), 1);
+	assert_int_equal(td_name_stem_len("7", 1), 1);
+	assert_int_equal(td_name_stem_len("", 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kind_lists),
+		cmocka_unit_test(test_name_stem),
 		cmocka_unit_test(test_mini_metadata),
 		cmocka_unit_test(test_mini_times_and_args),
 		cmocka_unit_test(test_mini_links),
