@@ -469,7 +469,8 @@ static void element_loop(struct gen *g)
  * it is free and the batch's index was sent - the first 2K (prefetch_factor 2) when the pool
  * starts, each later one when the batch 2K before it is consumed - and takes workers_ns (+-10%);
  * with --pin-us the pin thread then pins it (aten::pin_memory on its own thread, one batch at a
- * time, a cudaEventQuery in it as the caching host allocator makes). Returns when batch b is there for __next__ at ts. */
+ * time, a cudaEventQuery in it as the caching host allocator makes). Returns when batch b is
+ * there for __next__ at ts. */
 static int64_t pool_next(struct gen *g, int64_t ts)
 {
 	uint64_t b = g->batch++, pf = 2 * (uint64_t)g->workers;

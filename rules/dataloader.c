@@ -63,7 +63,7 @@ static void loader_threads(struct td_analysis *a, const struct td_vec *spans, st
 {
 	const struct td_trace *t = a->t;
 	const struct span *sp = spans->data;
-	size_t n = spans->len, lo, i, nt = 0;
+	size_t n = spans->len, lo, i, nt = 0, j;
 	uint32_t k, tracks[LOADER_THREADS_MAX], loop;
 	int64_t from, to;
 
@@ -72,7 +72,7 @@ static void loader_threads(struct td_analysis *a, const struct td_vec *spans, st
 	loop = td_trace_track_of(t, sp[0].ev);
 	from = td_trace_ev(t, sp[0].ev)->ts;
 	to = td_ev_end(td_trace_ev(t, sp[n - 1].ev));
-	for (k = 0; k < t->events.len; k++) {
+	TD_FOR_KIND(t, TD_K_RUNTIME, j, k) {
 		const struct td_event *e = td_trace_ev(t, k);
 		uint32_t tr;
 		if (e->kind != TD_K_RUNTIME || e->ts < from || e->ts >= to)
@@ -178,7 +178,8 @@ static void pool_of(struct td_analysis *a, size_t dev, const struct td_vec *span
 	uint32_t loop_track = spans->len ? td_trace_track_of(t, TD_VEC_AT(spans, struct span,
 								       0).ev) : TD_NONE;
 	int64_t n = (int64_t)spans->len, pinned = 0, pins = 0;
-	uint32_t k;
+	uint32_t k, pin;
+	size_t j;
 
 	memset(p, 0, sizeof(*p));
 	if (!n)
@@ -186,10 +187,13 @@ static void pool_of(struct td_analysis *a, size_t dev, const struct td_vec *span
 	p->pace = (w - first) / n;
 	p->wait = (total - resid) / n;
 	p->own = p->pace - p->wait;
-	for (k = 0; k < t->events.len; k++) { /* aten::pin_memory on another thread */
+	pin = td_strtab_find(&t->names, "aten::pin_memory", 16);
+	TD_FOR_KIND(t, TD_K_CPU_OP, j, k) { /* aten::pin_memory on another thread */
 		const struct td_event *e = td_trace_ev(t, k);
-		if (e->kind == TD_K_CPU_OP && td_trace_track_of(t, k) != loop_track &&
-		    !strcmp(td_trace_name(t, e->name), "aten::pin_memory") &&
+		if (!pin)
+			break;
+		if (e->kind == TD_K_CPU_OP && e->name == pin &&
+		    td_trace_track_of(t, k) != loop_track &&
 		    td_an_in_host_window(a, dev, e->ts)) {
 			pinned += td_ev_dur(e);
 			pins++;

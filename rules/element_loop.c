@@ -90,7 +90,7 @@ static void costs_scan(struct td_analysis *a, const struct td_elem_loop *L, size
 {
 	const struct td_trace *t = a->t;
 	uint32_t k;
-	size_t i, q, j;
+	size_t i, q, j, sj;
 
 	memset(c, 0, sizeof(*c));
 	td_vec_init(&c->any_gpu, sizeof(int64_t));
@@ -104,7 +104,7 @@ static void costs_scan(struct td_analysis *a, const struct td_elem_loop *L, size
 				td_vec_init(&c->cpu[c->n++], sizeof(int64_t));
 			}
 		}
-	for (k = 0; k < t->events.len; k++) {
+	TD_FOR_KIND(t, TD_K_CPU_OP, sj, k) {
 		const struct td_event *e = td_trace_ev(t, k);
 		struct calls cl;
 		if (e->kind != TD_K_CPU_OP || !td_an_top_op(t, k) ||
