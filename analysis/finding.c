@@ -44,6 +44,7 @@ struct td_finding *td_report_add(struct td_report *r, const char *rule, int32_t 
 	td_vec_init(&f->evidence, sizeof(struct td_evidence));
 	td_vec_init(&f->values, sizeof(struct td_value));
 	td_vec_init(&f->ranks, sizeof(int64_t));
+	td_vec_init(&f->alts, sizeof(struct td_alt));
 	td_vec_init(&f->edits, sizeof(struct td_rp_edit));
 	td_vec_init(&f->bound, sizeof(struct td_rp_edit));
 	return f;
@@ -64,6 +65,13 @@ void td_finding_value(struct td_finding *f, const char *key, int64_t v)
 	struct td_value *x = td_vec_push(&f->values);
 	x->key = key;
 	x->v = v;
+}
+
+void td_finding_alt(struct td_finding *f, const char *name, int64_t saving_ns)
+{
+	struct td_alt *x = td_vec_push(&f->alts);
+	x->name = name;
+	x->saving_ns = saving_ns;
 }
 
 int64_t td_finding_get(const struct td_finding *f, const char *key)
@@ -178,6 +186,7 @@ void td_finding_free(struct td_finding *f)
 	td_vec_free(&f->evidence);
 	td_vec_free(&f->values);
 	td_vec_free(&f->ranks);
+	td_vec_free(&f->alts);
 	td_vec_free(&f->edits);
 	td_vec_free(&f->bound);
 	free(f->title);

@@ -27,6 +27,13 @@ struct td_value {
 	int64_t v;
 };
 
+/* Another fix of a finding's mechanism, sized by replaying its own edits (element-loop: the
+ * loop removed, or the tensor copied to the host once, or the math kept on the GPU). */
+struct td_alt {
+	const char *name;          /* static string: the fix, as JSON names it */
+	int64_t saving_ns;         /* the replayed window before minus after its edits */
+};
+
 struct td_finding {
 	const char *rule;          /* stable id */
 	uint32_t serial;           /* stable within the report: owner of its claims */
@@ -93,6 +100,7 @@ struct td_finding {
 	struct td_vec evidence;    /* struct td_evidence */
 	struct td_vec values;      /* struct td_value: its figures, named, for JSON and tests */
 	struct td_vec ranks;       /* int64_t: the ranks a job finding is about (job view) */
+	struct td_vec alts;        /* struct td_alt: the fixes besides its own, each replayed */
 	char *fix;
 	const char *suppressed;    /* the config's reason, for findings in td_report.suppressed */
 };
@@ -114,6 +122,8 @@ void td_finding_evidence(struct td_finding *f, int64_t ts, int64_t dur, const ch
 	TD_PRINTF(4, 5);
 void td_finding_fix(struct td_finding *f, const char *fmt, ...) TD_PRINTF(2, 3);
 void td_finding_value(struct td_finding *f, const char *key, int64_t v);
+/* Adds an alternative fix and its replayed saving (name: a static string). */
+void td_finding_alt(struct td_finding *f, const char *name, int64_t saving_ns);
 /* Adds an edit of the replay's graph to f's fix (replay/replay.h). */
 struct td_rp_edit;
 void td_finding_edit(struct td_finding *f, const struct td_rp_edit *e);

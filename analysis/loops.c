@@ -14,8 +14,7 @@
 #include "analysis/blocking.h"
 #include "analysis/loops.h"
 
-/* a top-level op: no CPU op above it (Python frames and annotations may be) */
-static int top_level(const struct td_trace *t, uint32_t k)
+int td_an_top_op(const struct td_trace *t, uint32_t k)
 {
 	uint32_t p = td_trace_parent(t, k);
 	int depth = 0;
@@ -26,8 +25,7 @@ static int top_level(const struct td_trace *t, uint32_t k)
 	return 1;
 }
 
-/* one element touched: an element's view or value read */
-static int element_op(const char *n)
+int td_an_element_op(const char *n)
 {
 	return !strcmp(n, "aten::select") || !strcmp(n, "aten::item") ||
 	       !strcmp(n, "aten::_local_scalar_dense") || !strcmp(n, "aten::unbind");
@@ -121,7 +119,7 @@ static void find_in_track(struct td_analysis *a, uint32_t track, const uint32_t 
 		L.iters = (uint32_t)(s->n / s->p);
 		for (q = 0; q < s->p; q++) {
 			L.names[q] = td_trace_ev(t, ops[s->i + q])->name;
-			elem |= element_op(td_trace_name(t, L.names[q]));
+			elem |= td_an_element_op(td_trace_name(t, L.names[q]));
 		}
 		d = td_an_dev_of_host(a, L.first, TD_NONE);
 		if (!td_an_in_host_window(a, d, L.start))
@@ -199,7 +197,7 @@ size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out)
 			/* top-level: no CPU op above it; one that begins after every CPU op before
 			 * it on the thread has ended has none (ops nest), without a walk up its
 			 * parents through the Python frames */
-			int top = e->kind == TD_K_CPU_OP && (e->ts >= open_end || top_level(t, x));
+			int top = e->kind == TD_K_CPU_OP && (e->ts >= open_end || td_an_top_op(t, x));
 			if (e->kind == TD_K_CPU_OP && td_ev_end(e) > open_end)
 				open_end = td_ev_end(e);
 			if (top) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct td_analysis;
+struct td_trace;
 
 #define TD_LOOP_PERIOD_MAX 6 /* the most top-level ops one iteration may hold */
 
@@ -34,6 +35,12 @@ struct td_elem_loop {
 /* The element loops in each device's steady state (its host side), in trace order. Returns
  * the count. */
 size_t td_an_elem_loops(struct td_analysis *a, const struct td_elem_loop **out);
+/* 1 when event k is a top-level op: a CPU op with no CPU op above it (Python frames and
+ * annotations may be). */
+int td_an_top_op(const struct td_trace *t, uint32_t k);
+/* 1 when op name n touches one element: an element's view or value read (aten::select,
+ * aten::item, aten::_local_scalar_dense, aten::unbind). */
+int td_an_element_op(const char *n);
 /* 1 when host time ts on track lies inside an element loop. */
 int td_an_in_elem_loop(struct td_analysis *a, uint32_t track, int64_t ts);
 

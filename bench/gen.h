@@ -33,6 +33,16 @@ struct gen {
 	int64_t workers_ns;       /* the workers make a batch every this long (0: __next__ takes
 				   * --loader-us whatever the loop does) */
 	int64_t ready_ns;         /* when the workers' next batch is ready */
+	int workers;              /* --workers K: K worker processes, each taking workers_ns a
+				   * batch, prefetch_factor 2 (gen_events.c pool_next) */
+	int64_t lead_ns;          /* ... they started this long before the first __next__ */
+	int stagger;              /* --pool-stagger: worker j starts j W/K later (workers drifted
+				   * apart evenly: every batch comes alone, none ready early) */
+	int64_t pin_ns;           /* --pin-us: pin_memory=True, each batch pinned on the pin
+				   * thread, this long, before __next__ gets it */
+	int64_t pool_t0, pin_free, wfree[64];
+	uint64_t batch;           /* the next batch __next__ takes */
+	int64_t pool_ready[512], pool_used[512]; /* by batch % 512: ready (pinned), consumed */
 	int profile_mix;          /* with_stack + profile_memory: Python frames around each op,
 				   * [memory] samples per op (b200-eager-decode, ddp-v100-rank1) */
 	int launch_loop;          /* a Python loop launching this many 2 us kernels per step */

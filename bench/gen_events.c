@@ -432,7 +432,8 @@ static void to_cpu(struct gen *g, int64_t bytes)
  * fix: --element-fix gpu keeps the sum on the GPU (`total += t[i]`: a select and an add kernel
  * launched per element, no sync), cpu copies the tensor once before the loop (`t = t.cpu()`,
  * then the loop over CPU elements), vec drops the loop (`t.sum().item()`). Each element costs
- * ~8 us of the interpreter's own time between the ops. */
+ * ~8 us of the interpreter's own time between the ops; an op launched on the GPU costs the host
+ * what the step's other ops do (9-13.5 us). */
 static void element_loop(struct gen *g)
 {
 	int i, n = g->element_loop;
@@ -454,7 +455,7 @@ static void element_loop(struct gen *g)
 			op_with_kernel(g, "aten::add", "void at::native::vectorized_elementwise_kernel"
 				       "<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, "
 				       "3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array"
-				       "<char*, 3>)", 9000, 2000, "[[], []]");
+				       "<char*, 3>)", jitter(g, 9000, 50), 2000, "[[], []]");
 			continue;
 		}
 		if (!g->element_fix)
@@ -462,6 +463,49 @@ static void element_loop(struct gen *g)
 		cpu_op(g, "aten::add", 3000);
 	}
 	python_frame(g, "train.py(70): total_of", t0 - 500, g->now_ns - t0 + 1000);
+}
+
+/* A DataLoader's worker pool (--workers K): batch b goes to worker b % K, which starts it once
+ * it is free and the batch's index was sent - the first 2K (prefetch_factor 2) when the pool
+ * starts, each later one when the batch 2K before it is consumed - and takes workers_ns (+-10%);
+ * with --pin-us the pin thread then pins it (aten::pin_memory on its own thread, one batch at a
+ * time, a cudaEventQuery in it as the caching host allocator makes). Returns when batch b is
+ * there for __next__ at ts. */
+static int64_t pool_next(struct gen *g, int64_t ts)
+{
+	uint64_t b = g->batch++, pf = 2 * (uint64_t)g->workers;
+	int w = (int)(b % (uint64_t)g->workers), j;
+	int64_t start, ready;
+
+	if (!b) {
+		g->pool_t0 = ts - g->lead_ns;
+		for (j = 0; j < g->workers; j++)
+			g->wfree[j] = g->pool_t0 + (g->stagger ? j * g->workers_ns / g->workers : 0);
+		g->pin_free = g->pool_t0;
+	}
+	start = b < pf ? g->pool_t0 : g->pool_used[(b - pf) % 512];
+	if (g->wfree[w] > start)
+		start = g->wfree[w];
+	ready = start + g->workers_ns - g->workers_ns / 10 +
+		(int64_t)(rnd(g) % (uint64_t)(g->workers_ns / 5 + 1));
+	g->wfree[w] = ready;
+	if (g->pin_ns) {
+		char args[128];
+		int64_t p0 = ready > g->pin_free ? ready : g->pin_free;
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0,"
+			 " \"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
+		span(g, "cpu_op", "aten::pin_memory", g->pid, g->tid + 7, p0, g->pin_ns, args);
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ",\"Record function id\": 0,"
+			 " \"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
+		span(g, "cpu_op", "aten::_pin_memory", g->pid, g->tid + 7, p0 + 200, g->pin_ns - 400,
+		     args);
+		/* the caching host allocator looks for a freed pinned block: its events queried */
+		snprintf(args, sizeof(args), "\"External id\": %" PRIu64 ", \"cbid\": 18, "
+			 "\"correlation\": %" PRIu64, g->ext, ++g->corr);
+		span(g, "cuda_runtime", "cudaEventQuery", g->pid, g->tid + 7, p0 + 300, 2000, args);
+		ready = g->pin_free = p0 + g->pin_ns;
+	}
+	return ready;
 }
 
 /* The first part of a step: loader, input copy, forward and backward ops. */
@@ -479,7 +523,12 @@ void step_compute(struct gen *g, int ops, int64_t loader_ns, int pageable)
 		 "\"Ev Idx\": %" PRIu64, ++g->ext, g->ev_idx++);
 	{
 		int64_t d = jitter(g, loader_ns, 20);
-		if (g->workers_ns) { /* the batch comes when the workers have made it */
+		if (g->workers) { /* a pool of workers: the batch comes when it is made */
+			int64_t r = pool_next(g, loader_ts);
+			if (r - loader_ts > d)
+				d = r - loader_ts;
+			g->pool_used[(g->batch - 1) % 512] = loader_ts + d;
+		} else if (g->workers_ns) { /* the batch comes when the workers have made it */
 			if (!g->ready_ns)
 				g->ready_ns = loader_ts + g->workers_ns;
 			if (g->ready_ns - loader_ts > d)

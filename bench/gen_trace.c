@@ -32,7 +32,12 @@
  * --single-loader it is the main process's (num_workers=0: the loading is the loop's own host
  * work); with --workers-us P the workers make a batch every P us at their own pace and
  * __next__ waits for it (--loader-us is then what receiving a ready batch costs), so a loop
- * made faster elsewhere waits longer there. --profile-mix: the mix of a real profile with
+ * made faster elsewhere waits longer there; with --workers K as well, P is what each of K
+ * workers takes a batch, prefetch_factor 2 (2K batches asked for when the pool starts,
+ * --pool-lead-us L before the first __next__, worker j j*P/K later with --pool-stagger; then
+ * one each time one is consumed), and with
+ * --pin-us U each batch is pinned on the pin thread (pin_memory=True) before __next__ gets it.
+ * --profile-mix: the mix of a real profile with
  * with_stack and profile_memory on (11 python_function frames above each op, two [memory]
  * samples per op: ~400 per MB). --host-bound: each op's host time ten times as long (90 us),
  * so that the GPU waits while the host runs each op (gpu-idle's host-bound case: a piece of
@@ -52,7 +57,8 @@
  * layer's GEMM on a second stream, a quarter of it (at most half the GEMM) beside the GEMM.
  *
  * usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] [--pageable]
- *                  [--single-loader | --workers-us P]
+ *                  [--single-loader | --workers-us P [--workers K [--pool-lead-us L]
+ *                  [--pool-stagger] [--pin-us U]]]
  *                  [--items N [--items-fixed]] [--element-loop N [--element-fix gpu|cpu|vec]]
  *                  [--allocs N] [--no-loss-item]
  *                  [--launch-loop N [--loop-fused]] [--allreduce-mb M [--buckets]]
@@ -231,6 +237,14 @@ int main(int argc, char **argv)
 			g.single_loader = 1;
 		else if (!strcmp(argv[i], "--workers-us") && i + 1 < argc)
 			g.workers_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
+			g.workers = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pool-lead-us") && i + 1 < argc)
+			g.lead_ns = (int64_t)atoll(argv[++i]) * 1000;
+		else if (!strcmp(argv[i], "--pool-stagger"))
+			g.stagger = 1;
+		else if (!strcmp(argv[i], "--pin-us") && i + 1 < argc)
+			g.pin_ns = (int64_t)atoll(argv[++i]) * 1000;
 		else if (!strcmp(argv[i], "--pageable"))
 			pageable = 1;
 		else if (!strcmp(argv[i], "--items") && i + 1 < argc)
@@ -310,7 +324,8 @@ int main(int argc, char **argv)
 			imbalance = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gen_trace [--size MB | --steps N] [--ops N] [--loader-us N] "
-					"[--pageable] [--single-loader | --workers-us P] "
+					"[--pageable] [--single-loader | --workers-us P [--workers K "
+					"[--pool-lead-us L] [--pool-stagger] [--pin-us U]]] "
 					"[--items N [--items-fixed]] [--element-loop N "
 					"[--element-fix gpu|cpu|vec]] [--allocs N] "
 					"[--no-loss-item] [--launch-loop N [--loop-fused]] "
@@ -328,6 +343,10 @@ int main(int argc, char **argv)
 					"--imbalance PCT)] [--steps N] [--ops N] [--seed S] -o DIR\n");
 			return 2;
 		}
+	}
+	if (g.workers < 0 || g.workers > 64 || (g.workers && g.workers_ns <= 0)) {
+		fprintf(stderr, "gen_trace: --workers K needs --workers-us P, and 1 to 64 workers\n");
+		return 2;
 	}
 	if (ranks > 0) {
 		if (!out || ranks > 4096 || straggler >= ranks) {

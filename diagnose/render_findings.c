@@ -237,6 +237,17 @@ void render_findings_json(yajl_gen g, const struct td_report *r)
 			yajl_gen_map_close(g);
 		}
 		out_json_kint(g, "count", (int64_t)fd->count);
+		if (fd->alts.len) { /* other fixes of its mechanism, each replayed */
+			out_json_karray(g, "alternatives");
+			for (j = 0; j < fd->alts.len; j++) {
+				const struct td_alt *x = &TD_VEC_AT(&fd->alts, struct td_alt, j);
+				yajl_gen_map_open(g);
+				out_json_kstr(g, "name", x->name);
+				out_json_kint(g, "saving_ns", x->saving_ns);
+				yajl_gen_map_close(g);
+			}
+			yajl_gen_array_close(g);
+		}
 		if (fd->ranks.len) {
 			out_json_karray(g, "ranks");
 			for (j = 0; j < fd->ranks.len; j++)

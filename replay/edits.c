@@ -182,6 +182,21 @@ static void apply(const struct td_replay *g, const struct td_rp_edit *ed, struct
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			overlap_op(g, r, k, ed);
 		return;
+	case TD_RP_UNJOIN: { /* the joins whose burst is this thread's: by node, all of them */
+		const struct td_rp_side *x = g->xs.data;
+		size_t i;
+		for (i = 0; i < g->xs.len; i++) {
+			int64_t xe;
+			if ((g->fl[x[i].node] & TD_RPF_GPU) || x[i].ref == TD_NONE ||
+			    td_rp_track(g, x[i].ref) != ed->track ||
+			    td_rp_track(g, x[i].node) == ed->track)
+				continue;
+			xe = td_ev_end(td_rp_event(g, x[i].ref));
+			if (xe >= ed->from && xe < ed->to)
+				r->flag[x[i].node] |= F_NOJOIN;
+		}
+		return;
+	}
 	case TD_RP_SIDE: /* the calls' nodes; their copies are marked once, after the edits */
 		for (k = lo; k < end && td_rp_event(g, k)->ts < ed->to; k++)
 			;

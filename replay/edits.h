@@ -19,6 +19,9 @@ enum { F_REMOVED = 1, F_UNWAIT = 2, F_COST = 4, F_FUSED = 8, F_GAP = 16, F_PINNE
  * an over entry per launch (a fusion edits hundreds of thousands of them) */
 #define F_FREE F_FUSED
 #define F_COSTED (F_COST | F_FREE) /* host: its own cost set, no wait */
+/* F_ANCHOR marks GPU ops only, so a host call reuses it: its join to another thread's burst cut
+ * (TD_RP_UNJOIN) */
+#define F_NOJOIN F_ANCHOR
 
 /* Fills out's overrides (its flags, over, anchors, sides, tails, gate_off; ready and cleared
  * for g) from the edits pre[0..npre), then edits[0..nedits): over and anchors ordered by node,

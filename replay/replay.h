@@ -242,6 +242,11 @@ enum td_rp_edit_kind {
 	TD_RP_FREE,      /* the GPU ops starting in [from, to) on a stream take residual ns at most:
 			  * what they do removed outright, the bound no fix of them can beat
 			  * (collectives whose fix the trace cannot replay) */
+	TD_RP_UNJOIN,    /* the bursts of calls on this thread that end in [from, to) hold no
+			  * other thread's call any more (the joins into them cut): a DataLoader's
+			  * pin-memory thread, which pins each batch when it comes - inside
+			  * __next__, or in the loop's step, only because the batches came late;
+			  * with workers that keep up it pins them before __next__ asks */
 };
 struct td_rp_edit {
 	uint8_t kind;

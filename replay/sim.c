@@ -167,7 +167,8 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 		if (waits(s, p))
 			pre[n++] = g->src[p];
 	}
-	if ((g->fl[k] & TD_RPF_X) && !(s->r->flag[k] & F_SIDE)) {
+	if ((g->fl[k] & TD_RPF_X) && !(s->r->flag[k] & F_SIDE) &&
+	    ((g->fl[k] & TD_RPF_GPU) || !(s->r->flag[k] & F_NOJOIN))) {
 		const struct td_rp_side *x = td_rp_side_of(&g->xs, k);
 		if (x) {
 			pre[n++] = x->ref;
@@ -179,7 +180,7 @@ static size_t preds(const struct sim *s, uint32_t k, uint32_t *pre)
 		pre[n++] = g->src[k];
 	if (g->fl[k] & TD_RPF_ENGINE)
 		pre[n++] = td_rp_side_of(&g->engine, k)->ref;
-	if (s->r->flag[k] & F_ANCHOR) {
+	if ((g->fl[k] & TD_RPF_GPU) && (s->r->flag[k] & F_ANCHOR)) {
 		const struct td_rp_anchor *an = anchor_of(s->r, k);
 		pre[n++] = an->compute;
 		if (an->lo != TD_NONE)
@@ -196,7 +197,9 @@ static int64_t compute(struct sim *s, uint32_t k)
 	const struct td_event *e = td_rp_event(g, k);
 	uint32_t p = td_rp_prev(g, k), h = g->src[k];
 	int gpu = g->fl[k] & TD_RPF_GPU, removed = r->flag[k] & F_REMOVED;
-	const struct td_rp_side *x = (g->fl[k] & TD_RPF_X) ? td_rp_side_of(&g->xs, k) : NULL;
+	const struct td_rp_side *x = (g->fl[k] & TD_RPF_X) &&
+		((g->fl[k] & TD_RPF_GPU) || !(r->flag[k] & F_NOJOIN)) ? td_rp_side_of(&g->xs, k)
+									: NULL;
 	const struct td_rp_side *en = (g->fl[k] & TD_RPF_ENGINE) ? td_rp_side_of(&g->engine, k)
 								 : NULL;
 	int64_t v = NONE_T, gap;
@@ -231,7 +234,7 @@ static int64_t compute(struct sim *s, uint32_t k)
 		}
 		p = TD_NONE;
 	}
-	if (r->flag[k] & F_ANCHOR) { /* overlapped: its stream, then the compute it follows */
+	if (gpu && (r->flag[k] & F_ANCHOR)) { /* overlapped: its stream, then the compute it follows */
 		const struct td_rp_anchor *an = anchor_of(r, k);
 		if (p != TD_NONE)
 			later(&v, END(p), gap);

@@ -3,7 +3,8 @@
 """The sizing contract, on every real trace in ../shared/traces, the bundled fixtures and the
 generated before/after pairs: what diagnose and whatif promise must be a saving a replay can
 give, on the window it is measured against.
-- every finding: 0 <= saving <= the window (est_savings_fraction <= 1), the same in whatif;
+- every finding: 0 <= saving <= the window (est_savings_fraction <= 1), the same in whatif
+  and for each alternative fix a finding states;
 - a replayed saving more than 2x away from the time its mechanism holds (the GPU idle it
   claims plus the GPU time it removes; for a fix that frees the host, that host time too)
   says why in a where line (one of the sizing's explanations);
@@ -133,6 +134,11 @@ def check(path):
                 fail(f"{name}: {f['rule']} saves {s / 1e6:.1f} ms; its mechanism holds "
                      f"{lo / 1e6:.1f} ms of GPU time and frees {(hi - lo) / 1e6:.1f} ms of "
                      f"host time; no where line says why")
+        # each alternative fix of its mechanism (element-loop), replayed alike: a saving too
+        for x in f.get("alternatives", []):
+            if x["saving_ns"] < 0 or (window and x["saving_ns"] > window * 1.0001):
+                fail(f"{name}: {f['rule']}'s alternative {x['name']} saves {x['saving_ns']} ns "
+                     f"of a {window} ns window")
         # the decomposition of a replayed saving: the GPU work removed and the GPU idle closed
         # add up to it (within 1%), each measured on the replayed windows before and after
         reasons(name, path, d, f)
@@ -172,7 +178,9 @@ def main():
                                       ["--launch-loop", "200"], ["--allreduce-mb", "64"],
                                       ["--side-copies", "4", "--consumer-wait"],
                                       ["--element-loop", "128"],
-                                      ["--element-loop", "128", "--element-fix", "gpu"])):
+                                      ["--element-loop", "128", "--element-fix", "gpu"],
+                                      ["--workers", "2", "--workers-us", "40000",
+                                       "--pin-us", "1000"])):
                 out = os.path.join(tmp, f"gen{i}.json")
                 r = subprocess.run([GEN, "--steps", "20", "-o", out] + opts,
                                    capture_output=True, text=True)

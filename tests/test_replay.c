@@ -267,6 +267,25 @@ static void test_threads(void **state)
 	assert_int_equal(r.start[m2], 84 * US);
 	assert_int_equal(r.start[k3], 90 * US);
 	td_rp_times_free(&r);
+	/* the burst's thread holds the main thread no more (a DataLoader's pin_memory thread
+	 * under the loader's fix): its own 72 us of work after its call at 0 (ends at 4) only,
+	 * then none when that goes too */
+	{
+		struct td_rp_edit two[2] = {
+			{TD_RP_UNJOIN, track(&x, 2), INT64_MIN / 2, INT64_MAX / 2, 0, 0},
+			{TD_RP_DROP_HOST, track(&x, 1), 4 * US, 100 * US, 0, 0}};
+		assert_int_equal(td_replay_run(&x.w->g, two, 1, &r), 0);
+		assert_int_equal(r.start[m2], 76 * US);
+		td_rp_times_free(&r);
+		assert_int_equal(td_replay_run(&x.w->g, two, 2, &r), 0);
+		assert_int_equal(r.start[m2], 4 * US);
+		td_rp_times_free(&r);
+		/* an unjoin of the main thread's own track cuts nothing */
+		two[0].track = track(&x, 1);
+		assert_int_equal(td_replay_run(&x.w->g, two, 2, &r), 0);
+		assert_int_equal(r.start[m2], 100 * US);
+		td_rp_times_free(&r);
+	}
 	done(&x);
 }
 
