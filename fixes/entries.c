@@ -480,7 +480,27 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 " Context and handle creation happen once per process: run one warm-up iteration before "
 	 "timing or serving."},
-	/* the kernels of a GPU-bound step (each %s: what the trace shows, "2.1 ms") */
+	/* the kernels of a GPU-bound step (each %s: what the trace shows, "2.1 ms"). On NVIDIA
+	 * from Ampere on, TF32 first: one line, no change to the model's code or dtypes */
+	{TD_FIX_FP32_MM_BF16, NV, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") (the same as "
+	 "torch.backends.cuda.matmul.allow_tf32 = True) and torch.backends.cudnn.allow_tf32 = True, "
+	 "no other change to the code; then run the forward pass in bf16 (with "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):, no loss scaling needed)."},
+	{TD_FIX_FP32_MM_BF16, NV, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") and "
+	 "torch.backends.cudnn.allow_tf32 = True, no other change to the code; then serve the model "
+	 "with bf16 weights (model.to(torch.bfloat16))."},
+	/* AMD's matrix cores: bf16 */
+	{TD_FIX_FP32_MM_BF16, AMD, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose matrix cores run bf16 far "
+	 "faster: run the forward pass in bf16 (with torch.autocast(device_type=\"cuda\", "
+	 "dtype=torch.bfloat16):, no loss scaling needed)."},
+	{TD_FIX_FP32_MM_BF16, AMD, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose matrix cores run bf16 far "
+	 "faster: serve the model with bf16 weights (model.to(torch.bfloat16))."},
 	{TD_FIX_FP32_MM_BF16, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
 	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: run the "
 	 "forward pass in bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):, "

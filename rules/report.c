@@ -17,7 +17,8 @@
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_startup, &rule_untraced_wait, &rule_dataloader, &rule_communication, &rule_element_loop,
 	&rule_sync_stall, &rule_transfer,
-	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, NULL,
+	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, &rule_precision,
+	NULL,
 };
 
 const struct td_rule *td_rule_find(const char *id)

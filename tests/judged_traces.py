@@ -93,6 +93,70 @@ FIX_SAYS = {
     "resnet50-nw0.pt.trace.json.gz": ("num_workers", None),
 }
 
+# the precision of the bulk of the GEMM time, read from the raw kernel names (their operand
+# types): vllm-gb10-decode's cutlass Sm120 BlockScaled float_e2m1 GEMMs with cvt_fp16_to_fp4
+# quantizing the activations (NVFP4); b200-eager-decode's bmm_<out>_MxE2m1MxE4m3 (MXFP4
+# weights, FP8 activations: the MMA runs at fp8); the V100 / 2080 Ti / A100 runs' sgemm and
+# scudnn kernels
+PRECISION = {
+    "vllm-gb10-decode.json.gz": "fp4",
+    "b200-eager-decode.json.gz": "fp8",
+    "resnet50-nw4.pt.trace.json.gz": "fp32",
+    "linear-microbench.json.gz": "fp32",
+    "switch-a100.json": "fp32",
+    "sglang-mi300x.json.gz": "bf16",
+}
+
+# FP32 GEMMs / convolutions by their raw names, a share of the compute kernels' time: a
+# precision finding where they take 25% or more on a tensor-core GPU (the rule's figure is
+# the window's, the one here the whole trace's: they agree within 10 points)
+FP32_MM = ("sgemm", "scudnn", "dgrad_engine<float", "wgrad_alg0_engine<float")
+NOT_COMPUTE = ("nccl", "Memcpy", "Memset", "rccl")
+PRECISION_FINDING = ["resnet50-nw0.pt.trace.json.gz", "resnet50-nw4.pt.trace.json.gz",
+                     "resnet-2080ti.json.gz", "linear-microbench.json.gz", "switch-a100.json",
+                     "b200-eager-decode.json.gz", "vllm-gb10-decode.json.gz",
+                     "sglang-mi300x.json.gz", "gp100-gpu-annotation.json.gz"]
+
+
+def raw_fp32_share(path):
+    import gzip
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    mm = total = 0
+    for e in events:
+        if e.get("cat", "").lower() != "kernel" or any(x in e["name"] for x in NOT_COMPUTE):
+            continue
+        total += e.get("dur", 0)
+        if any(x in e["name"] for x in FP32_MM):
+            mm += e.get("dur", 0)
+    return mm / total if total else 0.0
+
+
+def precision(name, d):
+    bad = []
+    path = os.path.join(SHARED, name)
+    got = d["context"]["precision"]
+    if name in PRECISION and got != PRECISION[name]:
+        bad.append(f"precision {got!r}, the GEMM kernels' names say {PRECISION[name]!r}")
+    if name in PRECISION_FINDING:
+        share = raw_fp32_share(path)
+        ps = [f for f in d["findings"] if f["rule"] == "precision"]
+        # Pascal (GP100) has no tensor cores: no finding whatever its share
+        want = share >= 0.30 and "GP100" not in d["context"]["device"]
+        if want and not ps:
+            bad.append(f"no precision finding, FP32 GEMMs {share:.0%} of the kernels' time")
+        if not want and share < 0.20 and ps:
+            bad.append(f"a precision finding, FP32 GEMMs only {share:.0%} of the kernels' time")
+        for f in ps:
+            v = f["values"]
+            rule_share = v["fp32_matmul_ns"] / v["compute_busy_ns"]
+            if abs(rule_share - share) > 0.10:
+                bad.append(f"precision share {rule_share:.0%}, the raw kernels {share:.0%}")
+            if not 0 <= f["gpu_busy_ns"] <= v["fp32_matmul_ns"] // 2 + 1:
+                bad.append("precision frees more than half its kernels' time")
+    return bad
+
+
 def judge(name, spec):
     top, band, most, present, why = spec
     path = os.path.join(SHARED, name)
@@ -118,6 +182,7 @@ def judge(name, spec):
     for rule in present:
         if not any(f["rule"] == rule for f in d["findings"]):
             bad.append(f"no {rule} finding")
+    bad += precision(name, d)
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:
