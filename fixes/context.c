@@ -523,7 +523,10 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_TORCHREC;
 		if (has(n, "deepspeed"))
 			c->on |= TD_ON_DEEPSPEED;
-		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##"))
+		/* TrainPipelineSparseDist's ranges, and StagedTrainPipeline's SparseDataDistUtil
+		 * ("## sdd_preprocess_splits ##", "## sdd_wait_tensors ##") */
+		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##") ||
+		    starts(n, "## sdd_"))
 			c->on |= TD_ON_SPARSE_PIPELINE | TD_ON_TORCHREC;
 		if (has(n, "megatron"))
 			c->on |= TD_ON_MEGATRON;

@@ -60,6 +60,9 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_SPARSE_PIPELINE 0x10000000 /* torchrec's train pipeline already runs the sparse
 				    * data distribution a batch ahead (its "## sparse_data_dist ##"
 				    * and "## wait_sparse_data_dist ##" ranges) */
+#define TD_ON_PREFILL 0x40000000   /* a serving run whose steady iterations are all prefill (the
+				    * engine's own markers, analysis/phases.c): CUDA graphs serve
+				    * decode, so decode's advice does not fit (set by the analysis) */
 #define TD_ON_TORCH1 0x20000000    /* written by PyTorch 1.8/1.9 (its Operator / Runtime / Kernel
 				    * categories): no torch.compile there */
 

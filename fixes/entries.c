@@ -101,6 +101,27 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "The engine is capturing its graphs here, at start-up: the host time between these "
 	 "launches is the capture's, once, not the serving loop's. Profile the iterations after "
 	 "capture, which replay the graphs."},
+	/* a prefill: graphs are captured for decode's batch sizes; more tokens a prefill spread
+	 * the host's per-layer time */
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, TD_ON_PREFILL, 0, -1, 0,
+	 "These iterations are prefills (their prompts' tokens in one forward), which run beyond "
+	 "the graphs vLLM captures for decode's batch sizes: the host's per-layer Python and "
+	 "launches hold them. Keep compilation on (compilation_config; no enforce_eager=True), let "
+	 "each prefill carry more tokens (max_num_batched_tokens, chunked prefill) so that host "
+	 "time is spread over more work, and profile decode iterations too: they, not this "
+	 "prefill, are the steady serving loop."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, SGLANG, TD_ON_PREFILL, 0, -1, 0,
+	 "These batches are prefills (EXTEND), which SGLang's graphs do not cover: they are "
+	 "captured for decode batches (--cuda-graph-max-bs does not reach a prefill), so the host's "
+	 "per-layer Python and launches hold them. Let each prefill carry more tokens "
+	 "(--chunked-prefill-size, --max-prefill-tokens) so that host time is spread over more "
+	 "work, and profile decode batches too: they, not this prefill, are the steady serving "
+	 "loop."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, TD_ON_PREFILL, 0, -1, 0,
+	 "These iterations are prefills, which a serving engine's graphs (captured for decode's "
+	 "batch sizes) do not cover: the host's per-layer Python and launches hold them. Let each "
+	 "prefill carry more tokens so that host time is spread over more work, and profile decode "
+	 "iterations too: they, not this prefill, are the steady serving loop."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, 0, 0, -1, 1,
 	 "The forward runs eagerly (no graph replays): replay it with graphs (drop "
 	 "enforce_eager=True / --enforce-eager), keep compilation on (compilation_config), and batch more requests per iteration "

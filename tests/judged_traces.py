@@ -31,7 +31,7 @@ JUDGED = {
     "v100-ns-rank0.pt.trace.json.gz": ("gpu-bound", None, {"sync-stall": 0.01}, [],
         "97-98% busy; the cudaDeviceSynchronize after the last step is no stall"),
     "b200-eager-decode.json.gz": ("gpu-idle", (0.50, 0.92), {}, [],
-        "launch/CPU-bound eager decode, busy 14%"),
+        "launch/CPU-bound eager prefill (888 tokens in one iteration), busy 14%"),
     "gp100-gpu-annotation.json.gz": ("gpu-idle", (0.30, 0.95), {}, [],
         "host-bound: every kernel < 10 us, GPU busy 4%"),
     # the GPU runs ~1.7 steps behind a host that never waits: a step takes the GPU ~19 ms
@@ -157,6 +157,19 @@ def precision(name, d):
     return bad
 
 
+# advice the raw events rule out, by the rule whose fix must not give it: b200-eager-decode's
+# one iteration is a prefill (execute_context_1(888_...)_generation_0(0)), sglang-mi300x's an
+# EXTEND batch of 15,360 tokens - graphs serve decode, and more sequences a step is decode's
+# lever; comm-rank0/1 run torchrec's pipeline already (## sdd_preprocess_splits ## and
+# ## sdd_wait_tensors ## ranges)
+NEVER_SAYS = {
+    "b200-eager-decode.json.gz": [("gpu-idle", "max_num_seqs"), ("small-kernels", "max_num_seqs")],
+    "sglang-mi300x.json.gz": [("gpu-idle", "raise --cuda-graph-max-bs")],
+    "comm-rank0.json.gz": [("communication", "pipeline it with")],
+    "comm-rank1.json.gz": [("communication", "pipeline it with")],
+}
+
+
 def judge(name, spec):
     top, band, most, present, why = spec
     path = os.path.join(SHARED, name)
@@ -183,6 +196,9 @@ def judge(name, spec):
         if not any(f["rule"] == rule for f in d["findings"]):
             bad.append(f"no {rule} finding")
     bad += precision(name, d)
+    for rule, text in NEVER_SAYS.get(name, []):
+        if any(f["rule"] == rule and text in f["fix"] for f in d["findings"]):
+            bad.append(f"the {rule} fix says {text!r}, which the run's events rule out")
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:
