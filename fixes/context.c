@@ -356,6 +356,8 @@ static void gemm_of(const struct td_trace *t, struct td_context *c)
 	TD_FOR_KIND(t, TD_K_KERNEL, sj, i) {
 		const struct td_event *ev = td_trace_ev(t, (uint32_t)i);
 		int8_t *m = &memo[ev->name <= t->names.count ? ev->name : t->names.count + 1];
+		if (ev->kind != TD_K_KERNEL)
+			continue;
 		if (*m == 0x7f) {
 			int mma, low;
 			*m = td_gemm_kernel_dtype(td_trace_name(t, ev->name), &mma, &low) && mma >= 0
