@@ -514,6 +514,11 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") and "
 	 "torch.backends.cudnn.allow_tf32 = True, no other change to the code; then serve the model "
 	 "with bf16 weights (model.to(torch.bfloat16))."},
+	{TD_FIX_FP32_MM_BF16, NV, ANY_R, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") and "
+	 "torch.backends.cudnn.allow_tf32 = True, no other change to the code; then run them in "
+	 "bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):)."},
 	/* AMD's matrix cores: bf16 */
 	{TD_FIX_FP32_MM_BF16, AMD, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
 	 "FP32 matrix multiplies and convolutions take %s on a GPU whose matrix cores run bf16 far "
