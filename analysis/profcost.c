@@ -71,7 +71,7 @@ void td_an_profiler_caveats(const struct td_analysis *a, struct td_report *r)
 		int host = (f->host_ns > 0 && !f->frees_host) || /* host work, not a wait */
 			   (f->bound_what && strstr(f->bound_what, "host"));
 		int64_t w = td_an_window_ns(a, f->device);
-		if (f->risk || claim <= 0 || !host || claim * 100 < w ||
+		if (f->risk || claim <= 0 || !host || (double)claim * 100 < (double)w ||
 		    (double)cost < PROFCOST_SHARE * (double)claim)
 			continue; /* a saving under 1% of the window needs no caveat */
 		td_finding_where(f, "recorded with stacks (with_stack=True): ~%llu Python frames %s; "

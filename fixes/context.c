@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sat.h"
 #include "common/sort.h"
 #include "fixes/precision.h"
 
@@ -341,7 +342,6 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 	free(per);
 }
 
-/* the batch by the layers' inputs, the median kernel's blocks per SM */
 /* The GEMM kernels' precision: their time by the dtypes their names give (fixes/precision.h),
  * the widest operand of the most time, and the narrowest operand within it */
 static void gemm_of(const struct td_trace *t, struct td_context *c)
@@ -364,14 +364,15 @@ static void gemm_of(const struct td_trace *t, struct td_context *c)
 			     ? (int8_t)(mma * TD_GEMM_NDT + low) : -1;
 		}
 		if (*m >= 0 && td_ev_dur(ev) > 0)
-			ns[*m / TD_GEMM_NDT][*m % TD_GEMM_NDT] += td_ev_dur(ev);
+			ns[*m / TD_GEMM_NDT][*m % TD_GEMM_NDT] =
+				td_sat_add(ns[*m / TD_GEMM_NDT][*m % TD_GEMM_NDT], td_ev_dur(ev));
 	}
 	free(memo);
 	for (d = 0; d < TD_GEMM_NDT; d++) {
 		int64_t sum = 0;
 		for (l = 0; l < TD_GEMM_NDT; l++)
-			sum += ns[d][l];
-		c->gemm_ns += sum;
+			sum = td_sat_add(sum, ns[d][l]);
+		c->gemm_ns = td_sat_add(c->gemm_ns, sum);
 		if (sum > best)
 			best = sum, c->gemm_dtype = (int8_t)d;
 	}
@@ -381,6 +382,7 @@ static void gemm_of(const struct td_trace *t, struct td_context *c)
 			lowest = ns[c->gemm_dtype][l], c->gemm_low = (int8_t)l;
 }
 
+/* the batch by the layers' inputs, the median kernel's blocks per SM */
 static void batch_of(const struct td_trace *t, struct td_context *c)
 {
 	size_t sj;
@@ -639,7 +641,7 @@ static const struct {
 
 const char *td_context_precision(const struct td_context *c)
 {
-	if (c->gemm_dtype >= 0 && c->gemm_dtype_ns * 2 > c->gemm_ns) /* the bulk of the GEMMs */
+	if (c->gemm_dtype >= 0 && (double)c->gemm_dtype_ns * 2 > (double)c->gemm_ns) /* the bulk */
 		return td_gemm_dtype_label(c->gemm_dtype);
 	return c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16"
 	       : c->on & TD_ON_AMP ? "autocast" : "";
@@ -683,7 +685,7 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", graph capture");
 	if (*c->optimizer)
 		ADD(", %s (%s)", c->optimizer, td_opt_impl_name(c->opt_impl));
-	if (c->gemm_dtype >= 0 && c->gemm_dtype_ns * 2 > c->gemm_ns) /* the bulk of the GEMMs */
+	if (c->gemm_dtype >= 0 && (double)c->gemm_dtype_ns * 2 > (double)c->gemm_ns)
 		ADD(c->gemm_low != c->gemm_dtype ? ", %s GEMMs (%s weights)" : ", %s GEMMs",
 		    td_context_precision(c), td_gemm_dtype_label(c->gemm_low));
 	else if (*td_context_precision(c))

@@ -20,6 +20,7 @@
 
 #include "common/alloc.h"
 #include "common/fmt.h"
+#include "common/sat.h"
 #include "analysis/intervals.h"
 #include "config/peaks.h"
 #include "fixes/catalogue.h"
@@ -118,13 +119,13 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 		    td_gemm_kernel_dtype(td_trace_name(t, k[i].name), &mma, &low) &&
 		    mma == TD_DT_FP32) {
 			fp32[k[i].name] = 1;
-			fp32_ns += k[i].ns;
+			fp32_ns = td_sat_add(fp32_ns, k[i].ns);
 			calls += k[i].calls;
 		}
 	}
 	/* a material share of the compute, and 1% of the window at least */
 	if ((double)fp32_ns < a->params.precision_share * (double)busy ||
-	    fp32_ns * 100 < dv->win_end - dv->win_start) {
+	    (double)fp32_ns * 100 < (double)(dv->win_end - dv->win_start)) {
 		free(fp32);
 		free(k);
 		return;
@@ -132,7 +133,7 @@ static void run_device(struct td_analysis *a, struct td_report *r, size_t d)
 	factor = ratio < FACTOR_MAX ? ratio : FACTOR_MAX;
 	for (i = 0; i < m; i++)
 		if (fp32[k[i].name])
-			freed += k[i].ns - (int64_t)((double)k[i].ns / factor);
+			freed = td_sat_add(freed, k[i].ns - (int64_t)((double)k[i].ns / factor));
 	f = td_report_add(r, "precision", dv->device);
 	f->busy_ns = freed;
 	f->count = calls;
