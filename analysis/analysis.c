@@ -395,6 +395,8 @@ void td_analysis_finish(struct td_analysis *a)
 	a->training = a->ctx.run == TD_RUN_TRAINING;
 	a->serving = !a->training && a->ctx.engine != TD_ENGINE_NONE;
 	find_steps(a);
+	if (a->serving && td_an_prefill_only(a))
+		a->ctx.on |= TD_ON_PREFILL;
 	group_threads(a);
 	td_an_detect_warmup(a);
 	for (i = 0; i < t->devices.len; i++)

@@ -50,6 +50,9 @@ void td_an_engine_iters(struct td_analysis *a);
 struct td_vec;
 void td_an_iter_intervals(const struct td_analysis *a, struct td_vec *v);
 void td_an_step_phases(struct td_analysis *a);
+/* 1 when a serving run's steady steps are all prefill (a->step_phase): decode's advice (graphs,
+ * more sequences a step) does not fit it */
+int td_an_prefill_only(const struct td_analysis *a);
 /* The median of the steps of step k's phase, 0 when fewer than 3 */
 int64_t td_an_phase_median(const struct td_analysis *a, size_t k);
 

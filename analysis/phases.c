@@ -95,6 +95,18 @@ static int64_t embed_tokens(const char *dims)
 /* A step's token count far above the median (PREFILL_X times or more) carries prefill. */
 #define PREFILL_X 4
 
+int td_an_prefill_only(const struct td_analysis *a)
+{
+	size_t k;
+
+	if (!a->step_phase || !a->nsteps)
+		return 0;
+	for (k = 0; k < a->nsteps; k++)
+		if (a->step_phase[k] != TD_PHASE_PREFILL)
+			return 0;
+	return 1;
+}
+
 void td_an_step_phases(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;

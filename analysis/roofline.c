@@ -625,6 +625,10 @@ static void mfu(const struct td_analysis *a, struct td_mfu *out)
 	for (d = 0; d < TD_DT_COUNT; d++)
 		if (by_dtype[d] > 0 && (best < 0 || by_dtype[d] > by_dtype[best]))
 			best = (int)d;
+	/* the GEMM kernels' own precision where narrower (fixes/context.c: fp8 / fp4 kernels
+	 * under bf16 ops) and the device has its peak */
+	if (best >= 0 && a->ctx.gemm_dtype > best && a->peaks.tflops[a->ctx.gemm_dtype] > 0)
+		best = a->ctx.gemm_dtype;
 	out->dtype = best;
 	out->achieved_tflops = (double)out->flops / (double)out->window_ns / 1e3;
 	if (best < 0 || !a->ndev)

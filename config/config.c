@@ -395,6 +395,7 @@ static const struct num_key rule_keys[] = {
 	{"warmup_step_ratio", 1, 1e6, 1, 0, 0, P(warmup_step_ratio)},
 	{"memory_high_fraction", 0, 1, 1, 0, 0, P(memory_high_fraction)},
 	{"gpu_bound_busy", 0, 1, 1, 0, 0, P(gpu_bound_busy)},
+	{"precision_share", 0, 1, 1, 0, 0, P(precision_share)},
 	{"gap_report_us", 0, 1e12, 1000, 1, 0, P(gap_report_ns)},
 	{"evidence_max", 0, 1000, 1, 0, 1, P(evidence_max)},
 	{"low_util", 0, 1, 1, 0, 0, P(low_util)},

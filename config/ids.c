@@ -9,7 +9,8 @@
 
 const char *const td_rule_ids[] = {
 	"warmup", "startup", "untraced-wait", "dataloader", "communication", "element-loop", "sync-stall", "transfer",
-	"allocator", "small-kernels", "gpu-idle", "memory", "gpu-bound", NULL,
+	"allocator", "small-kernels", "gpu-idle", "memory", "gpu-bound", "precision",
+	NULL,
 };
 
 int td_rule_known(const char *id)

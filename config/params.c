@@ -21,4 +21,5 @@ void td_params_default(struct td_params *p)
 	p->warmup_step_ratio = 3.0;
 	p->memory_high_fraction = 0.9;
 	p->gpu_bound_busy = 0.85;
+	p->precision_share = 0.25;
 }

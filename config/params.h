@@ -24,6 +24,7 @@ struct td_params {
 	double warmup_step_ratio;    /* a leading step this many times the median is warm-up (3) */
 	double memory_high_fraction; /* peak reserved above this share of the device is a risk (.9) */
 	double gpu_bound_busy;       /* a GPU busy this share of the window is the bottleneck (.85) */
+	double precision_share;      /* FP32 GEMMs this share of a GPU's compute or more (.25) */
 };
 void td_params_default(struct td_params *p);
 

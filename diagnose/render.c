@@ -388,8 +388,7 @@ void render_context_json(yajl_gen g, const struct td_trace *t, const struct td_c
 	out_json_kbool(g, "graph_capture", !!(c->on & TD_ON_CAPTURE));
 	out_json_kstr(g, "optimizer", c->optimizer);
 	out_json_kstr(g, "optimizer_impl", td_opt_impl_name(c->opt_impl));
-	out_json_kstr(g, "precision", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16"
-		      : c->on & TD_ON_AMP ? "autocast" : "");
+	out_json_kstr(g, "precision", td_context_precision(c));
 	out_json_kstr(g, "data_loader", c->on & TD_ON_LOADER_MAIN ? "main process"
 		      : c->on & TD_ON_LOADER_WORKERS ? "workers" : "");
 	out_json_kbool(g, "pin_memory", !!(c->on & TD_ON_PIN_MEMORY));

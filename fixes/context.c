@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/sat.h"
 #include "common/sort.h"
+#include "fixes/precision.h"
 
 static int has(const char *s, const char *sub)
 {
@@ -340,6 +342,46 @@ static void elem_loop_of(const struct td_trace *t, struct td_context *c)
 	free(per);
 }
 
+/* The GEMM kernels' precision: their time by the dtypes their names give (fixes/precision.h),
+ * the widest operand of the most time, and the narrowest operand within it */
+static void gemm_of(const struct td_trace *t, struct td_context *c)
+{
+	int64_t ns[TD_GEMM_NDT][TD_GEMM_NDT] = {{0}}, best = 0, lowest = 0;
+	int8_t *memo = td_malloc(t->names.count + 2);
+	size_t sj, i;
+	int d, l;
+
+	memset(memo, 0x7f, t->names.count + 2); /* 0x7f: not read yet */
+	c->gemm_dtype = c->gemm_low = -1;
+	TD_FOR_KIND(t, TD_K_KERNEL, sj, i) {
+		const struct td_event *ev = td_trace_ev(t, (uint32_t)i);
+		int8_t *m = &memo[ev->name <= t->names.count ? ev->name : t->names.count + 1];
+		if (ev->kind != TD_K_KERNEL)
+			continue;
+		if (*m == 0x7f) {
+			int mma, low;
+			*m = td_gemm_kernel_dtype(td_trace_name(t, ev->name), &mma, &low) && mma >= 0
+			     ? (int8_t)(mma * TD_GEMM_NDT + low) : -1;
+		}
+		if (*m >= 0 && td_ev_dur(ev) > 0)
+			ns[*m / TD_GEMM_NDT][*m % TD_GEMM_NDT] =
+				td_sat_add(ns[*m / TD_GEMM_NDT][*m % TD_GEMM_NDT], td_ev_dur(ev));
+	}
+	free(memo);
+	for (d = 0; d < TD_GEMM_NDT; d++) {
+		int64_t sum = 0;
+		for (l = 0; l < TD_GEMM_NDT; l++)
+			sum = td_sat_add(sum, ns[d][l]);
+		c->gemm_ns = td_sat_add(c->gemm_ns, sum);
+		if (sum > best)
+			best = sum, c->gemm_dtype = (int8_t)d;
+	}
+	c->gemm_dtype_ns = best;
+	for (l = 0; c->gemm_dtype >= 0 && l < TD_GEMM_NDT; l++)
+		if (ns[c->gemm_dtype][l] > lowest)
+			lowest = ns[c->gemm_dtype][l], c->gemm_low = (int8_t)l;
+}
+
 /* the batch by the layers' inputs, the median kernel's blocks per SM */
 static void batch_of(const struct td_trace *t, struct td_context *c)
 {
@@ -497,7 +539,10 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 			c->on |= TD_ON_TORCHREC;
 		if (has(n, "deepspeed"))
 			c->on |= TD_ON_DEEPSPEED;
-		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##"))
+		/* TrainPipelineSparseDist's ranges, and StagedTrainPipeline's SparseDataDistUtil
+		 * ("## sdd_preprocess_splits ##", "## sdd_wait_tensors ##") */
+		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##") ||
+		    starts(n, "## sdd_"))
 			c->on |= TD_ON_SPARSE_PIPELINE | TD_ON_TORCHREC;
 		if (has(n, "megatron"))
 			c->on |= TD_ON_MEGATRON;
@@ -593,6 +638,7 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		c->par_inferred |= 1u << TD_PAR_PP; /* NCCL runs all-to-all as send/recv too */
 	batch_of(t, c);
 	elem_loop_of(t, c);
+	gemm_of(t, c);
 }
 
 /* The frameworks the context line names, in its order. */
@@ -603,6 +649,14 @@ static const struct {
 	{TD_ON_DDP, "DDP"}, {TD_ON_FSDP, "FSDP"}, {TD_ON_TORCHREC, "torchrec"},
 	{TD_ON_DEEPSPEED, "DeepSpeed"}, {TD_ON_MEGATRON, "Megatron"}, {TD_ON_DEEPEP, "DeepEP"},
 };
+
+const char *td_context_precision(const struct td_context *c)
+{
+	if (c->gemm_dtype >= 0 && (double)c->gemm_dtype_ns * 2 > (double)c->gemm_ns) /* the bulk */
+		return td_gemm_dtype_label(c->gemm_dtype);
+	return c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16"
+	       : c->on & TD_ON_AMP ? "autocast" : "";
+}
 
 void td_context_line(const struct td_trace *t, const struct td_context *c, char *buf,
 		     size_t cap)
@@ -642,8 +696,11 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 		ADD(", graph capture");
 	if (*c->optimizer)
 		ADD(", %s (%s)", c->optimizer, td_opt_impl_name(c->opt_impl));
-	if (c->on & (TD_ON_BF16 | TD_ON_FP16 | TD_ON_AMP))
-		ADD(", %s", c->on & TD_ON_BF16 ? "bf16" : c->on & TD_ON_FP16 ? "fp16" : "autocast");
+	if (c->gemm_dtype >= 0 && (double)c->gemm_dtype_ns * 2 > (double)c->gemm_ns)
+		ADD(c->gemm_low != c->gemm_dtype ? ", %s GEMMs (%s weights)" : ", %s GEMMs",
+		    td_context_precision(c), td_gemm_dtype_label(c->gemm_low));
+	else if (*td_context_precision(c))
+		ADD(", %s", td_context_precision(c));
 	if (c->batch > 0 && c->engine != TD_ENGINE_NONE) /* requests flattened into tokens */
 		ADD(", %lld tokens a forward", (long long)c->batch);
 	else if (c->batch > 0)

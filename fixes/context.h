@@ -60,6 +60,9 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_SPARSE_PIPELINE 0x10000000 /* torchrec's train pipeline already runs the sparse
 				    * data distribution a batch ahead (its "## sparse_data_dist ##"
 				    * and "## wait_sparse_data_dist ##" ranges) */
+#define TD_ON_PREFILL 0x40000000   /* a serving run whose steady iterations are all prefill (the
+				    * engine's own markers, analysis/phases.c): CUDA graphs serve
+				    * decode, so decode's advice does not fit (set by the analysis) */
 #define TD_ON_TORCH1 0x20000000    /* written by PyTorch 1.8/1.9 (its Operator / Runtime / Kernel
 				    * categories): no torch.compile there */
 
@@ -96,6 +99,11 @@ struct td_context {
 	int64_t batch;             /* the most frequent leading input dim of linear / addmm /
 				    * conv2d / bmm calls (record_shapes), 0: unknown */
 	int32_t bpsm;              /* the median kernel's blocks per SM x 1000, -1: unknown */
+	int8_t gemm_dtype;         /* enum td_dtype the most GEMM / convolution kernel time runs
+				    * at (fixes/precision.h: the widest operand), -1: unknown */
+	int8_t gemm_low;           /* ... its narrowest operand there (fp4 weights under fp8) */
+	int64_t gemm_ns;           /* the GEMM / convolution kernels' time with a dtype named */
+	int64_t gemm_dtype_ns;     /* ... of it at gemm_dtype */
 };
 
 void td_context_derive(const struct td_trace *t, struct td_context *c);
@@ -125,6 +133,9 @@ void td_context_line(const struct td_trace *t, const struct td_context *c, char 
 /* What a pinned copy achieves over a GPU's host link, bytes per us (MB/s), by the device's
  * name: NVLink-C2C on Grace, else the PCIe generation of the GPU (3 when unknown). */
 int64_t td_host_link_mbps(const char *device_name);
+/* The run's precision: the dtype of the bulk of its GEMM kernels' time ("fp8", "fp32"), else
+ * what its names show ("bf16", "fp16", "autocast"), else "" */
+const char *td_context_precision(const struct td_context *c);
 /* "batch 16 in the layers' inputs; the median kernel fills 0.3 blocks per SM", or "" */
 const char *td_context_batch(const struct td_context *c, char *buf, size_t cap);
 

@@ -101,6 +101,27 @@ const struct td_fix_entry td_fix_entries[] = {
 	 "The engine is capturing its graphs here, at start-up: the host time between these "
 	 "launches is the capture's, once, not the serving loop's. Profile the iterations after "
 	 "capture, which replay the graphs."},
+	/* a prefill: graphs are captured for decode's batch sizes; more tokens a prefill spread
+	 * the host's per-layer time */
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, TD_ON_PREFILL, 0, -1, 0,
+	 "These iterations are prefills (their prompts' tokens in one forward), which run beyond "
+	 "the graphs vLLM captures for decode's batch sizes: the host's per-layer Python and "
+	 "launches hold them. Keep compilation on (compilation_config; no enforce_eager=True), let "
+	 "each prefill carry more tokens (max_num_batched_tokens, chunked prefill) so that host "
+	 "time is spread over more work, and profile decode iterations too: they, not this "
+	 "prefill, are the steady serving loop."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, SGLANG, TD_ON_PREFILL, 0, -1, 0,
+	 "These batches are prefills (EXTEND), which SGLang's graphs do not cover: they are "
+	 "captured for decode batches (--cuda-graph-max-bs does not reach a prefill), so the host's "
+	 "per-layer Python and launches hold them. Let each prefill carry more tokens "
+	 "(--chunked-prefill-size, --max-prefill-tokens) so that host time is spread over more "
+	 "work, and profile decode batches too: they, not this prefill, are the steady serving "
+	 "loop."},
+	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, ANY_E, TD_ON_PREFILL, 0, -1, 0,
+	 "These iterations are prefills, which a serving engine's graphs (captured for decode's "
+	 "batch sizes) do not cover: the host's per-layer Python and launches hold them. Let each "
+	 "prefill carry more tokens so that host time is spread over more work, and profile decode "
+	 "iterations too: they, not this prefill, are the steady serving loop."},
 	{TD_FIX_SERVING_HOST, ANY_V, ANY_R, VLLM, 0, 0, -1, 1,
 	 "The forward runs eagerly (no graph replays): replay it with graphs (drop "
 	 "enforce_eager=True / --enforce-eager), keep compilation on (compilation_config), and batch more requests per iteration "
@@ -491,7 +512,32 @@ const struct td_fix_entry td_fix_entries[] = {
 	{TD_FIX_WARMUP_CALLS, ANY_V, ANY_R, ANY_E, 0, 0, -1, 0,
 	 " Context and handle creation happen once per process: run one warm-up iteration before "
 	 "timing or serving."},
-	/* the kernels of a GPU-bound step (each %s: what the trace shows, "2.1 ms") */
+	/* the kernels of a GPU-bound step (each %s: what the trace shows, "2.1 ms"). On NVIDIA
+	 * from Ampere on, TF32 first: one line, no change to the model's code or dtypes */
+	{TD_FIX_FP32_MM_BF16, NV, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") (the same as "
+	 "torch.backends.cuda.matmul.allow_tf32 = True) and torch.backends.cudnn.allow_tf32 = True, "
+	 "no other change to the code; then run the forward pass in bf16 (with "
+	 "torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):, no loss scaling needed)."},
+	{TD_FIX_FP32_MM_BF16, NV, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") and "
+	 "torch.backends.cudnn.allow_tf32 = True, no other change to the code; then serve the model "
+	 "with bf16 weights (model.to(torch.bfloat16))."},
+	{TD_FIX_FP32_MM_BF16, NV, ANY_R, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: let them run "
+	 "in TF32 first - torch.set_float32_matmul_precision(\"high\") and "
+	 "torch.backends.cudnn.allow_tf32 = True, no other change to the code; then run them in "
+	 "bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):)."},
+	/* AMD's matrix cores: bf16 */
+	{TD_FIX_FP32_MM_BF16, AMD, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose matrix cores run bf16 far "
+	 "faster: run the forward pass in bf16 (with torch.autocast(device_type=\"cuda\", "
+	 "dtype=torch.bfloat16):, no loss scaling needed)."},
+	{TD_FIX_FP32_MM_BF16, AMD, INFER, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
+	 "FP32 matrix multiplies and convolutions take %s on a GPU whose matrix cores run bf16 far "
+	 "faster: serve the model with bf16 weights (model.to(torch.bfloat16))."},
 	{TD_FIX_FP32_MM_BF16, ANY_V, TRAIN, ANY_E, 0, TD_ON_AMP | TD_ON_BF16 | TD_ON_FP16, -1, 0,
 	 "FP32 matrix multiplies and convolutions take %s on a GPU with tensor cores: run the "
 	 "forward pass in bf16 (with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):, "

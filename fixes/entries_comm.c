@@ -154,8 +154,8 @@ const struct td_fix_entry td_fix_entries_comm[] = {
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC | TD_ON_SPARSE_PIPELINE, 0,
 	 TD_COLL_ALL_TO_ALL, 0,
 	 "The embedding all-to-all is exposed although torchrec's train pipeline already starts "
-	 "the sparse data distribution a batch ahead (its sparse_data_dist ranges): what is left "
-	 "waits on the slowest rank or the links. Balance the embedding tables across ranks "
+	 "the sparse data distribution a batch ahead (its sparse_data_dist or sdd_ ranges): what "
+	 "is left waits on the slowest rank or the links. Balance the embedding tables across ranks "
 	 "(EmbeddingShardingPlanner with the real table sizes and pooling factors) so no rank's "
 	 "shard is the slow one, quantize what the all-to-all carries (torchrec's qcomms: fp16 or "
 	 "bf16 forward and backward), and run tracedoc diagnose on every rank's trace to find the "

@@ -12,12 +12,14 @@
 #include "analysis/analysis.h"
 #include "config/config.h"
 #include "rules/rule.h"
+#include "analysis/profcost.h"
 #include "sizing/whatif.h"
 
 const struct td_rule *const td_rules[] = {
 	&rule_warmup, &rule_startup, &rule_untraced_wait, &rule_dataloader, &rule_communication, &rule_element_loop,
 	&rule_sync_stall, &rule_transfer,
-	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, NULL,
+	&rule_allocator, &rule_small_kernels, &rule_gpu_idle, &rule_memory, &rule_gpu_bound, &rule_precision,
+	NULL,
 };
 
 const struct td_rule *td_rule_find(const char *id)
@@ -164,6 +166,7 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 		}
 	}
 	r->findings.len = j;
+	td_an_profiler_caveats(a, r); /* the profiler's own share of a host-bound saving */
 	for (i = 0; i < r->findings.len + r->suppressed.len; i++) {
 		struct td_finding *f = i < r->findings.len ? &TD_VEC_AT(&r->findings, struct td_finding, i)
 			: &TD_VEC_AT(&r->suppressed, struct td_finding, i - r->findings.len);

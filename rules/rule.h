@@ -28,7 +28,8 @@ struct td_rule {
 
 extern const struct td_rule rule_warmup, rule_startup, rule_untraced_wait, rule_dataloader, rule_communication, rule_element_loop,
 	rule_sync_stall,
-	rule_transfer, rule_allocator, rule_small_kernels, rule_gpu_idle, rule_memory, rule_gpu_bound;
+	rule_transfer, rule_allocator, rule_small_kernels, rule_gpu_idle, rule_memory, rule_gpu_bound,
+	rule_precision;
 /* All rules, NULL-terminated, in the order they claim idle time: the specific mechanisms
  * first, gpu-idle (the residual) last. */
 extern const struct td_rule *const td_rules[];

@@ -65,7 +65,8 @@ fi
 if python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 f = [(x["rule"], "after" in x) for x in d["fixes"]]
-assert f == [("dataloader", False), ("sync-stall", False), ("transfer", False)], f
+assert f == [("dataloader", False), ("sync-stall", False), ("precision", False),
+            ("transfer", False)], f
 n = [(x["rule"], x["sizing"]) for x in d["not_replayed"]]
 assert n == [("gpu-idle", "idle")], n
 assert d["together"]["saves_ns"] < sum(x["saves_ns"] for x in d["fixes"]), d["together"]' "$tmp/a"; then

@@ -31,7 +31,7 @@ JUDGED = {
     "v100-ns-rank0.pt.trace.json.gz": ("gpu-bound", None, {"sync-stall": 0.01}, [],
         "97-98% busy; the cudaDeviceSynchronize after the last step is no stall"),
     "b200-eager-decode.json.gz": ("gpu-idle", (0.50, 0.92), {}, [],
-        "launch/CPU-bound eager decode, busy 14%"),
+        "launch/CPU-bound eager prefill (888 tokens in one iteration), busy 14%"),
     "gp100-gpu-annotation.json.gz": ("gpu-idle", (0.30, 0.95), {}, [],
         "host-bound: every kernel < 10 us, GPU busy 4%"),
     # the GPU runs ~1.7 steps behind a host that never waits: a step takes the GPU ~19 ms
@@ -336,6 +336,119 @@ RAW = {
 }
 
 
+# the precision of the bulk of the GEMM time, read from the raw kernel names (their operand
+# types): vllm-gb10-decode's cutlass Sm120 BlockScaled float_e2m1 GEMMs with cvt_fp16_to_fp4
+# quantizing the activations (NVFP4); b200-eager-decode's bmm_<out>_MxE2m1MxE4m3 (MXFP4
+# weights, FP8 activations: the MMA runs at fp8); the V100 / 2080 Ti / A100 runs' sgemm and
+# scudnn kernels
+PRECISION = {
+    "vllm-gb10-decode.json.gz": "fp4",
+    "b200-eager-decode.json.gz": "fp8",
+    "resnet50-nw4.pt.trace.json.gz": "fp32",
+    "linear-microbench.json.gz": "fp32",
+    "switch-a100.json": "fp32",
+    "sglang-mi300x.json.gz": "bf16",
+}
+
+# FP32 GEMMs / convolutions by their raw names, a share of the compute kernels' time: a
+# precision finding where they take 25% or more on a tensor-core GPU (the rule's figure is
+# the window's, the one here the whole trace's: they agree within 10 points)
+FP32_MM = ("sgemm", "scudnn", "dgrad_engine<float", "wgrad_alg0_engine<float")
+NOT_COMPUTE = ("nccl", "Memcpy", "Memset", "rccl")
+PRECISION_FINDING = ["resnet50-nw0.pt.trace.json.gz", "resnet50-nw4.pt.trace.json.gz",
+                     "resnet-2080ti.json.gz", "linear-microbench.json.gz", "switch-a100.json",
+                     "b200-eager-decode.json.gz", "vllm-gb10-decode.json.gz",
+                     "sglang-mi300x.json.gz", "gp100-gpu-annotation.json.gz"]
+
+
+def raw_fp32_share(path):
+    import gzip
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    mm = total = 0
+    for e in events:
+        if e.get("cat", "").lower() != "kernel" or any(x in e["name"] for x in NOT_COMPUTE):
+            continue
+        total += e.get("dur", 0)
+        if any(x in e["name"] for x in FP32_MM):
+            mm += e.get("dur", 0)
+    return mm / total if total else 0.0
+
+
+def precision(name, d):
+    bad = []
+    path = os.path.join(SHARED, name)
+    got = d["context"]["precision"]
+    if name in PRECISION and got != PRECISION[name]:
+        bad.append(f"precision {got!r}, the GEMM kernels' names say {PRECISION[name]!r}")
+    if name in PRECISION_FINDING:
+        share = raw_fp32_share(path)
+        ps = [f for f in d["findings"] if f["rule"] == "precision"]
+        # Pascal (GP100) has no tensor cores: no finding whatever its share
+        want = share >= 0.30 and "GP100" not in d["context"]["device"]
+        if want and not ps:
+            bad.append(f"no precision finding, FP32 GEMMs {share:.0%} of the kernels' time")
+        if not want and share < 0.20 and ps:
+            bad.append(f"a precision finding, FP32 GEMMs only {share:.0%} of the kernels' time")
+        for f in ps:
+            v = f["values"]
+            rule_share = v["fp32_matmul_ns"] / v["compute_busy_ns"]
+            if abs(rule_share - share) > 0.10:
+                bad.append(f"precision share {rule_share:.0%}, the raw kernels {share:.0%}")
+            if not 0 <= f["gpu_busy_ns"] <= v["fp32_matmul_ns"] // 2 + 1:
+                bad.append("precision frees more than half its kernels' time")
+    return bad
+
+
+# advice the raw events rule out, by the rule whose fix must not give it: b200-eager-decode's
+# one iteration is a prefill (execute_context_1(888_...)_generation_0(0)), sglang-mi300x's an
+# EXTEND batch of 15,360 tokens - graphs serve decode, and more sequences a step is decode's
+# lever; comm-rank0/1 run torchrec's pipeline already (## sdd_preprocess_splits ## and
+# ## sdd_wait_tensors ## ranges)
+NEVER_SAYS = {
+    "b200-eager-decode.json.gz": [("gpu-idle", "max_num_seqs"), ("small-kernels", "max_num_seqs")],
+    "sglang-mi300x.json.gz": [("gpu-idle", "raise --cuda-graph-max-bs")],
+    "comm-rank0.json.gz": [("communication", "pipeline it with")],
+    "comm-rank1.json.gz": [("communication", "pipeline it with")],
+}
+
+
+# recorded with stacks: b200-eager-decode holds 15,230 python_function events, nearly all inside
+# its one iteration (execute_context_1(888_...)); its host-bound finding's saving is partly the
+# profiler's own, which its where line must say, with the frames the raw events count there.
+# resnet50-nw4 has no Python frames: no such line
+STACKS = {"b200-eager-decode.json.gz": ("gpu-idle", "execute_context"),
+          "resnet50-nw4.pt.trace.json.gz": (None, None)}
+
+
+def raw_frames_in(path, prefix):
+    import gzip
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    spans = [(e["ts"], e["ts"] + e["dur"]) for e in events
+             if e.get("cat") == "user_annotation" and e["name"].startswith(prefix)]
+    return sum(1 for e in events if e.get("cat") == "python_function"
+               and any(a <= e["ts"] < b for a, b in spans))
+
+
+def stacks(name, d):
+    import re
+    if name not in STACKS:
+        return []
+    rule, prefix = STACKS[name]
+    lines = [(f["rule"], w) for f in d["findings"] for w in f.get("where", [])
+             if "recorded with stacks" in w]
+    if rule is None:
+        return [f"a profiler-overhead line without Python frames: {lines[0][1]}"] if lines else []
+    got = [w for r, w in lines if r == rule]
+    if not got:
+        return [f"the {rule} finding does not say the trace was recorded with stacks"]
+    n = int(re.search(r"~(\d+) Python frames", got[0]).group(1))
+    want = raw_frames_in(os.path.join(SHARED, name), prefix)
+    return [] if abs(n - want) <= 0.05 * want else [
+        f"{n} Python frames said, the raw events hold {want} in the iterations"]
+
+
 def judge(name, spec):
     top, band, most, present, why = spec
     path = os.path.join(SHARED, name)
@@ -363,6 +476,11 @@ def judge(name, spec):
             bad.append(f"no {rule} finding")
     if name in RAW:
         bad += RAW[name](name, d)
+    bad += precision(name, d)
+    bad += stacks(name, d)
+    for rule, text in NEVER_SAYS.get(name, []):
+        if any(f["rule"] == rule and text in f["fix"] for f in d["findings"]):
+            bad.append(f"the {rule} fix says {text!r}, which the run's events rule out")
     if name in FIX_SAYS and fs:
         want, never = FIX_SAYS[name]
         if want not in fs[0]["fix"]:

@@ -12,6 +12,8 @@
 
 #include "fixes/catalogue.h"
 #include "fixes/context.h"
+#include "fixes/precision.h"
+#include "config/peaks.h"
 #include "tests/helpers.h"
 
 #define OP(name) "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1," \
@@ -50,8 +52,70 @@ static void test_rocm_training(void **state)
 	assert_string_equal(c.optimizer, "SGD");
 	assert_int_equal(c.opt_impl, TD_OPT_FOREACH);
 	td_context_line(&t_, &c, line, sizeof(line));
-	assert_string_equal(line, "ROCm, AMD Instinct MI250X, training, SGD (foreach)");
+	assert_string_equal(line, "ROCm, AMD Instinct MI250X, training, SGD (foreach), fp32 GEMMs");
 	td_trace_free(&t_);
+}
+
+/* GEMM kernels' element types by their names, as the real traces spell them (their operand
+ * types: the widest, what the tensor cores run, and the narrowest) */
+static void test_gemm_dtypes(void **state)
+{
+	static const struct {
+		const char *name;
+		int gemm, mma, low;
+	} cases[] = {
+		{"volta_sgemm_128x64_nn", 1, TD_DT_FP32, TD_DT_FP32},
+		{"ampere_sgemm_128x64_tn", 1, TD_DT_FP32, TD_DT_FP32},
+		{"volta_scudnn_128x128_stridedB_splitK_medium_nn_v1", 1, TD_DT_FP32, TD_DT_FP32},
+		{"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)", 1,
+		 TD_DT_FP32, TD_DT_FP32},
+		{"void implicit_convolve_sgemm<float, float, 1024, 6, 7>(int, int)", 1, TD_DT_FP32,
+		 TD_DT_FP32},
+		{"volta_h884gemm_64x64_ldg8_nn", 1, TD_DT_FP16, TD_DT_FP16},
+		{"volta_fp16_s884cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc2nchw_tn_v1", 1,
+		 TD_DT_FP16, TD_DT_FP16},
+		{"sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x16", 1, TD_DT_TF32,
+		 TD_DT_TF32},
+		/* CUTLASS's m16n8k8 on fp32 operands is TF32 (negq-rank0's GEMMs); "_f16" is fp16 */
+		{"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_tn_align4>("
+		 "cutlass_80_tensorop_s1688gemm_256x128_32x3_tn_align4::Params)", 1, TD_DT_TF32,
+		 TD_DT_TF32},
+		{"cutlass_75_tensorop_s1688gemm_f16_256x128_32x2_tn_align8", 1, TD_DT_FP16,
+		 TD_DT_FP16},
+		{"sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize96x64x32", 1, TD_DT_BF16,
+		 TD_DT_BF16},
+		{"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x1_tn_"
+		 "align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x1_tn_align8::Params)",
+		 1, TD_DT_BF16, TD_DT_BF16},
+		/* TensorRT-LLM: output, then A and B, then the accumulator */
+		{"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_swiGlu_dynBatch_sm100f", 1,
+		 TD_DT_FP8, TD_DT_FP4},
+		{"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_dynBatch_sm100f", 1,
+		 TD_DT_FP8, TD_DT_FP4},
+		/* CUTLASS's mainloop types (float_ue4m3_t is the block scale), its epilogue's bf16 out */
+		{"_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalINS_12float_e2m1_tENS_13"
+		 "float_ue4m3_tEEENS_8epilogue10collective18CollectiveEpilogueINS_10bfloat16_tE", 1,
+		 TD_DT_FP4, TD_DT_FP4},
+		{"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32", 1, TD_DT_FP16, TD_DT_FP16},
+		{"Cijk_Alik_Bljk_BBS_BH_MT64x64x64", 1, TD_DT_BF16, TD_DT_BF16},
+		{"Cijk_Alik_Bljk_SB_MT64x64x8", 1, TD_DT_FP32, TD_DT_FP32},
+		{"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", 1, -1, -1},
+		{"fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128", 0, -1, -1},
+		{"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)", 0, -1,
+		 -1},
+		{"void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float> >", 0,
+		 -1, -1},
+	};
+	size_t i;
+	int mma, low;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int g = td_gemm_kernel_dtype(cases[i].name, &mma, &low);
+		if (g != cases[i].gemm || mma != cases[i].mma || low != cases[i].low)
+			fail_msg("%s: gemm %d mma %d low %d, want %d %d %d", cases[i].name, g, mma, low,
+				 cases[i].gemm, cases[i].mma, cases[i].low);
+	}
 }
 
 static void test_pinned_loader(void **state)
@@ -623,6 +687,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rocm_training),
+		cmocka_unit_test(test_gemm_dtypes),
 		cmocka_unit_test(test_vllm_tp_graphs),
 		cmocka_unit_test(test_pinned_loader),
 		cmocka_unit_test(test_inferred_parallelism),

@@ -22,6 +22,37 @@
 #include "tests/helpers.h"
 #include "tests/rules_run.h"
 
+/* precision (fixtures/rules/make.py): a V100 whose volta_sgemm takes 500 of each step's 700 us
+ * of compute, the host waiting for the GPU; replayed at half its time (the lesser of the 8x
+ * fp16-to-fp32 peak ratio and 2x) the wait ends 250 us sooner a step. The same GEMM as
+ * volta_h884gemm runs on the tensor cores already: nothing to say. */
+static void test_precision(void **state)
+{
+	struct run x;
+	const struct td_finding *f;
+	(void)state;
+
+	diagnose_path(th_fixture("rules/precision.json"), &x);
+	check_invariants(&x, "precision.json");
+	f = finding(&x, "precision", NULL);
+	assert_non_null(f);
+	assert_int_equal(td_finding_get(f, "fp32_matmul_ns"), 3 * 500000);
+	assert_int_equal(td_finding_get(f, "compute_busy_ns"), 3 * 700000);
+	assert_int_equal(f->busy_ns, 3 * 250000);
+	assert_true(f->replayed);
+	assert_int_equal(f->savings_ns, 3 * 250000);
+	assert_non_null(strstr(f->fix, "torch.float16")); /* Volta: fp16, not bf16 or TF32 */
+	assert_non_null(strstr(f->fix, "GradScaler"));
+	assert_null(strstr(f->fix, "bfloat16"));
+	assert_true(where_has(f, "1/2.0 of its time"));
+	done(&x);
+
+	diagnose_path(th_fixture("rules/precision-nearmiss.json"), &x);
+	check_invariants(&x, "precision-nearmiss.json");
+	assert_null(finding(&x, "precision", NULL));
+	done(&x);
+}
+
 static void test_queued(void **state)
 {
 	struct run x;
@@ -774,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_comm_lag),
 		cmocka_unit_test(test_gpu_bound_roofline),
 		cmocka_unit_test(test_gpu_bound_fusion),
+		cmocka_unit_test(test_precision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
