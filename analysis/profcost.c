@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "common/sort.h"
 #include "analysis/internal.h"
 #include "analysis/profcost.h"
 
@@ -27,15 +28,51 @@ static const char *pct_of(char *buf, size_t cap, double share)
 	return buf;
 }
 
-/* Python frames that start in [from, to) */
+/* The events of positions [lo, hi) of TD_FOR_KIND's order (one track's: by time) that
+ * start in [from, to). */
+static size_t in_time(const struct td_trace *t, size_t lo, size_t hi, int64_t from, int64_t to)
+{
+	size_t a, b;
+
+	TD_LOWER_BOUND(a, hi - lo, td_trace_ev(t, td_trace_scan_at(t, lo + mid))->ts < from);
+	TD_LOWER_BOUND(b, hi - lo, td_trace_ev(t, td_trace_scan_at(t, lo + mid))->ts < to);
+	return b - a;
+}
+
+/* Python frames that start in [from, to). Where the trace keeps its other events by kind (it
+ * is mostly frames), each host track's count in the window less its other kinds', all by
+ * search (a track's events are in time order): no pass over the frames. */
 static uint64_t frames_in(const struct td_trace *t, int64_t from, int64_t to)
 {
 	uint64_t n = 0;
 	size_t i;
 
-	for (i = 0; i < t->events.len; i++) { /* TD_FOR_KIND keeps the frames out */
-		const struct td_event *ev = td_trace_ev(t, (uint32_t)i);
-		n += ev->kind == TD_K_PYTHON && ev->ts >= from && ev->ts < to;
+	if (!t->scan) {
+		for (i = 0; i < t->events.len; i++) {
+			const struct td_event *ev = td_trace_ev(t, (uint32_t)i);
+			n += ev->kind == TD_K_PYTHON && ev->ts >= from && ev->ts < to;
+		}
+		return n;
+	}
+	for (i = 0; i < t->tracks.len; i++) {
+		const struct td_track *tr = td_trace_track(t, (uint32_t)i);
+		size_t a, b, all;
+		int k;
+		if (tr->is_gpu || !tr->count)
+			continue;
+		TD_LOWER_BOUND(a, tr->count, td_trace_ev(t, tr->first + (uint32_t)mid)->ts < from);
+		TD_LOWER_BOUND(b, tr->count, td_trace_ev(t, tr->first + (uint32_t)mid)->ts < to);
+		all = b - a;
+		for (k = 0; k < TD_K_NSTORED; k++) { /* the track's events of kind k: by index */
+			size_t kb = td_trace_kind_begin(t, k), ke = td_trace_kind_end(t, k), lo, hi;
+			if (k == TD_K_PYTHON || kb == ke)
+				continue;
+			TD_LOWER_BOUND(lo, ke - kb, td_trace_scan_at(t, kb + mid) < tr->first);
+			TD_LOWER_BOUND(hi, ke - kb, td_trace_scan_at(t, kb + mid) <
+						    tr->first + tr->count);
+			all -= in_time(t, kb + lo, kb + hi, from, to);
+		}
+		n += all;
 	}
 	return n;
 }
