@@ -150,14 +150,61 @@ const char *td_metric_str(char *buf, size_t cap, const char *id, double v)
 #define I64_LESS(x, y) (*(x) < *(y))
 TD_DEFINE_SORT(sort_i64, int64_t, I64_LESS)
 
+/* What the per-step metrics count of one event (td_metrics_compute). */
+struct counts {
+	int64_t dl, comm;
+	double launches, htod, htodb, dtoh, dtohb, pageable;
+};
+
+static void count_event(const struct td_analysis *a, uint32_t i, int64_t ws, int64_t we,
+			struct td_track_cursor *cur, struct counts *ct)
+{
+	const struct td_trace *t = a->t;
+	const struct td_event *e = td_trace_ev(t, i);
+	uint32_t cl = td_an_class(a, e->name);
+
+	if (cl & NC_IGNORE)
+		return;
+	if (td_kind_on_gpu_track(e->kind)) {
+		int di = td_an_dev_index(a, td_trace_track(t, td_trace_track_at(t, cur, i))->device);
+		if (di < 0 || e->ts < a->dev[di].win_start || e->ts >= a->dev[di].win_end)
+			return;
+	} else if (e->ts < ws || e->ts >= we) {
+		return;
+	}
+	if (e->kind == TD_K_RUNTIME) {
+		if (cl & NC_LAUNCH)
+			ct->launches++;
+	} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind)) {
+		if (td_an_outer_dataloader(a, i))
+			ct->dl += td_ev_dur(e);
+	} else if (e->kind == TD_K_KERNEL && (cl & NC_COMM)) {
+		ct->comm += td_ev_dur(e);
+	} else if (e->kind == TD_K_MEMCPY) {
+		enum td_copy_dir dir;
+		enum td_mem_kind src, dst;
+		uint64_t b = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
+		td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);
+		if (dir == CD_HTOD) {
+			ct->htod++;
+			ct->htodb += (double)b;
+		} else if (dir == CD_DTOH) {
+			ct->dtoh++;
+			ct->dtohb += (double)b;
+		}
+		if (src == MK_PAGEABLE || dst == MK_PAGEABLE)
+			ct->pageable++;
+	}
+}
+
 void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 			struct td_metrics *out)
 {
 	const struct td_trace *t = a->t;
 	double per = a->nsteps ? (double)a->nsteps : 1.0;
-	int64_t busy = 0, win = 0, idle = 0, cause[CAUSE_COUNT] = {0}, dl = 0, comm = 0;
-	double launches = 0, syncs = 0, ssync = 0, dsync = 0, esync = 0, csync = 0, htod = 0,
-	       htodb = 0, dtoh = 0, dtohb = 0, pageable = 0, small = 0;
+	int64_t busy = 0, win = 0, idle = 0, cause[CAUSE_COUNT] = {0};
+	double syncs = 0, ssync = 0, dsync = 0, esync = 0, csync = 0, small = 0;
+	struct counts ct;
 	int64_t ws = 0, we = 0; /* the host side of every device's steady state */
 	const struct td_block_unit *u;
 	struct td_track_cursor cur = {0, 0, 0};
@@ -165,6 +212,7 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 	int c;
 
 	init(out);
+	memset(&ct, 0, sizeof(ct));
 	out->steps = a->nsteps;
 	out->partial = t->partial;
 	for (d = 0; d < a->ndev; d++) {
@@ -225,55 +273,33 @@ void td_metrics_compute(struct td_analysis *a, const struct td_report *r,
 			set(out, id, (double)cause[c] / per);
 		}
 	}
-	for (i = 0; i < t->events.len; i++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)i);
-		uint32_t cl = td_an_class(a, e->name);
-		if (cl & NC_IGNORE)
-			continue;
-		if (td_kind_on_gpu_track(e->kind)) {
-			int di = td_an_dev_index(a, td_trace_track(t, td_trace_track_at(t, &cur,
-										       (uint32_t)i))->device);
-			if (di < 0 || e->ts < a->dev[di].win_start || e->ts >= a->dev[di].win_end)
-				continue;
-		} else if (e->ts < ws || e->ts >= we) {
-			continue;
-		}
-		if (e->kind == TD_K_RUNTIME) {
-			if (cl & NC_LAUNCH)
-				launches++;
-		} else if ((cl & NC_DATALOADER) && !td_kind_on_gpu_track(e->kind)) {
-			if (td_an_outer_dataloader(a, (uint32_t)i))
-				dl += td_ev_dur(e);
-		} else if (e->kind == TD_K_KERNEL && (cl & NC_COMM)) {
-			comm += td_ev_dur(e);
-		} else if (e->kind == TD_K_MEMCPY) {
-			enum td_copy_dir dir;
-			enum td_mem_kind src, dst;
-			uint64_t b = TD_VEC_AT(&t->xfer_bytes, uint64_t, e->aux);
-			td_memcpy_kind(td_trace_name(t, e->name), &dir, &src, &dst);
-			if (dir == CD_HTOD) {
-				htod++;
-				htodb += (double)b;
-			} else if (dir == CD_DTOH) {
-				dtoh++;
-				dtohb += (double)b;
-			}
-			if (src == MK_PAGEABLE || dst == MK_PAGEABLE)
-				pageable++;
-		}
+	/* the kinds counted, each over its own events (TD_FOR_KIND), or every event once where
+	 * the trace keeps no kinds apart or a configured data-loading pattern may name a frame */
+	if (!t->scan || a->cfg->patterns[PAT_DATALOADER]) {
+		for (i = 0; i < t->events.len; i++)
+			count_event(a, (uint32_t)i, ws, we, &cur, &ct);
+	} else {
+		static const int kinds[] = {TD_K_RUNTIME, TD_K_CPU_OP, TD_K_USER_ANNOTATION,
+					    TD_K_OTHER_SPAN, TD_K_KERNEL, TD_K_MEMCPY};
+		size_t k, j;
+		uint32_t e;
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			TD_FOR_KIND(t, kinds[k], j, e)
+				count_event(a, e, ws, we, &cur, &ct);
 	}
 	{
 		const struct {
 			const char *id;
 			double total;
 		} per_step[] = {
-			{"dataloader_ns_per_step", (double)dl}, {"communication_ns_per_step", (double)comm},
-			{"kernel_launches_per_step", launches}, {"sync_calls_per_step", syncs},
+			{"dataloader_ns_per_step", (double)ct.dl},
+			{"communication_ns_per_step", (double)ct.comm},
+			{"kernel_launches_per_step", ct.launches}, {"sync_calls_per_step", syncs},
 			{"stream_syncs_per_step", ssync}, {"device_syncs_per_step", dsync},
 			{"event_syncs_per_step", esync}, {"sync_copies_per_step", csync},
-			{"htod_copies_per_step", htod}, {"htod_bytes_per_step", htodb},
-			{"dtoh_copies_per_step", dtoh}, {"dtoh_bytes_per_step", dtohb},
-			{"pageable_copies_per_step", pageable}, {"small_kernels_per_step", small},
+			{"htod_copies_per_step", ct.htod}, {"htod_bytes_per_step", ct.htodb},
+			{"dtoh_copies_per_step", ct.dtoh}, {"dtoh_bytes_per_step", ct.dtohb},
+			{"pageable_copies_per_step", ct.pageable}, {"small_kernels_per_step", small},
 		};
 		for (i = 0; i < sizeof(per_step) / sizeof(per_step[0]); i++)
 			set(out, per_step[i].id, per_step[i].total / per);
