@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 
+from intervals import union  # the union of [start, end) intervals
 from real_traces import overlap  # the intersection of two sorted disjoint interval lists
 
 TD = sys.argv[1]
@@ -38,16 +39,6 @@ def report(name):
     r = subprocess.run([TD, "diagnose", "--format", "json", os.path.join(SHARED, name)],
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
-
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def rows(d):

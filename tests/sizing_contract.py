@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from intervals import union  # the union of [start, end) intervals
+
 TD, SRC = sys.argv[1], sys.argv[2]
 GEN = sys.argv[3] if len(sys.argv) > 3 else None
 SHARED = os.path.join(SRC, "..", "shared", "traces")
@@ -58,16 +60,6 @@ def raw_events(path):
     with op(path, "rt") as f:
         d = json.load(f)
     return d["traceEvents"] if isinstance(d, dict) else d
-
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def total(iv):
