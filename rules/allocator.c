@@ -140,9 +140,11 @@ static void run(struct td_analysis *a, struct td_report *r)
 		td_vec_free(&edits);
 		f->count = calls;
 		f->host_ns = time;
-		td_finding_title(f, "%llu device allocation call%s (cudaMalloc/cudaFree) in the steady "
+		td_finding_title(f, "%llu device allocation call%s (%s) in the steady "
 				 "state hold the host %s; the GPU idles %s under them",
 				 (unsigned long long)calls, calls == 1 ? "" : "s",
+				 a->ctx.vendor == TD_VENDOR_AMD ? "hipMalloc/hipFree"
+								: "cudaMalloc/cudaFree",
 				 td_fmt_dur(b1, sizeof(b1), time), td_fmt_dur(b2, sizeof(b2), f->idle_ns));
 		while (ntop < 5) {
 			uint32_t best = 0, s;
