@@ -129,7 +129,7 @@ struct td_elem_loop;
 /* Where the steps come from when the trace has no ProfilerStep# (analysis/iterations.c): a
  * serving engine's own iterations. */
 enum td_iter_src { TD_ITER_NONE, TD_ITER_VLLM, TD_ITER_SGLANG, TD_ITER_TRTLLM, TD_ITER_TGI,
-		   TD_ITER_HF, TD_ITER_ANNOTATION };
+		   TD_ITER_HF, TD_ITER_ANNOTATION, TD_ITER_OPTIMIZER };
 /* What a serving iteration runs: new prompts (prefill), one token for each running request
  * (decode), or both in one batch. */
 enum td_phase { TD_PHASE_NONE, TD_PHASE_PREFILL, TD_PHASE_DECODE, TD_PHASE_MIXED,

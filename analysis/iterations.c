@@ -163,6 +163,48 @@ static void annotation_iters(struct td_analysis *a, const uint8_t *start, struct
 	free(cnt);
 }
 
+/* A training loop with no ProfilerStep#: torch.optim's record_function range
+ * "Optimizer.step#<Class>.step" comes once an iteration, so from one to the next is an
+ * iteration (the optimizer's step, then the next batch's zero_grad, forward and backward,
+ * whatever the loop's order); the thread with the most of them, 3 or more (2 iterations). */
+#define OPT_MIN 3
+static void optimizer_iters(struct td_analysis *a, struct td_vec *v)
+{
+	const struct td_trace *t = a->t;
+	uint32_t i, *per = td_calloc(t->tracks.len + 1, sizeof(uint32_t)), best = TD_NONE;
+	uint8_t *opt = td_calloc(t->names.count + 1, 1);
+	size_t j;
+	int any = 0;
+
+	for (i = 1; i <= t->names.count; i++)
+		any |= opt[i] = !strncmp(td_trace_name(t, i), "Optimizer.step#", 15);
+	for (j = 0; any && j < t->events.len; j++) {
+		const struct td_event *e = td_trace_ev(t, (uint32_t)j);
+		uint32_t tr;
+		if (!opt[e->name] || (e->kind != TD_K_USER_ANNOTATION && e->kind != TD_K_CPU_OP) ||
+		    td_ev_dur(e) <= 0)
+			continue;
+		tr = td_trace_track_of(t, (uint32_t)j);
+		if (++per[tr] >= OPT_MIN && (best == TD_NONE || per[tr] > per[best]))
+			best = tr;
+	}
+	if (best != TD_NONE) {
+		const struct td_track *tr = td_trace_track(t, best);
+		for (i = tr->first; i < tr->first + tr->count; i++) {
+			const struct td_event *e = td_trace_ev(t, i);
+			if (opt[e->name] && (e->kind == TD_K_USER_ANNOTATION || e->kind == TD_K_CPU_OP) &&
+			    td_ev_dur(e) > 0)
+				*(uint32_t *)td_vec_push(v) = i;
+		}
+		a->iter_src = TD_ITER_OPTIMIZER;
+		for (i = 1; i <= t->names.count; i++)
+			if (opt[i])
+				a->name_class[i] |= NC_STEP;
+	}
+	free(per);
+	free(opt);
+}
+
 void td_an_engine_iters(struct td_analysis *a)
 {
 	const struct td_trace *t = a->t;
@@ -217,6 +259,8 @@ void td_an_engine_iters(struct td_analysis *a)
 	free(fam);
 	if (!v.len && t->dropped_records < 0) /* the collector's: nvtx_steps() (analysis.c) */
 		annotation_iters(a, start, &v);
+	if (!v.len)
+		optimizer_iters(a, &v);
 	free(start);
 	a->iter_ev = v.data;
 	a->niter_ev = v.len;
@@ -253,6 +297,10 @@ void td_an_iter_intervals(const struct td_analysis *a, struct td_vec *v)
 		return;
 	for (k = 0; k + 1 < j; k++)
 		s[k].end = s[k + 1].start;
+	if (a->iter_src == TD_ITER_OPTIMIZER) { /* the last optimizer step opens no whole one */
+		v->len = j - 1;
+		return;
+	}
 	own_end = s[j - 1].end;
 	for (td_gpu_events_begin(&it, t); td_dev_events_next(&it, &g);) {
 		const struct td_event *e = td_trace_ev(t, g);
@@ -270,7 +318,8 @@ const char *td_iter_src_name(enum td_iter_src s)
 {
 	static const char *const names[] = {"", "vLLM execute_model", "SGLang batches",
 					    "TensorRT-LLM _forward_step", "TGI generate_token",
-					    "Hugging Face pipeline calls", "the outermost repeated annotation"};
+					    "Hugging Face pipeline calls", "the outermost repeated annotation",
+					    "from one Optimizer.step# to the next"};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
 }

@@ -321,14 +321,42 @@ def late_upload(name, d):
 
 
 LOOP_TEXT = "one element at a time"
+def optimizer_iters(name, report):
+    """A training loop with no ProfilerStep#: torch.optim's Optimizer.step# ranges come once an
+    iteration, so the steps run from one to the next on the host (N ranges, N - 1 steps, warm-up
+    steps left out from the front): their count and median, from the raw ranges."""
+    import statistics
+    ev = raw_events(name)
+    opt = {}
+    for e in ev:
+        if e.get("cat") in ("user_annotation", "cpu_op") and \
+                str(e.get("name", "")).startswith("Optimizer.step#") and e.get("dur", 0) > 0:
+            opt.setdefault(e.get("tid"), []).append(e["ts"])
+    ts = sorted(max(opt.values(), key=len))
+    per = [b - a for a, b in zip(ts, ts[1:])]
+    w = report["window"]
+    kept = per[w["warmup_steps"]:]
+    bad = []
+    if w["steps"] + w["warmup_steps"] != len(per):
+        bad.append(f"{w['steps']} + {w['warmup_steps']} steps, the raw events hold {len(per)} "
+                   f"periods between {len(ts)} optimizer steps")
+    elif abs(w["median_step_ns"] / 1e3 - statistics.median(kept)) > 0.01 * statistics.median(kept):
+        bad.append(f"median step {w['median_step_ns'] / 1e6:.2f} ms, the raw periods "
+                   f"{statistics.median(kept) / 1e3:.2f} ms")
+    return bad
+
+
 # raw-event checks per trace, on top of the judged table
 RAW = {
+    "linear-microbench.json.gz": optimizer_iters,
+    "gp100-gpu-annotation.json.gz": optimizer_iters,
     "flux-mi300x.json.gz": last_read,
     "switch-a100.json": lambda n, d: (value_reads(n, d, "check", [LOOP_TEXT]) +
                                       pool_filling(n, d)),
     "dlrm-v100-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
     "comm-rank1.json.gz": lambda n, d: value_reads(n, d, "few", [LOOP_TEXT]),
-    "resnet-2080ti.json.gz": loader_and_startup,
+    "resnet-2080ti.json.gz": lambda n, d: loader_and_startup(n, d) + optimizer_iters(n, d),
+    "hipfree-mi300x.json.gz": optimizer_iters,
     "resnet50-nw4.pt.trace.json.gz": late_upload,
     "negq-rank0.json.gz": lambda n, d: graph_waits(os.path.join(SHARED, n), d),
     "nccl-a100-rank0.json.gz": lambda n, d: slow_host(os.path.join(SHARED, n), d),
