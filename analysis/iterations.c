@@ -196,10 +196,8 @@ static void optimizer_iters(struct td_analysis *a, struct td_vec *v)
 			    td_ev_dur(e) > 0)
 				*(uint32_t *)td_vec_push(v) = i;
 		}
-		a->iter_src = TD_ITER_OPTIMIZER;
-		for (i = 1; i <= t->names.count; i++)
-			if (opt[i])
-				a->name_class[i] |= NC_STEP;
+		a->iter_src = TD_ITER_OPTIMIZER; /* its name stays an op's, not a step's (NC_STEP):
+						   * the optimizer's own time in the tables */
 	}
 	free(per);
 	free(opt);
