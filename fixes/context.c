@@ -544,6 +544,11 @@ void td_context_derive(const struct td_trace *t, struct td_context *c)
 		if (has(n, "## sparse_data_dist ##") || has(n, "## wait_sparse_data_dist ##") ||
 		    starts(n, "## sdd_"))
 			c->on |= TD_ON_SPARSE_PIPELINE | TD_ON_TORCHREC;
+		/* fbgemm's FP8 row-wise codecs, which torchrec's qcomms run on each side of an
+		 * FP8-quantized collective */
+		if (has(n, "FP8rowwise") || has(n, "_compute_FP8_quantize") ||
+		    has(n, "float_to_hfp8") || has(n, "hfp8_to_float"))
+			c->on |= TD_ON_QCOMMS_FP8;
 		if (has(n, "megatron"))
 			c->on |= TD_ON_MEGATRON;
 		if (has(n, "CompiledFunction") || has(n, "Torch-Compiled Region") ||

@@ -63,6 +63,8 @@ enum td_opt_impl { TD_OPT_NONE, TD_OPT_SINGLE, TD_OPT_FOREACH, TD_OPT_FUSED };
 #define TD_ON_PREFILL 0x40000000   /* a serving run whose steady iterations are all prefill (the
 				    * engine's own markers, analysis/phases.c): CUDA graphs serve
 				    * decode, so decode's advice does not fit (set by the analysis) */
+#define TD_ON_QCOMMS_FP8 0x80000000u /* fbgemm's FP8 row-wise quantize / dequantize kernels:
+				    * torchrec's qcomms already carry the collectives in FP8 */
 #define TD_ON_TORCH1 0x20000000    /* written by PyTorch 1.8/1.9 (its Operator / Runtime / Kernel
 				    * categories): no torch.compile there */
 

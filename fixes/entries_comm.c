@@ -151,6 +151,15 @@ const struct td_fix_entry td_fix_entries_comm[] = {
 	 "diagnose on every rank's trace."},
 
 	/* exposed communication, by framework and collective */
+	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC | TD_ON_SPARSE_PIPELINE | TD_ON_QCOMMS_FP8,
+	 0, TD_COLL_ALL_TO_ALL, 0,
+	 "The embedding all-to-all is exposed although torchrec's train pipeline already starts "
+	 "the sparse data distribution a batch ahead (its sparse_data_dist or sdd_ ranges) and its "
+	 "collectives already travel in FP8 (qcomms: fbgemm's FP8 row-wise kernels are in the "
+	 "trace): what is left waits on the slowest rank or the links, not on the bytes. Balance "
+	 "the embedding tables across ranks (EmbeddingShardingPlanner with the real table sizes and "
+	 "pooling factors) so no rank's shard is the slow one, and run tracedoc diagnose on every "
+	 "rank's trace to find the straggler."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_TORCHREC | TD_ON_SPARSE_PIPELINE, 0,
 	 TD_COLL_ALL_TO_ALL, 0,
 	 "The embedding all-to-all is exposed although torchrec's train pipeline already starts "

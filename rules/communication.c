@@ -106,6 +106,37 @@ static int64_t *backward_starts(struct td_analysis *a, size_t d)
 	return bwd;
 }
 
+/* A collective kernel's kind: its name's; RCCL's ncclDevKernel_Generic, its record's. NCCL runs
+ * all-to-all - and other collectives in recent versions - as SendRecv kernels: where the name
+ * says no more than send/recv, the op that launched it says what it is (nccl:all_reduce,
+ * nccl:_all_gather_base over a SendRecv kernel: comm-rank0). */
+static int kernel_coll_kind(const struct td_trace *t, uint32_t coll)
+{
+	int k = td_coll_kind_of(td_trace_name(t, td_trace_ev(t, coll)->name)), depth = 0;
+	uint32_t p;
+
+	if (k < 0) {
+		const struct td_coll *co = td_trace_coll(t, coll);
+		char nb[96];
+		if (co && co->name) {
+			snprintf(nb, sizeof(nb), "c10d::%.80s", td_trace_name(t, co->name));
+			k = td_coll_kind_of(nb);
+		}
+	}
+	if (k >= 0 && k != TD_COLL_SEND_RECV)
+		return k;
+	for (p = td_trace_launch(t, coll); p != TD_NONE && depth < 32;
+	     p = td_trace_parent(t, p), depth++) {
+		const struct td_event *pe = td_trace_ev(t, p);
+		int pk;
+		if (pe->kind != TD_K_CPU_OP && pe->kind != TD_K_USER_ANNOTATION)
+			continue;
+		if ((pk = td_coll_kind_of(td_trace_name(t, pe->name))) >= 0)
+			return pk;
+	}
+	return k;
+}
+
 /* The fix replayed, where the trace says when each exposed collective's inputs are ready:
  * - an all-reduce of a training step larger than one bucket is reduced in buckets as backward
  *   produces its gradients: it starts once the compute before it has run so far that only its
@@ -146,7 +177,7 @@ static void overlap_edits(struct td_analysis *a, struct td_finding *f, size_t d,
 		if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM) ||
 		    e->ts < dv->win_start || e->ts >= dv->win_end)
 			continue;
-		kind = td_coll_kind_of(td_trace_name(t, e->name));
+		kind = kernel_coll_kind(t, coll);
 		st = gstep_of(a, dv, e->ts);
 		/* the step's first gather: nothing before it to hide under */
 		first = kind == TD_COLL_ALL_GATHER && sharded && st != last_step;
@@ -593,16 +624,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 				if (e->kind != TD_K_KERNEL || (c & NC_IGNORE) || !(c & NC_COMM))
 					continue;
 				x = exposed_part(exposed, ne, e->ts, td_ev_end(e));
-				k = td_coll_kind_of(td_trace_name(t, e->name));
-				if (k < 0) { /* RCCL's ncclDevKernel_Generic: the record names it */
-					const struct td_coll *co = td_trace_coll(t, coll);
-					char nb[96];
-					if (co && co->name) {
-						snprintf(nb, sizeof(nb), "c10d::%.80s",
-							 td_trace_name(t, co->name));
-						k = td_coll_kind_of(nb);
-					}
-				}
+				k = kernel_coll_kind(t, coll);
 				if (k >= 0)
 					by_kind[k] += x;
 				group_add(t, groups, &ngroups, td_trace_coll(t, coll), x);

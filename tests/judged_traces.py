@@ -346,8 +346,45 @@ def optimizer_iters(name, report):
     return bad
 
 
+def sendrecv_kinds(name, report):
+    """comm-rank0: every collective kernel is named ncclKernel_SendRecv, but the ops that
+    launched them are nccl:all_to_all, nccl:all_reduce and nccl:_all_gather_base: each kind
+    holding a tenth of the kernel time or more is told apart; and fbgemm's FP8 row-wise kernels
+    show the collectives already travel in FP8, so fp16/bf16 qcomms are not advised."""
+    ev = raw_events(name)
+    launch = {(e.get("args") or {}).get("correlation"): e for e in ev
+              if e.get("cat") == "cuda_runtime"}
+    ops = {}
+    for e in ev:
+        if e.get("cat") in ("cpu_op", "user_annotation") and \
+                str(e.get("name", "")).startswith("nccl:"):
+            ops.setdefault(e.get("tid"), []).append(e)
+    kinds = {}
+    for k in ev:
+        if k.get("cat") != "kernel" or "SendRecv" not in k.get("name", ""):
+            continue
+        l = launch.get((k.get("args") or {}).get("correlation"))
+        op = l and next((o for o in ops.get(l.get("tid"), [])
+                         if o["ts"] <= l["ts"] < o["ts"] + o["dur"]), None)
+        if op:
+            kind = op["name"].replace("nccl:", "").strip("_").replace("_base", "")
+            kinds[kind] = kinds.get(kind, 0) + k["dur"]
+    total = sum(kinds.values())
+    want = {k.replace("_", "-") for k, v in kinds.items() if v >= 0.1 * total}
+    comm = next((f for f in report["findings"] if f["rule"] == "communication"), None)
+    if len(want) < 2 or not comm:
+        return [f"the raw events no longer show several kinds under SendRecv ({kinds}): re-judge"]
+    said = {w.split(":")[0] for w in comm["where"] if w.endswith("exposed per step")}
+    bad = [f"{k} is not told apart (the where lines say {sorted(said)})" for k in want - said]
+    fp8 = any("FP8rowwise" in e.get("name", "") for e in ev if e.get("cat") == "kernel")
+    if fp8 and "fp16 or bf16" in comm["fix"]:
+        bad.append("fp16/bf16 qcomms advised where FP8 qcomms are on")
+    return bad
+
+
 # raw-event checks per trace, on top of the judged table
 RAW = {
+    "comm-rank0.json.gz": sendrecv_kinds,
     "linear-microbench.json.gz": optimizer_iters,
     "gp100-gpu-annotation.json.gz": optimizer_iters,
     "flux-mi300x.json.gz": last_read,
