@@ -80,6 +80,8 @@ struct td_finding {
 	int upper;                 /* 1: sized by the idle it claims, whose cause the trace does not
 				    * hold (a queued op waited on something unrecorded): no fix is
 				    * known to win it all, so the figure is an upper bound */
+	int once;                  /* 1: what it saves is paid once (start-up inside the window
+				    * that holds most of it): no per-step figure */
 	int offpath;               /* 1: what it claims is off the critical path - replayed, its fix
 				    * (or its bound) wins nothing: a note (risk 2), its claims kept */
 	double savings_fraction;   /* savings over the window's duration */

@@ -70,6 +70,8 @@ void render_findings_text(FILE *f, const struct td_report *r, int color)
 			if (fd->per_step_ns && n > 0 && (size_t)n < sizeof(line))
 				n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s per step",
 					      td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+			else if (fd->once && n > 0 && (size_t)n < sizeof(line))
+				n += snprintf(line + n, sizeof(line) - (size_t)n, ", once, not per step");
 			if (n > 0 && (size_t)n < sizeof(line))
 				snprintf(line + n, sizeof(line) - (size_t)n, "), count %llu%s",
 					 (unsigned long long)fd->count,
@@ -158,6 +160,8 @@ void render_findings_md(FILE *f, const struct td_report *r)
 				100.0 * fd->savings_fraction);
 		if (fd->per_step_ns)
 			fprintf(f, ", %s per step", td_fmt_dur(b2, sizeof(b2), fd->per_step_ns));
+		else if (fd->once && !fd->risk)
+			fputs(", once, not per step", f);
 		if (!fd->risk)
 			fprintf(f, ")%s", savings_parts(fd, parts, sizeof(parts)));
 		if (fd->ranks.len) {

@@ -172,7 +172,8 @@ void td_diagnose(struct td_analysis *a, struct td_report *r)
 			: &TD_VEC_AT(&r->suppressed, struct td_finding, i - r->findings.len);
 		int64_t w = td_an_window_ns(a, f->device);
 		f->savings_fraction = w > 0 ? (double)f->savings_ns / (double)w : 0.0;
-		f->per_step_ns = td_an_steps(a) ? f->savings_ns / (int64_t)td_an_steps(a) : 0;
+		f->per_step_ns = td_an_steps(a) && !f->once ? f->savings_ns / (int64_t)td_an_steps(a)
+							    : 0;
 		if (!f->risk)
 			f->severity = td_grade(&a->params, f->savings_fraction);
 		if (f->max_severity && f->severity > f->max_severity)

@@ -169,6 +169,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 		/* most of the window start-up: nothing measured is the steady state yet, so it leads,
 		 * sized; less, it is a one-off that costs a step nothing and ranks after the
 		 * steady-state findings (a note from a quarter of the window on) */
+		f->once = 1; /* sized or not, start-up is paid once, not every step */
 		if (2 * f->idle_ns < w_ns) {
 			f->risk = 3;
 			f->severity = 4 * f->idle_ns >= w_ns ? SEV_MEDIUM : SEV_INFO;
