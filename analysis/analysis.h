@@ -48,6 +48,10 @@ enum td_cause {
 #define TD_LABEL_UNSEEN_WAIT                                                                   \
 	"queued op waited while the device was idle: a wait the trace does not show (another "  \
 	"rank, a host callback, another process)"
+/* the same in a run of one rank with no collective: no other rank to wait for */
+#define TD_LABEL_UNSEEN_WAIT_ONE                                                               \
+	"queued op waited while the device was idle: a wait the trace does not show (a host "   \
+	"callback, the driver, another process on the GPU)"
 #define TD_LABEL_GRAPH_WAIT                                                                    \
 	"queued CUDA-graph work waited while the device was idle: the graph waits on something "  \
 	"the trace does not show (an event or host node captured in it, or work outside it)"

@@ -467,7 +467,8 @@ static void queued_cause(struct td_analysis *a, uint32_t next, uint32_t launch, 
 			     ? "queued op waited while the device was idle, on a wait this filtered "
 			       "trace dropped"
 			     : launch != TD_NONE && graph_launch(t, launch) ? TD_LABEL_GRAPH_WAIT
-									: TD_LABEL_UNSEEN_WAIT);
+			     : !a->has_comm && t->world_size <= 1 ? TD_LABEL_UNSEEN_WAIT_ONE
+								   : TD_LABEL_UNSEEN_WAIT);
 }
 
 /* --- per device ---------------------------------------------------------------------------- */

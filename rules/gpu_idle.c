@@ -740,6 +740,7 @@ static void run(struct td_analysis *a, struct td_report *r)
 			 * it, so what it claims is an upper bound, said so */
 			if (!f->edits.len && top == CAUSE_DEPENDENCY && top_what &&
 			    (!strcmp(td_an_label(a, top_what), TD_LABEL_UNSEEN_WAIT) ||
+			     !strcmp(td_an_label(a, top_what), TD_LABEL_UNSEEN_WAIT_ONE) ||
 			     !strcmp(td_an_label(a, top_what), TD_LABEL_GRAPH_WAIT)) &&
 			    2 * top_ns >= f->idle_ns)
 				f->upper = 1;
