@@ -203,18 +203,20 @@ const struct td_fix_entry td_fix_entries_comm[] = {
 	 "rank's trace to find it."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DDP | TD_ON_BF16, 0, TD_COLL_ALL_REDUCE, 0,
 	 "DDP's all-reduce runs with no compute beside it (its buckets finish after the backward's "
-	 "compute, or too few start during it), and its gradients are bf16 already: let buckets "
-	 "start earlier and overlap - DistributedDataParallel(model, bucket_cap_mb=50, "
-	 "gradient_as_bucket_view=True) (try 10-100), and under gradient accumulation wrap the "
+	 "compute, or too few start during it), and its gradients are bf16 already: smaller "
+	 "buckets fill, and start, during the backward - DistributedDataParallel(model, "
+	 "bucket_cap_mb=10, gradient_as_bucket_view=True) (below the default 25; larger ones, "
+	 "50-100, mean fewer all-reduces, each ready later), and under gradient accumulation wrap the "
 	 "non-final micro-steps in `with model.no_sync():`. Where the achieved rate is far below "
 	 "the links' (the bandwidth line above), the collective library or the topology is the "
 	 "limit: check its transport (NCCL_DEBUG=INFO / RCCL's, P2P and the fabric in use) and "
 	 "run tracedoc diagnose on every rank's trace to find a slow rank."},
 	{TD_FIX_COMM, ANY_V, TRAIN, ANY_E, TD_ON_DDP, 0, TD_COLL_ALL_REDUCE, 0,
 	 "DDP's all-reduce runs with no compute beside it (its buckets finish after the backward's "
-	 "compute, or too few start during it): let buckets start earlier and overlap - "
-	 "DistributedDataParallel(model, bucket_cap_mb=50, "
-	 "gradient_as_bucket_view=True) (try 10-100), and under gradient accumulation wrap the "
+	 "compute, or too few start during it): smaller buckets fill, and start, during the "
+	 "backward - DistributedDataParallel(model, bucket_cap_mb=10, "
+	 "gradient_as_bucket_view=True) (below the default 25; larger ones, 50-100, mean fewer "
+	 "all-reduces, each ready later), and under gradient accumulation wrap the "
 	 "non-final micro-steps in `with model.no_sync():`. A comm hook halves the bytes: "
 	 "model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks."
 	 "default_hooks.bf16_compress_hook). If one rank is slow, the rest wait here: run tracedoc "
