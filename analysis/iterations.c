@@ -173,21 +173,23 @@ static void optimizer_iters(struct td_analysis *a, struct td_vec *v)
 	const struct td_trace *t = a->t;
 	uint32_t i, *per = td_calloc(t->tracks.len + 1, sizeof(uint32_t)), best = TD_NONE;
 	uint8_t *opt = td_calloc(t->names.count + 1, 1);
+	static const int kinds[2] = {TD_K_USER_ANNOTATION, TD_K_CPU_OP};
 	size_t j;
-	int any = 0;
+	uint32_t x;
+	int any = 0, k;
 
 	for (i = 1; i <= t->names.count; i++)
 		any |= opt[i] = !strncmp(td_trace_name(t, i), "Optimizer.step#", 15);
-	for (j = 0; any && j < t->events.len; j++) {
-		const struct td_event *e = td_trace_ev(t, (uint32_t)j);
-		uint32_t tr;
-		if (!opt[e->name] || (e->kind != TD_K_USER_ANNOTATION && e->kind != TD_K_CPU_OP) ||
-		    td_ev_dur(e) <= 0)
-			continue;
-		tr = td_trace_track_of(t, (uint32_t)j);
-		if (++per[tr] >= OPT_MIN && (best == TD_NONE || per[tr] > per[best]))
-			best = tr;
-	}
+	for (k = 0; any && k < 2; k++) /* the annotations and ops (TD_FOR_KIND) */
+		TD_FOR_KIND(t, kinds[k], j, x) {
+			const struct td_event *ev = td_trace_ev(t, x);
+			uint32_t tr;
+			if (ev->kind != kinds[k] || !opt[ev->name] || td_ev_dur(ev) <= 0)
+				continue;
+			tr = td_trace_track_of(t, x);
+			if (++per[tr] >= OPT_MIN && (best == TD_NONE || per[tr] > per[best]))
+				best = tr;
+		}
 	if (best != TD_NONE) {
 		const struct td_track *tr = td_trace_track(t, best);
 		for (i = tr->first; i < tr->first + tr->count; i++) {
