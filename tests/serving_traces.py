@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from intervals import union  # the union of [start, end) intervals
+
 TD = sys.argv[1]
 GEN = sys.argv[2]
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
@@ -420,16 +422,6 @@ def kv_cache(name, path, want):
               (name, raw["bytes"], raw["allocations"], raw["reserved_before_bytes"],
                raw["reserved_after_bytes"]))
     return 0
-
-
-def union(iv):
-    out = []
-    for a, b in sorted(iv):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
 
 
 def minus(c, p):
